@@ -1,0 +1,230 @@
+//! The builtin mock model: the reference chapter's deterministic stand-in for an LLM.
+//!
+//! When the last message starts with `Context:`, the mock splits every passage into sentences,
+//! scores each sentence by how many of its content words (repeats counted) occur among the
+//! question's content words, and replies with the best sentence followed by its passage number,
+//! `... [n]`. The earliest sentence wins a tie. When no sentence scores at least two, it replies
+//! the refusal sentence. Any other last message is echoed back (the mock cannot rewrite).
+//! It does not read and does not obey: it counts words.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::{
+    estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, Usage,
+};
+use crate::prompt::REFUSAL;
+use crate::text::content_words;
+use crate::BoxFuture;
+
+/// A sentence needs this many shared words to be chosen.
+pub const MIN_SHARED_WORDS: usize = 2;
+
+#[derive(Debug, Clone)]
+pub struct MockModel {
+    refusal: String,
+}
+
+impl MockModel {
+    pub fn new(refusal: &str) -> Self {
+        MockModel {
+            refusal: refusal.to_string(),
+        }
+    }
+
+    /// The reply text for a list of messages.
+    pub fn reply(&self, request: &ChatRequest) -> String {
+        let Some(last) = request.messages.last() else {
+            return self.refusal.clone();
+        };
+        if !last.content.starts_with("Context:") {
+            return last.content.trim().to_string();
+        }
+        let (passages, question) = parse_context(&last.content);
+        let wanted: HashSet<String> = content_words(question).collect();
+        let mut best: Option<(usize, &str, u32)> = None;
+        for (n, text) in &passages {
+            for sentence in sentences(text) {
+                let shared = content_words(sentence)
+                    .filter(|w| wanted.contains(w))
+                    .count();
+                if shared >= MIN_SHARED_WORDS && best.is_none_or(|(s, _, _)| shared > s) {
+                    best = Some((shared, sentence, *n));
+                }
+            }
+        }
+        match best {
+            Some((_, sentence, n)) => format!("{sentence} [{n}]"),
+            None => self.refusal.clone(),
+        }
+    }
+}
+
+impl Default for MockModel {
+    fn default() -> Self {
+        MockModel::new(REFUSAL)
+    }
+}
+
+impl ChatModel for MockModel {
+    fn model(&self) -> String {
+        "mock".to_string()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let text = self.reply(request);
+            let usage = Usage {
+                prompt_tokens: estimate_prompt_tokens(&request.messages),
+                completion_tokens: estimate_tokens(&text),
+                estimated: false,
+            };
+            Ok(ChatReply {
+                text,
+                usage,
+                latency: started.elapsed(),
+            })
+        })
+    }
+}
+
+/// Split a `Context:` message into numbered passage texts and the question.
+fn parse_context(content: &str) -> (Vec<(u32, &str)>, &str) {
+    let body = content.strip_prefix("Context:").unwrap_or(content);
+    let (context, question) = match body.rfind("\nQuestion:") {
+        Some(at) => (&body[..at], body[at + "\nQuestion:".len()..].trim()),
+        None => (body, ""),
+    };
+    let passages = context
+        .split("\n\n")
+        .filter_map(|block| parse_passage(block.trim()))
+        .collect();
+    (passages, question)
+}
+
+/// `[n] (source: label) text` -> (n, text). The label may itself hold balanced parentheses.
+fn parse_passage(block: &str) -> Option<(u32, &str)> {
+    let rest = block.strip_prefix('[')?;
+    let close = rest.find(']')?;
+    let n: u32 = rest[..close].parse().ok()?;
+    let mut text = rest[close + 1..].trim_start();
+    if let Some(after) = text.strip_prefix("(source:") {
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in after.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        text = after[end? + 1..].trim_start();
+    }
+    Some((n, text))
+}
+
+/// Sentences end at `.`, `!` or `?` followed by whitespace or the end of the text.
+pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text.trim();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut chars = rest.char_indices().peekable();
+        let mut end = rest.len();
+        while let Some((i, c)) = chars.next() {
+            if matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|(_, n)| n.is_whitespace()) {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+        let sentence = rest[..end].trim();
+        rest = rest[end..].trim_start();
+        Some(sentence)
+    })
+    .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::chunk_markdown;
+    use crate::prompt::build;
+
+    fn ask(question: &str, doc: &str) -> String {
+        let chunks = chunk_markdown("club.md", doc);
+        let refs: Vec<_> = chunks.iter().collect();
+        let messages = build(question, &refs, REFUSAL);
+        MockModel::default().reply(&ChatRequest { messages })
+    }
+
+    const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term. A term lasts\nabout four months.\n\n# Showcase Day (finals)\nEach team has 7 minutes to present. The club club meets.\n";
+
+    #[test]
+    fn picks_the_sentence_sharing_most_words_and_cites_it() {
+        assert_eq!(
+            ask("How much does membership cost per term?", DOC),
+            "Membership costs 10 US dollars per term. [1]"
+        );
+        assert_eq!(
+            ask("How many minutes does each team get to present?", DOC),
+            "Each team has 7 minutes to present. [2]"
+        );
+    }
+
+    #[test]
+    fn repeated_words_count_so_club_twice_is_enough() {
+        assert_eq!(
+            ask("Does the club teach Rust?", DOC),
+            "The club club meets. [2]"
+        );
+    }
+
+    #[test]
+    fn refuses_below_two_shared_words() {
+        assert_eq!(ask("Who is the vice president?", DOC), REFUSAL);
+        assert_eq!(ask("What about the term?", DOC), REFUSAL);
+    }
+
+    #[test]
+    fn ties_go_to_the_earliest_sentence() {
+        let doc = "# A\nRed apples grow. Red apples fall.\n# B\nRed apples shine.\n";
+        assert_eq!(ask("red apples?", doc), "Red apples grow. [1]");
+    }
+
+    #[test]
+    fn non_context_messages_are_echoed() {
+        let messages = vec![crate::prompt::Message {
+            role: crate::prompt::Role::User,
+            content: " rewrite this ".into(),
+        }];
+        assert_eq!(
+            MockModel::default().reply(&ChatRequest { messages }),
+            "rewrite this"
+        );
+    }
+
+    #[test]
+    fn sentence_split_keeps_decimals_and_abbreviations_together_when_unspaced() {
+        let s: Vec<_> = sentences("It costs 2.50 dollars. Really?Yes! End").collect();
+        assert_eq!(s, ["It costs 2.50 dollars.", "Really?Yes!", "End"]);
+    }
+
+    #[test]
+    fn headings_with_parentheses_do_not_leak_into_text() {
+        assert_eq!(
+            parse_passage("[3] (source: a.md#Fees (2024)) Text here."),
+            Some((3, "Text here."))
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! Chat models: messages in, a reply and its token usage out. The builtin `mock` runs in
+//! process; HTTP models plug in behind the same trait.
+
+mod mock;
+
+pub use mock::MockModel;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::prompt::Message;
+use crate::BoxFuture;
+
+/// Everything that can change a reply. Two equal requests must get equal replies from a
+/// deterministic model, which is what makes deduplication and caching sound.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+}
+
+/// Token counts for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// True when the counts are our estimate, not the server's.
+    pub estimated: bool,
+}
+
+/// A successful call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatReply {
+    pub text: String,
+    pub usage: Usage,
+    /// Wall time of the call.
+    pub latency: Duration,
+}
+
+/// Why a call failed after all retries. It becomes an `error` run, never a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// Error kinds, counted separately in reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Connect,
+    Timeout,
+    RateLimited,
+    Server,
+    Client,
+    Malformed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Server => "server",
+            ErrorKind::Client => "client",
+            ErrorKind::Malformed => "malformed",
+        }
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+/// A chat model.
+pub trait ChatModel: Send + Sync {
+    /// A name that identifies the model: part of cache keys and reports.
+    fn model(&self) -> String;
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, CallError>>;
+}
+
+/// The rough estimate used when a server reports no usage: four characters per token, rounded
+/// up, over the message contents.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// [`estimate_tokens`] over every message of a request.
+pub fn estimate_prompt_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(|m| estimate_tokens(&m.content)).sum()
+}

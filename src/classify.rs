@@ -1,0 +1,360 @@
+//! One (question, setting) run -> its outcome and diagnostics.
+//!
+//! | question     | no hit passes         | model replies the refusal | model answers   |
+//! |--------------|-----------------------|---------------------------|-----------------|
+//! | answerable   | false_refusal (early) | false_refusal (model)     | answer          |
+//! | unanswerable | early_refusal         | model_refusal             | unwanted_answer |
+//!
+//! A failed call is `error`, never a refusal or an answer.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::{CallError, ChatReply};
+use crate::corpus::{squash, Corpus};
+use crate::evalset::Question;
+use crate::prompt::{citations, is_refusal, RefusalMatch};
+use crate::retrieve::Hit;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Answer,
+    EarlyRefusal,
+    ModelRefusal,
+    FalseRefusal,
+    UnwantedAnswer,
+    Error,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Answer,
+        Outcome::EarlyRefusal,
+        Outcome::ModelRefusal,
+        Outcome::FalseRefusal,
+        Outcome::UnwantedAnswer,
+        Outcome::Error,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Answer => "answer",
+            Outcome::EarlyRefusal => "early_refusal",
+            Outcome::ModelRefusal => "model_refusal",
+            Outcome::FalseRefusal => "false_refusal",
+            Outcome::UnwantedAnswer => "unwanted_answer",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a refusal happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// No hit passed minScore; no model call was made.
+    Early,
+    /// The model replied the refusal sentence.
+    Model,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Early => "early",
+            Refusal::Model => "model",
+        }
+    }
+}
+
+/// The stage a false refusal is blamed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// An expected chunk was in the top k but scored under minScore.
+    Threshold,
+    /// No expected chunk was in the top k.
+    Retrieval,
+    /// An expected chunk was in the prompt and the model refused.
+    Generation,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Threshold => "threshold",
+            Stage::Retrieval => "retrieval",
+            Stage::Generation => "generation",
+        }
+    }
+}
+
+/// The verdict on one run. Diagnostics that need an expectation the question does not state are
+/// `None`, never a guess.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub refusal: Option<Refusal>,
+    pub stage: Option<Stage>,
+    /// Whether an expected source was among the top k, before minScore.
+    pub expected_in_top_k: Option<bool>,
+    /// Whether an expected source was among the passages sent.
+    pub expected_in_prompt: Option<bool>,
+    /// Chunk ids the answer cited, in order of first citation.
+    pub cited: Vec<String>,
+    /// `[n]` citations with no passage n.
+    pub invalid_citations: Vec<u32>,
+    pub expected_cited: Option<bool>,
+    /// Whether one of the expected answer texts appears in the answer.
+    pub answer_match: Option<bool>,
+}
+
+/// How replies are read.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub refusal: String,
+    pub refusal_match: RefusalMatch,
+}
+
+/// Classify one run. `top_k` is the search result cut at k (before minScore), `sent` the
+/// passages in the order they were numbered, `reply` the model's answer (`None` when no call
+/// was made because no hit passed).
+pub fn classify(
+    question: &Question,
+    corpus: &Corpus,
+    top_k: &[Hit],
+    sent: &[Hit],
+    reply: Option<&Result<ChatReply, CallError>>,
+    rules: &Rules,
+) -> Verdict {
+    let expected = &question.expect.sources;
+    let is_expected = |h: &Hit| expected.iter().any(|e| corpus.chunks[h.chunk].matches(e));
+    let known = !expected.is_empty();
+    let expected_in_top_k = known.then(|| top_k.iter().any(is_expected));
+    let expected_in_prompt = known.then(|| sent.iter().any(is_expected));
+
+    let mut verdict = Verdict {
+        outcome: Outcome::Error,
+        refusal: None,
+        stage: None,
+        expected_in_top_k,
+        expected_in_prompt,
+        cited: Vec::new(),
+        invalid_citations: Vec::new(),
+        expected_cited: None,
+        answer_match: None,
+    };
+    let refusal = match reply {
+        None => Some(Refusal::Early),
+        Some(Err(_)) => return verdict,
+        Some(Ok(r)) if is_refusal(&r.text, &rules.refusal, rules.refusal_match) => {
+            Some(Refusal::Model)
+        }
+        Some(Ok(r)) => {
+            for n in citations(&r.text) {
+                match sent.get((n as usize).wrapping_sub(1)) {
+                    Some(hit) => {
+                        let id = &corpus.chunks[hit.chunk].id;
+                        if !verdict.cited.contains(id) {
+                            verdict.cited.push(id.clone());
+                        }
+                    }
+                    None if !verdict.invalid_citations.contains(&n) => {
+                        verdict.invalid_citations.push(n)
+                    }
+                    None => {}
+                }
+            }
+            if known {
+                let cited_expected = verdict.cited.iter().any(|id| {
+                    corpus
+                        .chunks
+                        .iter()
+                        .any(|c| &c.id == id && expected.iter().any(|e| c.matches(e)))
+                });
+                verdict.expected_cited = Some(cited_expected);
+            }
+            if !question.expect.answers.is_empty() {
+                let text = squash(&r.text).to_lowercase();
+                verdict.answer_match = Some(
+                    question
+                        .expect
+                        .answers
+                        .iter()
+                        .any(|a| text.contains(&squash(a).to_lowercase())),
+                );
+            }
+            None
+        }
+    };
+    verdict.refusal = refusal;
+    verdict.outcome = match (question.answerable, refusal) {
+        (true, None) => Outcome::Answer,
+        (true, Some(_)) => Outcome::FalseRefusal,
+        (false, None) => Outcome::UnwantedAnswer,
+        (false, Some(Refusal::Early)) => Outcome::EarlyRefusal,
+        (false, Some(Refusal::Model)) => Outcome::ModelRefusal,
+    };
+    if verdict.outcome == Outcome::FalseRefusal && known {
+        verdict.stage = Some(if expected_in_prompt == Some(true) {
+            Stage::Generation
+        } else if expected_in_top_k == Some(true) {
+            Stage::Threshold
+        } else {
+            Stage::Retrieval
+        });
+    }
+    verdict
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::chat::{ErrorKind, Usage};
+    use crate::corpus::chunk_markdown;
+    use crate::evalset::Expect;
+    use crate::prompt::REFUSAL;
+
+    fn corpus() -> Corpus {
+        Corpus {
+            root: ".".into(),
+            chunks: chunk_markdown(
+                "a.md",
+                "# Fee\nTen dollars.\n# Refunds\nHalf back.\n# Other\nMisc.\n",
+            ),
+        }
+    }
+
+    fn question(answerable: bool) -> Question {
+        Question {
+            id: "q".into(),
+            question: "How much is the fee?".into(),
+            answerable,
+            expect: if answerable {
+                Expect {
+                    sources: vec!["a.md#Fee".into()],
+                    answers: vec!["ten  DOLLARS".into()],
+                }
+            } else {
+                Expect::default()
+            },
+            tags: vec![],
+            history: vec![],
+            corpus: 0,
+        }
+    }
+
+    fn reply(text: &str) -> Result<ChatReply, CallError> {
+        Ok(ChatReply {
+            text: text.into(),
+            usage: Usage::default(),
+            latency: Duration::ZERO,
+        })
+    }
+
+    fn hits(ids: &[usize]) -> Vec<Hit> {
+        ids.iter().map(|&chunk| Hit { chunk, score: 0.5 }).collect()
+    }
+
+    fn rules() -> Rules {
+        Rules {
+            refusal: REFUSAL.into(),
+            refusal_match: RefusalMatch::Lenient,
+        }
+    }
+
+    #[test]
+    fn the_outcome_table() {
+        let c = corpus();
+        let top = hits(&[0, 1]);
+        let yes = reply("Ten dollars. [1]");
+        let no = reply(REFUSAL);
+        let case = |answerable, sent: &[Hit], r| {
+            classify(&question(answerable), &c, &top, sent, r, &rules()).outcome
+        };
+        assert_eq!(case(true, &[], None), Outcome::FalseRefusal);
+        assert_eq!(case(true, &top, Some(&no)), Outcome::FalseRefusal);
+        assert_eq!(case(true, &top, Some(&yes)), Outcome::Answer);
+        assert_eq!(case(false, &[], None), Outcome::EarlyRefusal);
+        assert_eq!(case(false, &top, Some(&no)), Outcome::ModelRefusal);
+        assert_eq!(case(false, &top, Some(&yes)), Outcome::UnwantedAnswer);
+        let failed = Err(CallError {
+            kind: ErrorKind::Timeout,
+            message: "timed out".into(),
+        });
+        assert_eq!(case(true, &top, Some(&failed)), Outcome::Error);
+        assert_eq!(case(false, &top, Some(&failed)), Outcome::Error);
+    }
+
+    #[test]
+    fn false_refusals_are_blamed_on_a_stage() {
+        let c = corpus();
+        let q = question(true);
+        let no = reply(REFUSAL);
+        // Expected chunk 0 in top k, sent, model refused: generation.
+        let v = classify(&q, &c, &hits(&[0, 1]), &hits(&[0, 1]), Some(&no), &rules());
+        assert_eq!(
+            (v.stage, v.refusal),
+            (Some(Stage::Generation), Some(Refusal::Model))
+        );
+        // In top k but under minScore: threshold (early or model).
+        let v = classify(&q, &c, &hits(&[1, 0]), &hits(&[1]), Some(&no), &rules());
+        assert_eq!(v.stage, Some(Stage::Threshold));
+        let v = classify(&q, &c, &hits(&[0]), &[], None, &rules());
+        assert_eq!(
+            (v.stage, v.refusal),
+            (Some(Stage::Threshold), Some(Refusal::Early))
+        );
+        // Not in top k at all: retrieval.
+        let v = classify(&q, &c, &hits(&[1, 2]), &hits(&[1, 2]), Some(&no), &rules());
+        assert_eq!(v.stage, Some(Stage::Retrieval));
+    }
+
+    #[test]
+    fn citations_map_to_sent_passages_and_invalid_ones_are_listed() {
+        let c = corpus();
+        let sent = hits(&[2, 0]);
+        let r = reply("Ten dollars [2], see [1] and [2] and [7] [7].");
+        let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules());
+        assert_eq!(
+            v.cited,
+            ["a.md#0", "a.md#2"],
+            "[2] is the second passage sent"
+        );
+        assert_eq!(v.invalid_citations, [7]);
+        assert_eq!(v.expected_cited, Some(true));
+        assert_eq!(
+            v.answer_match,
+            Some(true),
+            "case and whitespace are forgiven"
+        );
+        let r = reply("Half back. [1]");
+        let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules());
+        assert_eq!(
+            (v.expected_cited, v.answer_match),
+            (Some(false), Some(false))
+        );
+    }
+
+    #[test]
+    fn unknown_expectations_stay_unknown() {
+        let c = corpus();
+        let mut q = question(true);
+        q.expect = Expect::default();
+        let v = classify(&q, &c, &hits(&[0]), &[], None, &rules());
+        assert_eq!(
+            (v.stage, v.expected_in_top_k, v.answer_match),
+            (None, None, None)
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! Markdown documents -> chunks, one per heading section.
+//!
+//! The unit of retrieval is a heading section: the text between one heading and the next (of any
+//! level). A chunk is identified as `file.md#N`, where `N` counts the file's sections from 0 in
+//! document order; sections without body text are skipped but still counted, so an id stays put
+//! when an unrelated empty section elsewhere in the file is filled in. Text before the first
+//! heading, when there is any, is section 0 and takes the file's stem as its heading.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// One heading section of one markdown file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// `file.md#N`: stable within a corpus, N counts sections from 0.
+    pub id: String,
+    /// Path of the file relative to the corpus root, with `/` separators.
+    pub source: String,
+    /// The heading text, without `#` marks.
+    pub heading: String,
+    /// The section body as written (line breaks kept); see [`squash`] for the prompt form.
+    pub text: String,
+}
+
+impl Chunk {
+    /// `file.md#Heading`: how sources are named in prompts and question sets.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.source, self.heading)
+    }
+
+    /// The text the embedder sees: heading and body, so a section is found by its title too.
+    pub fn embed_text(&self) -> String {
+        format!("{}\n{}", self.heading, self.text)
+    }
+
+    /// Whether `name` (`file.md#Heading` or `file.md#N`) designates this chunk.
+    pub fn matches(&self, name: &str) -> bool {
+        name == self.id || name == self.label()
+    }
+}
+
+impl fmt::Display for Chunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} > {}", self.source, self.heading)
+    }
+}
+
+/// A loaded corpus: chunks in a fixed order (files sorted by path, sections in document order).
+/// That order is the tie-break of retrieval, so it must not depend on the file system.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    pub root: PathBuf,
+    pub chunks: Vec<Chunk>,
+}
+
+impl Corpus {
+    /// Read every `*.md` file below `root` (recursively, hidden entries skipped).
+    pub fn load(root: &Path) -> Result<Self> {
+        let meta = std::fs::metadata(root)
+            .with_context(|| format!("cannot read corpus folder `{}`", root.display()))?;
+        if !meta.is_dir() {
+            bail!("corpus `{}` is not a folder", root.display());
+        }
+        let mut files = Vec::new();
+        collect_markdown(root, &mut files)?;
+        files.sort();
+        let mut chunks = Vec::new();
+        for path in &files {
+            let raw = std::fs::read(path)
+                .with_context(|| format!("cannot read corpus file `{}`", path.display()))?;
+            let text = String::from_utf8(raw)
+                .map_err(|_| anyhow::anyhow!("corpus file `{}` is not UTF-8", path.display()))?;
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            chunks.extend(chunk_markdown(&rel, &text));
+        }
+        if chunks.is_empty() {
+            bail!(
+                "corpus `{}` holds no markdown sections (looked for `*.md` files with text)",
+                root.display()
+            );
+        }
+        Ok(Corpus {
+            root: root.to_path_buf(),
+            chunks,
+        })
+    }
+
+    /// The chunk that `name` (`file.md#Heading` or `file.md#N`) designates, if any.
+    pub fn find(&self, name: &str) -> Option<&Chunk> {
+        self.chunks.iter().find(|c| c.matches(name))
+    }
+}
+
+fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list `{}`", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list `{}`", dir.display()))?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect_markdown(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// ATX heading (`#` to `######`, then a space or end of line) -> its text.
+fn heading_of(line: &str) -> Option<&str> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let level = trimmed.bytes().take_while(|&b| b == b'#').count();
+    if level == 0 || level > 6 {
+        return None;
+    }
+    let rest = &trimmed[level..];
+    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    // A closing sequence of #s (after a space) is not part of the heading: `## C#` keeps its #.
+    let mut text = rest.trim();
+    let without = text.trim_end_matches('#');
+    if without.is_empty() {
+        text = "";
+    } else if without.ends_with([' ', '\t']) {
+        text = without.trim_end();
+    }
+    Some(text)
+}
+
+/// Split one markdown document into chunks. Fenced code blocks are body text, never headings.
+pub fn chunk_markdown(source: &str, text: &str) -> Vec<Chunk> {
+    let stem = source
+        .rsplit('/')
+        .next()
+        .unwrap_or(source)
+        .trim_end_matches(".md");
+    let mut sections: Vec<(String, String)> = vec![(stem.to_string(), String::new())];
+    let mut in_fence: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(fence) = in_fence {
+            if t.starts_with(fence) {
+                in_fence = None;
+            }
+        } else if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = Some(&t[..3]);
+        } else if let Some(h) = heading_of(line) {
+            sections.push((h.to_string(), String::new()));
+            continue;
+        }
+        let body = &mut sections.last_mut().expect("never empty").1;
+        body.push_str(line);
+        body.push('\n');
+    }
+    // The preamble only counts as a section when it has text.
+    let preamble_empty = sections[0].1.trim().is_empty();
+    let skip = usize::from(preamble_empty);
+    sections
+        .into_iter()
+        .skip(skip)
+        .enumerate()
+        .filter(|(_, (_, body))| !body.trim().is_empty())
+        .map(|(n, (heading, body))| Chunk {
+            id: format!("{source}#{n}"),
+            source: source.to_string(),
+            heading,
+            text: body.trim().to_string(),
+        })
+        .collect()
+}
+
+/// Collapse every run of whitespace to one space and trim: one passage, one line.
+pub fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_are_numbered_from_zero_and_empty_ones_skipped() {
+        let doc = "# Payment Update\n\n## How to pay\n\nSend the fee\nto the treasurer.\n\n## Empty\n\n## Last\nText.\n";
+        let chunks = chunk_markdown("pay.md", doc);
+        let ids: Vec<_> = chunks.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["pay.md#1", "pay.md#3"]);
+        assert_eq!(chunks[0].heading, "How to pay");
+        assert_eq!(chunks[0].text, "Send the fee\nto the treasurer.");
+        assert_eq!(chunks[0].label(), "pay.md#How to pay");
+    }
+
+    #[test]
+    fn preamble_becomes_section_zero_named_after_the_file() {
+        let chunks = chunk_markdown("dir/notes.md", "Intro text.\n# Title\nBody.\n");
+        assert_eq!(chunks[0].id, "dir/notes.md#0");
+        assert_eq!(chunks[0].heading, "notes");
+        assert_eq!(chunks[1].id, "dir/notes.md#1");
+    }
+
+    #[test]
+    fn headings_inside_code_fences_and_hashtags_are_text() {
+        let doc = "# A\n```\n# not a heading\n```\n#hashtag\n";
+        let chunks = chunk_markdown("a.md", doc);
+        assert_eq!(chunks.len(), 1);
+        assert!(chunks[0].text.contains("# not a heading"));
+        assert!(chunks[0].text.contains("#hashtag"));
+    }
+
+    #[test]
+    fn closing_hashes_are_dropped() {
+        assert_eq!(heading_of("## Title ##"), Some("Title"));
+        assert_eq!(heading_of("## C#"), Some("C#"));
+        assert_eq!(heading_of("    # code"), None);
+    }
+
+    #[test]
+    fn squash_makes_one_line() {
+        assert_eq!(squash("  a\n b\t\tc  \n"), "a b c");
+    }
+}

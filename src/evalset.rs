@@ -1,0 +1,406 @@
+//! Question sets: `evalsets/NAME.yaml`, loaded and checked before anything runs.
+//!
+//! A set names its corpus (a folder of markdown, relative to the YAML file) and lists answerable
+//! and unanswerable questions. Every problem is reported with file, line and field; the first
+//! one stops the run with exit status 2, before any report is touched.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::Corpus;
+use crate::error::InputError;
+use crate::prompt::{Message, Role};
+use crate::yaml_loc::{Locator, Seg};
+
+/// What a correct answer looks like.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Expect {
+    /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
+    pub sources: Vec<String>,
+    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    pub answers: Vec<String>,
+}
+
+/// One question, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Question {
+    pub id: String,
+    pub question: String,
+    pub answerable: bool,
+    pub expect: Expect,
+    pub tags: Vec<String>,
+    /// Earlier turns of the conversation, oldest first.
+    pub history: Vec<Message>,
+    /// Index of the set's corpus in [`Workspace::corpora`].
+    #[serde(skip)]
+    pub corpus: usize,
+}
+
+/// A loaded set: where it came from and its questions, answerable first.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    pub path: PathBuf,
+    pub corpus_path: PathBuf,
+    pub questions: Vec<Question>,
+    /// The file's bytes, for the results' digest.
+    pub text: String,
+}
+
+/// Every set of a run and the distinct corpora they use.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub sets: Vec<EvalSet>,
+    pub corpora: Vec<Corpus>,
+}
+
+impl Workspace {
+    /// Load and check the sets at `paths`; ids must be unique across all of them.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, anyhow::Error> {
+        let mut ws = Workspace {
+            sets: Vec::new(),
+            corpora: Vec::new(),
+        };
+        let mut seen: HashMap<String, PathBuf> = HashMap::new();
+        for path in paths {
+            let set = load_set(path, &mut ws.corpora)?;
+            for q in &set.questions {
+                if let Some(first) = seen.insert(q.id.clone(), path.clone()) {
+                    let loc = Locator::new(&set.text);
+                    return Err(InputError::new(
+                        path,
+                        format!(
+                            "duplicate id `{}`: also used in `{}`",
+                            q.id,
+                            first.display()
+                        ),
+                    )
+                    .at(find_id_line(&set, &loc, &q.id))
+                    .into());
+                }
+            }
+            ws.sets.push(set);
+        }
+        Ok(ws)
+    }
+
+    /// All questions of all sets, in file order.
+    pub fn questions(&self) -> impl Iterator<Item = &Question> {
+        self.sets.iter().flat_map(|s| s.questions.iter())
+    }
+}
+
+fn find_id_line(set: &EvalSet, loc: &Locator, id: &str) -> Option<usize> {
+    let n_ans = set.questions.iter().filter(|q| q.answerable).count();
+    let i = set.questions.iter().position(|q| q.id == id)?;
+    let (list, idx) = if i < n_ans {
+        ("answerable", i)
+    } else {
+        ("unanswerable", i - n_ans)
+    };
+    loc.line(&[Seg::Key(list), Seg::Index(idx)])
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSet {
+    corpus: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    answerable: Vec<RawItem>,
+    #[serde(default)]
+    unanswerable: Vec<RawItem>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItem {
+    question: String,
+    id: Option<String>,
+    expect: Option<RawExpect>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    history: Vec<RawTurn>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    #[serde(default)]
+    sources: OneOrMany,
+    #[serde(default)]
+    answer: OneOrMany,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum OneOrMany {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTurn {
+    role: RawRole,
+    content: String,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawRole {
+    User,
+    Assistant,
+}
+
+/// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
+pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::new(path, format!("cannot read question set: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        InputError::new(
+            path,
+            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err(InputError::new(
+            path,
+            "the question set is empty: add `answerable` and `unanswerable` lists",
+        )
+        .into());
+    }
+    let raw: RawSet = serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(path, &e))?;
+    let _ = raw.description;
+    let loc = Locator::new(&text);
+    let err = |segs: &[Seg<'_>], field: String, msg: String| -> anyhow::Error {
+        InputError::new(path, msg)
+            .at(loc.line(segs))
+            .field(field)
+            .into()
+    };
+
+    let base = path.parent().unwrap_or(Path::new(""));
+    let (corpus_rel, corpus_field) = match &raw.corpus {
+        Some(c) if c.trim().is_empty() => {
+            return Err(err(
+                &[Seg::Key("corpus")],
+                "corpus".into(),
+                "is empty: name the folder of markdown documents".into(),
+            ))
+        }
+        Some(c) => (PathBuf::from(c), true),
+        None => (PathBuf::from(path.file_stem().unwrap_or_default()), false),
+    };
+    let corpus_path = base.join(&corpus_rel);
+    if !corpus_path.is_dir() {
+        let msg = if corpus_field {
+            format!(
+                "folder `{}` does not exist (the path is relative to the question set)",
+                corpus_path.display()
+            )
+        } else {
+            format!(
+                "no `corpus` given and no folder `{}` beside the set: add `corpus: FOLDER`",
+                corpus_path.display()
+            )
+        };
+        return Err(err(&[Seg::Key("corpus")], "corpus".into(), msg));
+    }
+    let corpus_idx = match corpora
+        .iter()
+        .position(|c| same_path(&c.root, &corpus_path))
+    {
+        Some(i) => i,
+        None => {
+            let corpus = Corpus::load(&corpus_path).map_err(|e| {
+                InputError::new(path, format!("{e:#}"))
+                    .at(loc.line(&[Seg::Key("corpus")]))
+                    .field("corpus")
+            })?;
+            corpora.push(corpus);
+            corpora.len() - 1
+        }
+    };
+    let corpus = &corpora[corpus_idx];
+
+    if raw.answerable.is_empty() && raw.unanswerable.is_empty() {
+        return Err(InputError::new(
+            path,
+            "the question set has no questions: add items under `answerable` or `unanswerable`",
+        )
+        .into());
+    }
+
+    let mut questions = Vec::new();
+    let mut ids: HashMap<String, String> = HashMap::new();
+    for (list, answerable, items) in [
+        ("answerable", true, raw.answerable),
+        ("unanswerable", false, raw.unanswerable),
+    ] {
+        for (i, item) in items.into_iter().enumerate() {
+            let at = |field: &'static str| -> (Vec<Seg<'static>>, String) {
+                let mut segs = vec![Seg::Key(list), Seg::Index(i)];
+                let mut name = format!("{list}[{i}]");
+                if !field.is_empty() {
+                    segs.push(Seg::Key(field));
+                    name = format!("{name}.{field}");
+                }
+                (segs, name)
+            };
+            let question = item.question.trim().to_string();
+            if question.is_empty() {
+                let (s, f) = at("question");
+                return Err(err(&s, f, "is empty".into()));
+            }
+            let id = match item.id {
+                Some(id) => {
+                    let id = id.trim().to_string();
+                    if id.is_empty() || id.contains(char::is_whitespace) || id.contains(',') {
+                        let (s, f) = at("id");
+                        return Err(err(&s, f, format!("`{id}` is not a valid id: use letters, digits, `-` or `_`, no spaces or commas")));
+                    }
+                    id
+                }
+                None => slug(&question),
+            };
+            if let Some(first) = ids.insert(id.clone(), format!("{list}[{i}]")) {
+                let (s, f) = at("id");
+                return Err(err(
+                    &s,
+                    f,
+                    format!(
+                        "duplicate id `{id}` (also `{first}`); give one of them an explicit `id`"
+                    ),
+                ));
+            }
+            let expect = item.expect.map(|e| Expect {
+                sources: e.sources.into_vec(),
+                answers: e.answer.into_vec(),
+            });
+            let expect = expect.unwrap_or_default();
+            if !answerable && (!expect.sources.is_empty() || !expect.answers.is_empty()) {
+                let (s, f) = at("expect");
+                return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
+            }
+            for (j, source) in expect.sources.iter().enumerate() {
+                if corpus.find(source).is_none() {
+                    let (mut s, f) = at("expect");
+                    s.push(Seg::Key("sources"));
+                    s.push(Seg::Index(j));
+                    let hint = nearest_label(corpus, source);
+                    return Err(err(
+                        &s,
+                        format!("{f}.sources[{j}]"),
+                        format!(
+                            "`{source}` names no chunk of corpus `{}`{hint}",
+                            corpus.root.display()
+                        ),
+                    ));
+                }
+            }
+            if let Some(j) = expect.answers.iter().position(|a| a.trim().is_empty()) {
+                let (mut s, f) = at("expect");
+                s.push(Seg::Key("answer"));
+                return Err(err(&s, format!("{f}.answer[{j}]"), "is empty".into()));
+            }
+            let history = item
+                .history
+                .into_iter()
+                .map(|t| Message {
+                    role: match t.role {
+                        RawRole::User => Role::User,
+                        RawRole::Assistant => Role::Assistant,
+                    },
+                    content: t.content,
+                })
+                .collect();
+            questions.push(Question {
+                id,
+                question,
+                answerable,
+                expect,
+                tags: item.tags,
+                history,
+                corpus: corpus_idx,
+            });
+        }
+    }
+    Ok(EvalSet {
+        path: path.to_path_buf(),
+        corpus_path,
+        questions,
+        text,
+    })
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A hint naming the corpus's labels in the same file, so a typo in a heading is easy to fix.
+fn nearest_label(corpus: &Corpus, wanted: &str) -> String {
+    let file = wanted.split('#').next().unwrap_or(wanted);
+    let labels: Vec<String> = corpus
+        .chunks
+        .iter()
+        .filter(|c| c.source == file)
+        .map(|c| format!("`{}`", c.label()))
+        .collect();
+    if labels.is_empty() {
+        format!(" (no file `{file}` in the corpus)")
+    } else {
+        format!("; `{file}` has {}", labels.join(", "))
+    }
+}
+
+/// An id derived from the question: lowercase words joined by `-`, at most 60 characters.
+pub fn slug(question: &str) -> String {
+    let mut out = String::new();
+    for word in crate::text::words(question) {
+        if !out.is_empty() && out.len() + 1 + word.len() > 60 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word);
+    }
+    if out.is_empty() {
+        out.push('q');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_short_lowercase_words() {
+        assert_eq!(
+            slug("How much does membership cost per term?"),
+            "how-much-does-membership-cost-per-term"
+        );
+        assert_eq!(slug("???"), "q");
+        assert!(slug(&"word ".repeat(40)).len() <= 60);
+    }
+}

@@ -1,0 +1,50 @@
+//! rageval: tune and gate the refusal behaviour of retrieval-augmented generation systems.
+//!
+//! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
+//! an exit status.
+
+pub mod chat;
+pub mod classify;
+pub mod corpus;
+pub mod embed;
+pub mod error;
+pub mod evalset;
+pub mod prompt;
+pub mod retrieve;
+pub mod stats;
+pub mod sweep;
+pub mod text;
+mod yaml_loc;
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so that model and embedder traits can be used as trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod exit;
+pub mod report;
+pub mod settings;
+
+use cli::{Cli, Command};
+use exit::ExitStatus;
+
+/// Run one command line. Setup errors come back as `Err` (exit status 2); a gate failure is
+/// `Ok(ExitStatus::Failure)`.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    match cli.command {
+        Command::Sweep(args) => {
+            commands::sweep::run(settings::SweepSettings::new(args, cli.config, cli.quiet)?).await
+        }
+        Command::Ask(args) => {
+            commands::ask::ask(settings::AskSettings::new(args, cli.config)?).await
+        }
+        Command::Prompt(args) => {
+            commands::ask::prompt(settings::AskSettings::new(args, cli.config)?).await
+        }
+        Command::Validate(args) => commands::validate::run(args.files, cli.config, cli.quiet),
+    }
+}

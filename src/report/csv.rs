@@ -1,0 +1,207 @@
+//! `summary.csv` (one row per setting) and `runs.csv` (one row per question and setting).
+//!
+//! RFC 4180 with a header row, UTF-8, `.` as the decimal point. Answers come from untrusted
+//! documents, so every free-text cell that a spreadsheet would read as a formula (a leading
+//! `=`, `+`, `-`, `@`, tab or carriage return) is prefixed with `'`.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{Exporter, Results};
+use crate::sweep::Setting;
+
+pub struct SummaryCsv;
+pub struct RunsCsv;
+
+/// Make a text cell inert in spreadsheets (OWASP's CSV injection advice).
+pub fn neutralize(text: &str) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn fixed(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}")).unwrap_or_default()
+}
+
+fn writer(out: &mut dyn Write) -> ::csv::Writer<&mut dyn Write> {
+    ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::CRLF)
+        .from_writer(out)
+}
+
+const SUMMARY_COLUMNS: &[&str] = &[
+    "questions",
+    "answerable",
+    "unanswerable",
+    "answer",
+    "early_refusal",
+    "model_refusal",
+    "false_refusal",
+    "false_refusal_early",
+    "unwanted_answer",
+    "error",
+    "false_refusal_rate",
+    "unwanted_answer_rate",
+    "stage_threshold",
+    "stage_retrieval",
+    "stage_generation",
+    "answer_match",
+    "invalid_citation_runs",
+    "model_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_tokens_per_question",
+    "tokens_estimated",
+    "cost",
+    "latency_p50_ms",
+    "latency_p95_ms",
+];
+
+impl Exporter for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+
+    fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        let mut w = writer(out);
+        w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
+        for (setting, s) in r.settings.iter().zip(&r.stats) {
+            let mut row = setting.values();
+            row.extend([
+                s.questions.to_string(),
+                s.answerable.to_string(),
+                s.unanswerable.to_string(),
+                s.answer.to_string(),
+                s.early_refusal.to_string(),
+                s.model_refusal.to_string(),
+                s.false_refusal.to_string(),
+                s.false_refusal_early.to_string(),
+                s.unwanted_answer.to_string(),
+                s.error.to_string(),
+                fixed(s.false_refusal_rate, 4),
+                fixed(s.unwanted_answer_rate, 4),
+                s.stage_threshold.to_string(),
+                s.stage_retrieval.to_string(),
+                s.stage_generation.to_string(),
+                s.answer_match.to_string(),
+                s.invalid_citation_runs.to_string(),
+                s.model_calls.to_string(),
+                s.prompt_tokens.to_string(),
+                s.completion_tokens.to_string(),
+                format!("{:.1}", s.prompt_tokens_per_question),
+                s.tokens_estimated.to_string(),
+                format!("{:.6}", s.cost),
+                fixed(s.latency_p50_ms, 3),
+                fixed(s.latency_p95_ms, 3),
+            ]);
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+const RUN_COLUMNS: &[&str] = &[
+    "question_id",
+    "answerable",
+    "outcome",
+    "refusal",
+    "stage",
+    "best_score",
+    "hits",
+    "passages",
+    "expected_in_top_k",
+    "expected_in_prompt",
+    "cited",
+    "invalid_citations",
+    "expected_cited",
+    "answer_match",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "error_kind",
+    "error",
+    "question",
+    "answer",
+];
+
+impl Exporter for RunsCsv {
+    fn file_name(&self) -> &'static str {
+        "runs.csv"
+    }
+
+    fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        let mut w = writer(out);
+        let header: Vec<&str> = RUN_COLUMNS[..2]
+            .iter()
+            .chain(Setting::COLUMNS)
+            .chain(&RUN_COLUMNS[2..])
+            .copied()
+            .collect();
+        w.write_record(&header)?;
+        for run in &r.runs {
+            let q = &r.questions[run.question];
+            let v = &run.verdict;
+            let passages: Vec<&str> = run
+                .passages
+                .iter()
+                .map(|h| r.chunk_id(run.question, h.chunk))
+                .collect();
+            let mut row = vec![neutralize(&q.id), q.answerable.to_string()];
+            row.extend(r.settings[run.setting].values());
+            row.extend([
+                v.outcome.to_string(),
+                opt(v.refusal.map(|x| x.as_str())),
+                opt(v.stage.map(|s| s.as_str())),
+                fixed(run.best_score, 6),
+                run.passages.len().to_string(),
+                neutralize(&passages.join(" ")),
+                opt(v.expected_in_top_k),
+                opt(v.expected_in_prompt),
+                neutralize(&v.cited.join(" ")),
+                v.invalid_citations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                opt(v.expected_cited),
+                opt(v.answer_match),
+                run.prompt_tokens.to_string(),
+                run.completion_tokens.to_string(),
+                fixed(run.latency.map(|l| l.as_secs_f64() * 1000.0), 3),
+                opt(run.error.as_ref().map(|e| e.kind.as_str())),
+                neutralize(run.error.as_ref().map(|e| e.message.as_str()).unwrap_or("")),
+                neutralize(&q.question),
+                neutralize(&run.answer),
+            ]);
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_starts_are_neutralized() {
+        for bad in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(neutralize(bad).starts_with('\''), "{bad:?}");
+        }
+        assert_eq!(
+            neutralize("Membership costs 10 = ten"),
+            "Membership costs 10 = ten"
+        );
+        assert_eq!(neutralize(""), "");
+    }
+}

@@ -1,0 +1,139 @@
+//! Reports: one module per format behind [`Exporter`], all fed from one [`Results`] value.
+//!
+//! Files are written atomically (a temporary file in the same folder, then a rename), so an
+//! interrupted run leaves the previous report whole.
+
+mod csv;
+mod json;
+pub mod table;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+pub use self::csv::{RunsCsv, SummaryCsv};
+pub use self::json::{JsonResults, SCHEMA};
+
+use crate::evalset::Question;
+use crate::stats::SettingStats;
+use crate::sweep::{CallStats, Run, Setting};
+
+/// Facts about the run that every report states.
+#[derive(Debug, Clone, Serialize)]
+pub struct Meta {
+    pub tool_version: String,
+    /// sha256 of the effective configuration and grid.
+    pub config_digest: String,
+    pub config: serde_json::Value,
+    pub embedder: String,
+    pub model: String,
+    pub refusal: String,
+    pub strict_refusal: bool,
+    pub currency: String,
+    pub evalsets: Vec<SetMeta>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SetMeta {
+    pub path: String,
+    pub corpus: String,
+    pub answerable: usize,
+    pub unanswerable: usize,
+    /// sha256 of the question set file.
+    pub digest: String,
+    /// sha256 of the corpus chunks (ids, headings, texts).
+    pub corpus_digest: String,
+}
+
+/// Everything a report can show.
+#[derive(Debug)]
+pub struct Results {
+    pub meta: Meta,
+    pub questions: Vec<Question>,
+    pub settings: Vec<Setting>,
+    pub stats: Vec<SettingStats>,
+    /// Setting-major.
+    pub runs: Vec<Run>,
+    pub calls: CallStats,
+    /// Chunk ids by corpus, to name passages.
+    pub chunk_ids: Vec<Vec<String>>,
+}
+
+impl Results {
+    /// The runs of setting `s`.
+    pub fn runs_of(&self, s: usize) -> &[Run] {
+        let n = self.questions.len();
+        &self.runs[s * n..(s + 1) * n]
+    }
+
+    /// The chunk id of a hit of question `q`.
+    pub fn chunk_id(&self, q: usize, chunk: usize) -> &str {
+        &self.chunk_ids[self.questions[q].corpus][chunk]
+    }
+}
+
+/// A report format that writes a whole [`Results`] to a stream.
+pub trait Exporter {
+    /// The file name under the report folder.
+    fn file_name(&self) -> &'static str;
+    fn write(&self, results: &Results, out: &mut dyn Write) -> Result<()>;
+}
+
+/// Every file report of a sweep.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(SummaryCsv),
+        Box::new(RunsCsv),
+        Box::new(JsonResults),
+    ]
+}
+
+/// Write every report into `dir`, each atomically. Returns the paths written.
+pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create report folder `{}`", dir.display()))?;
+    let mut written = Vec::new();
+    for exporter in exporters() {
+        let path = dir.join(exporter.file_name());
+        write_atomic(&path, |w| exporter.write(results, w))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Write `path` through a temporary file in the same folder and rename it into place.
+pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file());
+        fill(&mut w).with_context(|| format!("cannot write `{}`", path.display()))?;
+        w.flush()
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    tmp.as_file().sync_all().ok();
+    tmp.persist(path)
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    Ok(())
+}
+
+/// sha256 of some bytes, as `sha256:<hex>`.
+pub fn digest(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+#[cfg(test)]
+pub(crate) mod fixture;

@@ -1,0 +1,107 @@
+//! The terminal view: one row per setting, then the questions' best scores side by side.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+use super::Results;
+use crate::sweep::Setting;
+
+/// Percent with one decimal, or `-` when undefined.
+fn pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}%", x * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The settings table.
+pub fn settings_table(r: &Results) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header: Vec<String> = Setting::COLUMNS.iter().map(|c| c.to_string()).collect();
+    header.extend(
+        [
+            "answer",
+            "false ref",
+            "early ref",
+            "model ref",
+            "unwanted",
+            "error",
+            "false ref %",
+            "unwanted %",
+            "prompt tok/q",
+            "calls",
+        ]
+        .map(String::from),
+    );
+    t.set_header(header);
+    for (setting, s) in r.settings.iter().zip(&r.stats) {
+        let mut row = setting.values();
+        row.extend([
+            s.answer.to_string(),
+            if s.false_refusal_early > 0 {
+                format!("{} ({} early)", s.false_refusal, s.false_refusal_early)
+            } else {
+                s.false_refusal.to_string()
+            },
+            s.early_refusal.to_string(),
+            s.model_refusal.to_string(),
+            s.unwanted_answer.to_string(),
+            s.error.to_string(),
+            pct(s.false_refusal_rate),
+            pct(s.unwanted_answer_rate),
+            format!("{:.1}", s.prompt_tokens_per_question),
+            s.model_calls.to_string(),
+        ]);
+        t.add_row(row);
+    }
+    for i in 0..t.column_count() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// Rows shown per group in the best-score view; the rest are counted.
+pub const SCORE_ROWS: usize = 12;
+
+/// Each question's best retrieval score, answerable beside unanswerable, best first: where the
+/// two columns overlap, no threshold separates them.
+pub fn scores_table(r: &Results) -> Table {
+    let column = |answerable: bool| {
+        let mut v: Vec<(f64, &str)> = r
+            .questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.answerable == answerable)
+            .map(|(i, q)| {
+                (
+                    r.runs.get(i).and_then(|x| x.best_score).unwrap_or(0.0),
+                    q.id.as_str(),
+                )
+            })
+            .collect();
+        v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        v
+    };
+    let (ans, unans) = (column(true), column(false));
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        format!("answerable ({}): best score", ans.len()),
+        format!("unanswerable ({}): best score", unans.len()),
+    ]);
+    let cell = |v: &[(f64, &str)], i: usize| -> String {
+        if i < SCORE_ROWS.min(v.len()) {
+            format!("{:.3}  {}", v[i].0, v[i].1)
+        } else if i == SCORE_ROWS && v.len() > SCORE_ROWS {
+            format!("... {} more in runs.csv", v.len() - SCORE_ROWS)
+        } else {
+            String::new()
+        }
+    };
+    let rows = ans.len().max(unans.len()).min(SCORE_ROWS + 1);
+    for i in 0..rows {
+        t.add_row(vec![cell(&ans, i), cell(&unans, i)]);
+    }
+    t
+}

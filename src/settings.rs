@@ -1,0 +1,152 @@
+//! Checked settings: the flags and `rageval.yaml` merged into one value per command (flags win).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+
+use crate::chat::{ChatModel, MockModel};
+use crate::classify::Rules;
+use crate::cli::{AskArgs, OutputFormat, SweepArgs};
+use crate::config::{ChatKind, EmbedderKind, LoadedConfig};
+use crate::embed::{Embedder, HashEmbedder};
+use crate::error::InputError;
+use crate::prompt::RefusalMatch;
+use crate::stats::Pricing;
+use crate::sweep::grid::{self, Decimal, Grid};
+
+/// The pipeline under test: embedder, model and how replies are read.
+#[derive(Clone)]
+pub struct Pipeline {
+    pub embedder: Arc<dyn Embedder>,
+    pub model: Arc<dyn ChatModel>,
+    pub rules: Rules,
+    pub pricing: Pricing,
+    pub currency: String,
+}
+
+impl Pipeline {
+    pub fn from_config(cfg: &LoadedConfig, strict_refusal: bool) -> Result<Self> {
+        let c = &cfg.config;
+        let embedder: Arc<dyn Embedder> = match c.embedder.kind {
+            EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
+        };
+        let model: Arc<dyn ChatModel> = match c.chat.kind {
+            ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+        };
+        let strict = strict_refusal || c.prompt.strict_refusal;
+        Ok(Pipeline {
+            embedder,
+            model,
+            rules: Rules {
+                refusal: c.prompt.refusal.clone(),
+                refusal_match: if strict {
+                    RefusalMatch::Strict
+                } else {
+                    RefusalMatch::Lenient
+                },
+            },
+            pricing: Pricing {
+                prompt_per_million: c.pricing.prompt_per_million,
+                completion_per_million: c.pricing.completion_per_million,
+            },
+            currency: if c.pricing.currency.is_empty() {
+                "USD".into()
+            } else {
+                c.pricing.currency.clone()
+            },
+        })
+    }
+}
+
+/// Everything `rageval sweep` needs, checked.
+pub struct SweepSettings {
+    pub config: LoadedConfig,
+    pub evalsets: Vec<PathBuf>,
+    pub grid: Grid,
+    pub out: PathBuf,
+    pub pipeline: Pipeline,
+    pub concurrency: usize,
+    pub format: OutputFormat,
+    pub quiet: bool,
+}
+
+impl SweepSettings {
+    pub fn new(args: SweepArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
+        let mut cfg = LoadedConfig::load(config.as_deref())?;
+        let min_spec = args
+            .min_score
+            .unwrap_or_else(|| cfg.config.sweep.min_score.to_spec());
+        let k_spec = args.k.unwrap_or_else(|| cfg.config.sweep.k.to_spec());
+        let min_scores = grid::parse_min_scores(&min_spec)
+            .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
+        let ks = grid::parse_ks(&k_spec).map_err(|e| anyhow::anyhow!("invalid --k: {e}"))?;
+        // The effective values go back into the config, so reports and the digest show them.
+        cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
+        cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
+        cfg.config.prompt.strict_refusal |= args.strict_refusal;
+        let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
+        if concurrency == 0 {
+            bail!("invalid --concurrency: must be at least 1");
+        }
+        let evalsets = if args.evalset.is_empty() {
+            cfg.evalsets()
+        } else {
+            args.evalset
+        };
+        if evalsets.is_empty() {
+            bail!(InputError::new(
+                cfg.path.as_deref().unwrap_or("rageval.yaml".as_ref()),
+                "no question sets: pass `--evalset FILE`, list `evalsets:` in the config, or add evalsets/*.yaml"
+            ));
+        }
+        let out = args.out.unwrap_or_else(|| cfg.out_dir());
+        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal)?;
+        Ok(SweepSettings {
+            grid: Grid { min_scores, ks },
+            evalsets,
+            out,
+            pipeline,
+            concurrency,
+            format: args.format,
+            quiet,
+            config: cfg,
+        })
+    }
+}
+
+/// Everything `rageval ask` and `rageval prompt` need, checked.
+pub struct AskSettings {
+    pub config: LoadedConfig,
+    pub question: String,
+    pub k: usize,
+    pub min_score: Decimal,
+    /// A corpus folder given on the command line; else the first question set's.
+    pub corpus: Option<PathBuf>,
+    pub pipeline: Pipeline,
+}
+
+impl AskSettings {
+    pub fn new(args: AskArgs, config: Option<PathBuf>) -> Result<Self> {
+        let cfg = LoadedConfig::load(config.as_deref())?;
+        if args.question.trim().is_empty() {
+            bail!("the question is empty");
+        }
+        if args.k == 0 {
+            bail!("invalid --k: must be at least 1");
+        }
+        let min_score: Decimal = args
+            .min_score
+            .parse()
+            .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
+        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal)?;
+        Ok(AskSettings {
+            question: args.question,
+            k: args.k,
+            min_score,
+            corpus: args.corpus,
+            pipeline,
+            config: cfg,
+        })
+    }
+}

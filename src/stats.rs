@@ -1,0 +1,175 @@
+//! Per-setting aggregates: outcome counts, rates, calls, tokens, cost and latency.
+
+use serde::Serialize;
+
+use crate::classify::{Outcome, Stage};
+use crate::evalset::Question;
+use crate::sweep::Run;
+
+/// Prices per million tokens, for the cost estimate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Pricing {
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
+}
+
+/// The aggregates of one setting. Token counts and calls are what a production system would
+/// spend if it ran every question independently at this setting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SettingStats {
+    /// Questions in the sweep.
+    pub questions: usize,
+    pub answerable: usize,
+    pub unanswerable: usize,
+    /// Answerable questions answered.
+    pub answer: usize,
+    /// Unanswerable questions refused before the model (no hit passed minScore).
+    pub early_refusal: usize,
+    /// Unanswerable questions the model refused.
+    pub model_refusal: usize,
+    /// Answerable questions refused, early or by the model.
+    pub false_refusal: usize,
+    /// Of `false_refusal`, those refused before the model.
+    pub false_refusal_early: usize,
+    /// Unanswerable questions answered.
+    pub unwanted_answer: usize,
+    /// Runs whose model call failed.
+    pub error: usize,
+    /// false_refusal / answerable (null with no answerable question).
+    pub false_refusal_rate: Option<f64>,
+    /// unwanted_answer / unanswerable (null with no unanswerable question).
+    pub unwanted_answer_rate: Option<f64>,
+    /// False refusals blamed on the threshold, retrieval and generation.
+    pub stage_threshold: usize,
+    pub stage_retrieval: usize,
+    pub stage_generation: usize,
+    /// Answered answerable questions whose answer holds an expected answer text.
+    pub answer_match: usize,
+    /// Answered runs that cite a passage number the prompt did not have.
+    pub invalid_citation_runs: usize,
+    /// Runs that call the model (at least one hit passed).
+    pub model_calls: usize,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub prompt_tokens_per_question: f64,
+    /// True when some token counts are estimates (the server reported no usage).
+    pub tokens_estimated: bool,
+    /// Estimated cost from `pricing`, in the pricing's currency.
+    pub cost: f64,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p95_ms: Option<f64>,
+}
+
+impl SettingStats {
+    pub fn count(&self, outcome: Outcome) -> usize {
+        match outcome {
+            Outcome::Answer => self.answer,
+            Outcome::EarlyRefusal => self.early_refusal,
+            Outcome::ModelRefusal => self.model_refusal,
+            Outcome::FalseRefusal => self.false_refusal,
+            Outcome::UnwantedAnswer => self.unwanted_answer,
+            Outcome::Error => self.error,
+        }
+    }
+}
+
+/// Aggregate the runs of one setting.
+pub fn aggregate<'a>(
+    runs: impl IntoIterator<Item = &'a Run>,
+    questions: &[Question],
+    pricing: &Pricing,
+) -> SettingStats {
+    let mut s = SettingStats::default();
+    let mut latencies = Vec::new();
+    for run in runs {
+        let q = &questions[run.question];
+        s.questions += 1;
+        if q.answerable {
+            s.answerable += 1;
+        } else {
+            s.unanswerable += 1;
+        }
+        let v = &run.verdict;
+        match v.outcome {
+            Outcome::Answer => s.answer += 1,
+            Outcome::EarlyRefusal => s.early_refusal += 1,
+            Outcome::ModelRefusal => s.model_refusal += 1,
+            Outcome::FalseRefusal => {
+                s.false_refusal += 1;
+                if v.refusal == Some(crate::classify::Refusal::Early) {
+                    s.false_refusal_early += 1;
+                }
+            }
+            Outcome::UnwantedAnswer => s.unwanted_answer += 1,
+            Outcome::Error => s.error += 1,
+        }
+        match v.stage {
+            Some(Stage::Threshold) => s.stage_threshold += 1,
+            Some(Stage::Retrieval) => s.stage_retrieval += 1,
+            Some(Stage::Generation) => s.stage_generation += 1,
+            None => {}
+        }
+        if v.outcome == Outcome::Answer && v.answer_match == Some(true) {
+            s.answer_match += 1;
+        }
+        if !v.invalid_citations.is_empty() {
+            s.invalid_citation_runs += 1;
+        }
+        if !run.passages.is_empty() {
+            s.model_calls += 1;
+        }
+        s.prompt_tokens += run.prompt_tokens;
+        s.completion_tokens += run.completion_tokens;
+        s.tokens_estimated |= run.tokens_estimated;
+        if let Some(l) = run.latency {
+            latencies.push(l.as_secs_f64() * 1000.0);
+        }
+    }
+    s.false_refusal_rate = ratio(s.false_refusal, s.answerable);
+    s.unwanted_answer_rate = ratio(s.unwanted_answer, s.unanswerable);
+    s.prompt_tokens_per_question = if s.questions == 0 {
+        0.0
+    } else {
+        s.prompt_tokens as f64 / s.questions as f64
+    };
+    s.cost = (s.prompt_tokens as f64 * pricing.prompt_per_million
+        + s.completion_tokens as f64 * pricing.completion_per_million)
+        / 1e6;
+    latencies.sort_by(f64::total_cmp);
+    s.latency_p50_ms = percentile(&latencies, 0.50);
+    s.latency_p95_ms = percentile(&latencies, 0.95);
+    s
+}
+
+fn ratio(n: usize, d: usize) -> Option<f64> {
+    (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), Some(10.0));
+        assert_eq!(percentile(&v, 0.95), Some(19.0));
+        assert_eq!(percentile(&[3.0], 0.95), Some(3.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn rates_are_undefined_without_a_denominator() {
+        assert_eq!(ratio(0, 0), None);
+        assert_eq!(ratio(1, 8), Some(0.125));
+    }
+}

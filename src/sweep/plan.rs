@@ -1,0 +1,74 @@
+//! The planner: derive every setting's hits from one retrieval and collapse identical prompts.
+
+use std::collections::HashMap;
+
+use super::Setting;
+use crate::chat::ChatRequest;
+use crate::evalset::Question;
+use crate::prompt;
+use crate::retrieve::{passing, Hit, Index};
+
+/// One (question, setting) pair: the passages it sends and the call that answers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedRun {
+    pub question: usize,
+    pub setting: usize,
+    /// Passages in prompt order; empty means an early refusal.
+    pub passages: Vec<Hit>,
+    /// Index into [`Plan::requests`]; `None` for an early refusal.
+    pub call: Option<usize>,
+}
+
+/// The runs of a sweep and the distinct requests they need.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub runs: Vec<PlannedRun>,
+    pub requests: Vec<ChatRequest>,
+}
+
+impl Plan {
+    /// `ranked[q]` is question q's search result at the grid's largest k, best first.
+    pub fn new(
+        questions: &[Question],
+        indexes: &[Index],
+        ranked: &[Vec<Hit>],
+        settings: &[Setting],
+        refusal: &str,
+    ) -> Plan {
+        // Two levels of deduplication: (question, chunk ids) is cheap to hash and avoids building
+        // the same prompt text twice; the request itself catches equal prompts of different
+        // questions (the same question asked twice, say).
+        let mut by_key: HashMap<(usize, Vec<usize>), usize> = HashMap::new();
+        let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
+        let mut requests = Vec::new();
+        let mut runs = Vec::with_capacity(questions.len() * settings.len());
+        for (s, setting) in settings.iter().enumerate() {
+            let min_score = setting.min_score.to_f64();
+            for (q, question) in questions.iter().enumerate() {
+                let passages = passing(&ranked[q], setting.k, min_score).to_vec();
+                let call = (!passages.is_empty()).then(|| {
+                    let key = (q, passages.iter().map(|h| h.chunk).collect::<Vec<_>>());
+                    *by_key.entry(key).or_insert_with(|| {
+                        let corpus = &indexes[question.corpus].corpus;
+                        let chunks: Vec<_> =
+                            passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
+                        let request = ChatRequest {
+                            messages: prompt::build(&question.question, &chunks, refusal),
+                        };
+                        *by_request.entry(request.clone()).or_insert_with(|| {
+                            requests.push(request);
+                            requests.len() - 1
+                        })
+                    })
+                });
+                runs.push(PlannedRun {
+                    question: q,
+                    setting: s,
+                    passages,
+                    call,
+                });
+            }
+        }
+        Plan { runs, requests }
+    }
+}

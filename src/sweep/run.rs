@@ -1,0 +1,72 @@
+//! Executing the distinct calls of a plan with bounded concurrency.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+
+/// What the executor reports after each finished call.
+#[derive(Debug, Clone, Copy)]
+pub struct CallEvent {
+    pub done: usize,
+    pub total: usize,
+    pub failed: bool,
+}
+
+/// A progress callback; it runs on the executor's tasks, so it must be cheap.
+pub type ProgressFn = Arc<dyn Fn(CallEvent) + Send + Sync>;
+
+/// Make every request, at most `concurrency` at a time; results come back in request order.
+/// A failed call is a value in the result, never an early return: the sweep finishes.
+pub async fn execute(
+    model: Arc<dyn ChatModel>,
+    requests: Vec<ChatRequest>,
+    concurrency: usize,
+    progress: Option<ProgressFn>,
+) -> Vec<Result<ChatReply, CallError>> {
+    let total = requests.len();
+    let requests = Arc::new(requests);
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.clamp(1, total.max(1)) {
+        let (model, requests, next, done, progress) = (
+            model.clone(),
+            requests.clone(),
+            next.clone(),
+            done.clone(),
+            progress.clone(),
+        );
+        workers.spawn(async move {
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(request) = requests.get(i) else {
+                    break;
+                };
+                let result = model.complete(request).await;
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(p) = &progress {
+                    p(CallEvent {
+                        done: finished,
+                        total,
+                        failed: result.is_err(),
+                    });
+                }
+                out.push((i, result));
+            }
+            out
+        });
+    }
+    let mut results: Vec<Option<Result<ChatReply, CallError>>> = (0..total).map(|_| None).collect();
+    while let Some(joined) = workers.join_next().await {
+        // A worker only panics if a model implementation panics: a bug worth crashing on.
+        for (i, r) in joined.expect("a chat worker panicked") {
+            results[i] = Some(r);
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every request index is taken by exactly one worker"))
+        .collect()
+}

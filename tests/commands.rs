@@ -1,0 +1,128 @@
+//! `prompt`, `ask` and `validate`: the format is the contract, pinned by golden files.
+
+use crate::support::{repo, stderr, stdout, Project};
+
+#[test]
+fn prompt_format_is_pinned_character_for_character() {
+    let out = Project::sample()
+        .cmd(&[
+            "prompt",
+            "How much does membership cost per term?",
+            "--k",
+            "3",
+            "--min-score",
+            "0.1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("prompt_fee_k3", stdout(&out));
+}
+
+#[test]
+fn prompt_with_no_passing_hit_sends_nothing() {
+    let out = Project::sample()
+        .cmd(&["prompt", "Who is the vice president?", "--min-score", "0.9"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("refuses before the model"));
+}
+
+#[test]
+fn ask_labels_citations_and_marks_cited_sources() {
+    let out = Project::sample()
+        .cmd(&[
+            "ask",
+            "How many minutes does each team get on Showcase Day?",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("ask_showcase", stdout(&out));
+}
+
+#[test]
+fn ask_refusal_shows_no_sources() {
+    let out = Project::sample()
+        .cmd(&["ask", "Who is the vice president?"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("I don't know based on the provided documents."),
+        "{text}"
+    );
+    assert!(!text.contains("sources"), "{text}");
+}
+
+#[test]
+fn ask_flags_an_invalid_citation() {
+    // A passage that itself contains "[7]" makes the mock copy an invalid citation.
+    let p = Project::empty();
+    p.write(
+        "docs/a.md",
+        "# Fee\nThe membership fee is ten dollars, see [7].\n",
+    );
+    let out = p
+        .cmd(&["ask", "What is the membership fee?", "--corpus", "docs"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("[7](?)"), "{text}");
+    assert!(text.contains("invalid citations: [7]"), "{text}");
+}
+
+#[test]
+fn validate_reports_ok_and_errors() {
+    let p = Project::sample();
+    p.cmd(&["validate", "evalsets/club.yaml"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("17 answerable, 9 unanswerable"));
+    p.write(
+        "bad.yaml",
+        "corpus: evalsets/club\nanswerable:\n  - question: x\n    tags: oops\n",
+    );
+    let out = p
+        .cmd(&["validate", "evalsets/club.yaml", "bad.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.yaml:4:"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_sample_config_is_valid_and_runs_offline() {
+    // The repository's own rageval.yaml and question sets, as a user would run them.
+    let out = assert_cmd::Command::cargo_bin("rageval")
+        .unwrap()
+        .current_dir(repo())
+        .args(["validate"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    use std::process::{Command, Stdio};
+    let p = Project::sample();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+        .current_dir(p.path())
+        .args([
+            "sweep",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

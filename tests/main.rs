@@ -1,0 +1,7 @@
+//! End-to-end tests through the real `rageval` binary (one test binary, as ripgrep and just do).
+
+mod support;
+
+mod commands;
+mod errors;
+mod sweep;

@@ -1,0 +1,248 @@
+//! The main job: the sample sweep, its files and the invariants every setting must keep.
+
+use crate::support::{col, read_csv, stdout, Project};
+
+const ARGS: &[&str] = &[
+    "sweep",
+    "--evalset",
+    "evalsets/club.yaml",
+    "--min-score",
+    "0.1..0.5",
+    "--k",
+    "1,2,4,8",
+];
+
+#[test]
+fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
+    let p = Project::sample();
+    let out = p.cmd(ARGS).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    // One table row per setting: each starts with the minScore and k cells.
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with('│') && l.contains(" ┆ ") && !l.contains("min_score"))
+        .count();
+    assert!(rows >= 20, "{text}");
+    assert!(
+        text.contains("26 questions x 20 settings = 520 runs"),
+        "{text}"
+    );
+
+    let (sh, summary) = read_csv(&p.read("reports/latest/summary.csv"));
+    assert_eq!(summary.len(), 20);
+    let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    assert_eq!(runs.len(), 20 * 26);
+    let json: serde_json::Value =
+        serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    assert_eq!(json["schema"], "rageval.results/1");
+    assert_eq!(json["settings"].as_array().unwrap().len(), 20);
+    assert_eq!(json["runs"].as_array().unwrap().len(), 520);
+    assert!(json["config_digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+    for name in [
+        "min_score",
+        "k",
+        "questions",
+        "answer",
+        "early_refusal",
+        "model_refusal",
+        "false_refusal",
+        "unwanted_answer",
+        "error",
+        "false_refusal_rate",
+        "unwanted_answer_rate",
+        "model_calls",
+        "prompt_tokens",
+        "prompt_tokens_per_question",
+    ] {
+        assert!(sh.iter().any(|h| h == name), "summary.csv lacks {name}");
+    }
+    for name in [
+        "question_id",
+        "answerable",
+        "min_score",
+        "k",
+        "outcome",
+        "best_score",
+        "hits",
+        "prompt_tokens",
+        "answer",
+    ] {
+        assert!(rh.iter().any(|h| h == name), "runs.csv lacks {name}");
+    }
+    // Thresholds are printed as written, never as 0.30000000000000004.
+    let mins: Vec<&str> = summary.iter().map(|r| col(&sh, r, "min_score")).collect();
+    assert!(
+        mins.iter()
+            .all(|m| ["0.1", "0.2", "0.3", "0.4", "0.5"].contains(m)),
+        "{mins:?}"
+    );
+}
+
+#[test]
+fn every_setting_keeps_the_outcome_invariants() {
+    let p = Project::sample();
+    p.cmd(ARGS).assert().success();
+    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
+    let n = |r: &[String], c: &str| col(&h, r, c).parse::<usize>().unwrap();
+    for r in &rows {
+        assert_eq!(n(r, "answer") + n(r, "false_refusal"), n(r, "answerable"));
+        assert_eq!(
+            n(r, "early_refusal") + n(r, "model_refusal") + n(r, "unwanted_answer"),
+            n(r, "unanswerable")
+        );
+        assert_eq!(n(r, "answerable"), 17);
+        assert_eq!(n(r, "unanswerable"), 9);
+        // Early refusals make no call: calls are the runs where a hit passed.
+        let early = n(r, "early_refusal") + n(r, "false_refusal_early");
+        assert_eq!(n(r, "model_calls") + early, n(r, "questions"));
+    }
+    // At fixed k, early refusals never fall as minScore rises.
+    for k in ["1", "2", "4", "8"] {
+        let early: Vec<usize> = rows
+            .iter()
+            .filter(|r| col(&h, r, "k") == k)
+            .map(|r| n(r, "early_refusal") + n(r, "false_refusal_early"))
+            .collect();
+        assert_eq!(early.len(), 5);
+        assert!(early.windows(2).all(|w| w[0] <= w[1]), "k={k}: {early:?}");
+    }
+}
+
+#[test]
+fn runs_agree_with_the_summary_and_the_chapter() {
+    let p = Project::sample();
+    p.cmd(ARGS).assert().success();
+    let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    let find = |id: &str, min: &str, k: &str| {
+        runs.iter()
+            .find(|r| {
+                col(&h, r, "question_id") == id
+                    && col(&h, r, "min_score") == min
+                    && col(&h, r, "k") == k
+            })
+            .unwrap_or_else(|| panic!("no run {id} {min} {k}"))
+    };
+    let fee = find("fee-per-term", "0.1", "4");
+    assert_eq!(col(&h, fee, "outcome"), "answer");
+    assert_eq!(
+        col(&h, fee, "answer"),
+        "Membership costs 10 US dollars per term. [1]"
+    );
+    assert_eq!(col(&h, fee, "cited"), "membership.md#1");
+    assert_eq!(col(&h, fee, "expected_cited"), "true");
+    assert_eq!(col(&h, fee, "answer_match"), "true");
+    // The vice president is refused early at a high threshold, at no cost.
+    let vp = find("vice-president", "0.5", "4");
+    assert_eq!(col(&h, vp, "outcome"), "early_refusal");
+    assert_eq!(col(&h, vp, "prompt_tokens"), "0");
+    assert_eq!(col(&h, vp, "hits"), "0");
+    // Prompt tokens grow with k at a fixed threshold.
+    let tokens = |k| {
+        col(&h, find("fee-per-term", "0.1", k), "prompt_tokens")
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert!(tokens("1") < tokens("2") && tokens("2") < tokens("4"));
+}
+
+#[test]
+fn python_csv_module_reads_both_files() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("python3 not installed; skipped");
+        return;
+    }
+    let p = Project::sample();
+    p.cmd(ARGS).assert().success();
+    let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_formula_in_a_document_reaches_runs_csv_neutralized() {
+    let p = Project::empty();
+    p.write(
+        "docs/evil.md",
+        "# Fees\n=HYPERLINK(\"http://x\") the membership fee costs ten dollars.\n",
+    );
+    p.write(
+        "set.yaml",
+        "corpus: docs\nanswerable:\n  - id: fee\n    question: What does the membership fee cost?\n    expect: {sources: [evil.md#Fees], answer: [ten dollars]}\n",
+    );
+    p.cmd(&[
+        "sweep",
+        "--evalset",
+        "set.yaml",
+        "--min-score",
+        "0.1",
+        "--k",
+        "1",
+    ])
+    .assert()
+    .success();
+    let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    let answer = col(&h, &runs[0], "answer");
+    assert!(answer.starts_with("'=HYPERLINK"), "{answer}");
+    // The JSON keeps the text as it is: it is data, not a spreadsheet.
+    let json = p.read("reports/latest/results.json");
+    assert!(json.contains("\"answer\": \"=HYPERLINK"));
+}
+
+#[test]
+fn config_supplies_defaults_and_flags_win() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nsweep:\n  min_score: [0.2, 0.3]\n  k: 2\nout: out/here\n",
+    );
+    p.cmd(&["sweep", "-q"]).assert().success().stdout("");
+    let (_, rows) = read_csv(&p.read("out/here/summary.csv"));
+    assert_eq!(rows.len(), 2);
+    p.cmd(&["sweep", "-q", "--k", "1..3"]).assert().success();
+    let (_, rows) = read_csv(&p.read("out/here/summary.csv"));
+    assert_eq!(rows.len(), 6);
+}
+
+#[test]
+fn json_format_keeps_stdout_machine_readable() {
+    let p = Project::sample();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--k",
+            "2",
+            "--min-score",
+            "0.3",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    assert_eq!(v["settings"][0]["id"], "min_score=0.3,k=2");
+}
