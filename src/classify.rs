@@ -259,6 +259,8 @@ mod tests {
             text: text.into(),
             usage: Usage::default(),
             latency: Duration::ZERO,
+            ttft: None,
+            cached: false,
         })
     }
 

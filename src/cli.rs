@@ -41,6 +41,8 @@ pub enum Command {
     Prompt(AskArgs),
     /// Check question sets without running them
     Validate(ValidateArgs),
+    /// Serve the mock model and hash embedder over an OpenAI-compatible HTTP API
+    MockLlm(MockLlmArgs),
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +74,22 @@ pub struct SweepArgs {
     /// What to print on stdout
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+
+    /// Neither read nor write the response cache
+    #[arg(long, conflicts_with = "refresh_cache")]
+    pub no_cache: bool,
+
+    /// Make every call again and overwrite its cached response
+    #[arg(long)]
+    pub refresh_cache: bool,
+
+    /// Exit 0 even when some model calls failed (their runs are `error` in the reports)
+    #[arg(long)]
+    pub allow_errors: bool,
+
+    /// Use the streamed chat endpoint and record time to first token
+    #[arg(long)]
+    pub stream: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -108,4 +126,67 @@ pub struct AskArgs {
 pub struct ValidateArgs {
     /// Question sets to check [default: the config's `evalsets`, else evalsets/*.yaml]
     pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct MockLlmArgs {
+    /// Address to listen on (port 0 picks a free port; the first line printed names it)
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub addr: std::net::SocketAddr,
+
+    /// Bearer key clients must send
+    #[arg(long, default_value = "test-key", conflicts_with = "no_auth")]
+    pub api_key: String,
+
+    /// Accept requests without a key
+    #[arg(long)]
+    pub no_auth: bool,
+
+    /// Wait this long before every answer
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub delay_ms: u64,
+
+    /// Wait this long between streamed words
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub token_delay_ms: u64,
+
+    /// Buckets of the hash embedder (match the sweep's `embedder.dimensions`)
+    #[arg(long, default_value_t = crate::embed::hash::DEFAULT_DIMENSIONS)]
+    pub dimensions: usize,
+
+    /// Share of chat requests answered with --fail-status
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub fail_rate: f64,
+
+    /// Status of injected failures: 500, 503 or 429 (429 and 503 carry Retry-After)
+    #[arg(long, default_value_t = 500, value_name = "CODE")]
+    pub fail_status: u16,
+
+    /// Seconds in the Retry-After header of injected 429 and 503
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub retry_after: u64,
+
+    /// Share of chat requests answered with an invalid JSON body
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub malformed_rate: f64,
+
+    /// Share of chat requests whose connection is closed mid-response
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub drop_rate: f64,
+
+    /// Share of chat requests never answered
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub hang_rate: f64,
+
+    /// Seed of the fault generator
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Inject faults into embeddings too (default: chat only)
+    #[arg(long)]
+    pub faults_on_embeddings: bool,
+
+    /// Request bodies larger than this get 413
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    pub max_body_bytes: usize,
 }

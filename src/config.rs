@@ -19,17 +19,75 @@ pub struct Config {
     pub prompt: PromptConfig,
     pub sweep: SweepConfig,
     pub pricing: PricingConfig,
+    pub cache: CacheConfig,
     /// Report folder, relative to the config file.
     pub out: Option<String>,
 }
 
+/// Where an OpenAI-compatible server is and how to talk to it: the fields that `chat` and
+/// `embedder` share.
+#[derive(Debug, Clone)]
+pub struct HttpConfig<'a> {
+    pub base_url: &'a Option<String>,
+    pub api_key_env: &'a str,
+    pub timeout_s: f64,
+    pub max_retries: u32,
+    pub headers: &'a std::collections::BTreeMap<String, String>,
+}
+
+impl HttpConfig<'_> {
+    /// The base URL: the config's, else `$OPENAI_BASE_URL`, else OpenAI's.
+    pub fn base_url(&self) -> String {
+        self.base_url
+            .clone()
+            .or_else(|| {
+                std::env::var("OPENAI_BASE_URL")
+                    .ok()
+                    .filter(|u| !u.is_empty())
+            })
+            .unwrap_or_else(|| "https://api.openai.com/v1".into())
+    }
+}
+
+macro_rules! http_view {
+    ($t:ty) => {
+        impl $t {
+            pub fn http(&self) -> HttpConfig<'_> {
+                HttpConfig {
+                    base_url: &self.base_url,
+                    api_key_env: &self.api_key_env,
+                    timeout_s: self.timeout_s,
+                    max_retries: self.max_retries,
+                    headers: &self.headers,
+                }
+            }
+        }
+    };
+}
+http_view!(ChatConfig);
+http_view!(EmbedderConfig);
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbedderConfig {
-    /// `hash`: the builtin bag-of-words embedder.
+    /// `hash` (builtin bag of words) or `openai` (any OpenAI-compatible `/embeddings`).
     pub kind: EmbedderKind,
     /// Buckets of the hash embedder.
     pub dimensions: usize,
+    /// Model name sent to the server (`openai` only).
+    pub model: String,
+    /// Texts per request (`openai` only).
+    pub batch_size: usize,
+    /// Base URL with the version path (`openai` only). Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; the key itself never goes in a file.
+    pub api_key_env: String,
+    /// Seconds before an attempt is abandoned.
+    pub timeout_s: f64,
+    /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
+    pub max_retries: u32,
+    /// Extra request headers (values are redacted in reports).
+    pub headers: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for EmbedderConfig {
@@ -37,6 +95,13 @@ impl Default for EmbedderConfig {
         EmbedderConfig {
             kind: EmbedderKind::Hash,
             dimensions: crate::embed::hash::DEFAULT_DIMENSIONS,
+            model: "text-embedding-3-small".into(),
+            batch_size: 64,
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_s: 60.0,
+            max_retries: 4,
+            headers: Default::default(),
         }
     }
 }
@@ -46,13 +111,48 @@ impl Default for EmbedderConfig {
 pub enum EmbedderKind {
     #[default]
     Hash,
+    Openai,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChatConfig {
-    /// `mock`: the builtin deterministic model.
+    /// `mock` (builtin, deterministic) or `openai` (any OpenAI-compatible `/chat/completions`).
     pub kind: ChatKind,
+    /// Model name sent to the server (`openai` only).
+    pub model: String,
+    pub temperature: f64,
+    /// Cap on completion tokens; unset sends none.
+    pub max_tokens: Option<u32>,
+    /// Use the streamed endpoint (records time to first token).
+    pub stream: bool,
+    /// Base URL with the version path (`openai` only). Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; the key itself never goes in a file.
+    pub api_key_env: String,
+    /// Seconds before an attempt is abandoned.
+    pub timeout_s: f64,
+    /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
+    pub max_retries: u32,
+    /// Extra request headers (values are redacted in reports).
+    pub headers: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        ChatConfig {
+            kind: ChatKind::Mock,
+            model: "gpt-4o-mini".into(),
+            temperature: 0.0,
+            max_tokens: None,
+            stream: false,
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_s: 120.0,
+            max_retries: 4,
+            headers: Default::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -60,6 +160,25 @@ pub struct ChatConfig {
 pub enum ChatKind {
     #[default]
     Mock,
+    Openai,
+}
+
+/// The on-disk response cache of HTTP models.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    /// Folder, relative to the config file.
+    pub dir: String,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: true,
+            dir: ".rageval/cache".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -104,7 +223,10 @@ impl Default for SweepConfig {
 
 /// A value list as YAML may write it: `"0.1..0.5"`, `0.3` or `[0.1, 0.2]`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a number, a list of numbers, or a string like \"0.1..0.5\" or \"1,2,4\""
+)]
 pub enum ValueSpec {
     Text(String),
     Number(serde_yaml::Number),
@@ -195,6 +317,38 @@ impl LoadedConfig {
         };
         use crate::yaml_loc::Seg::Key;
         let c = &self.config;
+        for (section, http) in [("chat", c.chat.http()), ("embedder", c.embedder.http())] {
+            if !(http.timeout_s > 0.0 && http.timeout_s.is_finite()) {
+                return fail(
+                    &[Key(section), Key("timeout_s")],
+                    &format!("{section}.timeout_s"),
+                    "must be a number of seconds above 0".into(),
+                );
+            }
+            if let Some(url) = &http.base_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return fail(
+                        &[Key(section), Key("base_url")],
+                        &format!("{section}.base_url"),
+                        format!("`{url}` must start with http:// or https://"),
+                    );
+                }
+            }
+        }
+        if c.embedder.batch_size == 0 {
+            return fail(
+                &[Key("embedder"), Key("batch_size")],
+                "embedder.batch_size",
+                "must be at least 1".into(),
+            );
+        }
+        if !(0.0..=2.0).contains(&c.chat.temperature) {
+            return fail(
+                &[Key("chat"), Key("temperature")],
+                "chat.temperature",
+                "must be between 0 and 2".into(),
+            );
+        }
         if c.embedder.dimensions == 0 {
             return fail(
                 &[Key("embedder"), Key("dimensions")],

@@ -20,6 +20,7 @@ pub struct Expect {
     /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
     pub sources: Vec<String>,
     /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    #[serde(rename = "answer")]
     pub answers: Vec<String>,
 }
 
@@ -185,6 +186,15 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
         )
         .into());
     }
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(path, &e))?;
+    if doc.is_null() {
+        return Err(InputError::new(
+            path,
+            "the question set is empty: add `answerable` and `unanswerable` lists",
+        )
+        .into());
+    }
     let raw: RawSet = serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(path, &e))?;
     let _ = raw.description;
     let loc = Locator::new(&text);
@@ -273,7 +283,7 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                     let id = id.trim().to_string();
                     if id.is_empty() || id.contains(char::is_whitespace) || id.contains(',') {
                         let (s, f) = at("id");
-                        return Err(err(&s, f, format!("`{id}` is not a valid id: use letters, digits, `-` or `_`, no spaces or commas")));
+                        return Err(err(&s, f, format!("`{id}` is not a valid id: it must be non-empty, without spaces or commas")));
                     }
                     id
                 }

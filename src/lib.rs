@@ -3,12 +3,16 @@
 //! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
 //! an exit status.
 
+pub mod cache;
 pub mod chat;
 pub mod classify;
 pub mod corpus;
 pub mod embed;
 pub mod error;
 pub mod evalset;
+pub mod http;
+pub mod mock_server;
+pub mod progress;
 pub mod prompt;
 pub mod retrieve;
 pub mod stats;
@@ -46,5 +50,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::ask::prompt(settings::AskSettings::new(args, cli.config)?).await
         }
         Command::Validate(args) => commands::validate::run(args.files, cli.config, cli.quiet),
+        Command::MockLlm(args) => commands::mock_llm::run(args).await,
     }
 }

@@ -1,7 +1,7 @@
 //! Exact cosine search over an embedded corpus.
 
 use crate::corpus::Corpus;
-use crate::embed::cosine;
+use crate::embed::{cosine, normalize};
 
 /// A retrieved chunk: its position in the corpus and its similarity to the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,14 +18,22 @@ pub struct Index {
 }
 
 impl Index {
-    pub fn new(corpus: Corpus, vectors: Vec<Vec<f32>>) -> Self {
+    /// Vectors are L2-normalised here, whatever the embedder returned, so that scores are
+    /// cosines and equal inputs give bit-equal scores on every path (builtin or HTTP).
+    pub fn new(corpus: Corpus, mut vectors: Vec<Vec<f32>>) -> Self {
         assert_eq!(corpus.chunks.len(), vectors.len(), "one vector per chunk");
+        for v in &mut vectors {
+            normalize(v);
+        }
         Index { corpus, vectors }
     }
 
     /// The `k` best chunks for `query`, best first. Equal scores keep corpus order, so the result
     /// never depends on sorting internals.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
+        let mut q = query.to_vec();
+        normalize(&mut q);
+        let query = &q[..];
         let mut hits: Vec<Hit> = self
             .vectors
             .iter()
@@ -76,9 +84,9 @@ mod tests {
     #[test]
     fn best_first_with_ties_in_corpus_order() {
         let idx = index(vec![
-            vec![0.5, 0.0],
-            vec![1.0, 0.0],
-            vec![0.5, 0.0],
+            vec![0.6, 0.8],
+            vec![2.0, 0.0],
+            vec![0.6, 0.8],
             vec![0.0, 1.0],
         ]);
         let hits = idx.search(&[1.0, 0.0], 3);

@@ -5,12 +5,16 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use crate::chat::{ChatModel, MockModel};
+use std::time::Duration;
+
+use crate::cache::{CacheMode, CachedEmbedder, CachedModel};
+use crate::chat::{ChatModel, MockModel, OpenAiChat};
 use crate::classify::Rules;
 use crate::cli::{AskArgs, OutputFormat, SweepArgs};
-use crate::config::{ChatKind, EmbedderKind, LoadedConfig};
-use crate::embed::{Embedder, HashEmbedder};
+use crate::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::error::InputError;
+use crate::http::{Endpoint, RetryPolicy};
 use crate::prompt::RefusalMatch;
 use crate::stats::Pricing;
 use crate::sweep::grid::{self, Decimal, Grid};
@@ -25,14 +29,70 @@ pub struct Pipeline {
     pub currency: String,
 }
 
+fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
+    Endpoint::new(
+        &http.base_url(),
+        http.api_key_env,
+        &http
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>(),
+        Duration::from_secs_f64(http.timeout_s),
+        RetryPolicy {
+            max_attempts: http.max_retries + 1,
+            ..RetryPolicy::default()
+        },
+    )
+    .map_err(|e| anyhow::anyhow!(e))
+}
+
 impl Pipeline {
-    pub fn from_config(cfg: &LoadedConfig, strict_refusal: bool) -> Result<Self> {
+    /// Build the configured models. HTTP models sit behind the response cache unless `cache`
+    /// is `None`; the builtin ones are instant and never cached.
+    pub fn from_config(
+        cfg: &LoadedConfig,
+        strict_refusal: bool,
+        cache: Option<CacheMode>,
+    ) -> Result<Self> {
         let c = &cfg.config;
+        let cache_dir = cfg.resolve(&c.cache.dir);
+        let cache = cache.filter(|_| c.cache.enabled);
         let embedder: Arc<dyn Embedder> = match c.embedder.kind {
             EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
+            EmbedderKind::Openai => {
+                let http: Arc<dyn Embedder> = Arc::new(
+                    OpenAiEmbedder::new(
+                        endpoint(c.embedder.http())?,
+                        &c.embedder.model,
+                        c.embedder.batch_size,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                match cache {
+                    Some(mode) => Arc::new(CachedEmbedder::new(http, &cache_dir, mode)?),
+                    None => http,
+                }
+            }
         };
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+            ChatKind::Openai => {
+                let http: Arc<dyn ChatModel> = Arc::new(
+                    OpenAiChat::new(
+                        endpoint(c.chat.http())?,
+                        &c.chat.model,
+                        c.chat.temperature,
+                        c.chat.max_tokens,
+                        c.chat.stream,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                match cache {
+                    Some(mode) => Arc::new(CachedModel::new(http, &cache_dir, mode)?),
+                    None => http,
+                }
+            }
         };
         let strict = strict_refusal || c.prompt.strict_refusal;
         Ok(Pipeline {
@@ -69,6 +129,8 @@ pub struct SweepSettings {
     pub concurrency: usize,
     pub format: OutputFormat,
     pub quiet: bool,
+    /// Write reports and exit 0 even when some model calls failed.
+    pub allow_errors: bool,
 }
 
 impl SweepSettings {
@@ -85,6 +147,10 @@ impl SweepSettings {
         cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
         cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
         cfg.config.prompt.strict_refusal |= args.strict_refusal;
+        cfg.config.chat.stream |= args.stream;
+        if args.no_cache {
+            cfg.config.cache.enabled = false;
+        }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
         if concurrency == 0 {
             bail!("invalid --concurrency: must be at least 1");
@@ -101,8 +167,14 @@ impl SweepSettings {
             ));
         }
         let out = args.out.unwrap_or_else(|| cfg.out_dir());
-        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal)?;
+        let mode = if args.refresh_cache {
+            CacheMode::Refresh
+        } else {
+            CacheMode::Use
+        };
+        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(mode))?;
         Ok(SweepSettings {
+            allow_errors: args.allow_errors,
             grid: Grid { min_scores, ks },
             evalsets,
             out,
@@ -139,7 +211,7 @@ impl AskSettings {
             .min_score
             .parse()
             .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
-        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal)?;
+        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(CacheMode::Use))?;
         Ok(AskSettings {
             question: args.question,
             k: args.k,

@@ -87,6 +87,8 @@ impl ChatModel for MockModel {
                 text,
                 usage,
                 latency: started.elapsed(),
+                ttft: None,
+                cached: false,
             })
         })
     }

@@ -2,8 +2,10 @@
 //! process; HTTP models plug in behind the same trait.
 
 mod mock;
+pub mod openai;
 
 pub use mock::MockModel;
+pub use openai::OpenAiChat;
 
 use std::fmt;
 use std::time::Duration;
@@ -34,8 +36,12 @@ pub struct Usage {
 pub struct ChatReply {
     pub text: String,
     pub usage: Usage,
-    /// Wall time of the call.
+    /// Wall time of the call (for a cached reply: of the call that produced it).
     pub latency: Duration,
+    /// Time to the first streamed token, when the reply was streamed.
+    pub ttft: Option<Duration>,
+    /// True when the reply came from the response cache, not from the model.
+    pub cached: bool,
 }
 
 /// Why a call failed after all retries. It becomes an `error` run, never a refusal.
@@ -49,11 +55,21 @@ pub struct CallError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// The server could not be reached.
     Connect,
+    /// No complete answer within the timeout.
     Timeout,
+    /// 429 after every retry.
     RateLimited,
+    /// 5xx after every retry.
     Server,
+    /// 401 or 403: the key was missing or rejected.
+    Auth,
+    /// Another 4xx: the request itself was refused.
     Client,
+    /// The connection broke mid-response.
+    Transport,
+    /// The body was not the JSON an OpenAI-compatible server sends.
     Malformed,
 }
 
@@ -64,7 +80,9 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::RateLimited => "rate_limited",
             ErrorKind::Server => "server",
+            ErrorKind::Auth => "auth",
             ErrorKind::Client => "client",
+            ErrorKind::Transport => "transport",
             ErrorKind::Malformed => "malformed",
         }
     }
@@ -80,6 +98,12 @@ impl fmt::Display for CallError {
 pub trait ChatModel: Send + Sync {
     /// A name that identifies the model: part of cache keys and reports.
     fn model(&self) -> String;
+
+    /// Every parameter besides the messages that changes the reply (temperature, max_tokens,
+    /// ...): part of the cache key.
+    fn params(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 
     fn complete<'a>(
         &'a self,

@@ -13,14 +13,28 @@ use crate::sweep::{Engine, Sweep};
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let ws = Workspace::load(&s.evalsets)?;
+    let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
-        progress: None,
+        progress: bar.as_ref().map(|(_, feed)| feed.clone()),
     };
-    let sweep = engine.sweep(&ws, &s.grid).await?;
+    let sweep = engine.sweep(&ws, &s.grid).await;
+    if let Some((bar, _)) = &bar {
+        bar.finish_and_clear();
+    }
+    let sweep = sweep?;
+    let c = &sweep.calls;
+    if c.failed > 0 && c.failed == c.distinct_prompts {
+        // Nothing was learned: a report would only look valid.
+        anyhow::bail!(
+            "every model call failed ({}); no report written. Is the model server at `{}` running?",
+            kinds(&c.errors_by_kind),
+            s.config.config.chat.http().base_url()
+        );
+    }
     let results = collect(&s, &ws, sweep);
     let written = report::write_all(&results, &s.out)?;
 
@@ -38,12 +52,14 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
                 report::table::scores_table(&results)
             );
             text.push_str(&format!(
-                "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts were sent.\n",
+                "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).\n",
                 results.questions.len(),
                 results.settings.len(),
                 results.runs.len(),
                 c.runs_with_call,
                 c.distinct_prompts,
+                c.cache_hits,
+                c.failed,
             ));
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             text.push_str(&format!("wrote {}\n", names.join(", ")));
@@ -51,14 +67,34 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
         OutputFormat::Table => {}
     }
-    if results.calls.failed > 0 {
+    let c = &results.calls;
+    if c.failed > 0 {
+        let level = if s.allow_errors { "warning" } else { "error" };
         eprintln!(
-            "error: {} of {} model calls failed; their runs are counted as `error` in the reports",
-            results.calls.failed, results.calls.distinct_prompts
+            "{level}: {} of {} model calls failed ({}); their runs are `error` in the reports{}",
+            c.failed,
+            c.distinct_prompts,
+            kinds(&c.errors_by_kind),
+            if s.allow_errors {
+                ""
+            } else {
+                " (pass --allow-errors to accept them)"
+            }
         );
-        return Ok(ExitStatus::Error);
+        if !s.allow_errors {
+            return Ok(ExitStatus::Error);
+        }
     }
     Ok(ExitStatus::Success)
+}
+
+/// `3 timeout, 1 server`
+fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
+    by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Aggregate a finished sweep into the value every report reads.
@@ -79,8 +115,21 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         // Where reports go and how fast calls are made do not change a result.
         obj.remove("out");
         obj.remove("evalsets");
+        obj.remove("cache");
         if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
             sweep.remove("concurrency");
+        }
+        // Header values may hold credentials: keep the names only.
+        for section in ["chat", "embedder"] {
+            if let Some(headers) = obj
+                .get_mut(section)
+                .and_then(|v| v.get_mut("headers"))
+                .and_then(|h| h.as_object_mut())
+            {
+                for v in headers.values_mut() {
+                    *v = serde_json::Value::String("<redacted>".into());
+                }
+            }
         }
     }
     let config_digest = report::digest(&[config.to_string().as_bytes()]);

@@ -2,8 +2,10 @@
 //! plug in behind the same trait.
 
 pub mod hash;
+pub mod openai;
 
 pub use hash::HashEmbedder;
+pub use openai::OpenAiEmbedder;
 
 use crate::BoxFuture;
 

@@ -118,6 +118,13 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
             .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
     tmp.as_file().sync_all().ok();
+    // Reports are for sharing: readable by all, like any file the user writes (tempfile
+    // creates 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644)).ok();
+    }
     tmp.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())

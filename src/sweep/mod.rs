@@ -52,8 +52,12 @@ pub struct CallStats {
     pub runs_with_call: usize,
     /// Distinct prompts among them: the calls the sweep made.
     pub distinct_prompts: usize,
+    /// Calls answered from the response cache.
+    pub cache_hits: usize,
     /// Calls that failed after retries.
     pub failed: usize,
+    /// Failed calls by error kind.
+    pub errors_by_kind: std::collections::BTreeMap<String, usize>,
     /// Question embeddings computed.
     pub question_embeddings: usize,
 }
@@ -122,8 +126,18 @@ impl Engine {
             question_embeddings: texts.len(),
             distinct_prompts: plan.requests.len(),
             failed: replies.iter().filter(|r| r.is_err()).count(),
+            cache_hits: replies
+                .iter()
+                .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
+                .count(),
             ..CallStats::default()
         };
+        for e in replies.iter().filter_map(|r| r.as_ref().err()) {
+            *calls
+                .errors_by_kind
+                .entry(e.kind.as_str().to_string())
+                .or_default() += 1;
+        }
         let runs: Vec<Run> = plan
             .runs
             .iter()

@@ -11,6 +11,7 @@ pub struct CallEvent {
     pub done: usize,
     pub total: usize,
     pub failed: bool,
+    pub cached: bool,
 }
 
 /// A progress callback; it runs on the executor's tasks, so it must be cheap.
@@ -51,6 +52,7 @@ pub async fn execute(
                         done: finished,
                         total,
                         failed: result.is_err(),
+                        cached: result.as_ref().is_ok_and(|r| r.cached),
                     });
                 }
                 out.push((i, result));

@@ -1,0 +1,332 @@
+//! The on-disk response cache: every finished call is appended to a JSON-lines file at once, so
+//! a killed sweep keeps its work and the rerun makes no call for it.
+//!
+//! Chat replies are keyed by sha256 of (model, parameters that change the reply, messages);
+//! embeddings by sha256 of (model, text). Neither key holds the URL or the API key: the same
+//! model behind another URL shares the cache, and no secret is ever written. A torn last
+//! record (a kill mid-write) is skipped when the file is read.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
+use crate::embed::{EmbedError, Embedder};
+use crate::BoxFuture;
+
+/// How the cache is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Read and write.
+    Use,
+    /// Write only: every call is made again and its answer replaces the old one.
+    Refresh,
+}
+
+/// An append-only file of `{"key": ..., "value": ...}` lines, loaded into memory.
+pub struct Store<V> {
+    path: PathBuf,
+    entries: Mutex<HashMap<String, V>>,
+    file: Mutex<File>,
+    /// Lines that could not be read (a torn last record).
+    pub skipped: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Record<V> {
+    key: String,
+    value: V,
+}
+
+impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
+    pub fn open(path: &Path, mode: CacheMode) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create cache folder `{}`", dir.display()))?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open cache `{}`", path.display()))?;
+        let mut entries = HashMap::new();
+        let mut skipped = 0;
+        if mode == CacheMode::Use {
+            for line in BufReader::new(&file).lines() {
+                let Ok(line) = line else {
+                    skipped += 1;
+                    continue;
+                };
+                match serde_json::from_str::<Record<V>>(&line) {
+                    Ok(r) => {
+                        entries.insert(r.key, r.value);
+                    }
+                    Err(_) if line.trim().is_empty() => {}
+                    Err(_) => skipped += 1,
+                }
+            }
+        }
+        // A torn last record has no newline: start the next record on a line of its own.
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len > 0 {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(Store {
+            path: path.to_path_buf(),
+            entries: Mutex::new(entries),
+            file: Mutex::new(file),
+            skipped,
+        })
+    }
+
+    pub fn get(&self, key: &str) -> Option<V> {
+        self.entries.lock().expect("cache lock").get(key).cloned()
+    }
+
+    /// Remember `value` and append it to the file (one write, flushed).
+    pub fn put(&self, key: String, value: V) -> Result<()> {
+        let mut line = serde_json::to_vec(&Record {
+            key: key.clone(),
+            value: &value,
+        })?;
+        line.push(b'\n');
+        self.file
+            .lock()
+            .expect("cache lock")
+            .write_all(&line)
+            .with_context(|| format!("cannot write cache `{}`", self.path.display()))?;
+        self.entries.lock().expect("cache lock").insert(key, value);
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("cache lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The cache key of a chat request for `model`.
+pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
+    let material =
+        json!({"model": model.model(), "params": model.params(), "messages": request.messages});
+    sha256_hex(material.to_string().as_bytes())
+}
+
+/// The cache key of one embedded text.
+pub fn embedding_key(model: &str, text: &str) -> String {
+    sha256_hex(json!({"model": model, "text": text}).to_string().as_bytes())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CachedReply {
+    pub text: String,
+    pub usage: Usage,
+    pub latency_ms: f64,
+}
+
+/// A chat model behind the cache. Failed calls are not cached.
+pub struct CachedModel {
+    inner: Arc<dyn ChatModel>,
+    store: Store<CachedReply>,
+    mode: CacheMode,
+    pub hits: AtomicUsize,
+}
+
+impl CachedModel {
+    pub fn new(inner: Arc<dyn ChatModel>, dir: &Path, mode: CacheMode) -> Result<Self> {
+        Ok(CachedModel {
+            inner,
+            store: Store::open(&dir.join("chat.jsonl"), mode)?,
+            mode,
+            hits: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl ChatModel for CachedModel {
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.inner.params()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
+        Box::pin(async move {
+            let key = chat_key(self.inner.as_ref(), request);
+            if self.mode == CacheMode::Use {
+                if let Some(hit) = self.store.get(&key) {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(ChatReply {
+                        text: hit.text,
+                        usage: hit.usage,
+                        latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
+                        ttft: None,
+                        cached: true,
+                    });
+                }
+            }
+            let reply = self.inner.complete(request).await?;
+            let record = CachedReply {
+                text: reply.text.clone(),
+                usage: reply.usage,
+                latency_ms: reply.latency.as_secs_f64() * 1000.0,
+            };
+            if let Err(e) = self.store.put(key, record) {
+                eprintln!("warning: {e:#}");
+            }
+            Ok(reply)
+        })
+    }
+}
+
+/// An embedder behind the cache: only texts it has not seen are sent.
+pub struct CachedEmbedder {
+    inner: Arc<dyn Embedder>,
+    store: Store<Vec<f32>>,
+    mode: CacheMode,
+}
+
+impl CachedEmbedder {
+    pub fn new(inner: Arc<dyn Embedder>, dir: &Path, mode: CacheMode) -> Result<Self> {
+        Ok(CachedEmbedder {
+            inner,
+            store: Store::open(&dir.join("embeddings.jsonl"), mode)?,
+            mode,
+        })
+    }
+}
+
+impl Embedder for CachedEmbedder {
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            let model = self.inner.model();
+            let keys: Vec<String> = texts.iter().map(|t| embedding_key(&model, t)).collect();
+            let mut out: Vec<Option<Vec<f32>>> = keys
+                .iter()
+                .map(|k| {
+                    if self.mode == CacheMode::Use {
+                        self.store.get(k)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            // Each distinct missing text is embedded once.
+            let mut missing: Vec<usize> = Vec::new();
+            let mut seen = HashMap::new();
+            for (i, v) in out.iter().enumerate() {
+                if v.is_none() && seen.insert(&keys[i], i).is_none() {
+                    missing.push(i);
+                }
+            }
+            if !missing.is_empty() {
+                let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+                let vectors = self.inner.embed(&batch).await?;
+                for (&i, v) in missing.iter().zip(vectors) {
+                    if let Err(e) = self.store.put(keys[i].clone(), v.clone()) {
+                        eprintln!("warning: {e:#}");
+                    }
+                    out[i] = Some(v);
+                }
+                // Repeats of a text take the vector of its first occurrence.
+                for i in 0..out.len() {
+                    if out[i].is_none() {
+                        out[i] = out[seen[&keys[i]]].clone();
+                    }
+                }
+            }
+            Ok(out.into_iter().map(|v| v.unwrap_or_default()).collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_last_record_is_skipped_and_the_next_starts_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        {
+            let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+            s.put("a".into(), 1).unwrap();
+            s.put("b".into(), 2).unwrap();
+        }
+        // A kill mid-write leaves half a line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"key":"c","val"#).unwrap();
+        drop(f);
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(
+            (s.get("a"), s.get("b"), s.get("c")),
+            (Some(1), Some(2), None)
+        );
+        assert_eq!(s.skipped, 1);
+        s.put("d".into(), 4).unwrap();
+        drop(s);
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(s.get("d"), Some(4));
+        assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn refresh_ignores_old_records_but_keeps_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        Store::<u32>::open(&path, CacheMode::Use)
+            .unwrap()
+            .put("a".into(), 1)
+            .unwrap();
+        let s: Store<u32> = Store::open(&path, CacheMode::Refresh).unwrap();
+        assert_eq!(s.get("a"), None);
+        s.put("a".into(), 2).unwrap();
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(s.get("a"), Some(2), "the later record wins");
+    }
+
+    #[test]
+    fn keys_depend_on_model_params_and_messages_only() {
+        assert_eq!(embedding_key("m", "t"), embedding_key("m", "t"));
+        assert_ne!(embedding_key("m", "t"), embedding_key("m2", "t"));
+        assert_ne!(embedding_key("m", "t"), embedding_key("m", "t "));
+    }
+}

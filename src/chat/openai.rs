@@ -1,0 +1,199 @@
+//! An OpenAI-compatible chat model over HTTP: `POST {base_url}/chat/completions`, plain or
+//! streamed (server-sent events), with retries. Works with OpenAI, Azure, vLLM, Ollama,
+//! llama.cpp, LM Studio, TGI and `rageval mock-llm`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{
+    estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
+    ErrorKind, Usage,
+};
+use crate::http::{self, status_failure, transport_failure, with_retries, Endpoint, Failure};
+use crate::BoxFuture;
+
+#[derive(Debug, Clone)]
+pub struct OpenAiChat {
+    client: reqwest::Client,
+    endpoint: Endpoint,
+    model: String,
+    temperature: f64,
+    max_tokens: Option<u32>,
+    stream: bool,
+}
+
+impl OpenAiChat {
+    pub fn new(
+        endpoint: Endpoint,
+        model: &str,
+        temperature: f64,
+        max_tokens: Option<u32>,
+        stream: bool,
+    ) -> Result<Self, String> {
+        Ok(OpenAiChat {
+            client: http::client()?,
+            endpoint,
+            model: model.to_string(),
+            temperature,
+            max_tokens,
+            stream,
+        })
+    }
+
+    fn body(&self, request: &ChatRequest) -> Vec<u8> {
+        let mut body = json!({
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": self.temperature,
+            "stream": self.stream,
+        });
+        if let Some(m) = self.max_tokens {
+            body["max_tokens"] = json!(m);
+        }
+        if self.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        serde_json::to_vec(&body).expect("a JSON value serializes")
+    }
+
+    async fn attempt(&self, request: &ChatRequest, body: Vec<u8>) -> Result<ChatReply, Failure> {
+        let started = Instant::now();
+        let mut response = self
+            .endpoint
+            .post(&self.client, "chat/completions", body)
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let bytes = response.bytes().await.unwrap_or_default();
+            return Err(status_failure(status, &headers, &bytes, &self.endpoint));
+        }
+        let (text, usage, ttft) = if self.stream {
+            read_stream(&mut response, started, &self.endpoint).await?
+        } else {
+            let bytes = response
+                .bytes()
+                .await
+                .map_err(|e| transport_failure(&e, &self.endpoint))?;
+            let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                Failure::fatal(ErrorKind::Malformed, format!("response is not JSON: {e}"))
+            })?;
+            let text = match &v["choices"][0]["message"]["content"] {
+                Value::String(s) => s.clone(),
+                Value::Null if v["choices"][0]["message"].is_object() => String::new(),
+                _ => {
+                    return Err(Failure::fatal(
+                        ErrorKind::Malformed,
+                        "response has no `choices[0].message.content`",
+                    ))
+                }
+            };
+            (text, parse_usage(&v["usage"]), None)
+        };
+        let usage = usage.unwrap_or_else(|| Usage {
+            prompt_tokens: estimate_prompt_tokens(&request.messages),
+            completion_tokens: estimate_tokens(&text),
+            estimated: true,
+        });
+        Ok(ChatReply {
+            text,
+            usage,
+            latency: started.elapsed(),
+            ttft,
+            cached: false,
+        })
+    }
+}
+
+fn parse_usage(u: &Value) -> Option<Usage> {
+    Some(Usage {
+        prompt_tokens: u["prompt_tokens"].as_u64()?,
+        completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        estimated: false,
+    })
+}
+
+/// Read an SSE stream to its end: the text, the usage if a chunk carried it, and the time to
+/// the first non-empty piece of content.
+async fn read_stream(
+    response: &mut reqwest::Response,
+    started: Instant,
+    endpoint: &Endpoint,
+) -> Result<(String, Option<Usage>, Option<Duration>), Failure> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut text = String::new();
+    let mut usage = None;
+    let mut ttft = None;
+    let mut done = false;
+    while !done {
+        let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_failure(&e, endpoint))?
+        else {
+            break;
+        };
+        buf.extend_from_slice(&chunk);
+        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let Some(data) = line.trim_end().strip_prefix("data:") else {
+                continue;
+            };
+            let data = data.trim();
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            let v: Value = serde_json::from_str(data).map_err(|e| {
+                Failure::fatal(
+                    ErrorKind::Malformed,
+                    format!("stream chunk is not JSON: {e}"),
+                )
+            })?;
+            if let Some(piece) = v["choices"][0]["delta"]["content"].as_str() {
+                if !piece.is_empty() && ttft.is_none() {
+                    ttft = Some(started.elapsed());
+                }
+                text.push_str(piece);
+            }
+            if let Some(u) = parse_usage(&v["usage"]) {
+                usage = Some(u);
+            }
+        }
+    }
+    if !done {
+        return Err(Failure {
+            error: CallError {
+                kind: ErrorKind::Transport,
+                message: "the stream ended without `data: [DONE]`".into(),
+            },
+            retry: true,
+            retry_after: None,
+        });
+    }
+    Ok((text, usage, ttft))
+}
+
+impl ChatModel for OpenAiChat {
+    fn model(&self) -> String {
+        self.model.clone()
+    }
+
+    fn params(&self) -> Value {
+        json!({"temperature": self.temperature, "max_tokens": self.max_tokens})
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
+        Box::pin(async move {
+            let body = self.body(request);
+            with_retries(&self.endpoint.retry, || self.attempt(request, body.clone())).await
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! An OpenAI-compatible embedder over HTTP: `POST {base_url}/embeddings`, batched, retried.
+
+use serde_json::{json, Value};
+
+use super::{EmbedError, Embedder};
+use crate::chat::ErrorKind;
+use crate::http::{self, status_failure, transport_failure, with_retries, Endpoint, Failure};
+use crate::BoxFuture;
+
+#[derive(Debug, Clone)]
+pub struct OpenAiEmbedder {
+    client: reqwest::Client,
+    endpoint: Endpoint,
+    model: String,
+    batch_size: usize,
+}
+
+impl OpenAiEmbedder {
+    pub fn new(endpoint: Endpoint, model: &str, batch_size: usize) -> Result<Self, String> {
+        Ok(OpenAiEmbedder {
+            client: http::client()?,
+            endpoint,
+            model: model.to_string(),
+            batch_size: batch_size.max(1),
+        })
+    }
+
+    async fn batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
+        let body = serde_json::to_vec(&json!({"model": self.model, "input": texts})).expect("JSON");
+        let response = self
+            .endpoint
+            .post(&self.client, "embeddings", body)
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+        if !status.is_success() {
+            return Err(status_failure(status, &headers, &bytes, &self.endpoint));
+        }
+        let malformed =
+            |m: &str| Failure::fatal(ErrorKind::Malformed, format!("embeddings response {m}"));
+        let v: Value = serde_json::from_slice(&bytes).map_err(|_| malformed("is not JSON"))?;
+        let data = v["data"]
+            .as_array()
+            .ok_or_else(|| malformed("has no `data` list"))?;
+        if data.len() != texts.len() {
+            return Err(malformed(&format!(
+                "has {} vectors for {} texts",
+                data.len(),
+                texts.len()
+            )));
+        }
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for (pos, item) in data.iter().enumerate() {
+            let i = item["index"].as_u64().map(|i| i as usize).unwrap_or(pos);
+            let vector: Vec<f32> = serde_json::from_value(item["embedding"].clone())
+                .map_err(|_| malformed("has an `embedding` that is not a list of numbers"))?;
+            *out.get_mut(i)
+                .ok_or_else(|| malformed("has an index out of range"))? = Some(vector);
+        }
+        out.into_iter()
+            .map(|v| v.ok_or_else(|| malformed("misses an index")))
+            .collect()
+    }
+}
+
+impl Embedder for OpenAiEmbedder {
+    fn model(&self) -> String {
+        self.model.clone()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(texts.len());
+            for batch in texts.chunks(self.batch_size) {
+                let vectors = with_retries(&self.endpoint.retry, || self.batch(batch))
+                    .await
+                    .map_err(|e| {
+                        EmbedError(format!(
+                            "{} at {}: {}",
+                            e.kind.as_str(),
+                            self.endpoint.url("embeddings"),
+                            e.message
+                        ))
+                    })?;
+                out.extend(vectors);
+            }
+            Ok(out)
+        })
+    }
+}

@@ -1,0 +1,390 @@
+//! Shared plumbing of the OpenAI-compatible clients: endpoint, API key, error kinds, retries.
+//!
+//! The API key is read from the environment when a client is built and kept in a [`Secret`]
+//! that never prints; no error message, log line, cache record or report contains it. A 401
+//! names the variable the key came from, never its value.
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_AFTER};
+use reqwest::StatusCode;
+
+use crate::chat::{CallError, ErrorKind};
+
+/// A value that must never be shown.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// How failed attempts are retried: exponential backoff with full jitter, bounded attempts.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(200),
+            max_delay: Duration::from_secs(20),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `attempt + 1` (attempt counts from 1): a random duration up to
+    /// base * 2^(attempt-1), capped; a server's Retry-After wins when it asks for longer.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let ceiling = self
+            .base_delay
+            .saturating_mul(1u32 << (attempt - 1).min(16))
+            .min(self.max_delay);
+        let jittered = ceiling.mul_f64(fastrand::f64());
+        match retry_after {
+            Some(ra) => ra.min(self.max_delay).max(jittered),
+            None => jittered,
+        }
+    }
+}
+
+/// One OpenAI-compatible server.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`.
+    pub base_url: String,
+    /// The environment variable the key is read from (named in error messages).
+    pub api_key_env: String,
+    api_key: Option<Secret>,
+    pub headers: HeaderMap,
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Endpoint {
+    /// Build an endpoint; the key is read from `api_key_env` now (absent: no Authorization).
+    pub fn new(
+        base_url: &str,
+        api_key_env: &str,
+        headers: &[(String, String)],
+        timeout: Duration,
+        retry: RetryPolicy,
+    ) -> Result<Self, String> {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(format!(
+                "base_url `{base_url}` must start with http:// or https://"
+            ));
+        }
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("invalid header name `{name}`"))?;
+            let mut v = HeaderValue::from_str(value)
+                .map_err(|_| format!("invalid value for header `{name}`"))?;
+            v.set_sensitive(true);
+            map.insert(n, v);
+        }
+        let api_key = std::env::var(api_key_env)
+            .ok()
+            .filter(|k| !k.is_empty())
+            .map(Secret);
+        Ok(Endpoint {
+            base_url,
+            api_key_env: api_key_env.to_string(),
+            api_key,
+            headers: map,
+            timeout,
+            retry,
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url, path.trim_start_matches('/'))
+    }
+
+    /// A POST with the endpoint's headers, key and timeout.
+    pub fn post(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        body: Vec<u8>,
+    ) -> reqwest::RequestBuilder {
+        let mut rb = client
+            .post(self.url(path))
+            .headers(self.headers.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .timeout(self.timeout)
+            .body(body);
+        if let Some(key) = &self.api_key {
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .unwrap_or(HeaderValue::from_static(""));
+            v.set_sensitive(true);
+            rb = rb.header(AUTHORIZATION, v);
+        }
+        rb
+    }
+}
+
+/// A failed attempt: the error and whether another attempt may help.
+#[derive(Debug)]
+pub struct Failure {
+    pub error: CallError,
+    pub retry: bool,
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Failure {
+            error: CallError {
+                kind,
+                message: message.into(),
+            },
+            retry: false,
+            retry_after: None,
+        }
+    }
+
+    fn retryable(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Failure {
+            retry: true,
+            ..Failure::fatal(kind, message)
+        }
+    }
+}
+
+/// A transport error from reqwest, as a failure. URLs may appear; keys never do, since reqwest
+/// does not print headers.
+pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
+    if e.is_timeout() {
+        Failure::retryable(
+            ErrorKind::Timeout,
+            format!("no answer within {:?}", endpoint.timeout),
+        )
+    } else if e.is_connect() {
+        Failure::retryable(
+            ErrorKind::Connect,
+            format!("cannot connect to {}", endpoint.base_url),
+        )
+    } else {
+        let mut msg = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            msg = format!("{msg}: {s}");
+            source = s.source();
+        }
+        Failure::retryable(ErrorKind::Transport, msg)
+    }
+}
+
+/// A non-success status, as a failure: 429 and 5xx may be retried, other 4xx may not.
+pub fn status_failure(
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    endpoint: &Endpoint,
+) -> Failure {
+    let retry_after = headers
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64);
+    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        // The body of a 401 may quote part of the key: it is not shown.
+        let key = if endpoint.api_key.is_some() {
+            format!("the API key from `${}`", endpoint.api_key_env)
+        } else {
+            format!("no API key (`${}` is not set)", endpoint.api_key_env)
+        };
+        return Failure::fatal(
+            ErrorKind::Auth,
+            format!("{} {status} rejected {key}", endpoint.base_url),
+        );
+    }
+    let detail = server_message(body);
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let mut f = Failure::retryable(ErrorKind::RateLimited, format!("{status}{detail}"));
+        f.retry_after = retry_after;
+        return f;
+    }
+    if status.is_server_error() {
+        let mut f = Failure::retryable(ErrorKind::Server, format!("{status}{detail}"));
+        f.retry_after = retry_after;
+        return f;
+    }
+    Failure::fatal(ErrorKind::Client, format!("{status}{detail}"))
+}
+
+/// `: message` from an OpenAI-style error body, short, or nothing.
+fn server_message(body: &[u8]) -> String {
+    let v: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => return String::new(),
+    };
+    let msg = v["error"]["message"]
+        .as_str()
+        .or(v["error"].as_str())
+        .or(v["message"].as_str());
+    match msg {
+        Some(m) => {
+            let m: String = m.chars().take(200).collect();
+            format!(": {m}")
+        }
+        None => String::new(),
+    }
+}
+
+/// Run `attempt` until it succeeds, fails for good, or the policy's attempts are spent.
+pub async fn with_retries<T, F, Fut>(policy: &RetryPolicy, mut attempt: F) -> Result<T, CallError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let mut n = 1;
+    loop {
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(f) if !f.retry || n >= policy.max_attempts.max(1) => {
+                let mut error = f.error;
+                if n > 1 {
+                    error.message = format!("{} (after {n} attempts)", error.message);
+                }
+                return Err(error);
+            }
+            Err(f) => {
+                tokio::time::sleep(policy.delay(n, f.retry_after)).await;
+                n += 1;
+            }
+        }
+    }
+}
+
+/// One client for every call: connections are pooled and reused.
+pub fn client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .user_agent(concat!("rageval/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let s = Secret("sk-very-secret".into());
+        assert!(!format!("{s:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_honours_retry_after() {
+        let p = RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(1),
+        };
+        for _ in 0..100 {
+            assert!(p.delay(1, None) <= Duration::from_millis(100));
+            assert!(p.delay(3, None) <= Duration::from_millis(400));
+            assert!(p.delay(12, None) <= Duration::from_secs(1));
+            assert!(p.delay(1, Some(Duration::from_millis(700))) >= Duration::from_millis(700));
+            assert_eq!(
+                p.delay(1, Some(Duration::from_secs(60))),
+                Duration::from_secs(1)
+            );
+        }
+    }
+
+    #[test]
+    fn statuses_are_classified() {
+        let ep = Endpoint::new(
+            "http://127.0.0.1:1/v1",
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .unwrap();
+        let h = HeaderMap::new();
+        let body = br#"{"error":{"message":"Incorrect API key provided: sk-abc"}}"#;
+        let f = status_failure(StatusCode::UNAUTHORIZED, &h, body, &ep);
+        assert_eq!(f.error.kind, ErrorKind::Auth);
+        assert!(!f.retry);
+        assert!(f.error.message.contains("RAGEVAL_TEST_NO_SUCH_VAR"));
+        assert!(
+            !f.error.message.contains("sk-abc"),
+            "a 401 body is never shown"
+        );
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        let f = status_failure(StatusCode::TOO_MANY_REQUESTS, &h, b"", &ep);
+        assert!(f.retry);
+        assert_eq!(f.retry_after, Some(Duration::from_secs(2)));
+        assert!(status_failure(StatusCode::SERVICE_UNAVAILABLE, &h, b"", &ep).retry);
+        let f = status_failure(
+            StatusCode::BAD_REQUEST,
+            &h,
+            br#"{"error":{"message":"bad model"}}"#,
+            &ep,
+        );
+        assert!(!f.retry);
+        assert!(f.error.message.ends_with(": bad model"));
+    }
+
+    #[tokio::test]
+    async fn retries_stop_at_the_bound_and_on_fatal_errors() {
+        let policy = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        };
+        let mut calls = 0;
+        let r: Result<(), _> = with_retries(&policy, || {
+            calls += 1;
+            async { Err(Failure::retryable(ErrorKind::Server, "500")) }
+        })
+        .await;
+        assert_eq!(calls, 3);
+        assert!(r.unwrap_err().message.contains("after 3 attempts"));
+        let mut calls = 0;
+        let _ = with_retries::<(), _, _>(&policy, || {
+            calls += 1;
+            async { Err(Failure::fatal(ErrorKind::Client, "400")) }
+        })
+        .await;
+        assert_eq!(calls, 1);
+        let mut calls = 0;
+        let r = with_retries(&policy, || {
+            calls += 1;
+            let ok = calls == 2;
+            async move {
+                if ok {
+                    Ok(7)
+                } else {
+                    Err(Failure::retryable(ErrorKind::Timeout, "t"))
+                }
+            }
+        })
+        .await;
+        assert_eq!(r.unwrap(), 7);
+    }
+}

@@ -1,0 +1,429 @@
+//! `rageval mock-llm`: the builtin mock model and hash embedder behind an OpenAI-compatible
+//! HTTP API, so the HTTP path is tested for real without a paid API.
+//!
+//! Chat runs the same algorithm as the in-process `mock`, and embeddings are the builtin `hash`
+//! vectors, so an HTTP sweep equals a builtin sweep run for run. For tests and demos it can add
+//! latency and inject faults (errors, malformed bodies, dropped connections, hangs) from a
+//! seeded random generator, and it counts what it served at `GET /stats`.
+
+// Handlers return `Result<_, Response>`: the error *is* the HTTP answer, built once per request.
+#![allow(clippy::result_large_err)]
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use crate::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest, MockModel};
+use crate::embed::HashEmbedder;
+use crate::prompt::{Message, Role};
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Required bearer key; `None` accepts every request.
+    pub api_key: Option<String>,
+    /// Added before every answer.
+    pub delay: Duration,
+    /// Between streamed words.
+    pub token_delay: Duration,
+    pub dimensions: usize,
+    pub refusal: String,
+    /// Larger request bodies get 413.
+    pub max_body_bytes: usize,
+    pub faults: Faults,
+}
+
+/// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    pub seed: u64,
+    pub fail_rate: f64,
+    /// 500, 503 or 429 (429 and 503 carry `Retry-After`).
+    pub fail_status: u16,
+    pub retry_after_s: u64,
+    pub malformed_rate: f64,
+    pub drop_rate: f64,
+    pub hang_rate: f64,
+    /// Also inject faults into `/v1/embeddings` (by default only chat is affected).
+    pub embeddings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Fail,
+    Malformed,
+    Drop,
+    Hang,
+}
+
+#[derive(Default)]
+struct Counters {
+    chat_requests: AtomicU64,
+    chat_stream_requests: AtomicU64,
+    chat_completed: AtomicU64,
+    embedding_requests: AtomicU64,
+    texts_embedded: AtomicU64,
+    unauthorized: AtomicU64,
+    failed: AtomicU64,
+    malformed: AtomicU64,
+    dropped: AtomicU64,
+    hung: AtomicU64,
+}
+
+struct AppState {
+    opts: ServerOptions,
+    counters: Counters,
+    rng: Mutex<fastrand::Rng>,
+    model: MockModel,
+    embedder: HashEmbedder,
+}
+
+impl AppState {
+    fn fault(&self) -> Option<Fault> {
+        let f = &self.opts.faults;
+        let r = self.rng.lock().expect("rng lock").f64();
+        let mut edge = 0.0;
+        for (rate, fault) in [
+            (f.fail_rate, Fault::Fail),
+            (f.malformed_rate, Fault::Malformed),
+            (f.drop_rate, Fault::Drop),
+            (f.hang_rate, Fault::Hang),
+        ] {
+            edge += rate;
+            if r < edge {
+                let counter = match fault {
+                    Fault::Fail => &self.counters.failed,
+                    Fault::Malformed => &self.counters.malformed,
+                    Fault::Drop => &self.counters.dropped,
+                    Fault::Hang => &self.counters.hung,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                return Some(fault);
+            }
+        }
+        None
+    }
+}
+
+/// The router, for embedding the server in tests or other programs.
+pub fn router(opts: ServerOptions) -> Router {
+    let state = Arc::new(AppState {
+        rng: Mutex::new(fastrand::Rng::with_seed(opts.faults.seed)),
+        model: MockModel::new(&opts.refusal),
+        embedder: HashEmbedder::new(opts.dimensions),
+        counters: Counters::default(),
+        opts: opts.clone(),
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/embeddings", post(embeddings))
+        .route("/v1/models", get(models))
+        .route("/stats", get(stats))
+        .layer(DefaultBodyLimit::max(opts.max_body_bytes))
+        .with_state(state)
+}
+
+/// Serve until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, opts: ServerOptions) -> std::io::Result<()> {
+    axum::serve(listener, router(opts)).await
+}
+
+fn error(status: StatusCode, kind: &str, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": kind, "code": Value::Null}})),
+    )
+        .into_response()
+}
+
+fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    let Some(key) = &state.opts.api_key else {
+        return Ok(());
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(key.as_str()) {
+        return Ok(());
+    }
+    state.counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+    // Like OpenAI's, but never quoting the key that was sent.
+    Err(error(
+        StatusCode::UNAUTHORIZED,
+        "invalid_request_error",
+        "Incorrect API key provided.",
+    ))
+}
+
+/// Apply an injected fault, or `None` to answer normally.
+async fn inject(state: &AppState, fault: Option<Fault>, valid_body: &Value) -> Option<Response> {
+    match fault? {
+        Fault::Fail => {
+            let status = StatusCode::from_u16(state.opts.faults.fail_status)
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut r = error(status, "server_error", "injected failure");
+            if matches!(status.as_u16(), 429 | 503) {
+                r.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(state.opts.faults.retry_after_s),
+                );
+            }
+            Some(r)
+        }
+        Fault::Malformed => Some(
+            Response::builder()
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from("{\"choices\": [{\"message\": "))
+                .expect("static response"),
+        ),
+        Fault::Drop => {
+            // Half of a valid body, then the connection is cut.
+            let text = valid_body.to_string();
+            let half = Bytes::from(text[..text.len() / 2].to_string());
+            let parts: Vec<Result<Bytes, std::io::Error>> = vec![
+                Ok(half),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "injected drop",
+                )),
+            ];
+            Some(
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(Body::from_stream(futures_util::stream::iter(parts)))
+                    .expect("stream response"),
+            )
+        }
+        Fault::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Some(error(StatusCode::GATEWAY_TIMEOUT, "server_error", "hung"))
+        }
+    }
+}
+
+fn parse_json(body: &Bytes) -> Result<Value, Response> {
+    serde_json::from_slice(body).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            &format!("invalid JSON body: {e}"),
+        )
+    })
+}
+
+/// `content` as a string, or the text parts of a content array.
+fn content_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Some(raw) = req["messages"].as_array().filter(|m| !m.is_empty()) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "`messages` must be a non-empty list",
+        );
+    };
+    let messages: Vec<Message> = raw
+        .iter()
+        .map(|m| Message {
+            role: match m["role"].as_str() {
+                Some("system") | Some("developer") => Role::System,
+                Some("assistant") => Role::Assistant,
+                _ => Role::User,
+            },
+            content: content_text(&m["content"]),
+        })
+        .collect();
+    let stream = req["stream"].as_bool().unwrap_or(false);
+    state.counters.chat_requests.fetch_add(1, Ordering::Relaxed);
+    if stream {
+        state
+            .counters
+            .chat_stream_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let model = req["model"].as_str().unwrap_or("mock").to_string();
+    let request = ChatRequest { messages };
+    let text = state.model.reply(&request);
+    let prompt_tokens = estimate_prompt_tokens(&request.messages);
+    let completion_tokens = estimate_tokens(&text);
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
+    let full = json!({
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": usage,
+    });
+    let fault = state.fault();
+    tokio::time::sleep(state.opts.delay).await;
+    if let Some(r) = inject(&state, fault, &full).await {
+        return r;
+    }
+    state
+        .counters
+        .chat_completed
+        .fetch_add(1, Ordering::Relaxed);
+    if !stream {
+        return Json(full).into_response();
+    }
+    sse(&model, &text, usage, state.opts.token_delay)
+}
+
+/// The reply as server-sent events: one chunk per word, a final chunk with `usage`, `[DONE]`.
+fn sse(model: &str, text: &str, usage: Value, token_delay: Duration) -> Response {
+    let chunk = |delta: Value, finish: Value, usage: Value| {
+        let mut c = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if !usage.is_null() {
+            c["usage"] = usage;
+        }
+        Bytes::from(format!("data: {c}\n\n"))
+    };
+    let mut events: Vec<(Duration, Bytes)> = vec![(
+        Duration::ZERO,
+        chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+            Value::Null,
+        ),
+    )];
+    for (i, word) in text.split(' ').enumerate() {
+        let piece = if i == 0 {
+            word.to_string()
+        } else {
+            format!(" {word}")
+        };
+        let wait = if i == 0 { Duration::ZERO } else { token_delay };
+        events.push((
+            wait,
+            chunk(json!({"content": piece}), Value::Null, Value::Null),
+        ));
+    }
+    events.push((Duration::ZERO, chunk(json!({}), json!("stop"), usage)));
+    events.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
+    let stream = futures_util::stream::unfold(events.into_iter(), |mut it| async move {
+        let (wait, bytes) = it.next()?;
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        Some((Ok::<_, std::io::Error>(bytes), it))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .expect("stream response")
+}
+
+async fn embeddings(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let texts: Vec<String> = match &req["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                "`input` must be a string or a list of strings",
+            )
+        }
+    };
+    state
+        .counters
+        .embedding_requests
+        .fetch_add(1, Ordering::Relaxed);
+    state
+        .counters
+        .texts_embedded
+        .fetch_add(texts.len() as u64, Ordering::Relaxed);
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": state.embedder.vector(t)}))
+        .collect();
+    let tokens: u64 = texts.iter().map(|t| estimate_tokens(t)).sum();
+    let full = json!({"object": "list", "data": data, "model": req["model"].as_str().unwrap_or("hash"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}});
+    let fault = if state.opts.faults.embeddings {
+        state.fault()
+    } else {
+        None
+    };
+    tokio::time::sleep(state.opts.delay).await;
+    if let Some(r) = inject(&state, fault, &full).await {
+        return r;
+    }
+    Json(full).into_response()
+}
+
+async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    Json(json!({"object": "list", "data": [
+        {"id": "mock", "object": "model", "owned_by": "rageval"},
+        {"id": format!("hash-{}", state.opts.dimensions), "object": "model", "owned_by": "rageval"},
+    ]}))
+    .into_response()
+}
+
+async fn stats(State(state): State<Arc<AppState>>) -> Response {
+    let c = &state.counters;
+    let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    Json(json!({
+        "chat_requests": n(&c.chat_requests),
+        "chat_stream_requests": n(&c.chat_stream_requests),
+        "chat_completed": n(&c.chat_completed),
+        "embedding_requests": n(&c.embedding_requests),
+        "texts_embedded": n(&c.texts_embedded),
+        "unauthorized": n(&c.unauthorized),
+        "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
+    }))
+    .into_response()
+}
+
+/// The address text users connect to.
+pub fn base_url(addr: SocketAddr) -> String {
+    format!("http://{addr}/v1")
+}

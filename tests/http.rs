@@ -1,0 +1,434 @@
+//! The HTTP path, for real: `rageval mock-llm` on an ephemeral loopback port, the sweep as an
+//! OpenAI-compatible client, faults injected by the server.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{col, read_csv, stderr, stdout, Project};
+
+const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
+
+/// A `rageval mock-llm` process, killed when dropped.
+pub struct MockLlm {
+    child: Child,
+    pub url: String,
+    addr: String,
+}
+
+impl MockLlm {
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+            .args(["mock-llm", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mock-llm");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("url in first line")
+            .to_string();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1")
+            .to_string();
+        MockLlm { child, url, addr }
+    }
+
+    /// `GET /stats`.
+    pub fn stats(&self) -> Value {
+        let (status, body) = raw(&self.addr, "GET", "/stats", &[], b"");
+        assert_eq!(status, 200);
+        serde_json::from_slice(&body).unwrap()
+    }
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal HTTP/1.1 request: (status, body).
+fn raw(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let text = String::from_utf8_lossy(&resp);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body_at = text.find("\r\n\r\n").map(|i| i + 4).unwrap_or(resp.len());
+    (status, resp[body_at..].to_vec())
+}
+
+/// A sample project whose config sends chat (and optionally embeddings) to `url`.
+fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
+    let p = Project::sample();
+    let embedder = if http_embedder {
+        format!("embedder:\n  kind: openai\n  base_url: {url}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\n  batch_size: 64\n")
+    } else {
+        String::new()
+    };
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\n{embedder}chat:\n  kind: openai\n  base_url: {url}\n  model: mock\n  api_key_env: {KEY_ENV}\n{extra_chat}sweep:\n  min_score: 0.1..0.5\n  k: 1,2,4,8\n"
+        ),
+    );
+    p
+}
+
+/// results.json without the figures that vary from run to run (latency) or name the backend.
+fn comparable(p: &Project, out: &str) -> (Value, Value) {
+    let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
+    for run in v["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("latency_ms");
+    }
+    for s in v["settings"].as_array_mut().unwrap() {
+        let s = s.as_object_mut().unwrap();
+        s.remove("latency_p50_ms");
+        s.remove("latency_p95_ms");
+    }
+    (v["runs"].take(), v["settings"].take())
+}
+
+fn builtin(p: &Project) -> (Value, Value) {
+    p.cmd(&[
+        "sweep",
+        "--config",
+        "/dev/null",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--out",
+        "builtin",
+        "-q",
+    ])
+    .assert()
+    .success();
+    comparable(p, "builtin")
+}
+
+#[test]
+fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
+    let server = MockLlm::start(&[]);
+    let p = http_project(&server.url, true, "");
+    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        comparable(&p, "reports/latest"),
+        builtin(&p),
+        "HTTP and builtin sweeps differ"
+    );
+
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
+    let stats = server.stats();
+    assert_eq!(
+        stats["chat_requests"].as_u64(),
+        Some(distinct),
+        "one chat call per distinct prompt"
+    );
+    // 23 chunks and 26 questions, each embedded once, in one batch each.
+    assert_eq!(stats["texts_embedded"].as_u64(), Some(23 + 26));
+    assert_eq!(stats["embedding_requests"].as_u64(), Some(2));
+
+    let again = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+    assert!(again.status.success());
+    assert!(
+        stdout(&again).contains(&format!(
+            "{distinct} distinct prompts ({distinct} from cache, 0 failed)"
+        )),
+        "{}",
+        stdout(&again)
+    );
+    let after = server.stats();
+    assert_eq!(
+        after["chat_requests"], stats["chat_requests"],
+        "a rerun makes no chat call"
+    );
+    assert_eq!(
+        after["embedding_requests"], stats["embedding_requests"],
+        "nor an embedding call"
+    );
+    assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
+
+    // The key is never written anywhere.
+    for f in [
+        "reports/latest/results.json",
+        ".rageval/cache/chat.jsonl",
+        ".rageval/cache/embeddings.jsonl",
+    ] {
+        assert!(!p.read(f).contains("test-key"), "{f} holds the key");
+    }
+}
+
+#[test]
+fn streamed_sweep_equals_builtin() {
+    let server = MockLlm::start(&[]);
+    let p = http_project(&server.url, false, "");
+    let out = p
+        .cmd(&["sweep", "--stream", "--no-cache"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
+    let stats = server.stats();
+    assert!(stats["chat_stream_requests"].as_u64().unwrap() > 0);
+    assert_eq!(stats["chat_stream_requests"], stats["chat_requests"]);
+}
+
+#[test]
+fn injected_500s_and_429s_are_retried_to_identical_results() {
+    for status in ["500", "429"] {
+        let server = MockLlm::start(&[
+            "--fail-rate",
+            "0.3",
+            "--fail-status",
+            status,
+            "--retry-after",
+            "0",
+            "--seed",
+            "7",
+        ]);
+        let p = http_project(&server.url, false, "  max_retries: 12\n");
+        let out = p
+            .cmd(&["sweep", "--no-cache"])
+            .env(KEY_ENV, "test-key")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{status}: {}", stderr(&out));
+        assert_eq!(comparable(&p, "reports/latest"), builtin(&p), "{status}");
+        assert!(
+            server.stats()["faults"]["failed"].as_u64().unwrap() > 10,
+            "faults were injected"
+        );
+    }
+}
+
+/// Sweep against a faulty server with no retries; the runs that failed, by error kind.
+fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (std::process::Output, Vec<String>, Duration) {
+    let server = MockLlm::start(fault);
+    let p = http_project(
+        &server.url,
+        false,
+        &format!("  max_retries: 0\n{extra_chat}"),
+    );
+    let started = Instant::now();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--no-cache",
+            "--allow-errors",
+            "--k",
+            "2",
+            "--min-score",
+            "0.1",
+        ])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    let kinds = rows
+        .iter()
+        .filter(|r| col(&h, r, "outcome") == "error")
+        .map(|r| col(&h, r, "error_kind").to_string())
+        .collect();
+    (out, kinds, took)
+}
+
+#[test]
+fn malformed_bodies_dropped_connections_and_hangs_end_as_typed_errors() {
+    let (out, kinds, _) = faulty_sweep(&["--malformed-rate", "0.5", "--seed", "1"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "malformed"),
+        "{kinds:?}"
+    );
+
+    let (out, kinds, _) = faulty_sweep(&["--drop-rate", "0.5", "--seed", "2"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "transport"),
+        "{kinds:?}"
+    );
+
+    let (out, kinds, took) =
+        faulty_sweep(&["--hang-rate", "0.3", "--seed", "3"], "  timeout_s: 1\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "timeout"),
+        "{kinds:?}"
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "hung calls end at the timeout: {took:?}"
+    );
+    assert!(
+        stderr(&out).contains("timeout"),
+        "errors are reported by kind: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn errors_exit_2_unless_allowed() {
+    let server = MockLlm::start(&["--malformed-rate", "0.5", "--seed", "1"]);
+    let p = http_project(&server.url, false, "  max_retries: 0\n");
+    let out = p
+        .cmd(&["sweep", "--no-cache"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("malformed"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow-errors"));
+}
+
+#[test]
+fn server_down_exits_2_and_writes_no_report() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    for http_embedder in [false, true] {
+        let p = http_project(&url, http_embedder, "  max_retries: 1\n");
+        let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("connect"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+        assert!(
+            !p.path().join("reports/latest").exists(),
+            "no report may be written"
+        );
+    }
+}
+
+#[test]
+fn a_wrong_key_gives_a_clear_401_without_the_key() {
+    let server = MockLlm::start(&[]);
+    let p = http_project(&server.url, true, "");
+    let out = p
+        .cmd(&["sweep"])
+        .env(KEY_ENV, "sk-wrong-secret-123")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("401") && err.contains(KEY_ENV), "{err}");
+    assert!(
+        !err.contains("sk-wrong-secret-123") && !stdout(&out).contains("sk-wrong"),
+        "{err}"
+    );
+    assert_eq!(
+        server.stats()["unauthorized"].as_u64(),
+        Some(1),
+        "a 401 is not retried"
+    );
+}
+
+#[test]
+fn server_auth_limits_and_errors_follow_the_openai_shape() {
+    let server = MockLlm::start(&["--max-body-bytes", "1000"]);
+    let body = br#"{"model":"mock","messages":[{"role":"user","content":"hi"}]}"#;
+    let (status, resp) = raw(
+        &server.addr,
+        "POST",
+        "/v1/chat/completions",
+        &[("Content-Type", "application/json")],
+        body,
+    );
+    assert_eq!(status, 401);
+    let v: Value = serde_json::from_slice(&resp).unwrap();
+    assert!(v["error"]["message"].as_str().unwrap().contains("API key"));
+    let auth = [
+        ("Authorization", "Bearer test-key"),
+        ("Content-Type", "application/json"),
+    ];
+    let (status, resp) = raw(&server.addr, "POST", "/v1/chat/completions", &auth, body);
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&resp).unwrap();
+    assert_eq!(
+        v["choices"][0]["message"]["content"], "hi",
+        "non-context messages are echoed"
+    );
+    assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    let big = vec![b'x'; 5000];
+    let (status, _) = raw(&server.addr, "POST", "/v1/chat/completions", &auth, &big);
+    assert_eq!(status, 413);
+    let (status, resp) = raw(&server.addr, "GET", "/v1/models", &auth, b"");
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&resp).contains("\"mock\""));
+}
+
+#[test]
+fn a_killed_sweep_keeps_finished_calls() {
+    let server = MockLlm::start(&["--delay-ms", "30"]);
+    let p = http_project(&server.url, false, "");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+        .current_dir(p.path())
+        .args(["sweep", "--concurrency", "2"])
+        .env(KEY_ENV, "test-key")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Let part of the calls finish, then kill the sweep mid-flight.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.stats()["chat_completed"].as_u64().unwrap() < 20 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let made_first = server.stats()["chat_requests"].as_u64().unwrap();
+    let cached = p.read(".rageval/cache/chat.jsonl").lines().count() as u64;
+    assert!(cached >= 20, "finished calls are on disk: {cached}");
+
+    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
+    let hits = json["calls"]["cache_hits"].as_u64().unwrap();
+    let made_second = server.stats()["chat_requests"].as_u64().unwrap() - made_first;
+    assert!(hits >= 20, "{hits}");
+    assert_eq!(
+        hits + made_second,
+        distinct,
+        "the rerun calls only what was not finished"
+    );
+    assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
+}
