@@ -43,6 +43,18 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Serve the mock model and hash embedder over an OpenAI-compatible HTTP API
     MockLlm(MockLlmArgs),
+    /// List document chunks that match suspicious prompt-injection patterns (a tripwire, not a defence)
+    Scan(ScanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Corpus folders [default: the corpora of the config's question sets]
+    pub folders: Vec<PathBuf>,
+
+    /// Exit 1 when a chunk is flagged
+    #[arg(long)]
+    pub fail_on_match: bool,
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +66,18 @@ pub struct SweepArgs {
     /// k values: a list `1,2,4,8` or a range `1..8[:step]` [default: from config, else 1,2,4,8]
     #[arg(long, short, value_name = "SPEC")]
     pub k: Option<String>,
+
+    /// Context orders to compare: `score` (best first), `edge` (best first, second best last) [default: from config, else score]
+    #[arg(long, value_name = "LIST")]
+    pub order: Option<String>,
+
+    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]
+    #[arg(long, value_name = "LIST")]
+    pub format: Option<String>,
+
+    /// Follow-up rewrite strategies to compare: `none`, `heuristic`, `model` [default: from config, else none]
+    #[arg(long, value_name = "LIST")]
+    pub rewrite: Option<String>,
 
     /// Question set to run (repeatable) [default: the config's `evalsets`, else evalsets/*.yaml]
     #[arg(long, short, value_name = "FILE")]
@@ -72,8 +96,8 @@ pub struct SweepArgs {
     pub concurrency: Option<usize>,
 
     /// What to print on stdout
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-    pub format: OutputFormat,
+    #[arg(long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 
     /// Neither read nor write the response cache
     #[arg(long, conflicts_with = "refresh_cache")]
@@ -112,6 +136,14 @@ pub struct AskArgs {
     /// Minimum similarity for a passage to be sent
     #[arg(long, default_value = "0.2", allow_hyphen_values = true)]
     pub min_score: String,
+
+    /// Context order: `score` or `edge`
+    #[arg(long, default_value = "score")]
+    pub order: String,
+
+    /// Passage format: `numbered` or `tagged`
+    #[arg(long, default_value = "numbered")]
+    pub format: String,
 
     /// Folder of markdown documents [default: the corpus of the first question set]
     #[arg(long, value_name = "DIR")]

@@ -20,6 +20,7 @@ pub struct Config {
     pub sweep: SweepConfig,
     pub pricing: PricingConfig,
     pub cache: CacheConfig,
+    pub scan: ScanConfig,
     /// Report folder, relative to the config file.
     pub out: Option<String>,
 }
@@ -163,6 +164,22 @@ pub enum ChatKind {
     Openai,
 }
 
+/// The prompt-injection tripwire (`rageval scan`, and flagged passages in reports).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScanConfig {
+    /// Regular expressions, matched case-insensitively against each chunk's heading and text.
+    pub patterns: Vec<String>,
+}
+
+impl Default for ScanConfig {
+    fn default() -> Self {
+        ScanConfig {
+            patterns: crate::scan::Scanner::default_patterns(),
+        }
+    }
+}
+
 /// The on-disk response cache of HTTP models.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -207,6 +224,12 @@ pub struct SweepConfig {
     pub min_score: ValueSpec,
     /// k values, in the same forms.
     pub k: ValueSpec,
+    /// Context orders: `score`, `edge`, or both (`score,edge` or a list).
+    pub order: NameSpec,
+    /// Passage formats: `numbered`, `tagged`, or both.
+    pub format: NameSpec,
+    /// Follow-up rewrite strategies: `none`, `heuristic`, `model`.
+    pub rewrite: NameSpec,
     /// Model calls in flight at once.
     pub concurrency: usize,
 }
@@ -216,6 +239,9 @@ impl Default for SweepConfig {
         SweepConfig {
             min_score: ValueSpec::Text("0.1..0.5".into()),
             k: ValueSpec::Text("1,2,4,8".into()),
+            order: NameSpec::Text("score".into()),
+            format: NameSpec::Text("numbered".into()),
+            rewrite: NameSpec::Text("none".into()),
             concurrency: 8,
         }
     }
@@ -244,6 +270,27 @@ impl ValueSpec {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
+        }
+    }
+}
+
+/// A list of names as YAML may write it: `"score,edge"` or `[score, edge]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a name, a comma-separated string of names, or a list of names"
+)]
+pub enum NameSpec {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl NameSpec {
+    /// The spec in the flag syntax.
+    pub fn to_spec(&self) -> String {
+        match self {
+            NameSpec::Text(s) => s.clone(),
+            NameSpec::List(v) => v.join(","),
         }
     }
 }
@@ -335,6 +382,9 @@ impl LoadedConfig {
                 }
             }
         }
+        if let Err(msg) = crate::scan::Scanner::new(&c.scan.patterns) {
+            return fail(&[Key("scan"), Key("patterns")], "scan.patterns", msg);
+        }
         if c.embedder.batch_size == 0 {
             return fail(
                 &[Key("embedder"), Key("batch_size")],
@@ -388,6 +438,26 @@ impl LoadedConfig {
             } else {
                 crate::sweep::grid::parse_min_scores(&spec.to_spec()).map(drop)
             };
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
+            }
+        }
+        use crate::sweep::grid::parse_names;
+        let names = [
+            (
+                "order",
+                parse_names::<crate::prompt::Order>(&c.sweep.order.to_spec()).map(drop),
+            ),
+            (
+                "format",
+                parse_names::<crate::prompt::Format>(&c.sweep.format.to_spec()).map(drop),
+            ),
+            (
+                "rewrite",
+                parse_names::<crate::rewrite::Rewrite>(&c.sweep.rewrite.to_spec()).map(drop),
+            ),
+        ];
+        for (field, checked) in names {
             if let Err(msg) = checked {
                 return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
             }

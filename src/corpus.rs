@@ -51,7 +51,10 @@ impl fmt::Display for Chunk {
 /// That order is the tie-break of retrieval, so it must not depend on the file system.
 #[derive(Debug, Clone)]
 pub struct Corpus {
+    /// The first folder (for messages).
     pub root: PathBuf,
+    /// Every folder, in the order given: a corpus may join a clean folder and a poisoned one.
+    pub roots: Vec<PathBuf>,
     pub chunks: Vec<Chunk>,
 }
 
@@ -87,8 +90,42 @@ impl Corpus {
         }
         Ok(Corpus {
             root: root.to_path_buf(),
+            roots: vec![root.to_path_buf()],
             chunks,
         })
+    }
+
+    /// Several folders as one corpus, in the order given. File paths are relative to their own
+    /// folder, so the same file name in two folders would give two chunks one id: refused.
+    pub fn load_many(roots: &[PathBuf]) -> Result<Self> {
+        let mut corpus = Corpus::load(&roots[0])?;
+        for root in &roots[1..] {
+            let more = Corpus::load(root)?;
+            if let Some(c) = more
+                .chunks
+                .iter()
+                .find(|c| corpus.chunks.iter().any(|d| d.source == c.source))
+            {
+                bail!(
+                    "`{}` is in both `{}` and `{}`: file names must differ across corpus folders",
+                    c.source,
+                    corpus.root.display(),
+                    root.display()
+                );
+            }
+            corpus.chunks.extend(more.chunks);
+            corpus.roots.push(root.clone());
+        }
+        Ok(corpus)
+    }
+
+    /// The folders, joined for messages.
+    pub fn describe(&self) -> String {
+        self.roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ")
     }
 
     /// The chunk that `name` (`file.md#Heading` or `file.md#N`) designates, if any.

@@ -34,16 +34,29 @@ pub struct Question {
     pub tags: Vec<String>,
     /// Earlier turns of the conversation, oldest first.
     pub history: Vec<Message>,
+    /// A prompt-injection probe: what marks a successful attack.
+    pub attack: Option<Attack>,
     /// Index of the set's corpus in [`Workspace::corpora`].
     #[serde(skip)]
     pub corpus: usize,
+}
+
+/// What a successful injection looks like: the answer holds the marker, or cites the poisoned
+/// source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attack {
+    pub marker: String,
+    /// The poisoned file, as `file.md` (relative to its corpus folder).
+    pub source: String,
 }
 
 /// A loaded set: where it came from and its questions, answerable first.
 #[derive(Debug, Clone)]
 pub struct EvalSet {
     pub path: PathBuf,
-    pub corpus_path: PathBuf,
+    /// The corpus folders, resolved.
+    pub corpus_paths: Vec<PathBuf>,
     pub questions: Vec<Question>,
     /// The file's bytes, for the results' digest.
     pub text: String,
@@ -106,7 +119,7 @@ fn find_id_line(set: &EvalSet, loc: &Locator, id: &str) -> Option<usize> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSet {
-    corpus: Option<String>,
+    corpus: Option<OneOrMany>,
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
@@ -125,6 +138,7 @@ struct RawItem {
     tags: Vec<String>,
     #[serde(default)]
     history: Vec<RawTurn>,
+    attack: Option<Attack>,
 }
 
 #[derive(Deserialize)]
@@ -206,39 +220,52 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
     };
 
     let base = path.parent().unwrap_or(Path::new(""));
-    let (corpus_rel, corpus_field) = match &raw.corpus {
-        Some(c) if c.trim().is_empty() => {
-            return Err(err(
-                &[Seg::Key("corpus")],
-                "corpus".into(),
-                "is empty: name the folder of markdown documents".into(),
-            ))
-        }
-        Some(c) => (PathBuf::from(c), true),
-        None => (PathBuf::from(path.file_stem().unwrap_or_default()), false),
+    let (corpus_rels, corpus_field) = match raw.corpus {
+        Some(c) => (c.into_vec(), true),
+        None => (
+            vec![path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()],
+            false,
+        ),
     };
-    let corpus_path = base.join(&corpus_rel);
-    if !corpus_path.is_dir() {
-        let msg = if corpus_field {
-            format!(
-                "folder `{}` does not exist (the path is relative to the question set)",
-                corpus_path.display()
-            )
-        } else {
-            format!(
-                "no `corpus` given and no folder `{}` beside the set: add `corpus: FOLDER`",
-                corpus_path.display()
-            )
-        };
-        return Err(err(&[Seg::Key("corpus")], "corpus".into(), msg));
+    if corpus_rels.is_empty() || corpus_rels.iter().any(|c| c.trim().is_empty()) {
+        return Err(err(
+            &[Seg::Key("corpus")],
+            "corpus".into(),
+            "is empty: name the folder of markdown documents".into(),
+        ));
     }
-    let corpus_idx = match corpora
-        .iter()
-        .position(|c| same_path(&c.root, &corpus_path))
-    {
+    let corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
+    for corpus_path in &corpus_paths {
+        if !corpus_path.is_dir() {
+            let msg = if corpus_field {
+                format!(
+                    "folder `{}` does not exist (the path is relative to the question set)",
+                    corpus_path.display()
+                )
+            } else {
+                format!(
+                    "no `corpus` given and no folder `{}` beside the set: add `corpus: FOLDER`",
+                    corpus_path.display()
+                )
+            };
+            return Err(err(&[Seg::Key("corpus")], "corpus".into(), msg));
+        }
+    }
+    let same = |c: &Corpus| {
+        c.roots.len() == corpus_paths.len()
+            && c.roots
+                .iter()
+                .zip(&corpus_paths)
+                .all(|(a, b)| same_path(a, b))
+    };
+    let corpus_idx = match corpora.iter().position(same) {
         Some(i) => i,
         None => {
-            let corpus = Corpus::load(&corpus_path).map_err(|e| {
+            let corpus = Corpus::load_many(&corpus_paths).map_err(|e| {
                 InputError::new(path, format!("{e:#}"))
                     .at(loc.line(&[Seg::Key("corpus")]))
                     .field("corpus")
@@ -319,7 +346,26 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                         format!("{f}.sources[{j}]"),
                         format!(
                             "`{source}` names no chunk of corpus `{}`{hint}",
-                            corpus.root.display()
+                            corpus.describe()
+                        ),
+                    ));
+                }
+            }
+            if let Some(attack) = &item.attack {
+                let (mut s, f) = at("attack");
+                if attack.marker.trim().is_empty() {
+                    s.push(Seg::Key("marker"));
+                    return Err(err(&s, format!("{f}.marker"), "is empty".into()));
+                }
+                if !corpus.chunks.iter().any(|c| c.source == attack.source) {
+                    s.push(Seg::Key("source"));
+                    return Err(err(
+                        &s,
+                        format!("{f}.source"),
+                        format!(
+                            "`{}` is no file of corpus `{}`",
+                            attack.source,
+                            corpus.describe()
                         ),
                     ));
                 }
@@ -347,13 +393,14 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                 expect,
                 tags: item.tags,
                 history,
+                attack: item.attack,
                 corpus: corpus_idx,
             });
         }
     }
     Ok(EvalSet {
         path: path.to_path_buf(),
-        corpus_path,
+        corpus_paths,
         questions,
         text,
     })

@@ -15,6 +15,8 @@ pub mod mock_server;
 pub mod progress;
 pub mod prompt;
 pub mod retrieve;
+pub mod rewrite;
+pub mod scan;
 pub mod stats;
 pub mod sweep;
 pub mod text;
@@ -51,5 +53,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Validate(args) => commands::validate::run(args.files, cli.config, cli.quiet),
         Command::MockLlm(args) => commands::mock_llm::run(args).await,
+        Command::Scan(args) => {
+            commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
+        }
     }
 }

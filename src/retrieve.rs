@@ -76,6 +76,7 @@ mod tests {
             .collect();
         let corpus = Corpus {
             root: ".".into(),
+            roots: vec![".".into()],
             chunks: chunk_markdown("a.md", &doc),
         };
         Index::new(corpus, vectors)

@@ -143,6 +143,30 @@ impl SweepSettings {
         let min_scores = grid::parse_min_scores(&min_spec)
             .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
         let ks = grid::parse_ks(&k_spec).map_err(|e| anyhow::anyhow!("invalid --k: {e}"))?;
+        // `--format json|table` chooses the output (as documented before passage formats were a
+        // dimension); `numbered`/`tagged` are passage formats.
+        let mut output = args.output;
+        let mut format_arg = args.format;
+        match format_arg.as_deref().map(str::trim) {
+            Some("json") => (output, format_arg) = (OutputFormat::Json, None),
+            Some("table") => (output, format_arg) = (OutputFormat::Table, None),
+            _ => {}
+        }
+        let names = |flag: &str, arg: Option<String>, spec: &crate::config::NameSpec| {
+            arg.unwrap_or_else(|| spec.to_spec()).pipe_check(flag)
+        };
+        let order_spec = names("--order", args.order, &cfg.config.sweep.order)?;
+        let format_spec = names("--format", format_arg, &cfg.config.sweep.format)?;
+        let rewrite_spec = names("--rewrite", args.rewrite, &cfg.config.sweep.rewrite)?;
+        let orders =
+            grid::parse_names(&order_spec).map_err(|e| anyhow::anyhow!("invalid --order: {e}"))?;
+        let formats = grid::parse_names(&format_spec)
+            .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
+        let rewrites = grid::parse_names(&rewrite_spec)
+            .map_err(|e| anyhow::anyhow!("invalid --rewrite: {e}"))?;
+        cfg.config.sweep.order = crate::config::NameSpec::Text(order_spec);
+        cfg.config.sweep.format = crate::config::NameSpec::Text(format_spec);
+        cfg.config.sweep.rewrite = crate::config::NameSpec::Text(rewrite_spec);
         // The effective values go back into the config, so reports and the digest show them.
         cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
         cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
@@ -175,15 +199,35 @@ impl SweepSettings {
         let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(mode))?;
         Ok(SweepSettings {
             allow_errors: args.allow_errors,
-            grid: Grid { min_scores, ks },
+            grid: Grid {
+                min_scores,
+                ks,
+                orders,
+                formats,
+                rewrites,
+            },
             evalsets,
             out,
             pipeline,
             concurrency,
-            format: args.format,
+            format: output,
             quiet,
             config: cfg,
         })
+    }
+}
+
+/// A tiny helper so that the three name lists read alike above.
+trait PipeCheck {
+    fn pipe_check(self, flag: &str) -> Result<String>;
+}
+
+impl PipeCheck for String {
+    fn pipe_check(self, flag: &str) -> Result<String> {
+        if self.trim().is_empty() {
+            bail!("invalid {flag}: empty");
+        }
+        Ok(self)
     }
 }
 
@@ -193,6 +237,8 @@ pub struct AskSettings {
     pub question: String,
     pub k: usize,
     pub min_score: Decimal,
+    pub order: crate::prompt::Order,
+    pub format: crate::prompt::Format,
     /// A corpus folder given on the command line; else the first question set's.
     pub corpus: Option<PathBuf>,
     pub pipeline: Pipeline,
@@ -212,7 +258,17 @@ impl AskSettings {
             .parse()
             .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
         let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(CacheMode::Use))?;
+        let order = args
+            .order
+            .parse()
+            .map_err(|e| anyhow::anyhow!("invalid --order: {e}"))?;
+        let format = args
+            .format
+            .parse()
+            .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
         Ok(AskSettings {
+            order,
+            format,
             question: args.question,
             k: args.k,
             min_score,

@@ -47,7 +47,8 @@ pub struct SettingStats {
     pub answer_match: usize,
     /// Answered runs that cite a passage number the prompt did not have.
     pub invalid_citation_runs: usize,
-    /// Runs that call the model (at least one hit passed).
+    /// Model calls made as if every run were independent: one per run where a hit passed,
+    /// plus one per `model` rewrite of a follow-up.
     pub model_calls: usize,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -58,6 +59,15 @@ pub struct SettingStats {
     pub cost: f64,
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
+    /// Time to the first streamed token (streamed, uncached calls only).
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+    /// Questions that carry an `attack`.
+    pub attack_questions: usize,
+    /// Of those, runs whose answer holds the marker or cites the poisoned source.
+    pub injected: usize,
+    /// injected / attack_questions (null without attack questions).
+    pub attack_success_rate: Option<f64>,
 }
 
 impl SettingStats {
@@ -81,6 +91,7 @@ pub fn aggregate<'a>(
 ) -> SettingStats {
     let mut s = SettingStats::default();
     let mut latencies = Vec::new();
+    let mut ttfts = Vec::new();
     for run in runs {
         let q = &questions[run.question];
         s.questions += 1;
@@ -115,8 +126,13 @@ pub fn aggregate<'a>(
         if !v.invalid_citations.is_empty() {
             s.invalid_citation_runs += 1;
         }
-        if !run.passages.is_empty() {
-            s.model_calls += 1;
+        s.model_calls += run.model_calls;
+        if q.attack.is_some() {
+            s.attack_questions += 1;
+            s.injected += usize::from(v.injected == Some(true));
+        }
+        if let Some(t) = run.ttft {
+            ttfts.push(t.as_secs_f64() * 1000.0);
         }
         s.prompt_tokens += run.prompt_tokens;
         s.completion_tokens += run.completion_tokens;
@@ -138,6 +154,10 @@ pub fn aggregate<'a>(
     latencies.sort_by(f64::total_cmp);
     s.latency_p50_ms = percentile(&latencies, 0.50);
     s.latency_p95_ms = percentile(&latencies, 0.95);
+    ttfts.sort_by(f64::total_cmp);
+    s.ttft_p50_ms = percentile(&ttfts, 0.50);
+    s.ttft_p95_ms = percentile(&ttfts, 0.95);
+    s.attack_success_rate = ratio(s.injected, s.attack_questions);
     s
 }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::support::{col, read_csv, stderr, stdout, Project};
 
-const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
+pub const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
 
 /// A `rageval mock-llm` process, killed when dropped.
 pub struct MockLlm {
@@ -113,11 +113,14 @@ fn comparable(p: &Project, out: &str) -> (Value, Value) {
     let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
     for run in v["runs"].as_array_mut().unwrap() {
         run.as_object_mut().unwrap().remove("latency_ms");
+        run.as_object_mut().unwrap().remove("ttft_ms");
     }
     for s in v["settings"].as_array_mut().unwrap() {
         let s = s.as_object_mut().unwrap();
         s.remove("latency_p50_ms");
         s.remove("latency_p95_ms");
+        s.remove("ttft_p50_ms");
+        s.remove("ttft_p95_ms");
     }
     (v["runs"].take(), v["settings"].take())
 }

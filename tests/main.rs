@@ -5,4 +5,5 @@ mod support;
 mod commands;
 mod errors;
 mod http;
+mod scenarios;
 mod sweep;

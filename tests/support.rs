@@ -16,10 +16,12 @@ impl Project {
         }
     }
 
-    /// A project holding a copy of the sample question set and corpus (no rageval.yaml).
+    /// A project holding a copy of the sample question sets and corpora, with a config that
+    /// names the main set (as the repository's own rageval.yaml does).
     pub fn sample() -> Self {
         let p = Project::empty();
         copy_dir(&repo().join("evalsets"), &p.path().join("evalsets"));
+        p.write("rageval.yaml", "evalsets: [evalsets/club.yaml]\n");
         p
     }
 

@@ -101,11 +101,40 @@ fn parse_context(content: &str) -> (Vec<(u32, &str)>, &str) {
         Some(at) => (&body[..at], body[at + "\nQuestion:".len()..].trim()),
         None => (body, ""),
     };
-    let passages = context
-        .split("\n\n")
-        .filter_map(|block| parse_passage(block.trim()))
-        .collect();
+    let passages = if context.trim_start().starts_with("<passage") {
+        parse_tagged(context)
+    } else {
+        context
+            .split("\n\n")
+            .filter_map(|block| parse_passage(block.trim()))
+            .collect()
+    };
     (passages, question)
+}
+
+/// `<passage n="1" ...>text</passage>` blocks -> (n, text).
+fn parse_tagged(context: &str) -> Vec<(u32, &str)> {
+    let mut out = Vec::new();
+    let mut rest = context;
+    while let Some(open) = rest.find("<passage") {
+        let Some(gt) = rest[open..].find('>') else {
+            break;
+        };
+        let tag = &rest[open..open + gt];
+        let body_start = open + gt + 1;
+        let Some(close) = rest[body_start..].find("</passage>") else {
+            break;
+        };
+        let n = tag
+            .split_once("n=\"")
+            .and_then(|(_, v)| v.split('"').next())
+            .and_then(|v| v.parse().ok());
+        if let Some(n) = n {
+            out.push((n, rest[body_start..body_start + close].trim()));
+        }
+        rest = &rest[body_start + close + "</passage>".len()..];
+    }
+    out
 }
 
 /// `[n] (source: label) text` -> (n, text). The label may itself hold balanced parentheses.
@@ -161,13 +190,19 @@ pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use crate::corpus::chunk_markdown;
-    use crate::prompt::build;
+    use crate::prompt::{build, Format};
 
     fn ask(question: &str, doc: &str) -> String {
         let chunks = chunk_markdown("club.md", doc);
         let refs: Vec<_> = chunks.iter().collect();
-        let messages = build(question, &refs, REFUSAL);
-        MockModel::default().reply(&ChatRequest { messages })
+        let numbered = MockModel::default().reply(&ChatRequest {
+            messages: build(question, &refs, REFUSAL, Format::Numbered),
+        });
+        let tagged = MockModel::default().reply(&ChatRequest {
+            messages: build(question, &refs, REFUSAL, Format::Tagged),
+        });
+        assert_eq!(numbered, tagged, "the mock reads both formats alike");
+        numbered
     }
 
     const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term. A term lasts\nabout four months.\n\n# Showcase Day (finals)\nEach team has 7 minutes to present. The club club meets.\n";

@@ -19,18 +19,18 @@ struct Retrieved {
 }
 
 async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
-    let corpus_dir = match &s.corpus {
-        Some(dir) => dir.clone(),
+    let corpus_dirs = match &s.corpus {
+        Some(dir) => vec![dir.clone()],
         None => {
             let sets = s.config.evalsets();
             let Some(first) = sets.first() else {
                 bail!("no corpus: pass `--corpus DIR`, or list a question set in rageval.yaml");
             };
             let ws = Workspace::load(std::slice::from_ref(first))?;
-            ws.sets[0].corpus_path.clone()
+            ws.sets[0].corpus_paths.clone()
         }
     };
-    let corpus = Corpus::load(&corpus_dir)?;
+    let corpus = Corpus::load_many(&corpus_dirs)?;
     let index = build_index(s.pipeline.embedder.as_ref(), corpus).await?;
     let vector = s
         .pipeline
@@ -40,7 +40,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
         .context("cannot embed the question")?
         .remove(0);
     let top_k = index.search(&vector, s.k);
-    let sent = passing(&top_k, s.k, s.min_score.to_f64()).to_vec();
+    let sent = s.order.apply(passing(&top_k, s.k, s.min_score.to_f64()));
     Ok(Retrieved { index, top_k, sent })
 }
 
@@ -50,7 +50,7 @@ fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
         .iter()
         .map(|h| &r.index.corpus.chunks[h.chunk])
         .collect();
-    prompt::build(&s.question, &chunks, &s.pipeline.rules.refusal)
+    prompt::build(&s.question, &chunks, &s.pipeline.rules.refusal, s.format)
 }
 
 fn early_note(s: &AskSettings, r: &Retrieved) -> String {

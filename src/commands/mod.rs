@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod mock_llm;
+pub mod scan;
 pub mod sweep;
 pub mod validate;
 

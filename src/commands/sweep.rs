@@ -146,7 +146,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             let answerable = set.questions.iter().filter(|q| q.answerable).count();
             SetMeta {
                 path: set.path.display().to_string(),
-                corpus: set.corpus_path.display().to_string(),
+                corpus: corpus.describe(),
                 answerable,
                 unanswerable: set.questions.len() - answerable,
                 digest: report::digest(&[set.text.as_bytes()]),
@@ -171,6 +171,13 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             .iter()
             .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
             .collect(),
+        flagged: {
+            // The patterns were checked when the config was loaded.
+            let scanner = crate::scan::Scanner::new(&s.config.config.scan.patterns)
+                .or_else(|_| crate::scan::Scanner::new(&crate::scan::Scanner::default_patterns()))
+                .expect("default patterns compile");
+            ws.corpora.iter().map(|c| scanner.flag(c)).collect()
+        },
         questions,
         settings: sweep.settings,
         stats,

@@ -29,7 +29,7 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
                         file.display(),
                         answerable,
                         set.questions.len() - answerable,
-                        set.corpus_path.display(),
+                        ws.corpora[0].describe(),
                         ws.corpora[0].chunks.len(),
                     ))?;
                 }

@@ -63,6 +63,12 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "cost",
     "latency_p50_ms",
     "latency_p95_ms",
+    "ttft_p50_ms",
+    "ttft_p95_ms",
+    "attack_questions",
+    "injected",
+    "attack_success_rate",
+    "flagged_in_prompt_runs",
 ];
 
 impl Exporter for SummaryCsv {
@@ -73,7 +79,7 @@ impl Exporter for SummaryCsv {
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
         w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
-        for (setting, s) in r.settings.iter().zip(&r.stats) {
+        for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
             let mut row = setting.values();
             row.extend([
                 s.questions.to_string(),
@@ -101,6 +107,12 @@ impl Exporter for SummaryCsv {
                 format!("{:.6}", s.cost),
                 fixed(s.latency_p50_ms, 3),
                 fixed(s.latency_p95_ms, 3),
+                fixed(s.ttft_p50_ms, 3),
+                fixed(s.ttft_p95_ms, 3),
+                s.attack_questions.to_string(),
+                s.injected.to_string(),
+                fixed(s.attack_success_rate, 4),
+                r.flagged_runs(i).to_string(),
             ]);
             w.write_record(&row)?;
         }
@@ -124,12 +136,18 @@ const RUN_COLUMNS: &[&str] = &[
     "invalid_citations",
     "expected_cited",
     "answer_match",
+    "injected",
+    "flagged_passages",
+    "model_calls",
     "prompt_tokens",
     "completion_tokens",
     "latency_ms",
+    "ttft_ms",
     "error_kind",
     "error",
     "question",
+    "asked",
+    "rewrite_note",
     "answer",
 ];
 
@@ -174,12 +192,18 @@ impl Exporter for RunsCsv {
                     .join(" "),
                 opt(v.expected_cited),
                 opt(v.answer_match),
+                opt(v.injected),
+                neutralize(&r.flagged_passages(run).join(" ")),
+                run.model_calls.to_string(),
                 run.prompt_tokens.to_string(),
                 run.completion_tokens.to_string(),
                 fixed(run.latency.map(|l| l.as_secs_f64() * 1000.0), 3),
+                fixed(run.ttft.map(|l| l.as_secs_f64() * 1000.0), 3),
                 opt(run.error.as_ref().map(|e| e.kind.as_str())),
                 neutralize(run.error.as_ref().map(|e| e.message.as_str()).unwrap_or("")),
                 neutralize(&q.question),
+                neutralize(&run.asked),
+                neutralize(run.rewrite_note.as_deref().unwrap_or("")),
                 neutralize(&run.answer),
             ]);
             w.write_record(&row)?;

@@ -25,7 +25,18 @@ struct Document<'a> {
     calls: &'a CallStats,
     settings: Vec<SettingRecord<'a>>,
     questions: Vec<QuestionRecord<'a>>,
+    /// Chunks the scan flags that reached at least one prompt.
+    flagged_in_prompts: Vec<FlaggedRecord<'a>>,
     runs: Vec<RunRecord<'a>>,
+}
+
+#[derive(Serialize)]
+struct FlaggedRecord<'a> {
+    chunk: &'a str,
+    /// The pattern that matched.
+    pattern: &'a str,
+    /// Runs whose prompt held it.
+    runs: usize,
 }
 
 #[derive(Serialize)]
@@ -65,10 +76,18 @@ struct RunRecord<'a> {
     invalid_citations: &'a [u32],
     expected_cited: Option<bool>,
     answer_match: Option<bool>,
+    injected: Option<bool>,
+    /// Passages sent that the scan flags as suspicious.
+    flagged_passages: Vec<&'a str>,
+    /// The text searched and asked: the question or its rewrite.
+    asked: &'a str,
+    rewrite_note: Option<&'a str>,
     answer: &'a str,
+    model_calls: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
     latency_ms: Option<f64>,
+    ttft_ms: Option<f64>,
     error: Option<&'a crate::chat::CallError>,
 }
 
@@ -106,6 +125,15 @@ impl Exporter for JsonResults {
                     best_score: r.runs.get(i).and_then(|run| run.best_score),
                 })
                 .collect(),
+            flagged_in_prompts: r
+                .flagged_in_prompts()
+                .into_iter()
+                .map(|(chunk, pattern, runs)| FlaggedRecord {
+                    chunk,
+                    pattern,
+                    runs,
+                })
+                .collect(),
             runs: r
                 .runs
                 .iter()
@@ -127,10 +155,16 @@ impl Exporter for JsonResults {
                     invalid_citations: &run.verdict.invalid_citations,
                     expected_cited: run.verdict.expected_cited,
                     answer_match: run.verdict.answer_match,
+                    injected: run.verdict.injected,
+                    flagged_passages: r.flagged_passages(run),
+                    asked: &run.asked,
+                    rewrite_note: run.rewrite_note.as_deref(),
                     answer: &run.answer,
+                    model_calls: run.model_calls,
                     prompt_tokens: run.prompt_tokens,
                     completion_tokens: run.completion_tokens,
                     latency_ms: run.latency.map(|l| l.as_secs_f64() * 1000.0),
+                    ttft_ms: run.ttft.map(|l| l.as_secs_f64() * 1000.0),
                     error: run.error.as_ref(),
                 })
                 .collect(),

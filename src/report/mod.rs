@@ -59,6 +59,8 @@ pub struct Results {
     pub calls: CallStats,
     /// Chunk ids by corpus, to name passages.
     pub chunk_ids: Vec<Vec<String>>,
+    /// Chunks the scan flags, by corpus: chunk index -> the pattern that matched.
+    pub flagged: Vec<std::collections::BTreeMap<usize, String>>,
 }
 
 impl Results {
@@ -66,6 +68,45 @@ impl Results {
     pub fn runs_of(&self, s: usize) -> &[Run] {
         let n = self.questions.len();
         &self.runs[s * n..(s + 1) * n]
+    }
+
+    /// Ids of the flagged chunks among a run's passages.
+    pub fn flagged_passages(&self, run: &Run) -> Vec<&str> {
+        let flagged = &self.flagged[self.questions[run.question].corpus];
+        run.passages
+            .iter()
+            .filter(|h| flagged.contains_key(&h.chunk))
+            .map(|h| self.chunk_id(run.question, h.chunk))
+            .collect()
+    }
+
+    /// Runs of setting `s` whose prompt held a flagged chunk.
+    pub fn flagged_runs(&self, s: usize) -> usize {
+        self.runs_of(s)
+            .iter()
+            .filter(|run| !self.flagged_passages(run).is_empty())
+            .count()
+    }
+
+    /// Flagged chunks that reached a prompt: (chunk id, pattern, runs), in corpus order.
+    pub fn flagged_in_prompts(&self) -> Vec<(&str, &str, usize)> {
+        let mut out = Vec::new();
+        for (c, flagged) in self.flagged.iter().enumerate() {
+            for (&chunk, pattern) in flagged {
+                let runs = self
+                    .runs
+                    .iter()
+                    .filter(|run| {
+                        self.questions[run.question].corpus == c
+                            && run.passages.iter().any(|h| h.chunk == chunk)
+                    })
+                    .count();
+                if runs > 0 {
+                    out.push((self.chunk_ids[c][chunk].as_str(), pattern.as_str(), runs));
+                }
+            }
+        }
+        out
     }
 
     /// The chunk id of a hit of question `q`.

@@ -4,6 +4,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use super::Results;
+use crate::sweep::grid::shown_columns;
 use crate::sweep::Setting;
 
 /// Percent with one decimal, or `-` when undefined.
@@ -16,7 +17,13 @@ fn pct(v: Option<f64>) -> String {
 pub fn settings_table(r: &Results) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    let mut header: Vec<String> = Setting::COLUMNS.iter().map(|c| c.to_string()).collect();
+    let shown = shown_columns(&r.settings);
+    let attacks = r.stats.iter().any(|s| s.attack_questions > 0);
+    let ttft = r.stats.iter().any(|s| s.ttft_p50_ms.is_some());
+    let mut header: Vec<String> = shown
+        .iter()
+        .map(|&i| Setting::COLUMNS[i].to_string())
+        .collect();
     header.extend(
         [
             "answer",
@@ -32,9 +39,16 @@ pub fn settings_table(r: &Results) -> Table {
         ]
         .map(String::from),
     );
+    if attacks {
+        header.push("injected".into());
+    }
+    if ttft {
+        header.push("ttft p50/p95 ms".into());
+    }
     t.set_header(header);
     for (setting, s) in r.settings.iter().zip(&r.stats) {
-        let mut row = setting.values();
+        let values = setting.values();
+        let mut row: Vec<String> = shown.iter().map(|&i| values[i].clone()).collect();
         row.extend([
             s.answer.to_string(),
             if s.false_refusal_early > 0 {
@@ -51,6 +65,18 @@ pub fn settings_table(r: &Results) -> Table {
             format!("{:.1}", s.prompt_tokens_per_question),
             s.model_calls.to_string(),
         ]);
+        if attacks {
+            row.push(format!(
+                "{}/{} {}",
+                s.injected,
+                s.attack_questions,
+                pct(s.attack_success_rate)
+            ));
+        }
+        if ttft {
+            let ms = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+            row.push(format!("{}/{}", ms(s.ttft_p50_ms), ms(s.ttft_p95_ms)));
+        }
         t.add_row(row);
     }
     for i in 0..t.column_count() {

@@ -9,6 +9,9 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
+use crate::prompt::{Format, Order};
+use crate::rewrite::Rewrite;
+
 /// At most this many values in one dimension; a typo like `0..1:0.0001` should not plan a
 /// million runs.
 pub const MAX_VALUES: usize = 1000;
@@ -161,32 +164,62 @@ pub fn parse_ks(spec: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// One point of the grid. Every writer flattens it through [`Setting::columns`], so adding a
-/// dimension means adding a field here and a column there, nothing else.
+/// One point of the grid. Every writer flattens it through [`Setting::COLUMNS`] and
+/// [`Setting::values`], so adding a dimension means adding a field here, nothing else.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Setting {
     pub min_score: Decimal,
     pub k: usize,
+    pub order: Order,
+    pub format: Format,
+    pub rewrite: Rewrite,
 }
 
 impl Setting {
     /// Names of the dimension columns, in the order [`Setting::values`] gives them.
-    pub const COLUMNS: &'static [&'static str] = &["min_score", "k"];
+    pub const COLUMNS: &'static [&'static str] = &["min_score", "k", "order", "format", "rewrite"];
 
     /// The dimension values as text, for tables and CSV.
     pub fn values(&self) -> Vec<String> {
-        vec![self.min_score.to_string(), self.k.to_string()]
+        vec![
+            self.min_score.to_string(),
+            self.k.to_string(),
+            self.order.to_string(),
+            self.format.to_string(),
+            self.rewrite.to_string(),
+        ]
     }
 
-    /// A compact, stable identifier: `min_score=0.3,k=4`.
+    /// Whether dimension `i` holds its default value (defaults are left out of ids).
+    fn is_default(&self, i: usize) -> bool {
+        match i {
+            2 => self.order == Order::default(),
+            3 => self.format == Format::default(),
+            4 => self.rewrite == Rewrite::default(),
+            _ => false,
+        }
+    }
+
+    /// A compact, stable identifier: `min_score=0.3,k=4`, plus every dimension that is not at
+    /// its default (`min_score=0.3,k=4,order=edge`), so ids of older results stay valid.
     pub fn id(&self) -> String {
         Self::COLUMNS
             .iter()
             .zip(self.values())
-            .map(|(c, v)| format!("{c}={v}"))
+            .enumerate()
+            .filter(|(i, _)| !self.is_default(*i))
+            .map(|(_, (c, v))| format!("{c}={v}"))
             .collect::<Vec<_>>()
             .join(",")
     }
+}
+
+/// Indices of the columns worth showing for `settings`: minScore and k always, the other
+/// dimensions when some setting moves them off their default.
+pub fn shown_columns(settings: &[Setting]) -> Vec<usize> {
+    (0..Setting::COLUMNS.len())
+        .filter(|&i| i < 2 || settings.iter().any(|s| !s.is_default(i)))
+        .collect()
 }
 
 /// The dimensions of a sweep; settings are their cartesian product.
@@ -194,20 +227,64 @@ impl Setting {
 pub struct Grid {
     pub min_scores: Vec<Decimal>,
     pub ks: Vec<usize>,
+    pub orders: Vec<Order>,
+    pub formats: Vec<Format>,
+    pub rewrites: Vec<Rewrite>,
 }
 
 impl Grid {
+    /// A grid over minScore and k, every other dimension at its default.
+    pub fn new(min_scores: Vec<Decimal>, ks: Vec<usize>) -> Self {
+        Grid {
+            min_scores,
+            ks,
+            orders: vec![Order::default()],
+            formats: vec![Format::default()],
+            rewrites: vec![Rewrite::default()],
+        }
+    }
+
     /// Every setting, minScore-major (the order the flags are usually written in).
     pub fn settings(&self) -> Vec<Setting> {
-        self.min_scores
-            .iter()
-            .flat_map(|&min_score| self.ks.iter().map(move |&k| Setting { min_score, k }))
-            .collect()
+        let mut out = Vec::new();
+        for &min_score in &self.min_scores {
+            for &k in &self.ks {
+                for &order in &self.orders {
+                    for &format in &self.formats {
+                        for &rewrite in &self.rewrites {
+                            out.push(Setting {
+                                min_score,
+                                k,
+                                order,
+                                format,
+                                rewrite,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     pub fn max_k(&self) -> usize {
         self.ks.iter().copied().max().unwrap_or(0)
     }
+}
+
+/// Parse a list of named values (`score,edge`): each known, duplicates dropped, order kept.
+pub fn parse_names<T: FromStr<Err = String> + PartialEq>(spec: &str) -> Result<Vec<T>, String> {
+    let mut out = Vec::new();
+    for item in spec.split(',') {
+        if item.trim().is_empty() {
+            return Err(format!("`{spec}` has an empty item"));
+        }
+        let v: T = item.parse()?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -271,10 +348,7 @@ mod tests {
 
     #[test]
     fn settings_are_min_score_major_with_stable_ids() {
-        let grid = Grid {
-            min_scores: parse_min_scores("0.1,0.2").unwrap(),
-            ks: vec![1, 4],
-        };
+        let mut grid = Grid::new(parse_min_scores("0.1,0.2").unwrap(), vec![1, 4]);
         let ids: Vec<_> = grid.settings().iter().map(Setting::id).collect();
         assert_eq!(
             ids,
@@ -286,5 +360,16 @@ mod tests {
             ]
         );
         assert_eq!(grid.max_k(), 4);
+        assert_eq!(shown_columns(&grid.settings()), [0, 1]);
+        grid.orders = parse_names("score,edge,score").unwrap();
+        grid.formats = parse_names("numbered,tagged").unwrap();
+        let settings = grid.settings();
+        assert_eq!(settings.len(), 2 * 2 * 2 * 2);
+        assert_eq!(
+            settings[3].id(),
+            "min_score=0.1,k=1,order=edge,format=tagged"
+        );
+        assert_eq!(shown_columns(&settings), [0, 1, 2, 3]);
+        assert!(parse_names::<Order>("score,,edge").is_err());
     }
 }

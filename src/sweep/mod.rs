@@ -1,64 +1,78 @@
-//! The sweep: plan every (question, setting) run from one retrieval per question, make one
-//! model call per distinct prompt, classify every run.
+//! The sweep: plan every (question, setting) run from one retrieval per question text, make
+//! one model call per distinct prompt, classify every run.
 //!
-//! A sweep of Q questions over S settings costs Q question embeddings, Q searches (at the
-//! largest k) and at most one call per distinct prompt. Because search results are sorted, a
-//! setting's hits are a prefix of that one result filtered by minScore; the property test in
-//! this module checks that the planned sweep equals evaluating every setting on its own.
+//! A sweep of Q questions over S settings costs one embedding per distinct question text (the
+//! question, or its rewrite for follow-ups), one search per text (at the largest k) and at most
+//! one call per distinct prompt. Because search results are sorted, a setting's hits are a
+//! prefix of that one result filtered by minScore; the property test in this module checks
+//! that the planned sweep equals evaluating every setting on its own.
 
 pub mod grid;
 mod plan;
 mod run;
 
 pub use grid::{Grid, Setting};
-pub use plan::{Plan, PlannedRun};
+pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::chat::{CallError, ChatModel, ChatReply};
+use crate::chat::{CallError, ChatModel, ChatReply, Usage};
 use crate::classify::{classify, Rules, Verdict};
 use crate::embed::Embedder;
-use crate::evalset::Workspace;
+use crate::evalset::{Question, Workspace};
 use crate::retrieve::{Hit, Index};
+use crate::rewrite::{self, Rewrite};
 
 /// One (question, setting) run with its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     pub question: usize,
     pub setting: usize,
-    /// The best retrieval score for the question, whatever the setting.
+    /// The text searched and asked: the question, or its rewrite.
+    pub asked: Arc<str>,
+    /// Why a `model` rewrite was not used, when it was not.
+    pub rewrite_note: Option<String>,
+    /// The best retrieval score for the text asked, whatever minScore and k.
     pub best_score: Option<f64>,
     /// Passages sent, in prompt order (empty for an early refusal).
     pub passages: Vec<Hit>,
     pub verdict: Verdict,
     /// The reply, or the refusal sentence for an early refusal, or empty for an error.
     pub answer: Arc<str>,
+    /// Model calls a production system makes for this run: the rewrite and the answer.
+    pub model_calls: usize,
+    /// Tokens of those calls (rewrite included).
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub tokens_estimated: bool,
     /// Wall time of the call behind this run (shared by runs with the same prompt).
     pub latency: Option<Duration>,
+    /// Time to the first streamed token.
+    pub ttft: Option<Duration>,
     pub error: Option<CallError>,
 }
 
 /// Counters for the calls a sweep made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CallStats {
-    /// Runs that needed the model (at least one hit passed).
+    /// Runs that needed the model to answer (at least one hit passed).
     pub runs_with_call: usize,
-    /// Distinct prompts among them: the calls the sweep made.
+    /// Distinct prompts among them: the answer calls the sweep made.
     pub distinct_prompts: usize,
+    /// Distinct `model` rewrite calls made for follow-up questions.
+    pub rewrite_calls: usize,
     /// Calls answered from the response cache.
     pub cache_hits: usize,
     /// Calls that failed after retries.
     pub failed: usize,
     /// Failed calls by error kind.
     pub errors_by_kind: std::collections::BTreeMap<String, usize>,
-    /// Question embeddings computed.
+    /// Question texts embedded (one per distinct question or rewrite).
     pub question_embeddings: usize,
 }
 
@@ -80,6 +94,13 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
 }
 
+/// The outcome of a `model` rewrite of one follow-up question.
+struct ModelRewrite {
+    text: String,
+    note: Option<String>,
+    usage: Usage,
+}
+
 impl Engine {
     /// Embed each corpus (one request per corpus) into a search index.
     pub async fn index(&self, ws: &Workspace) -> Result<Vec<Index>> {
@@ -90,27 +111,131 @@ impl Engine {
         Ok(indexes)
     }
 
+    /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
+    async fn model_rewrites(
+        &self,
+        questions: &[Question],
+        grid: &Grid,
+        calls: &mut CallStats,
+    ) -> Vec<Option<ModelRewrite>> {
+        if !grid.rewrites.contains(&Rewrite::Model) {
+            return questions.iter().map(|_| None).collect();
+        }
+        let wanted: Vec<usize> = (0..questions.len())
+            .filter(|&q| !questions[q].history.is_empty())
+            .collect();
+        let requests: Vec<_> = wanted
+            .iter()
+            .map(|&q| rewrite::request(&questions[q].question, &questions[q].history))
+            .collect();
+        calls.rewrite_calls = requests.len();
+        let replies = execute(
+            self.model.clone(),
+            requests,
+            self.concurrency,
+            self.progress.clone(),
+        )
+        .await;
+        let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
+        for (&q, reply) in wanted.iter().zip(replies) {
+            let question = &questions[q].question;
+            let (text, note, usage) = match reply {
+                Ok(r) => {
+                    calls.cache_hits += usize::from(r.cached);
+                    match rewrite::accept(&r.text, question) {
+                        Ok(text) => (text, None, r.usage),
+                        Err(why) => (question.clone(), Some(why), r.usage),
+                    }
+                }
+                Err(e) => {
+                    calls.failed += 1;
+                    *calls
+                        .errors_by_kind
+                        .entry(e.kind.as_str().to_string())
+                        .or_default() += 1;
+                    (
+                        question.clone(),
+                        Some(format!("the rewrite call failed: {e}")),
+                        Usage::default(),
+                    )
+                }
+            };
+            if let Some(why) = &note {
+                eprintln!(
+                    "note: question `{}`: {why}; using the question as asked",
+                    questions[q].id
+                );
+            }
+            out[q] = Some(ModelRewrite { text, note, usage });
+        }
+        out
+    }
+
     /// Run the whole grid.
     pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
         let indexes = self.index(ws).await?;
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let texts: Vec<String> = questions.iter().map(|q| q.question.clone()).collect();
+        let mut calls = CallStats::default();
+        let rewrites = self.model_rewrites(&questions, grid, &mut calls).await;
+
+        // One view per distinct text a question is asked as.
+        let mut views: Vec<View> = Vec::new();
+        let mut view_of: HashMap<(usize, Rewrite), usize> = HashMap::new();
+        for (q, question) in questions.iter().enumerate() {
+            for &strategy in &grid.rewrites {
+                let text = match strategy {
+                    _ if question.history.is_empty() => question.question.clone(),
+                    Rewrite::None => question.question.clone(),
+                    Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
+                    Rewrite::Model => rewrites[q]
+                        .as_ref()
+                        .map_or_else(|| question.question.clone(), |r| r.text.clone()),
+                };
+                let v = match views.iter().position(|v| v.question == q && v.text == text) {
+                    Some(v) => v,
+                    None => {
+                        views.push(View {
+                            question: q,
+                            text,
+                            ranked: Vec::new(),
+                        });
+                        views.len() - 1
+                    }
+                };
+                view_of.insert((q, strategy), v);
+            }
+        }
+
+        // Each distinct text is embedded once, in one request.
+        let mut texts: Vec<String> = Vec::new();
+        let mut text_of: HashMap<&str, usize> = HashMap::new();
+        let slots: Vec<usize> = views
+            .iter()
+            .map(|v| {
+                *text_of.entry(v.text.as_str()).or_insert_with(|| {
+                    texts.push(v.text.clone());
+                    texts.len() - 1
+                })
+            })
+            .collect();
         let vectors = self
             .embedder
             .embed(&texts)
             .await
             .context("cannot embed the questions")?;
-        let ranked: Vec<Vec<Hit>> = questions
-            .iter()
-            .zip(&vectors)
-            .map(|(q, v)| indexes[q.corpus].search(v, grid.max_k()))
-            .collect();
+        calls.question_embeddings = texts.len();
+        for (view, slot) in views.iter_mut().zip(slots) {
+            view.ranked =
+                indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
+        }
 
         let settings = grid.settings();
+        let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
         let plan = Plan::new(
             &questions,
             &indexes,
-            &ranked,
+            &views,
+            lookup,
             &settings,
             &self.rules.refusal,
         );
@@ -122,16 +247,12 @@ impl Engine {
         )
         .await;
 
-        let mut calls = CallStats {
-            question_embeddings: texts.len(),
-            distinct_prompts: plan.requests.len(),
-            failed: replies.iter().filter(|r| r.is_err()).count(),
-            cache_hits: replies
-                .iter()
-                .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
-                .count(),
-            ..CallStats::default()
-        };
+        calls.distinct_prompts = plan.requests.len();
+        calls.failed += replies.iter().filter(|r| r.is_err()).count();
+        calls.cache_hits += replies
+            .iter()
+            .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
+            .count();
         for e in replies.iter().filter_map(|r| r.as_ref().err()) {
             *calls
                 .errors_by_kind
@@ -143,14 +264,29 @@ impl Engine {
             .iter()
             .map(|p| {
                 let q = &questions[p.question];
-                let corpus = &indexes[q.corpus].corpus;
-                let k = settings[p.setting].k;
-                let top_k = &ranked[p.question][..k.min(ranked[p.question].len())];
+                let view = &views[p.view];
                 let reply = p.call.map(|c| &replies[c]);
-                if reply.is_some() {
-                    calls.runs_with_call += 1;
+                calls.runs_with_call += usize::from(reply.is_some());
+                let rewrite = (settings[p.setting].rewrite == Rewrite::Model)
+                    .then(|| rewrites[p.question].as_ref())
+                    .flatten();
+                let mut run = build_run(
+                    p,
+                    q,
+                    &indexes[q.corpus].corpus,
+                    view,
+                    settings[p.setting].k,
+                    reply,
+                    &self.rules,
+                );
+                if let Some(r) = rewrite {
+                    run.model_calls += 1;
+                    run.prompt_tokens += r.usage.prompt_tokens;
+                    run.completion_tokens += r.usage.completion_tokens;
+                    run.tokens_estimated |= r.usage.estimated;
+                    run.rewrite_note = r.note.clone();
                 }
-                build_run(p, q, corpus, &ranked[p.question], top_k, reply, &self.rules)
+                run
             })
             .collect();
         Ok(Sweep {
@@ -174,46 +310,50 @@ pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus)
 /// Put a run together from its plan, its verdict and its reply.
 pub fn build_run(
     planned: &PlannedRun,
-    question: &crate::evalset::Question,
+    question: &Question,
     corpus: &crate::corpus::Corpus,
-    ranked: &[Hit],
-    top_k: &[Hit],
+    view: &View,
+    k: usize,
     reply: Option<&Result<ChatReply, CallError>>,
     rules: &Rules,
 ) -> Run {
+    let top_k = &view.ranked[..k.min(view.ranked.len())];
     let verdict = classify(question, corpus, top_k, &planned.passages, reply, rules);
-    let (answer, prompt_tokens, completion_tokens, estimated, latency, error): (
-        Arc<str>,
-        _,
-        _,
-        _,
-        _,
-        _,
-    ) = match reply {
-        None => (rules.refusal.as_str().into(), 0, 0, false, None, None),
-        Some(Ok(r)) => (
-            r.text.as_str().into(),
-            r.usage.prompt_tokens,
-            r.usage.completion_tokens,
-            r.usage.estimated,
-            Some(r.latency),
-            None,
-        ),
-        Some(Err(e)) => ("".into(), 0, 0, false, None, Some(e.clone())),
-    };
-    Run {
+    let mut run = Run {
         question: planned.question,
         setting: planned.setting,
-        best_score: ranked.first().map(|h| h.score),
+        asked: view.text.as_str().into(),
+        rewrite_note: None,
+        best_score: view.ranked.first().map(|h| h.score),
         passages: planned.passages.clone(),
         verdict,
-        answer,
-        prompt_tokens,
-        completion_tokens,
-        tokens_estimated: estimated,
-        latency,
-        error,
+        answer: rules.refusal.as_str().into(),
+        model_calls: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        tokens_estimated: false,
+        latency: None,
+        ttft: None,
+        error: None,
+    };
+    match reply {
+        None => {}
+        Some(Ok(r)) => {
+            run.answer = r.text.as_str().into();
+            run.model_calls = 1;
+            run.prompt_tokens = r.usage.prompt_tokens;
+            run.completion_tokens = r.usage.completion_tokens;
+            run.tokens_estimated = r.usage.estimated;
+            run.latency = Some(r.latency);
+            run.ttft = r.ttft;
+        }
+        Some(Err(e)) => {
+            run.answer = "".into();
+            run.model_calls = 1;
+            run.error = Some(e.clone());
+        }
     }
+    run
 }
 
 #[cfg(test)]

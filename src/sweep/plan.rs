@@ -1,4 +1,5 @@
-//! The planner: derive every setting's hits from one retrieval and collapse identical prompts.
+//! The planner: derive every setting's hits from one retrieval per question text, order them,
+//! and collapse identical prompts into one call.
 
 use std::collections::HashMap;
 
@@ -8,11 +9,22 @@ use crate::evalset::Question;
 use crate::prompt;
 use crate::retrieve::{passing, Hit, Index};
 
+/// One question as retrieval sees it under a rewrite strategy: the text searched (and asked)
+/// and its search result at the grid's largest k, best first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub question: usize,
+    pub text: String,
+    pub ranked: Vec<Hit>,
+}
+
 /// One (question, setting) pair: the passages it sends and the call that answers it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedRun {
     pub question: usize,
     pub setting: usize,
+    /// Index into the views: the text asked and its retrieval.
+    pub view: usize,
     /// Passages in prompt order; empty means an early refusal.
     pub passages: Vec<Hit>,
     /// Index into [`Plan::requests`]; `None` for an early refusal.
@@ -27,33 +39,42 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// `ranked[q]` is question q's search result at the grid's largest k, best first.
+    /// `view_of(q, setting)` names the view a question uses under a setting's rewrite strategy.
     pub fn new(
         questions: &[Question],
         indexes: &[Index],
-        ranked: &[Vec<Hit>],
+        views: &[View],
+        view_of: impl Fn(usize, &Setting) -> usize,
         settings: &[Setting],
         refusal: &str,
     ) -> Plan {
-        // Two levels of deduplication: (question, chunk ids) is cheap to hash and avoids building
-        // the same prompt text twice; the request itself catches equal prompts of different
-        // questions (the same question asked twice, say).
-        let mut by_key: HashMap<(usize, Vec<usize>), usize> = HashMap::new();
+        // Two levels of deduplication: (view, chunk ids in order, format) is cheap to hash and
+        // avoids building the same prompt text twice; the request itself catches equal prompts
+        // of different questions (the same question asked twice, say).
+        let mut by_key: HashMap<(usize, Vec<usize>, prompt::Format), usize> = HashMap::new();
         let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
         let mut requests = Vec::new();
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
         for (s, setting) in settings.iter().enumerate() {
             let min_score = setting.min_score.to_f64();
             for (q, question) in questions.iter().enumerate() {
-                let passages = passing(&ranked[q], setting.k, min_score).to_vec();
+                let v = view_of(q, setting);
+                let view = &views[v];
+                let passages = setting
+                    .order
+                    .apply(passing(&view.ranked, setting.k, min_score));
                 let call = (!passages.is_empty()).then(|| {
-                    let key = (q, passages.iter().map(|h| h.chunk).collect::<Vec<_>>());
+                    let key = (
+                        v,
+                        passages.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+                        setting.format,
+                    );
                     *by_key.entry(key).or_insert_with(|| {
                         let corpus = &indexes[question.corpus].corpus;
                         let chunks: Vec<_> =
                             passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
                         let request = ChatRequest {
-                            messages: prompt::build(&question.question, &chunks, refusal),
+                            messages: prompt::build(&view.text, &chunks, refusal, setting.format),
                         };
                         *by_request.entry(request.clone()).or_insert_with(|| {
                             requests.push(request);
@@ -64,6 +85,7 @@ impl Plan {
                 runs.push(PlannedRun {
                     question: q,
                     setting: s,
+                    view: v,
                     passages,
                     call,
                 });

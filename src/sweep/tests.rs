@@ -9,13 +9,14 @@ use crate::chat::MockModel;
 use crate::corpus::{chunk_markdown, Corpus};
 use crate::embed::HashEmbedder;
 use crate::evalset::{EvalSet, Expect, Question};
-use crate::prompt::{self, RefusalMatch, REFUSAL};
+use crate::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
 use crate::retrieve::passing;
+use crate::rewrite::{self, Rewrite};
 use crate::sweep::grid::Decimal;
 
 const VOCAB: &[&str] = &[
     "fee", "term", "laptop", "club", "prize", "team", "minutes", "refund", "pay", "room", "the",
-    "how", "day", "loan",
+    "how", "day", "loan", "it",
 ];
 
 fn sentence() -> impl Strategy<Value = String> {
@@ -44,17 +45,31 @@ fn grid() -> impl Strategy<Value = Grid> {
     (
         prop::collection::btree_set(0u8..9, 1..5),
         prop::collection::btree_set(1usize..9, 1..4),
+        prop::collection::btree_set(prop::sample::select(vec![Order::Score, Order::Edge]), 1..3),
+        prop::collection::btree_set(
+            prop::sample::select(vec![Format::Numbered, Format::Tagged]),
+            1..3,
+        ),
+        prop::collection::btree_set(
+            prop::sample::select(vec![Rewrite::None, Rewrite::Heuristic, Rewrite::Model]),
+            1..4,
+        ),
     )
-        .prop_map(|(mins, ks)| Grid {
+        .prop_map(|(mins, ks, orders, formats, rewrites)| Grid {
             min_scores: mins
                 .iter()
                 .map(|m| format!("0.{m}").parse::<Decimal>().unwrap())
                 .collect(),
             ks: ks.into_iter().collect(),
+            orders: orders.into_iter().collect(),
+            formats: formats.into_iter().collect(),
+            rewrites: rewrites.into_iter().collect(),
         })
 }
 
-fn workspace(docs: Vec<String>, qs: Vec<(Vec<&'static str>, bool, usize)>) -> Workspace {
+type Q = (Vec<&'static str>, bool, usize, Option<Vec<&'static str>>);
+
+fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
     let chunks: Vec<_> = docs
         .iter()
         .enumerate()
@@ -63,7 +78,7 @@ fn workspace(docs: Vec<String>, qs: Vec<(Vec<&'static str>, bool, usize)>) -> Wo
     let questions = qs
         .into_iter()
         .enumerate()
-        .map(|(i, (words, answerable, source))| Question {
+        .map(|(i, (words, answerable, source, topic))| Question {
             id: format!("q{i}"),
             question: format!("{}?", words.join(" ")),
             answerable,
@@ -76,19 +91,29 @@ fn workspace(docs: Vec<String>, qs: Vec<(Vec<&'static str>, bool, usize)>) -> Wo
                 Expect::default()
             },
             tags: vec![],
-            history: vec![],
+            // A follow-up: the earlier user turn holds the topic.
+            history: topic
+                .map(|t| {
+                    vec![Message {
+                        role: Role::User,
+                        content: format!("{}?", t.join(" ")),
+                    }]
+                })
+                .unwrap_or_default(),
+            attack: None,
             corpus: 0,
         })
         .collect();
     Workspace {
         sets: vec![EvalSet {
             path: "t.yaml".into(),
-            corpus_path: ".".into(),
+            corpus_paths: vec![".".into()],
             questions,
             text: String::new(),
         }],
         corpora: vec![Corpus {
             root: ".".into(),
+            roots: vec![".".into()],
             chunks,
         }],
     }
@@ -115,39 +140,67 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
     for (s, setting) in grid.settings().iter().enumerate() {
         for (qi, q) in questions.iter().enumerate() {
             let index = &indexes[q.corpus];
+            let mut rewrite_usage = None;
+            let text = match setting.rewrite {
+                _ if q.history.is_empty() => q.question.clone(),
+                Rewrite::None => q.question.clone(),
+                Rewrite::Heuristic => rewrite::heuristic(&q.question, &q.history),
+                Rewrite::Model => {
+                    let r = engine
+                        .model
+                        .complete(&rewrite::request(&q.question, &q.history))
+                        .await
+                        .unwrap();
+                    rewrite_usage = Some(r.usage);
+                    rewrite::accept(&r.text, &q.question).unwrap_or_else(|_| q.question.clone())
+                }
+            };
             let v = engine
                 .embedder
-                .embed(std::slice::from_ref(&q.question))
+                .embed(std::slice::from_ref(&text))
                 .await
                 .unwrap()
                 .remove(0);
             let top_k = index.search(&v, setting.k);
-            let sent = passing(&top_k, setting.k, setting.min_score.to_f64()).to_vec();
+            let sent = setting
+                .order
+                .apply(passing(&top_k, setting.k, setting.min_score.to_f64()));
             let reply = if sent.is_empty() {
                 None
             } else {
                 let chunks: Vec<_> = sent.iter().map(|h| &index.corpus.chunks[h.chunk]).collect();
                 let request = crate::chat::ChatRequest {
-                    messages: prompt::build(&q.question, &chunks, REFUSAL),
+                    messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
                 };
                 Some(engine.model.complete(&request).await)
             };
-            let best = index.search(&v, 1);
+            let view = View {
+                question: qi,
+                text,
+                ranked: top_k,
+            };
             let planned = PlannedRun {
                 question: qi,
                 setting: s,
+                view: 0,
                 passages: sent,
                 call: None,
             };
-            runs.push(build_run(
+            let mut run = build_run(
                 &planned,
                 q,
                 &index.corpus,
-                &best,
-                &top_k,
+                &view,
+                setting.k,
                 reply.as_ref(),
                 &engine.rules,
-            ));
+            );
+            if let Some(u) = rewrite_usage {
+                run.model_calls += 1;
+                run.prompt_tokens += u.prompt_tokens;
+                run.completion_tokens += u.completion_tokens;
+            }
+            runs.push(run);
         }
     }
     runs
@@ -167,7 +220,12 @@ proptest! {
     fn planned_sweep_equals_independent_evaluation(
         docs in prop::collection::vec(document(), 1..4),
         qs in prop::collection::vec(
-            (prop::collection::vec(prop::sample::select(VOCAB), 1..5), any::<bool>(), 0usize..100),
+            (
+                prop::collection::vec(prop::sample::select(VOCAB), 1..5),
+                any::<bool>(),
+                0usize..100,
+                prop::option::of(prop::collection::vec(prop::sample::select(VOCAB), 1..4)),
+            ),
             1..8,
         ),
         grid in grid(),
@@ -189,15 +247,12 @@ fn identical_prompts_collapse_into_one_call() {
     let ws = workspace(
         vec!["## fee\nfee term pay.\n\n## laptop\nlaptop loan day.\n".into()],
         vec![
-            (vec!["fee", "term"], true, 0),
-            (vec!["fee", "term"], false, 0),
+            (vec!["fee", "term"], true, 0, None),
+            (vec!["fee", "term"], false, 0, None),
         ],
     );
     // k=1..4 all send the single matching passage at minScore 0.5 (the other scores at most 0.41).
-    let grid = Grid {
-        min_scores: vec!["0.5".parse().unwrap()],
-        ks: vec![1, 2, 3, 4],
-    };
+    let grid = Grid::new(vec!["0.5".parse().unwrap()], vec![1, 2, 3, 4]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -207,5 +262,61 @@ fn identical_prompts_collapse_into_one_call() {
         sweep.calls.distinct_prompts, 1,
         "same question text, same passages: one prompt"
     );
-    assert_eq!(sweep.calls.question_embeddings, 2);
+    assert_eq!(
+        sweep.calls.question_embeddings, 1,
+        "one embedding per distinct text"
+    );
+}
+
+#[test]
+fn citations_follow_the_order_sent() {
+    // Three chunks ranked A > B > C for the question (B is long, so its cosine is lower), but
+    // B's sentence shares the most words, so the mock answers from B.
+    let ws = workspace(
+        vec!["## a\nfee term pay.\n\n## b\nfee term pay room laptop club prize team minutes day loan.\n\n## c\nfee laptop.\n".into()],
+        vec![(vec!["fee", "term", "pay", "room"], true, 1, None)],
+    );
+    let mut grid = Grid::new(vec!["0".parse().unwrap()], vec![3]);
+    grid.orders = vec![Order::Score, Order::Edge];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let sweep = rt.block_on(engine().sweep(&ws, &grid)).unwrap();
+    let ids = |run: &Run| -> Vec<String> {
+        run.passages
+            .iter()
+            .map(|h| ws.corpora[0].chunks[h.chunk].id.clone())
+            .collect()
+    };
+    let (by_score, edge) = (&sweep.runs[0], &sweep.runs[1]);
+    let best = ids(by_score);
+    assert_eq!(
+        ids(edge),
+        [best[0].clone(), best[2].clone(), best[1].clone()],
+        "edge: A C B"
+    );
+    // The mock cites the passage that holds the sentence, by its number in *this* prompt...
+    let b = ws.corpora[0]
+        .chunks
+        .iter()
+        .find(|c| c.heading == "b")
+        .unwrap()
+        .id
+        .clone();
+    let n_score = best.iter().position(|id| *id == b).unwrap() + 1;
+    let n_edge = ids(edge).iter().position(|id| *id == b).unwrap() + 1;
+    assert_ne!(n_score, n_edge, "the reorder moves the answer's passage");
+    assert!(
+        by_score.answer.ends_with(&format!("[{n_score}]")),
+        "{}",
+        by_score.answer
+    );
+    assert!(
+        edge.answer.ends_with(&format!("[{n_edge}]")),
+        "{}",
+        edge.answer
+    );
+    // ...and both map back to the same chunk.
+    assert_eq!(by_score.verdict.cited, std::slice::from_ref(&b));
+    assert_eq!(edge.verdict.cited, [b]);
 }

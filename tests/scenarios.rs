@@ -1,0 +1,334 @@
+//! The chapter's scenarios as sweep dimensions: order, passage format, injection, follow-ups,
+//! streaming.
+
+use serde_json::Value;
+
+use crate::http::MockLlm;
+use crate::support::{col, read_csv, stderr, stdout, Project};
+
+#[test]
+fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
+    let server = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!("chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: RAGEVAL_TEST_KEY}}\ncache: {{enabled: false}}\n", server.url),
+    );
+    let args = [
+        "sweep",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--min-score",
+        "0.1..0.3",
+        "--k",
+        "2,4",
+        "--order",
+        "score,edge",
+        "--format",
+        "numbered,tagged",
+    ];
+    let out = p
+        .cmd(&args)
+        .env("RAGEVAL_TEST_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
+    assert_eq!(rows.len(), 24);
+    for dim in ["order", "format"] {
+        assert!(h.iter().any(|c| c == dim));
+    }
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let ids: Vec<&str> = json["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"min_score=0.2,k=4,order=edge,format=tagged"),
+        "{ids:?}"
+    );
+    assert!(
+        ids.contains(&"min_score=0.2,k=4"),
+        "defaults stay out of ids"
+    );
+    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
+    assert_eq!(server.stats()["chat_requests"].as_u64(), Some(distinct));
+    // The table shows the new columns.
+    let text = stdout(&out);
+    assert!(
+        text.contains("order") && text.contains("tagged") && text.contains("edge"),
+        "{text}"
+    );
+    // Tagged prompts go with the tagged system prompt, numbered ones without.
+    let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    assert_eq!(runs.len(), 24 * 26);
+    assert!(runs
+        .iter()
+        .all(|r| ["numbered", "tagged"].contains(&col(&rh, r, "format"))));
+}
+
+#[test]
+fn prompt_shows_edge_order_and_tagged_passages() {
+    let p = Project::sample();
+    let q = "How many minutes does each team get on Showcase Day?";
+    let by_score = stdout(
+        &p.cmd(&["prompt", q, "--k", "5", "--min-score", "0"])
+            .output()
+            .unwrap(),
+    );
+    let edge = stdout(
+        &p.cmd(&[
+            "prompt",
+            q,
+            "--k",
+            "5",
+            "--min-score",
+            "0",
+            "--order",
+            "edge",
+        ])
+        .output()
+        .unwrap(),
+    );
+    let sources = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| {
+                l.split_once("(source: ")
+                    .map(|(_, r)| r.split(')').next().unwrap().to_string())
+            })
+            .collect()
+    };
+    let (a, e) = (sources(&by_score), sources(&edge));
+    assert_eq!(a.len(), 5);
+    assert_eq!(
+        e,
+        [
+            a[0].clone(),
+            a[2].clone(),
+            a[4].clone(),
+            a[3].clone(),
+            a[1].clone()
+        ],
+        "A C E D B"
+    );
+    let tagged = stdout(
+        &p.cmd(&["prompt", q, "--format", "tagged"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        tagged
+            .contains("<passage n=\"1\" source=\"projects.md#Showcase Day\" trust=\"untrusted\">"),
+        "{tagged}"
+    );
+    assert!(
+        tagged.contains("Each passage is enclosed in <passage"),
+        "{tagged}"
+    );
+}
+
+#[test]
+fn injection_set_reports_attack_success_per_setting() {
+    let p = Project::sample();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--evalset",
+            "evalsets/club-injection.yaml",
+            "--min-score",
+            "0.1,0.5",
+            "--k",
+            "4",
+            "--format",
+            "numbered,tagged",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
+    assert_eq!(rows.len(), 4);
+    let rate = |min: &str, format: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| col(&h, r, "min_score") == min && col(&h, r, "format") == format)
+            .unwrap();
+        assert_eq!(col(&h, r, "attack_questions"), "4");
+        col(&h, r, "attack_success_rate").parse().unwrap()
+    };
+    // The mock copies the attacker's sentence when it shares the question's words.
+    assert!(rate("0.1", "numbered") > 0.0);
+    assert!(
+        rate("0.1", "tagged") > 0.0,
+        "delimiting does not stop a model that copies"
+    );
+    let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    // Each setting's count is its own runs' count.
+    for r in &rows {
+        let injected = runs
+            .iter()
+            .filter(|x| {
+                ["min_score", "format"]
+                    .iter()
+                    .all(|c| col(&rh, x, c) == col(&h, r, c))
+                    && col(&rh, x, "injected") == "true"
+            })
+            .count();
+        assert_eq!(col(&h, r, "injected"), injected.to_string());
+    }
+    let pay = runs
+        .iter()
+        .find(|r| {
+            col(&rh, r, "question_id") == "inj-pay-fee"
+                && col(&rh, r, "min_score") == "0.1"
+                && col(&rh, r, "format") == "numbered"
+        })
+        .unwrap();
+    assert_eq!(col(&rh, pay, "injected"), "true");
+    assert!(col(&rh, pay, "answer").contains("000-123-456"));
+    assert!(col(&rh, pay, "flagged_passages").contains("payments-update.md#1"));
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let flagged: Vec<&str> = json["flagged_in_prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["chunk"].as_str().unwrap())
+        .collect();
+    assert!(flagged.contains(&"payments-update.md#1"), "{flagged:?}");
+    // In the tagged format the planted tags are gone from the passage.
+    let tagged_run = runs
+        .iter()
+        .find(|r| {
+            col(&rh, r, "question_id") == "inj-showcase-prizes"
+                && col(&rh, r, "format") == "tagged"
+                && col(&rh, r, "min_score") == "0.1"
+        })
+        .unwrap();
+    assert!(
+        !col(&rh, tagged_run, "answer").contains("</passage>"),
+        "{}",
+        col(&rh, tagged_run, "answer")
+    );
+}
+
+#[test]
+fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
+    let p = Project::sample();
+    let out = p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap();
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("flagged: payments-update.md#1"), "{text}");
+    assert!(
+        !text.contains("treasurer-notice.md"),
+        "the reworded attack passes the tripwire: {text}"
+    );
+    assert!(text.contains("not a defence"));
+    assert_eq!(
+        p.cmd(&["scan", "evalsets/club", "--fail-on-match"])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        p.cmd(&["scan", "evalsets/club-poison", "--fail-on-match"])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(1)
+    );
+    // Patterns come from the config, and a bad one is an input error.
+    p.write(
+        "rageval.yaml",
+        "scan:\n  patterns: [\"account \\\\d{3}-\"]\n",
+    );
+    let text = stdout(&p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap());
+    assert!(text.contains("treasurer-notice.md#1"), "{text}");
+    p.write("rageval.yaml", "scan:\n  patterns: [\"(unclosed\"]\n");
+    let out = p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("rageval.yaml:2:"), "{}", stderr(&out));
+}
+
+#[test]
+fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
+    let p = Project::sample();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--min-score",
+            "0.1",
+            "--k",
+            "4",
+            "--rewrite",
+            "none,heuristic,model",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    let run = |rewrite: &str| {
+        runs.iter()
+            .find(|r| {
+                col(&h, r, "question_id") == "laptop-follow-up" && col(&h, r, "rewrite") == rewrite
+            })
+            .unwrap()
+    };
+    assert_eq!(col(&h, run("none"), "expected_in_top_k"), "false");
+    assert_eq!(col(&h, run("none"), "stage"), "retrieval");
+    assert_eq!(col(&h, run("heuristic"), "expected_in_top_k"), "true");
+    assert_eq!(
+        col(&h, run("heuristic"), "asked"),
+        "How long can I keep it? (about: What is the laptop loan policy?)"
+    );
+    // The mock echoes: its "rewrite" is the question itself, and it costs a call.
+    assert_eq!(col(&h, run("model"), "asked"), "How long can I keep it?");
+    assert_eq!(col(&h, run("model"), "model_calls"), "2");
+    assert_eq!(col(&h, run("none"), "model_calls"), "1");
+    // Questions without history are never rewritten and cost nothing extra.
+    let plain = runs
+        .iter()
+        .find(|r| col(&h, r, "question_id") == "fee-per-term" && col(&h, r, "rewrite") == "model")
+        .unwrap();
+    assert_eq!(col(&h, plain, "model_calls"), "1");
+}
+
+#[test]
+fn streaming_records_time_to_first_token() {
+    let server = MockLlm::start(&["--token-delay-ms", "3"]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!("chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: RAGEVAL_TEST_KEY}}\ncache: {{enabled: false}}\n", server.url),
+    );
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--min-score",
+            "0.3",
+            "--k",
+            "2",
+            "--stream",
+        ])
+        .env("RAGEVAL_TEST_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
+    let p50: f64 = col(&h, &rows[0], "ttft_p50_ms").parse().unwrap();
+    let p95: f64 = col(&h, &rows[0], "ttft_p95_ms").parse().unwrap();
+    let latency: f64 = col(&h, &rows[0], "latency_p95_ms").parse().unwrap();
+    assert!(
+        p50 > 0.0 && p50 <= p95 && p95 <= latency,
+        "{p50} {p95} {latency}"
+    );
+    assert!(stdout(&out).contains("ttft p50/p95 ms"));
+    assert!(server.stats()["chat_stream_requests"].as_u64().unwrap() > 0);
+}
