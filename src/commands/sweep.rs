@@ -76,8 +76,9 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .collect();
     let mut config = serde_json::to_value(&s.config.config).unwrap_or_default();
     if let Some(obj) = config.as_object_mut() {
-        // Where reports go and how fast calls are made do not change a result.
+        // Where reports go, how fast calls are made and how they are gated do not change a result.
         obj.remove("out");
+        obj.remove("gate");
         obj.remove("evalsets");
         if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
             sweep.remove("concurrency");
