@@ -47,5 +47,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::ask::prompt(settings::AskSettings::new(args, cli.config)?).await
         }
         Command::Validate(args) => commands::validate::run(args.files, cli.config, cli.quiet),
+        Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
+            args.gate,
+            args.results,
+            cli.config,
+            cli.quiet,
+        )?),
     }
 }

@@ -4,4 +4,5 @@ mod support;
 
 mod commands;
 mod errors;
+mod gate;
 mod sweep;

@@ -51,14 +51,22 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
         OutputFormat::Table => {}
     }
+    let mut status = ExitStatus::Success;
     if results.calls.failed > 0 {
         eprintln!(
             "error: {} of {} model calls failed; their runs are counted as `error` in the reports",
             results.calls.failed, results.calls.distinct_prompts
         );
-        return Ok(ExitStatus::Error);
+        status = ExitStatus::Error;
     }
-    Ok(ExitStatus::Success)
+    if let Some(gate) = &s.gate {
+        // The gate reads the file just written, exactly as a later `rageval gate` would.
+        let gated = super::gate::run(gate)?;
+        if status == ExitStatus::Success {
+            status = gated;
+        }
+    }
+    Ok(status)
 }
 
 /// Aggregate a finished sweep into the value every report reads.

@@ -1,0 +1,535 @@
+//! The CI gate through the real binary: regressions exit 1 and
+//! name what regressed, unusable input exits 2, and the JUnit and Markdown outputs hold up.
+
+use serde_json::Value;
+
+use crate::support::{stderr, stdout, Project};
+
+/// Sweep the sample at the production setting only, into `out`.
+fn sweep(p: &Project, out: &str) {
+    p.cmd(&[
+        "sweep",
+        "-q",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--min-score",
+        "0.2",
+        "--k",
+        "4",
+        "--out",
+        out,
+    ])
+    .assert()
+    .success();
+}
+
+/// The sample's membership fee section emptied of its facts: `fee-per-term` is refused.
+fn break_the_fee_section(p: &Project) {
+    let path = p.path().join("evalsets/club/membership.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("Membership costs").unwrap();
+    let end = text.find("## Refunds").unwrap();
+    let edited = format!(
+        "{}See the notice board in room 12.\n\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    std::fs::write(path, edited).unwrap();
+}
+
+/// A baseline in `base/`, then the edited corpus swept into `now/`.
+fn regressed() -> Project {
+    let p = Project::sample();
+    sweep(&p, "base");
+    break_the_fee_section(&p);
+    sweep(&p, "now");
+    p
+}
+
+fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "gate",
+        "now/results.json",
+        "--setting",
+        "min_score=0.2,k=4",
+        "--baseline",
+        "base/results.json",
+    ];
+    args.extend_from_slice(extra);
+    p.cmd(&args).output().unwrap()
+}
+
+/// An exit status 2 with one message holding every needle.
+fn unusable(out: &std::process::Output, needles: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {err}\nstdout: {}",
+        stdout(out)
+    );
+    for n in needles {
+        assert!(err.contains(n), "expected {n:?} in: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "one message: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_str(&p.read(rel)).unwrap();
+    edit(&mut doc);
+    p.write(rel, &serde_json::to_string(&doc).unwrap());
+}
+
+#[test]
+fn an_edited_corpus_fails_and_names_the_flipped_question() {
+    let p = regressed();
+    let out = gate_now(&p, &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("flipped for the worse at min_score=0.2,k=4 (1):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  fee-per-term  answer -> false_refusal"),
+        "{text}"
+    );
+    assert!(text.contains("1 worse, 0 better, p=1.0000"), "{text}");
+    assert!(text.contains("gate: FAIL (2 of 4 checks failed)"), "{text}");
+
+    // One flip is chance: with require_significance the baseline checks pass and say why.
+    let out = gate_now(&p, &["--require-significance"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("not significant (p=1.0000 >= alpha 0.05)"),
+        "{text}"
+    );
+    // A tolerance of one question in seventeen (0.059) lets it pass; 0.05 does not.
+    let out = gate_now(&p, &["--tolerance", "0.06"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = gate_now(&p, &["--tolerance", "0.05"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}
+
+#[test]
+fn an_absolute_limit_breach_names_the_limit_and_the_figure() {
+    let p = Project::sample();
+    sweep(&p, "now");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--max-unwanted-answer-rate",
+            "0.5",
+            "--max-prompt-tokens-per-question",
+            "250",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL  unwanted_answer_rate 0.556 > limit 0.500"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL  prompt_tokens_per_question 285.7 > limit 250"),
+        "{text}"
+    );
+    assert!(text.contains("PASS  error_runs 0 <= limit 0"), "{text}");
+}
+
+#[test]
+fn unusable_input_exits_2_with_a_clear_message() {
+    let p = Project::sample();
+    sweep(&p, "now");
+    let gate = |args: &[&str]| {
+        let mut all = vec!["gate"];
+        all.extend_from_slice(args);
+        p.cmd(&all).output().unwrap()
+    };
+    // Missing file: named, with a hint.
+    unusable(
+        &gate(&["nowhere/results.json", "--setting", "k=4,min_score=0.2"]),
+        &[
+            "results `nowhere/results.json` does not exist",
+            "rageval sweep",
+        ],
+    );
+    unusable(
+        &gate(&[
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "b.json",
+        ]),
+        &["baseline `b.json` does not exist", "--update-baseline"],
+    );
+    // A setting the results do not hold, and no setting at all.
+    unusable(
+        &gate(&["now/results.json", "--setting", "min_score=0.25,k=4"]),
+        &["no setting is `min_score=0.25,k=4`", "`min_score=0.2,k=4`"],
+    );
+    unusable(
+        &gate(&["now/results.json"]),
+        &["no gated setting", "--setting min_score=0.2,k=4"],
+    );
+    unusable(
+        &gate(&["now/results.json", "--setting", "min_score"]),
+        &["invalid --setting"],
+    );
+    // A baseline swept over another grid cannot be compared at the gated setting.
+    p.cmd(&[
+        "sweep",
+        "-q",
+        "--min-score",
+        "0.3",
+        "--k",
+        "4",
+        "--out",
+        "other",
+    ])
+    .assert()
+    .success();
+    unusable(
+        &gate(&[
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "other/results.json",
+        ]),
+        &["baseline `other/results.json` cannot be compared at `min_score=0.2,k=4`"],
+    );
+    // A newer major version of the schema.
+    edit_json(&p, "other/results.json", |d| {
+        d["schema"] = "rageval.results/2".into()
+    });
+    unusable(
+        &gate(&["other/results.json", "--setting", "min_score=0.3,k=4"]),
+        &["has schema `rageval.results/2`", "rageval.results/1"],
+    );
+    p.write("broken.json", "{\"schema\": ");
+    unusable(
+        &gate(&["broken.json"]),
+        &["`broken.json` is not a rageval results file"],
+    );
+}
+
+#[test]
+fn a_heavily_changed_question_set_is_not_compared() {
+    let p = Project::sample();
+    sweep(&p, "base");
+    sweep(&p, "now");
+    let drop = |p: &Project, n: usize| {
+        p.write("now/results.json", &p.read("base/results.json"));
+        edit_json(p, "now/results.json", |d| {
+            let gone: Vec<Value> = d["questions"].as_array().unwrap()[..n]
+                .iter()
+                .map(|q| q["id"].clone())
+                .collect();
+            d["questions"].as_array_mut().unwrap().drain(..n);
+            d["runs"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|r| !gone.contains(&r["question_id"]));
+        });
+    };
+    // 6 of 26 questions gone (23%): the comparison is meaningless.
+    drop(&p, 6);
+    let out = gate_now(&p, &[]);
+    unusable(
+        &out,
+        &[
+            "changed too much",
+            "6 of its 26 questions are gone",
+            "`fee-per-term`",
+            "`laptop-follow-up`",
+            "more than 20% missing",
+        ],
+    );
+    // 5 gone (19%): compared on the 21 common questions, and the change is reported.
+    drop(&p, 5);
+    let out = gate_now(&p, &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("baseline: base/results.json (21 questions compared)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5 removed (`fee-per-term`, `scholarship`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn junit_is_well_formed_with_one_failure_per_failed_check() {
+    let p = regressed();
+    let out = gate_now(
+        &p,
+        &[
+            "--max-unwanted-answer-rate",
+            "0.5",
+            "--junit",
+            "ci/gate.xml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let failed_lines = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("FAIL  "))
+        .count();
+    assert_eq!(failed_lines, 3, "{}", stdout(&out));
+    let xml = p.read("ci/gate.xml");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let suites: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), 1);
+    let cases: Vec<_> = suites[0]
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let fails = |class: &str| {
+        cases
+            .iter()
+            .filter(|c| c.attribute("classname") == Some(class))
+            .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+            .map(|c| c.attribute("name").unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    // 5 checks (error_runs, the unwanted limit, 3 baseline rates) and 1 flipped question.
+    assert_eq!(cases.len(), 6, "{xml}");
+    let checks = fails("rageval.gate");
+    assert_eq!(checks.len(), failed_lines, "{xml}");
+    assert!(
+        checks
+            .iter()
+            .any(|n| n.starts_with("unwanted_answer_rate at")),
+        "{checks:?}"
+    );
+    assert_eq!(fails("rageval.gate.flipped"), ["fee-per-term"]);
+    assert_eq!(suites[0].attribute("failures"), Some("4"));
+    assert_eq!(suites[0].attribute("tests"), Some("6"));
+    let msg = cases
+        .iter()
+        .find_map(|c| c.children().find(|n| n.has_tag_name("failure")))
+        .and_then(|f| f.attribute("message"))
+        .unwrap();
+    // The escaped `>` comes back as itself.
+    assert!(msg.contains(" > "), "{msg}");
+}
+
+#[test]
+fn markdown_tables_and_the_github_step_summary() {
+    let p = regressed();
+    p.write("summary.md", "previous step\n");
+    let summary = p.path().join("summary.md");
+    let run = || {
+        let mut c = p.cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "base/results.json",
+            "--markdown",
+            "gate.md",
+        ]);
+        c.env("GITHUB_STEP_SUMMARY", &summary);
+        c.output().unwrap()
+    };
+    assert_eq!(run().status.code(), Some(1));
+    let md = p.read("gate.md");
+    let lines: Vec<&str> = md.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| *l == "| Check | Result | Figures |")
+        .expect(&md);
+    assert_eq!(lines[header + 1], "|---|---|---|");
+    let rows = lines[header + 2..]
+        .iter()
+        .take_while(|l| l.starts_with('|'))
+        .count();
+    assert_eq!(rows, 4, "{md}");
+    assert!(
+        md.contains(
+            "| false_refusal_rate vs baseline | **FAIL** | 0.235 > 0.176 + tolerance 0.000 |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("| Question | Before | After |\n|---|---|---|\n| `fee-per-term` | answer | false_refusal |"), "{md}");
+    // Appended, never overwritten: a second run adds a second report after the first.
+    let first = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        first.starts_with("previous step\n## rageval gate: FAIL"),
+        "{first}"
+    );
+    assert!(first.contains(&md));
+    run();
+    let second = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(second.matches("## rageval gate: FAIL").count(), 2);
+    assert!(second.starts_with(&first));
+}
+
+#[test]
+fn update_baseline_writes_the_results_on_purpose_only() {
+    let p = Project::sample();
+    sweep(&p, "now");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--update-baseline",
+        ])
+        .output()
+        .unwrap();
+    unusable(&out, &["`--update-baseline` needs a baseline path"]);
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--update-baseline",
+            "--baseline",
+            "ci/base.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("baseline: wrote ci/base.json from now/results.json"));
+    assert_eq!(p.read("ci/base.json"), p.read("now/results.json"));
+    // Without the flag the baseline is only read.
+    break_the_fee_section(&p);
+    sweep(&p, "now");
+    let before = p.read("ci/base.json");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "ci/base.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(p.read("ci/base.json"), before);
+}
+
+#[test]
+fn sweep_gate_flags_and_config() {
+    let p = Project::sample();
+    // Gate flags mean nothing without --gate.
+    let out = p
+        .cmd(&["sweep", "--baseline", "b.json", "--junit", "j.xml"])
+        .output()
+        .unwrap();
+    unusable(&out, &["--baseline, --junit only apply with `--gate`"]);
+    assert!(!p.path().join("reports").exists(), "no sweep may run");
+    // A missing baseline stops `sweep --gate` before the sweep.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--gate",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "b.json",
+        ])
+        .output()
+        .unwrap();
+    unusable(&out, &["baseline `b.json` does not exist"]);
+    assert!(!p.path().join("reports").exists(), "no sweep may run");
+    // With --format json, stdout stays one JSON document; the summary goes to stderr.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--min-score",
+            "0.2",
+            "--k",
+            "4",
+            "--format",
+            "json",
+            "--gate",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--max-false-refusal-rate",
+            "0.1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["schema"], "rageval.results/1");
+    assert!(stderr(&out).contains("FAIL  false_refusal_rate 0.176 > limit 0.100"));
+    // The config's gate section, with a line number for a bad value.
+    p.write(
+        "rageval.yaml",
+        "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
+    );
+    let out = p.cmd(&["gate"]).output().unwrap();
+    unusable(
+        &out,
+        &["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"],
+    );
+    p.write(
+        "rageval.yaml",
+        "gate:\n  setting: \"min_score=0.2,k=4\"\n  max_false_refusal_rate: 0.1\n",
+    );
+    let out = p
+        .cmd(&["sweep", "-q", "--gate", "--min-score", "0.2", "--k", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // ... and flags win over it.
+    let out = p
+        .cmd(&["gate", "--max-false-refusal-rate", "0.2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn the_recommended_setting_is_gated_by_default() {
+    let p = Project::sample();
+    p.cmd(&[
+        "sweep",
+        "-q",
+        "--min-score",
+        "0.2,0.3",
+        "--k",
+        "4",
+        "--out",
+        "now",
+    ])
+    .assert()
+    .success();
+    edit_json(&p, "now/results.json", |d| {
+        d["recommended"] = "min_score=0.3,k=4".into()
+    });
+    let out = p.cmd(&["gate", "now/results.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("gate: setting min_score=0.3,k=4 of now/results.json"));
+    // An explicit setting overrides the recommendation.
+    let out = p
+        .cmd(&["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("gate: setting min_score=0.2,k=4"));
+}
