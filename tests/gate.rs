@@ -1,9 +1,23 @@
-//! The CI gate through the real binary: regressions exit 1 and
+//! The CI gate through the real binary: the committed baseline passes, regressions exit 1 and
 //! name what regressed, unusable input exits 2, and the JUnit and Markdown outputs hold up.
 
 use serde_json::Value;
 
-use crate::support::{stderr, stdout, Project};
+use crate::support::{repo, stderr, stdout, Project};
+
+/// The sample project with the repository's rageval.yaml (and its `gate:` section) and the
+/// committed baseline.
+fn dogfood() -> Project {
+    let p = Project::sample();
+    std::fs::copy(repo().join("rageval.yaml"), p.path().join("rageval.yaml")).unwrap();
+    std::fs::create_dir_all(p.path().join("reports")).unwrap();
+    std::fs::copy(
+        repo().join("reports/baseline.json"),
+        p.path().join("reports/baseline.json"),
+    )
+    .unwrap();
+    p
+}
 
 /// Sweep the sample at the production setting only, into `out`.
 fn sweep(p: &Project, out: &str) {
@@ -79,6 +93,46 @@ fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
     let mut doc: Value = serde_json::from_str(&p.read(rel)).unwrap();
     edit(&mut doc);
     p.write(rel, &serde_json::to_string(&doc).unwrap());
+}
+
+#[test]
+fn the_sample_passes_against_the_committed_baseline() {
+    let p = dogfood();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--min-score",
+            "0.1..0.5",
+            "--k",
+            "1,2,4,8",
+            "--gate",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    // The config's gate: its setting, every absolute limit and the three baseline rates.
+    assert!(text.contains("gate: setting min_score=0.2,k=4"), "{text}");
+    assert!(
+        text.contains("baseline: reports/baseline.json (26 questions compared)"),
+        "{text}"
+    );
+    for line in [
+        "PASS  error_runs 0 <= limit 0",
+        "PASS  unwanted_answer_rate 0.556 <= limit 0.600",
+        "PASS  false_refusal_rate 0.176 <= limit 0.200",
+        "PASS  answer_match_rate 0.643 >= limit 0.600",
+        "PASS  prompt_tokens_per_question 285.7 <= limit 300",
+        "PASS  false_refusal_rate vs baseline 0.176 <= 0.176 + tolerance 0.000",
+        "0 worse, 0 better, p=1.0000",
+        "gate: PASS (8 checks)",
+    ] {
+        assert!(text.contains(line), "expected {line:?} in:\n{text}");
+    }
+    // Latency differs from the committed run, and must not matter; a later `rageval gate`
+    // reads the same results by default and agrees.
+    let out = p.cmd(&["gate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 
 #[test]
