@@ -1,5 +1,5 @@
-//! The CI gate through the real binary: the committed baseline passes, regressions exit 1 and
-//! name what regressed, unusable input exits 2, and the JUnit and Markdown outputs hold up.
+//! The CI gate through the real binary: the committed baseline passes, regressions exit 1
+//! and name what regressed, and the policy comes from the config, the flags and the results.
 
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ fn dogfood() -> Project {
 }
 
 /// Sweep the sample at the production setting only, into `out`.
-fn sweep(p: &Project, out: &str) {
+pub fn sweep(p: &Project, out: &str) {
     p.cmd(&[
         "sweep",
         "-q",
@@ -52,7 +52,7 @@ fn break_the_fee_section(p: &Project) {
 }
 
 /// A baseline in `base/`, then the edited corpus swept into `now/`.
-fn regressed() -> Project {
+pub fn regressed() -> Project {
     let p = Project::sample();
     sweep(&p, "base");
     break_the_fee_section(&p);
@@ -60,7 +60,7 @@ fn regressed() -> Project {
     p
 }
 
-fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
+pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "gate",
         "now/results.json",
@@ -74,7 +74,7 @@ fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
 }
 
 /// An exit status 2 with one message holding every needle.
-fn unusable(out: &std::process::Output, needles: &[&str]) {
+pub fn unusable(out: &std::process::Output, needles: &[&str]) {
     let err = stderr(out);
     assert_eq!(
         out.status.code(),
@@ -89,7 +89,7 @@ fn unusable(out: &std::process::Output, needles: &[&str]) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
+pub fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
     let mut doc: Value = serde_json::from_str(&p.read(rel)).unwrap();
     edit(&mut doc);
     p.write(rel, &serde_json::to_string(&doc).unwrap());
@@ -199,242 +199,6 @@ fn an_absolute_limit_breach_names_the_limit_and_the_figure() {
         "{text}"
     );
     assert!(text.contains("PASS  error_runs 0 <= limit 0"), "{text}");
-}
-
-#[test]
-fn unusable_input_exits_2_with_a_clear_message() {
-    let p = Project::sample();
-    sweep(&p, "now");
-    let gate = |args: &[&str]| {
-        let mut all = vec!["gate"];
-        all.extend_from_slice(args);
-        p.cmd(&all).output().unwrap()
-    };
-    // Missing file: named, with a hint.
-    unusable(
-        &gate(&["nowhere/results.json", "--setting", "k=4,min_score=0.2"]),
-        &[
-            "results `nowhere/results.json` does not exist",
-            "rageval sweep",
-        ],
-    );
-    unusable(
-        &gate(&[
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "b.json",
-        ]),
-        &["baseline `b.json` does not exist", "--update-baseline"],
-    );
-    // A setting the results do not hold, and no setting at all.
-    unusable(
-        &gate(&["now/results.json", "--setting", "min_score=0.25,k=4"]),
-        &["no setting is `min_score=0.25,k=4`", "`min_score=0.2,k=4`"],
-    );
-    unusable(
-        &gate(&["now/results.json"]),
-        &["no gated setting", "--setting min_score=0.2,k=4"],
-    );
-    unusable(
-        &gate(&["now/results.json", "--setting", "min_score"]),
-        &["invalid --setting"],
-    );
-    // A baseline swept over another grid cannot be compared at the gated setting.
-    p.cmd(&[
-        "sweep",
-        "-q",
-        "--min-score",
-        "0.3",
-        "--k",
-        "4",
-        "--out",
-        "other",
-    ])
-    .assert()
-    .success();
-    unusable(
-        &gate(&[
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "other/results.json",
-        ]),
-        &["baseline `other/results.json` cannot be compared at `min_score=0.2,k=4`"],
-    );
-    // A newer major version of the schema.
-    edit_json(&p, "other/results.json", |d| {
-        d["schema"] = "rageval.results/2".into()
-    });
-    unusable(
-        &gate(&["other/results.json", "--setting", "min_score=0.3,k=4"]),
-        &["has schema `rageval.results/2`", "rageval.results/1"],
-    );
-    p.write("broken.json", "{\"schema\": ");
-    unusable(
-        &gate(&["broken.json"]),
-        &["`broken.json` is not a rageval results file"],
-    );
-}
-
-#[test]
-fn a_heavily_changed_question_set_is_not_compared() {
-    let p = Project::sample();
-    sweep(&p, "base");
-    sweep(&p, "now");
-    let drop = |p: &Project, n: usize| {
-        p.write("now/results.json", &p.read("base/results.json"));
-        edit_json(p, "now/results.json", |d| {
-            let gone: Vec<Value> = d["questions"].as_array().unwrap()[..n]
-                .iter()
-                .map(|q| q["id"].clone())
-                .collect();
-            d["questions"].as_array_mut().unwrap().drain(..n);
-            d["runs"]
-                .as_array_mut()
-                .unwrap()
-                .retain(|r| !gone.contains(&r["question_id"]));
-        });
-    };
-    // 6 of 26 questions gone (23%): the comparison is meaningless.
-    drop(&p, 6);
-    let out = gate_now(&p, &[]);
-    unusable(
-        &out,
-        &[
-            "changed too much",
-            "6 of its 26 questions are gone",
-            "`fee-per-term`",
-            "`laptop-follow-up`",
-            "more than 20% missing",
-        ],
-    );
-    // 5 gone (19%): compared on the 21 common questions, and the change is reported.
-    drop(&p, 5);
-    let out = gate_now(&p, &[]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert!(
-        text.contains("baseline: base/results.json (21 questions compared)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("5 removed (`fee-per-term`, `scholarship`"),
-        "{text}"
-    );
-}
-
-#[test]
-fn junit_is_well_formed_with_one_failure_per_failed_check() {
-    let p = regressed();
-    let out = gate_now(
-        &p,
-        &[
-            "--max-unwanted-answer-rate",
-            "0.5",
-            "--junit",
-            "ci/gate.xml",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let failed_lines = stdout(&out)
-        .lines()
-        .filter(|l| l.starts_with("FAIL  "))
-        .count();
-    assert_eq!(failed_lines, 3, "{}", stdout(&out));
-    let xml = p.read("ci/gate.xml");
-    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
-    let suites: Vec<_> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("testsuite"))
-        .collect();
-    assert_eq!(suites.len(), 1);
-    let cases: Vec<_> = suites[0]
-        .children()
-        .filter(|n| n.has_tag_name("testcase"))
-        .collect();
-    let fails = |class: &str| {
-        cases
-            .iter()
-            .filter(|c| c.attribute("classname") == Some(class))
-            .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
-            .map(|c| c.attribute("name").unwrap_or_default().to_string())
-            .collect::<Vec<_>>()
-    };
-    // 5 checks (error_runs, the unwanted limit, 3 baseline rates) and 1 flipped question.
-    assert_eq!(cases.len(), 6, "{xml}");
-    let checks = fails("rageval.gate");
-    assert_eq!(checks.len(), failed_lines, "{xml}");
-    assert!(
-        checks
-            .iter()
-            .any(|n| n.starts_with("unwanted_answer_rate at")),
-        "{checks:?}"
-    );
-    assert_eq!(fails("rageval.gate.flipped"), ["fee-per-term"]);
-    assert_eq!(suites[0].attribute("failures"), Some("4"));
-    assert_eq!(suites[0].attribute("tests"), Some("6"));
-    let msg = cases
-        .iter()
-        .find_map(|c| c.children().find(|n| n.has_tag_name("failure")))
-        .and_then(|f| f.attribute("message"))
-        .unwrap();
-    // The escaped `>` comes back as itself.
-    assert!(msg.contains(" > "), "{msg}");
-}
-
-#[test]
-fn markdown_tables_and_the_github_step_summary() {
-    let p = regressed();
-    p.write("summary.md", "previous step\n");
-    let summary = p.path().join("summary.md");
-    let run = || {
-        let mut c = p.cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "base/results.json",
-            "--markdown",
-            "gate.md",
-        ]);
-        c.env("GITHUB_STEP_SUMMARY", &summary);
-        c.output().unwrap()
-    };
-    assert_eq!(run().status.code(), Some(1));
-    let md = p.read("gate.md");
-    let lines: Vec<&str> = md.lines().collect();
-    let header = lines
-        .iter()
-        .position(|l| *l == "| Check | Result | Figures |")
-        .expect(&md);
-    assert_eq!(lines[header + 1], "|---|---|---|");
-    let rows = lines[header + 2..]
-        .iter()
-        .take_while(|l| l.starts_with('|'))
-        .count();
-    assert_eq!(rows, 4, "{md}");
-    assert!(
-        md.contains(
-            "| false_refusal_rate vs baseline | **FAIL** | 0.235 > 0.176 + tolerance 0.000 |"
-        ),
-        "{md}"
-    );
-    assert!(md.contains("| Question | Before | After |\n|---|---|---|\n| `fee-per-term` | answer | false_refusal |"), "{md}");
-    // Appended, never overwritten: a second run adds a second report after the first.
-    let first = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        first.starts_with("previous step\n## rageval gate: FAIL"),
-        "{first}"
-    );
-    assert!(first.contains(&md));
-    run();
-    let second = std::fs::read_to_string(&summary).unwrap();
-    assert_eq!(second.matches("## rageval gate: FAIL").count(), 2);
-    assert!(second.starts_with(&first));
 }
 
 #[test]

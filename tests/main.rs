@@ -5,4 +5,6 @@ mod support;
 mod commands;
 mod errors;
 mod gate;
+mod gate_errors;
+mod gate_output;
 mod sweep;
