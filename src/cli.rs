@@ -45,6 +45,8 @@ pub enum Command {
     MockLlm(MockLlmArgs),
     /// List document chunks that match suspicious prompt-injection patterns (a tripwire, not a defence)
     Scan(ScanArgs),
+    /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
+    Gate(GateCmdArgs),
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +116,121 @@ pub struct SweepArgs {
     /// Use the streamed chat endpoint and record time to first token
     #[arg(long)]
     pub stream: bool,
+
+    /// Gate the new results (as `rageval gate`); the exit status is the gate's
+    #[arg(long)]
+    pub gate: bool,
+
+    #[command(flatten)]
+    pub gate_args: GateArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GateCmdArgs {
+    /// The results to gate [default: results.json in the config's `out` folder, else reports/latest]
+    #[arg(value_name = "RESULTS")]
+    pub results: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// The gate policy; each flag overrides the `gate:` section of rageval.yaml.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Gate")]
+pub struct GateArgs {
+    /// The gated setting, as `min_score=0.2,k=4` [default: the config's `gate.setting`, else the results' recommended setting]
+    #[arg(long, value_name = "SPEC")]
+    pub setting: Option<String>,
+
+    /// Results to compare with, question by question [default: the config's `gate.baseline`]
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Write the results as the new baseline (on purpose: the comparison is skipped)
+    #[arg(long)]
+    pub update_baseline: bool,
+
+    /// How much each rate may worsen against the baseline, as a share [default: 0]
+    #[arg(long, value_name = "SHARE")]
+    pub tolerance: Option<f64>,
+
+    /// Significance level of the paired test on flipped questions [default: 0.05]
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
+
+    /// Fail a baseline regression only when the paired test finds it significant
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub require_significance: Option<bool>,
+
+    /// Highest share of unanswerable questions answered
+    #[arg(long, value_name = "SHARE")]
+    pub max_unwanted_answer_rate: Option<f64>,
+
+    /// Highest share of answerable questions refused
+    #[arg(long, value_name = "SHARE")]
+    pub max_false_refusal_rate: Option<f64>,
+
+    /// Most runs whose model call failed [default: 0]
+    #[arg(long, value_name = "N")]
+    pub max_error_runs: Option<u64>,
+
+    /// Most prompt tokens per question
+    #[arg(long, value_name = "N")]
+    pub max_prompt_tokens_per_question: Option<f64>,
+
+    /// Lowest share of answered answerable questions whose answer holds an expected text
+    #[arg(long, value_name = "SHARE")]
+    pub min_answer_match_rate: Option<f64>,
+
+    /// Write the checks as JUnit XML to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the checks as Markdown to FILE (also appended to $GITHUB_STEP_SUMMARY when set)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+impl GateArgs {
+    /// The flags given, by name: they mean nothing without a gate.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, name| {
+            if set {
+                v.push(name);
+            }
+        };
+        add(self.setting.is_some(), "--setting");
+        add(self.baseline.is_some(), "--baseline");
+        add(self.update_baseline, "--update-baseline");
+        add(self.tolerance.is_some(), "--tolerance");
+        add(self.alpha.is_some(), "--alpha");
+        add(
+            self.require_significance.is_some(),
+            "--require-significance",
+        );
+        add(
+            self.max_unwanted_answer_rate.is_some(),
+            "--max-unwanted-answer-rate",
+        );
+        add(
+            self.max_false_refusal_rate.is_some(),
+            "--max-false-refusal-rate",
+        );
+        add(self.max_error_runs.is_some(), "--max-error-runs");
+        add(
+            self.max_prompt_tokens_per_question.is_some(),
+            "--max-prompt-tokens-per-question",
+        );
+        add(
+            self.min_answer_match_rate.is_some(),
+            "--min-answer-match-rate",
+        );
+        add(self.junit.is_some(), "--junit");
+        add(self.markdown.is_some(), "--markdown");
+        v
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

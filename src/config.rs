@@ -23,6 +23,7 @@ pub struct Config {
     pub scan: ScanConfig,
     /// Report folder, relative to the config file.
     pub out: Option<String>,
+    pub gate: GateConfig,
 }
 
 /// Where an OpenAI-compatible server is and how to talk to it: the fields that `chat` and
@@ -306,6 +307,47 @@ pub struct PricingConfig {
     pub currency: String,
 }
 
+/// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateConfig {
+    /// The gated setting, as `min_score=0.2,k=4`. Default: the results' recommended setting.
+    pub setting: Option<String>,
+    /// Results to compare with, relative to the config file. Default: no baseline.
+    pub baseline: Option<String>,
+    /// How much each rate may worsen against the baseline (0.05 = 5 points). Default: 0.
+    pub tolerance: f64,
+    /// Significance level of the paired test on flipped questions. Default: 0.05.
+    pub alpha: f64,
+    /// Fail a baseline regression only when the paired test finds it significant.
+    pub require_significance: bool,
+    /// Absolute limits at the gated setting; a limit left out is not checked.
+    pub max_unwanted_answer_rate: Option<f64>,
+    pub max_false_refusal_rate: Option<f64>,
+    /// Runs whose model call failed. Default: 0.
+    pub max_error_runs: u64,
+    pub max_prompt_tokens_per_question: Option<f64>,
+    /// Share of answered answerable questions whose answer holds an expected answer text.
+    pub min_answer_match_rate: Option<f64>,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            setting: None,
+            baseline: None,
+            tolerance: 0.0,
+            alpha: crate::gate::policy::DEFAULT_ALPHA,
+            require_significance: false,
+            max_unwanted_answer_rate: None,
+            max_false_refusal_rate: None,
+            max_error_runs: 0,
+            max_prompt_tokens_per_question: None,
+            min_answer_match_rate: None,
+        }
+    }
+}
+
 /// A loaded config and the folder its relative paths start from.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
@@ -461,6 +503,45 @@ impl LoadedConfig {
             if let Err(msg) = checked {
                 return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
             }
+        }
+        // The `gate:` section: shares from 0 to 1, a valid alpha, a parsable setting.
+        use crate::gate::policy::{check_alpha, check_share, check_tokens, Validator};
+        let g = &c.gate;
+        let gate_numbers: [(&str, Option<f64>, Validator); 6] = [
+            ("tolerance", Some(g.tolerance), check_share),
+            ("alpha", Some(g.alpha), check_alpha),
+            (
+                "max_unwanted_answer_rate",
+                g.max_unwanted_answer_rate,
+                check_share,
+            ),
+            (
+                "max_false_refusal_rate",
+                g.max_false_refusal_rate,
+                check_share,
+            ),
+            (
+                "min_answer_match_rate",
+                g.min_answer_match_rate,
+                check_share,
+            ),
+            (
+                "max_prompt_tokens_per_question",
+                g.max_prompt_tokens_per_question,
+                check_tokens,
+            ),
+        ];
+        for (field, value, check) in gate_numbers {
+            if let Some(Err(msg)) = value.map(check) {
+                return fail(&[Key("gate"), Key(field)], &format!("gate.{field}"), msg);
+            }
+        }
+        if let Some(Err(msg)) = g
+            .setting
+            .as_deref()
+            .map(str::parse::<crate::gate::SettingSpec>)
+        {
+            return fail(&[Key("gate"), Key("setting")], "gate.setting", msg);
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ pub mod corpus;
 pub mod embed;
 pub mod error;
 pub mod evalset;
+pub mod gate;
 pub mod http;
 pub mod mock_server;
 pub mod progress;
@@ -56,5 +57,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
         }
+        Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
+            args.gate,
+            args.results,
+            cli.config,
+            cli.quiet,
+        )?),
     }
 }

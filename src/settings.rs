@@ -10,10 +10,11 @@ use std::time::Duration;
 use crate::cache::{CacheMode, CachedEmbedder, CachedModel};
 use crate::chat::{ChatModel, MockModel, OpenAiChat};
 use crate::classify::Rules;
-use crate::cli::{AskArgs, OutputFormat, SweepArgs};
+use crate::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
 use crate::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::error::InputError;
+use crate::gate::policy::{self, Limits, Policy};
 use crate::http::{Endpoint, RetryPolicy};
 use crate::prompt::RefusalMatch;
 use crate::stats::Pricing;
@@ -131,6 +132,8 @@ pub struct SweepSettings {
     pub quiet: bool,
     /// Write reports and exit 0 even when some model calls failed.
     pub allow_errors: bool,
+    /// `--gate`: gate the results written to `out`.
+    pub gate: Option<GateSettings>,
 }
 
 impl SweepSettings {
@@ -197,7 +200,34 @@ impl SweepSettings {
             CacheMode::Use
         };
         let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(mode))?;
+        let gate = if args.gate {
+            // With --format json, stdout belongs to the results document.
+            let summary = match (quiet, output) {
+                (true, _) => Summary::Nowhere,
+                (false, OutputFormat::Json) => Summary::Stderr,
+                (false, OutputFormat::Table) => Summary::Stdout,
+            };
+            let g = GateSettings::new(args.gate_args, out.join("results.json"), &cfg, summary)?;
+            // A missing baseline is found before the sweep spends any model call.
+            if let (Some(base), false) = (&g.policy.baseline, g.update_baseline) {
+                if !base.exists() {
+                    bail!(
+                        "baseline `{}` does not exist: {}",
+                        base.display(),
+                        crate::gate::NO_BASELINE_HINT
+                    );
+                }
+            }
+            Some(g)
+        } else {
+            let given = args.gate_args.given();
+            if !given.is_empty() {
+                bail!("{} only apply with `--gate`", given.join(", "));
+            }
+            None
+        };
         Ok(SweepSettings {
+            gate,
             allow_errors: args.allow_errors,
             grid: Grid {
                 min_scores,
@@ -228,6 +258,117 @@ impl PipeCheck for String {
             bail!("invalid {flag}: empty");
         }
         Ok(self)
+    }
+}
+
+/// Where the gate's summary for people goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summary {
+    Stdout,
+    Stderr,
+    Nowhere,
+}
+
+/// Everything `rageval gate` needs, checked.
+#[derive(Debug, Clone)]
+pub struct GateSettings {
+    pub results: PathBuf,
+    pub policy: Policy,
+    pub update_baseline: bool,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    /// `$GITHUB_STEP_SUMMARY`: a file the Markdown is appended to.
+    pub step_summary: Option<PathBuf>,
+    pub summary: Summary,
+}
+
+impl GateSettings {
+    /// `rageval gate [RESULTS]`: RESULTS defaults to the last sweep's results.json.
+    pub fn from_command(
+        args: GateArgs,
+        results: Option<PathBuf>,
+        config: Option<PathBuf>,
+        quiet: bool,
+    ) -> Result<Self> {
+        let cfg = LoadedConfig::load(config.as_deref())?;
+        let results = results.unwrap_or_else(|| cfg.out_dir().join("results.json"));
+        let summary = if quiet {
+            Summary::Nowhere
+        } else {
+            Summary::Stdout
+        };
+        GateSettings::new(args, results, &cfg, summary)
+    }
+
+    /// The `gate:` section of the config with the flags on top.
+    pub fn new(
+        args: GateArgs,
+        results: PathBuf,
+        cfg: &LoadedConfig,
+        summary: Summary,
+    ) -> Result<Self> {
+        let g = &cfg.config.gate;
+        let flag = |name: &str, v: Option<f64>, check: policy::Validator| {
+            v.map(check)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("invalid --{name}: {e}"))
+        };
+        let setting = match args.setting.as_deref().or(g.setting.as_deref()) {
+            None => None,
+            Some(text) => Some(
+                text.parse()
+                    .map_err(|e| anyhow::anyhow!("invalid --setting: {e}"))?,
+            ),
+        };
+        let limits = Limits {
+            max_unwanted_answer_rate: flag(
+                "max-unwanted-answer-rate",
+                args.max_unwanted_answer_rate,
+                policy::check_share,
+            )?
+            .or(g.max_unwanted_answer_rate),
+            max_false_refusal_rate: flag(
+                "max-false-refusal-rate",
+                args.max_false_refusal_rate,
+                policy::check_share,
+            )?
+            .or(g.max_false_refusal_rate),
+            max_error_runs: args.max_error_runs.unwrap_or(g.max_error_runs),
+            max_prompt_tokens_per_question: flag(
+                "max-prompt-tokens-per-question",
+                args.max_prompt_tokens_per_question,
+                policy::check_tokens,
+            )?
+            .or(g.max_prompt_tokens_per_question),
+            min_answer_match_rate: flag(
+                "min-answer-match-rate",
+                args.min_answer_match_rate,
+                policy::check_share,
+            )?
+            .or(g.min_answer_match_rate),
+        };
+        let policy = Policy {
+            setting,
+            baseline: args
+                .baseline
+                .or_else(|| g.baseline.as_ref().map(|b| cfg.resolve(b))),
+            limits,
+            tolerance: flag("tolerance", args.tolerance, policy::check_share)?
+                .unwrap_or(g.tolerance),
+            alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
+            require_significance: args.require_significance.unwrap_or(g.require_significance),
+        };
+        Ok(GateSettings {
+            results,
+            policy,
+            update_baseline: args.update_baseline,
+            junit: args.junit,
+            markdown: args.markdown,
+            step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            summary,
+        })
     }
 }
 

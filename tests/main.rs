@@ -4,6 +4,9 @@ mod support;
 
 mod commands;
 mod errors;
+mod gate;
+mod gate_errors;
+mod gate_output;
 mod http;
 mod scenarios;
 mod sweep;

@@ -67,6 +67,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
         OutputFormat::Table => {}
     }
+    let mut status = ExitStatus::Success;
     let c = &results.calls;
     if c.failed > 0 {
         let level = if s.allow_errors { "warning" } else { "error" };
@@ -82,10 +83,17 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             }
         );
         if !s.allow_errors {
-            return Ok(ExitStatus::Error);
+            status = ExitStatus::Error;
         }
     }
-    Ok(ExitStatus::Success)
+    if let Some(gate) = &s.gate {
+        // The gate reads the file just written, exactly as a later `rageval gate` would.
+        let gated = super::gate::run(gate)?;
+        if status == ExitStatus::Success {
+            status = gated;
+        }
+    }
+    Ok(status)
 }
 
 /// `3 timeout, 1 server`
@@ -112,8 +120,9 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .collect();
     let mut config = serde_json::to_value(&s.config.config).unwrap_or_default();
     if let Some(obj) = config.as_object_mut() {
-        // Where reports go and how fast calls are made do not change a result.
+        // Where reports go, how fast calls are made and how they are gated do not change a result.
         obj.remove("out");
+        obj.remove("gate");
         obj.remove("evalsets");
         obj.remove("cache");
         if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {

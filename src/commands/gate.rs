@@ -1,0 +1,114 @@
+//! `rageval gate`: hold one setting of a results file to the policy; exit 1 on a regression,
+//! 2 when the input cannot be judged.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::exit::ExitStatus;
+use crate::gate::{self, ResultsError, ResultsFile};
+use crate::report::write_atomic;
+use crate::settings::{GateSettings, Summary};
+
+pub fn run(s: &GateSettings) -> Result<ExitStatus> {
+    let current = load(
+        &s.results,
+        "results",
+        "run `rageval sweep` first, or name a results file",
+    )?;
+    let baseline = match (&s.policy.baseline, s.update_baseline) {
+        (Some(path), false) => Some((
+            load(path, "baseline", gate::NO_BASELINE_HINT)?,
+            path.as_path(),
+        )),
+        _ => None,
+    };
+    let report = gate::evaluate(
+        (&current, &s.results),
+        baseline.as_ref().map(|(doc, path)| (doc, *path)),
+        &s.policy,
+    )?;
+    let mut text = String::new();
+    if s.update_baseline {
+        let Some(target) = &s.policy.baseline else {
+            bail!("`--update-baseline` needs a baseline path: pass `--baseline FILE` or set `gate.baseline` in rageval.yaml");
+        };
+        update_baseline(&s.results, target)?;
+        text.push_str(&format!(
+            "baseline: wrote {} from {} (not compared)\n",
+            target.display(),
+            s.results.display()
+        ));
+    }
+    text.push_str(&gate::output::human(&report));
+    match s.summary {
+        Summary::Stdout => super::print(&text)?,
+        Summary::Stderr => eprint!("{text}"),
+        Summary::Nowhere => {}
+    }
+    if let Some(path) = &s.junit {
+        write_file(path, gate::junit::junit(&report).as_bytes())?;
+    }
+    let md = gate::output::markdown(&report);
+    if let Some(path) = &s.markdown {
+        write_file(path, md.as_bytes())?;
+    }
+    if let Some(path) = &s.step_summary {
+        append(path, &md).with_context(|| {
+            format!(
+                "cannot append to `GITHUB_STEP_SUMMARY` `{}`",
+                path.display()
+            )
+        })?;
+    }
+    Ok(if report.passed() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
+
+/// Read a results file; a missing one gets a hint at how to make it.
+fn load(path: &Path, what: &str, hint: &str) -> Result<ResultsFile> {
+    match gate::results::load(path) {
+        Ok(doc) => Ok(doc),
+        Err(ResultsError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            bail!("{what} `{}` does not exist: {hint}", path.display())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Copy the results over the baseline, atomically, byte for byte.
+fn update_baseline(results: &Path, target: &Path) -> Result<()> {
+    let same = match (results.canonicalize(), target.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Ok(());
+    }
+    let bytes = std::fs::read(results)
+        .with_context(|| format!("cannot read results `{}`", results.display()))?;
+    write_file(target, &bytes)
+}
+
+/// Write a whole file atomically, creating its folder.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
+    }
+    write_atomic(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// Append to a file that other steps write too (GitHub's job summary).
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")
+}

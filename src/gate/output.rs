@@ -1,0 +1,220 @@
+//! The gate's report for people: a plain-text summary for the terminal and CI logs, and the same
+//! facts as Markdown for pull requests and `GITHUB_STEP_SUMMARY`.
+
+use std::fmt::Write as _;
+
+use super::{Comparison, Report};
+
+/// A p-value as printed: four decimals, or scientific notation when smaller.
+pub fn p(v: f64) -> String {
+    if v >= 0.0001 || v == 0.0 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+fn status(passed: bool) -> &'static str {
+    if passed {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+fn verdict(r: &Report) -> String {
+    if r.passed() {
+        format!("PASS ({} checks)", r.checks.len())
+    } else {
+        format!("FAIL ({} of {} checks failed)", r.failed(), r.checks.len())
+    }
+}
+
+/// What changed in the question set, when anything did.
+fn set_changes(c: &Comparison) -> Option<String> {
+    if c.added.is_empty() && c.removed.is_empty() && c.changed.is_empty() {
+        return None;
+    }
+    let list = |ids: &[String]| super::listed(ids.iter().map(String::as_str), 10);
+    let mut parts = Vec::new();
+    if !c.added.is_empty() {
+        parts.push(format!("{} added ({})", c.added.len(), list(&c.added)));
+    }
+    if !c.removed.is_empty() {
+        parts.push(format!(
+            "{} removed ({})",
+            c.removed.len(),
+            list(&c.removed)
+        ));
+    }
+    if !c.changed.is_empty() {
+        parts.push(format!(
+            "{} moved between answerable and unanswerable ({})",
+            c.changed.len(),
+            list(&c.changed)
+        ));
+    }
+    Some(format!(
+        "questions since the baseline: {}; compared on the {} in both",
+        parts.join(", "),
+        c.common
+    ))
+}
+
+fn paired_test(c: &Comparison, alpha: f64) -> String {
+    format!(
+        "paired test (exact McNemar): {} worse, {} better, p={} (alpha {alpha})",
+        c.worse.len(),
+        c.better.len(),
+        p(c.p_value)
+    )
+}
+
+/// The terminal summary: one line per check, then the flipped questions.
+pub fn human(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "gate: setting {} of {} ({} questions)",
+        r.setting, r.results, r.questions
+    );
+    if let Some(c) = &r.baseline {
+        let _ = writeln!(s, "baseline: {} ({} questions compared)", c.path, c.common);
+    }
+    for c in &r.checks {
+        let _ = writeln!(s, "{}  {} {}", status(c.passed), c.name, c.figures);
+    }
+    if let Some(c) = &r.baseline {
+        if let Some(line) = set_changes(c) {
+            let _ = writeln!(s, "{line}");
+        }
+        if c.config_changed {
+            let _ = writeln!(
+                s,
+                "note: the baseline was made with another configuration (`config_digest` differs)"
+            );
+        }
+        if !c.worse.is_empty() {
+            let _ = writeln!(
+                s,
+                "flipped for the worse at {} ({}):",
+                r.setting,
+                c.worse.len()
+            );
+            let width = c.worse.iter().map(|f| f.id.len()).max().unwrap_or(0);
+            for f in &c.worse {
+                let _ = writeln!(s, "  {:width$}  {} -> {}", f.id, f.before, f.after);
+            }
+        }
+        if !c.better.is_empty() {
+            let ids = super::listed(c.better.iter().map(|f| f.id.as_str()), 10);
+            let _ = writeln!(s, "flipped for the better ({}): {ids}", c.better.len());
+        }
+        let _ = writeln!(s, "{}", paired_test(c, r.alpha));
+    }
+    let _ = writeln!(s, "gate: {}", verdict(r));
+    s
+}
+
+/// Text for a Markdown table cell: pipes escaped, one line.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+/// An identifier in a code span, when it can be one.
+fn code(text: &str) -> String {
+    if text.contains('`') || text.contains('\n') {
+        cell(text)
+    } else {
+        format!("`{}`", text.replace('|', "\\|"))
+    }
+}
+
+/// The same facts as Markdown: a table of checks and a table of flipped questions.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
+    let _ = write!(
+        s,
+        "Setting {} of {} ({} questions)",
+        code(&r.setting),
+        code(&r.results),
+        r.questions
+    );
+    match &r.baseline {
+        Some(c) => {
+            let _ = writeln!(
+                s,
+                ", baseline {} ({} questions compared).\n",
+                code(&c.path),
+                c.common
+            );
+        }
+        None => {
+            let _ = writeln!(s, ", no baseline.\n");
+        }
+    }
+    let _ = writeln!(s, "| Check | Result | Figures |\n|---|---|---|");
+    for c in &r.checks {
+        let result = if c.passed { "PASS" } else { "**FAIL**" };
+        let _ = writeln!(s, "| {} | {result} | {} |", cell(&c.name), cell(&c.figures));
+    }
+    if let Some(c) = &r.baseline {
+        if !c.worse.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n### Flipped for the worse at {} ({})\n",
+                code(&r.setting),
+                c.worse.len()
+            );
+            let _ = writeln!(s, "| Question | Before | After |\n|---|---|---|");
+            for f in &c.worse {
+                let _ = writeln!(s, "| {} | {} | {} |", code(&f.id), f.before, f.after);
+            }
+        }
+        let _ = writeln!(s);
+        if let Some(line) = set_changes(c) {
+            let _ = writeln!(s, "{}.\n", upper_first(&line));
+        }
+        if !c.better.is_empty() {
+            let ids: Vec<String> = c.better.iter().map(|f| code(&f.id)).collect();
+            let _ = writeln!(
+                s,
+                "Flipped for the better ({}): {}.\n",
+                c.better.len(),
+                ids.join(", ")
+            );
+        }
+        let _ = writeln!(s, "{}.", upper_first(&paired_test(c, r.alpha)));
+    }
+    s
+}
+
+fn upper_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_print_readably() {
+        assert_eq!(p(0.0625), "0.0625");
+        assert_eq!(p(1.0), "1.0000");
+        assert_eq!(p(0.00001234), "1.2e-5");
+    }
+
+    #[test]
+    fn cells_cannot_break_a_table() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+        assert_eq!(code("x|y"), "`x\\|y`");
+        assert_eq!(code("x`y"), "x`y");
+    }
+}

@@ -1,0 +1,235 @@
+//! Unit tests of the gate's rules over hand-built results.
+
+use std::path::Path;
+
+use super::*;
+
+/// A results document with one setting `min_score=0.2,k=4` and the given
+/// (id, answerable, outcome, answer_match) runs.
+fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> ResultsFile {
+    let questions: Vec<String> = runs
+        .iter()
+        .map(|(id, a, _, _)| format!(r#"{{"id": "{id}", "answerable": {a}}}"#))
+        .collect();
+    let rows: Vec<String> = runs
+        .iter()
+        .map(|(id, _, o, m)| {
+            let m = m.map_or("null".to_string(), |b| b.to_string());
+            format!(
+                r#"{{"question_id": "{id}", "setting_id": "min_score=0.2,k=4", "outcome": "{o}", "answer_match": {m}, "prompt_tokens": 100, "latency_ms": 3.5}}"#
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"schema": "rageval.results/1", "dimensions": ["min_score", "k"],
+        "settings": [{{"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4}}],
+        "questions": [{}], "runs": [{}]}}"#,
+        questions.join(","),
+        rows.join(",")
+    );
+    results::parse(Path::new("r.json"), &text).unwrap()
+}
+
+fn policy() -> Policy {
+    Policy {
+        setting: Some("k=4,min_score=0.2".parse().unwrap()),
+        ..Policy::default()
+    }
+}
+
+fn check<'a>(r: &'a Report, name: &str) -> &'a Check {
+    r.checks
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no check {name}: {:?}", r.checks))
+}
+
+/// Ten answerable questions answered correctly and ten unanswerable ones refused.
+fn good() -> Vec<(String, bool, &'static str, Option<bool>)> {
+    let mut v = Vec::new();
+    for i in 0..10 {
+        v.push((format!("a{i}"), true, "answer", Some(true)));
+        v.push((format!("u{i}"), false, "early_refusal", None));
+    }
+    v
+}
+
+fn as_doc(v: &[(String, bool, &str, Option<bool>)]) -> ResultsFile {
+    let refs: Vec<(&str, bool, &str, Option<bool>)> = v
+        .iter()
+        .map(|(a, b, c, d)| (a.as_str(), *b, *c, *d))
+        .collect();
+    doc(&refs)
+}
+
+#[test]
+fn absolute_limits_count_from_the_runs() {
+    let r = doc(&[
+        ("a", true, "answer", Some(true)),
+        ("b", true, "answer", Some(false)),
+        ("c", true, "answer", None),
+        ("d", true, "false_refusal", None),
+        ("u", false, "unwanted_answer", None),
+        ("v", false, "model_refusal", None),
+        ("w", false, "error", None),
+    ]);
+    let mut p = policy();
+    p.limits = Limits {
+        max_unwanted_answer_rate: Some(0.3),
+        max_false_refusal_rate: Some(0.25),
+        max_error_runs: 0,
+        max_prompt_tokens_per_question: Some(100.0),
+        min_answer_match_rate: Some(0.5),
+    };
+    let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    assert_eq!(rep.setting, "min_score=0.2,k=4");
+    let e = check(&rep, "error_runs");
+    assert!(!e.passed && e.figures == "1 > limit 0", "{e:?}");
+    // 1 of 3 unanswerable
+    let u = check(&rep, "unwanted_answer_rate");
+    assert!(!u.passed && u.figures == "0.333 > limit 0.300", "{u:?}");
+    // 1 of 4 answerable
+    assert!(check(&rep, "false_refusal_rate").passed);
+    // 1 of the 2 answers that have an expected text; `c` has none and is not counted
+    let m = check(&rep, "answer_match_rate");
+    assert!(m.passed && m.figures == "0.500 >= limit 0.500", "{m:?}");
+    assert!(check(&rep, "prompt_tokens_per_question").passed);
+    assert_eq!(rep.failed(), 2);
+}
+
+#[test]
+fn only_error_runs_are_checked_by_default() {
+    let r = as_doc(&good());
+    let rep = evaluate((&r, Path::new("r.json")), None, &policy()).unwrap();
+    let names: Vec<&str> = rep.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["error_runs"]);
+    assert!(rep.passed());
+}
+
+#[test]
+fn flips_are_classified_by_error_wrong_right() {
+    let base = as_doc(&good());
+    let mut now = good();
+    now[0].2 = "false_refusal"; // a0: answer -> false_refusal
+    now[1].2 = "unwanted_answer"; // u0: early_refusal -> unwanted_answer
+    now[3].2 = "model_refusal"; // u1: early -> model refusal: no flip
+    now[4].2 = "error"; // a2: answer -> error
+    let now = as_doc(&now);
+    let rep = evaluate(
+        (&now, Path::new("r.json")),
+        Some((&base, Path::new("b.json"))),
+        &policy(),
+    )
+    .unwrap();
+    let c = rep.baseline.as_ref().unwrap();
+    let worse: Vec<(&str, Outcome, Outcome)> = c
+        .worse
+        .iter()
+        .map(|f| (f.id.as_str(), f.before, f.after))
+        .collect();
+    assert_eq!(
+        worse,
+        [
+            ("a0", Outcome::Answer, Outcome::FalseRefusal),
+            ("u0", Outcome::EarlyRefusal, Outcome::UnwantedAnswer),
+            ("a2", Outcome::Answer, Outcome::Error),
+        ]
+    );
+    assert!(c.better.is_empty());
+    assert!((c.p_value - 0.25).abs() < 1e-12, "{}", c.p_value);
+    let fr = check(&rep, "false_refusal_rate vs baseline");
+    assert!(
+        !fr.passed && fr.figures == "0.100 > 0.000 + tolerance 0.000",
+        "{fr:?}"
+    );
+    assert!(c.regressed);
+}
+
+#[test]
+fn tolerance_and_significance_decide_baseline_failures() {
+    let base = as_doc(&good());
+    let mut now = good();
+    now[0].2 = "false_refusal";
+    let now = as_doc(&now);
+    let run = |p: &Policy| {
+        evaluate(
+            (&now, Path::new("r.json")),
+            Some((&base, Path::new("b.json"))),
+            p,
+        )
+        .unwrap()
+    };
+    // One flip of ten answerable: 0.1 worse.
+    assert!(!run(&policy()).passed());
+    let mut p = policy();
+    p.tolerance = 0.1;
+    assert!(run(&p).passed());
+    let mut p = policy();
+    p.require_significance = true;
+    let rep = run(&p);
+    assert!(rep.passed(), "{:?}", rep.checks);
+    let fr = check(&rep, "false_refusal_rate vs baseline");
+    assert!(fr.figures.contains("not significant (p=1.0000"), "{fr:?}");
+    // Six regressions and no improvement: p = 0.03125 < 0.05, significant.
+    let mut worse = good();
+    for i in 0..6 {
+        worse[2 * i].2 = "false_refusal";
+    }
+    let worse = as_doc(&worse);
+    let rep = evaluate(
+        (&worse, Path::new("r.json")),
+        Some((&base, Path::new("b.json"))),
+        &p,
+    )
+    .unwrap();
+    assert!(!rep.passed());
+    assert!(check(&rep, "false_refusal_rate vs baseline")
+        .figures
+        .contains("significant (p=0.031"));
+}
+
+#[test]
+fn a_question_set_that_lost_too_much_is_not_compared() {
+    let base = as_doc(&good());
+    // Five of twenty baseline questions gone: 25% > 20%.
+    let now = as_doc(&good()[5..]);
+    let err = evaluate(
+        (&now, Path::new("r.json")),
+        Some((&base, Path::new("b.json"))),
+        &policy(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("changed too much"), "{err}");
+    assert!(err.contains("5 of its 20 questions are gone"), "{err}");
+    assert!(err.contains("`a0`") && err.contains("`a2`"), "{err}");
+    // Four gone (20%) is compared on the common ids, and reported.
+    let mut now = good()[4..].to_vec();
+    now.push(("new".into(), true, "answer", Some(true)));
+    let now = as_doc(&now);
+    let rep = evaluate(
+        (&now, Path::new("r.json")),
+        Some((&base, Path::new("b.json"))),
+        &policy(),
+    )
+    .unwrap();
+    let c = rep.baseline.unwrap();
+    assert_eq!(c.common, 16);
+    assert_eq!(c.removed, ["a0", "u0", "a1", "u1"]);
+    assert_eq!(c.added, ["new"]);
+}
+
+#[test]
+fn the_gated_setting_defaults_to_the_recommendation() {
+    let mut r = as_doc(&good());
+    let mut p = policy();
+    p.setting = None;
+    let err = evaluate((&r, Path::new("r.json")), None, &p)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no gated setting"), "{err}");
+    assert!(err.contains("--setting min_score=0.2,k=4"), "{err}");
+    r.recommended = Some(results::Recommended::Id("min_score=0.2,k=4".into()));
+    let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    assert_eq!(rep.setting, "min_score=0.2,k=4");
+}

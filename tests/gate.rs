@@ -1,0 +1,353 @@
+//! The CI gate through the real binary: the committed baseline passes, regressions exit 1
+//! and name what regressed, and the policy comes from the config, the flags and the results.
+
+use serde_json::Value;
+
+use crate::support::{repo, stderr, stdout, Project};
+
+/// The sample project with the repository's rageval.yaml (and its `gate:` section) and the
+/// committed baseline.
+fn dogfood() -> Project {
+    let p = Project::sample();
+    std::fs::copy(repo().join("rageval.yaml"), p.path().join("rageval.yaml")).unwrap();
+    std::fs::create_dir_all(p.path().join("reports")).unwrap();
+    std::fs::copy(
+        repo().join("reports/baseline.json"),
+        p.path().join("reports/baseline.json"),
+    )
+    .unwrap();
+    p
+}
+
+/// Sweep the sample at the production setting only, into `out`.
+pub fn sweep(p: &Project, out: &str) {
+    p.cmd(&[
+        "sweep",
+        "-q",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--min-score",
+        "0.2",
+        "--k",
+        "4",
+        "--out",
+        out,
+    ])
+    .assert()
+    .success();
+}
+
+/// The sample's membership fee section emptied of its facts: `fee-per-term` is refused.
+fn break_the_fee_section(p: &Project) {
+    let path = p.path().join("evalsets/club/membership.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("Membership costs").unwrap();
+    let end = text.find("## Refunds").unwrap();
+    let edited = format!(
+        "{}See the notice board in room 12.\n\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    std::fs::write(path, edited).unwrap();
+}
+
+/// A baseline in `base/`, then the edited corpus swept into `now/`.
+pub fn regressed() -> Project {
+    let p = Project::sample();
+    sweep(&p, "base");
+    break_the_fee_section(&p);
+    sweep(&p, "now");
+    p
+}
+
+pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "gate",
+        "now/results.json",
+        "--setting",
+        "min_score=0.2,k=4",
+        "--baseline",
+        "base/results.json",
+    ];
+    args.extend_from_slice(extra);
+    p.cmd(&args).output().unwrap()
+}
+
+/// An exit status 2 with one message holding every needle.
+pub fn unusable(out: &std::process::Output, needles: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {err}\nstdout: {}",
+        stdout(out)
+    );
+    for n in needles {
+        assert!(err.contains(n), "expected {n:?} in: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "one message: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+pub fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_str(&p.read(rel)).unwrap();
+    edit(&mut doc);
+    p.write(rel, &serde_json::to_string(&doc).unwrap());
+}
+
+#[test]
+fn the_sample_passes_against_the_committed_baseline() {
+    let p = dogfood();
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--min-score",
+            "0.1..0.5",
+            "--k",
+            "1,2,4,8",
+            "--gate",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    // The config's gate: its setting, every absolute limit and the three baseline rates.
+    assert!(text.contains("gate: setting min_score=0.2,k=4"), "{text}");
+    assert!(
+        text.contains("baseline: reports/baseline.json (26 questions compared)"),
+        "{text}"
+    );
+    for line in [
+        "PASS  error_runs 0 <= limit 0",
+        "PASS  unwanted_answer_rate 0.556 <= limit 0.600",
+        "PASS  false_refusal_rate 0.176 <= limit 0.200",
+        "PASS  answer_match_rate 0.643 >= limit 0.600",
+        "PASS  prompt_tokens_per_question 279.6 <= limit 300",
+        "PASS  false_refusal_rate vs baseline 0.176 <= 0.176 + tolerance 0.000",
+        "0 worse, 0 better, p=1.0000",
+        "gate: PASS (8 checks)",
+    ] {
+        assert!(text.contains(line), "expected {line:?} in:\n{text}");
+    }
+    // Latency differs from the committed run, and must not matter; a later `rageval gate`
+    // reads the same results by default and agrees.
+    let out = p.cmd(&["gate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn an_edited_corpus_fails_and_names_the_flipped_question() {
+    let p = regressed();
+    let out = gate_now(&p, &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("flipped for the worse at min_score=0.2,k=4 (1):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  fee-per-term  answer -> false_refusal"),
+        "{text}"
+    );
+    assert!(text.contains("1 worse, 0 better, p=1.0000"), "{text}");
+    assert!(text.contains("gate: FAIL (2 of 4 checks failed)"), "{text}");
+
+    // One flip is chance: with require_significance the baseline checks pass and say why.
+    let out = gate_now(&p, &["--require-significance"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("not significant (p=1.0000 >= alpha 0.05)"),
+        "{text}"
+    );
+    // A tolerance of one question in seventeen (0.059) lets it pass; 0.05 does not.
+    let out = gate_now(&p, &["--tolerance", "0.06"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = gate_now(&p, &["--tolerance", "0.05"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}
+
+#[test]
+fn an_absolute_limit_breach_names_the_limit_and_the_figure() {
+    let p = Project::sample();
+    sweep(&p, "now");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--max-unwanted-answer-rate",
+            "0.5",
+            "--max-prompt-tokens-per-question",
+            "250",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL  unwanted_answer_rate 0.556 > limit 0.500"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL  prompt_tokens_per_question 279.6 > limit 250"),
+        "{text}"
+    );
+    assert!(text.contains("PASS  error_runs 0 <= limit 0"), "{text}");
+}
+
+#[test]
+fn update_baseline_writes_the_results_on_purpose_only() {
+    let p = Project::sample();
+    sweep(&p, "now");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--update-baseline",
+        ])
+        .output()
+        .unwrap();
+    unusable(&out, &["`--update-baseline` needs a baseline path"]);
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--update-baseline",
+            "--baseline",
+            "ci/base.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("baseline: wrote ci/base.json from now/results.json"));
+    assert_eq!(p.read("ci/base.json"), p.read("now/results.json"));
+    // Without the flag the baseline is only read.
+    break_the_fee_section(&p);
+    sweep(&p, "now");
+    let before = p.read("ci/base.json");
+    let out = p
+        .cmd(&[
+            "gate",
+            "now/results.json",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "ci/base.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(p.read("ci/base.json"), before);
+}
+
+#[test]
+fn sweep_gate_flags_and_config() {
+    let p = Project::sample();
+    // Gate flags mean nothing without --gate.
+    let out = p
+        .cmd(&["sweep", "--baseline", "b.json", "--junit", "j.xml"])
+        .output()
+        .unwrap();
+    unusable(&out, &["--baseline, --junit only apply with `--gate`"]);
+    assert!(!p.path().join("reports").exists(), "no sweep may run");
+    // A missing baseline stops `sweep --gate` before the sweep.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--gate",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "b.json",
+        ])
+        .output()
+        .unwrap();
+    unusable(&out, &["baseline `b.json` does not exist"]);
+    assert!(!p.path().join("reports").exists(), "no sweep may run");
+    // With --format json, stdout stays one JSON document; the summary goes to stderr.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--min-score",
+            "0.2",
+            "--k",
+            "4",
+            "--format",
+            "json",
+            "--gate",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--max-false-refusal-rate",
+            "0.1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(doc["schema"], "rageval.results/1");
+    assert!(stderr(&out).contains("FAIL  false_refusal_rate 0.176 > limit 0.100"));
+    // The config's gate section, with a line number for a bad value.
+    p.write(
+        "rageval.yaml",
+        "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
+    );
+    let out = p.cmd(&["gate"]).output().unwrap();
+    unusable(
+        &out,
+        &["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"],
+    );
+    p.write(
+        "rageval.yaml",
+        "gate:\n  setting: \"min_score=0.2,k=4\"\n  max_false_refusal_rate: 0.1\n",
+    );
+    let out = p
+        .cmd(&["sweep", "-q", "--gate", "--min-score", "0.2", "--k", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // ... and flags win over it.
+    let out = p
+        .cmd(&["gate", "--max-false-refusal-rate", "0.2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn the_recommended_setting_is_gated_by_default() {
+    let p = Project::sample();
+    p.cmd(&[
+        "sweep",
+        "-q",
+        "--min-score",
+        "0.2,0.3",
+        "--k",
+        "4",
+        "--out",
+        "now",
+    ])
+    .assert()
+    .success();
+    edit_json(&p, "now/results.json", |d| {
+        d["recommended"] = "min_score=0.3,k=4".into()
+    });
+    let out = p.cmd(&["gate", "now/results.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("gate: setting min_score=0.3,k=4 of now/results.json"));
+    // An explicit setting overrides the recommendation.
+    let out = p
+        .cmd(&["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("gate: setting min_score=0.2,k=4"));
+}
