@@ -6,14 +6,20 @@ use serde_json::Value;
 use crate::http::MockLlm;
 use crate::support::{col, read_csv, stderr, stdout, Project};
 
-#[test]
-fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
-    let server = MockLlm::start(&[]);
+/// The sample project with chat sent to a mock-llm at `url`, uncached.
+fn mock_chat_project(url: &str) -> Project {
     let p = Project::sample();
     p.write(
         "rageval.yaml",
-        &format!("chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: RAGEVAL_TEST_KEY}}\ncache: {{enabled: false}}\n", server.url),
+        &format!("chat: {{kind: openai, base_url: \"{url}\", model: mock, api_key_env: RAGEVAL_TEST_KEY}}\ncache: {{enabled: false}}\n"),
     );
+    p
+}
+
+#[test]
+fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
+    let server = MockLlm::start(&[]);
+    let p = mock_chat_project(&server.url);
     let args = [
         "sweep",
         "--evalset",
@@ -301,11 +307,7 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
 #[test]
 fn streaming_records_time_to_first_token() {
     let server = MockLlm::start(&["--token-delay-ms", "3"]);
-    let p = Project::sample();
-    p.write(
-        "rageval.yaml",
-        &format!("chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: RAGEVAL_TEST_KEY}}\ncache: {{enabled: false}}\n", server.url),
-    );
+    let p = mock_chat_project(&server.url);
     let out = p
         .cmd(&[
             "sweep",
