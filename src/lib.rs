@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod embed;
 pub mod error;
 pub mod evalset;
+pub mod insight;
 pub mod prompt;
 pub mod retrieve;
 pub mod stats;

@@ -83,7 +83,12 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             sweep.remove("concurrency");
         }
     }
-    let config_digest = report::digest(&[config.to_string().as_bytes()]);
+    // The recommendation policy judges results; it does not change them.
+    let mut digested = config.clone();
+    if let Some(obj) = digested.as_object_mut() {
+        obj.remove("recommend");
+    }
+    let config_digest = report::digest(&[digested.to_string().as_bytes()]);
     let evalsets = ws
         .sets
         .iter()
@@ -122,10 +127,18 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             .iter()
             .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
             .collect(),
+        chunk_labels: ws
+            .corpora
+            .iter()
+            .map(|c| c.chunks.iter().map(ToString::to_string).collect())
+            .collect(),
+        expected_scores: sweep.expected_scores,
         questions,
         settings: sweep.settings,
         stats,
         runs: sweep.runs,
         calls: sweep.calls,
+        insight: Default::default(),
     }
+    .with_insight(&s.config.config.recommend)
 }

@@ -16,7 +16,9 @@ use serde::Serialize;
 pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::json::{JsonResults, SCHEMA};
 
+use crate::config::RecommendConfig;
 use crate::evalset::Question;
+use crate::insight::{Insight, QuestionFacts};
 use crate::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
 
@@ -59,6 +61,13 @@ pub struct Results {
     pub calls: CallStats,
     /// Chunk ids by corpus, to name passages.
     pub chunk_ids: Vec<Vec<String>>,
+    /// Chunk labels by corpus (`file.md > Heading`), to show passages to people.
+    pub chunk_labels: Vec<Vec<String>>,
+    /// Per question: the highest minScore at which an expected source reaches the prompt
+    /// (see [`crate::sweep::Sweep::expected_scores`]).
+    pub expected_scores: Vec<Option<f64>>,
+    /// Recommendation, Pareto set and separability, computed from the fields above.
+    pub insight: Insight,
 }
 
 impl Results {
@@ -71,6 +80,38 @@ impl Results {
     /// The chunk id of a hit of question `q`.
     pub fn chunk_id(&self, q: usize, chunk: usize) -> &str {
         &self.chunk_ids[self.questions[q].corpus][chunk]
+    }
+
+    /// The label (`file.md > Heading`) of a hit of question `q`.
+    pub fn chunk_label(&self, q: usize, chunk: usize) -> &str {
+        self.chunk_labels
+            .get(self.questions[q].corpus)
+            .and_then(|c| c.get(chunk))
+            .map(String::as_str)
+            .unwrap_or_else(|| self.chunk_id(q, chunk))
+    }
+
+    /// The best retrieval score of question `q`, whatever the setting.
+    pub fn best_score(&self, q: usize) -> Option<f64> {
+        self.runs.get(q).and_then(|run| run.best_score)
+    }
+
+    /// Compute [`Results::insight`] from the rest, under `policy`.
+    pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
+        let best: Vec<Option<f64>> = (0..self.questions.len())
+            .map(|q| self.best_score(q))
+            .collect();
+        self.insight = Insight::new(
+            QuestionFacts {
+                questions: &self.questions,
+                best_scores: &best,
+                expected_scores: &self.expected_scores,
+            },
+            &self.settings,
+            &self.stats,
+            policy,
+        );
+        self
     }
 }
 

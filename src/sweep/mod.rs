@@ -65,6 +65,10 @@ pub struct Sweep {
     /// Setting-major: all questions of setting 0, then setting 1, ...
     pub runs: Vec<Run>,
     pub calls: CallStats,
+    /// Per question: the best score of an expected chunk among the top k of the largest k
+    /// searched, which is the highest minScore at which that source still reaches the prompt.
+    /// `None` when the question names no source or none ranks that high.
+    pub expected_scores: Vec<Option<f64>>,
 }
 
 /// What the sweep needs besides the question sets.
@@ -100,6 +104,23 @@ impl Engine {
             .iter()
             .zip(&vectors)
             .map(|(q, v)| indexes[q.corpus].search(v, grid.max_k()))
+            .collect();
+
+        let expected_scores = questions
+            .iter()
+            .zip(&ranked)
+            .map(|(q, hits)| {
+                let corpus = &indexes[q.corpus].corpus;
+                // Best first, so the first expected hit is the best one.
+                hits.iter()
+                    .find(|h| {
+                        q.expect
+                            .sources
+                            .iter()
+                            .any(|e| corpus.chunks[h.chunk].matches(e))
+                    })
+                    .map(|h| h.score)
+            })
             .collect();
 
         let settings = grid.settings();
@@ -143,6 +164,7 @@ impl Engine {
             settings,
             runs,
             calls,
+            expected_scores,
         })
     }
 }
