@@ -32,10 +32,13 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
         OutputFormat::Table if !s.quiet => {
             let c = &results.calls;
+            let insight = &results.insight;
             let mut text = format!(
-                "{}\n\n{}\n",
+                "{}\n{}\n(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)\n\n{}\nseparability: {}\n",
                 report::table::settings_table(&results),
-                report::table::scores_table(&results)
+                insight.recommendation.reason,
+                report::table::scores_table(&results),
+                insight.separability.summary(),
             );
             text.push_str(&format!(
                 "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts were sent.\n",

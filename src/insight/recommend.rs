@@ -241,7 +241,7 @@ pub fn recommend(
         .map(|rule| format!("; equal cost broken by {rule}"))
         .unwrap_or_default();
     rec.reason = format!(
-        "recommended: {} (false refusals {}, unwanted answers {}, {:.1} prompt tokens/question): lowest weighted cost ({c:.3}) of the {} of {} settings within the limits ({}){tie}",
+        "recommended: {}: false refusals {}, unwanted {}, {:.1} prompt tokens/question; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}){tie}",
         settings[best].id(),
         super::format::rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
         super::format::rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
@@ -253,17 +253,17 @@ pub fn recommend(
     rec
 }
 
-/// The limits, compactly: `unwanted <= 20%, false refusals <= 50%`.
+/// The limits, compactly: `unwanted ≤ 20%, false refusals ≤ 50%`.
 pub fn limits_text(policy: &RecommendConfig) -> String {
     let mut parts = vec![
-        format!("unwanted <= {}", percent(policy.max_unwanted_answer_rate)),
+        format!("unwanted ≤ {}", percent(policy.max_unwanted_answer_rate)),
         format!(
-            "false refusals <= {}",
+            "false refusals ≤ {}",
             percent(policy.max_false_refusal_rate)
         ),
     ];
     if let Some(t) = policy.max_prompt_tokens_per_question {
-        parts.push(format!("prompt tokens/question <= {t}"));
+        parts.push(format!("prompt tokens/question ≤ {t}"));
     }
     parts.join(", ")
 }
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
         assert_eq!((r.feasible, r.settings, r.tie_break), (2, 3, None));
         assert!(
-            r.reason.starts_with("recommended: min_score=0.3,k=4 "),
+            r.reason.starts_with("recommended: min_score=0.3,k=4: "),
             "{}",
             r.reason
         );
@@ -406,7 +406,7 @@ mod tests {
         let r = recommend(&settings, &st, &policy(0.2, 0.5, Some(300.0)));
         assert_eq!(r.setting.as_deref(), Some("min_score=0.1,k=2"));
         assert!(
-            r.reason.contains("prompt tokens/question <= 300"),
+            r.reason.contains("prompt tokens/question ≤ 300"),
             "{}",
             r.reason
         );
@@ -429,7 +429,7 @@ mod tests {
         assert!((closest.misses[0].excess - 0.111).abs() < 1e-12);
         assert_eq!(
             r.reason,
-            "no setting meets the limits (unwanted <= 0%, false refusals <= 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)"
+            "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)"
         );
     }
 

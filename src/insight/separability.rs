@@ -98,14 +98,14 @@ impl Separability {
         }
     }
 
-    /// One line for the terminal and the reports.
+    /// One sentence for the terminal and the reports (`separability: ` goes before it).
     pub fn summary(&self) -> String {
         let auc = match self.auc {
             Some(a) => format!("AUC {a:.3}"),
-            None => return "separability: needs answerable and unanswerable questions".into(),
+            None => return "needs answerable and unanswerable questions".into(),
         };
         let head = format!(
-            "separability: best score {auc} (answerable {} vs unanswerable {})",
+            "{auc} for the best score ({} answerable vs {} unanswerable)",
             self.answerable, self.unanswerable
         );
         match (self.clean, self.overlap) {
@@ -114,11 +114,9 @@ impl Separability {
                 c.above, c.up_to
             ),
             (None, Some(o)) => format!(
-                "{head}; no minScore separates them: they overlap by {o:.3} (answerable down to {:.3}, unanswerable up to {:.3}; {} answerable and {} unanswerable questions in the overlap)",
+                "{head}; no minScore separates them: they overlap by {o:.3} (answerable from {:.3}, unanswerable up to {:.3})",
                 self.answerable_min.unwrap_or_default(),
                 self.unanswerable_max.unwrap_or_default(),
-                self.answerable_in_overlap,
-                self.unanswerable_in_overlap,
             ),
             (None, None) => head,
         }

@@ -9,6 +9,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Exporter, Results};
+use crate::insight::wilson::Interval;
 use crate::sweep::Setting;
 
 pub struct SummaryCsv;
@@ -49,12 +50,33 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "unwanted_answer",
     "error",
     "false_refusal_rate",
+    "false_refusal_rate_lo",
+    "false_refusal_rate_hi",
     "unwanted_answer_rate",
+    "unwanted_answer_rate_lo",
+    "unwanted_answer_rate_hi",
     "stage_threshold",
     "stage_retrieval",
     "stage_generation",
     "answer_match",
+    "answer_miss",
+    "answer_wrong_source",
     "invalid_citation_runs",
+    "retrieval_questions",
+    "retrieval_hits",
+    "hit_rate",
+    "hit_rate_lo",
+    "hit_rate_hi",
+    "recall",
+    "mrr",
+    "answered",
+    "coverage",
+    "coverage_lo",
+    "coverage_hi",
+    "risky_answers",
+    "risk",
+    "risk_lo",
+    "risk_hi",
     "model_calls",
     "prompt_tokens",
     "completion_tokens",
@@ -63,7 +85,18 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "cost",
     "latency_p50_ms",
     "latency_p95_ms",
+    "pareto",
+    "recommended",
 ];
+
+/// A rate and its interval bounds: three cells.
+fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
+    [
+        fixed(rate, 4),
+        fixed(ci.map(|i| i.lo), 4),
+        fixed(ci.map(|i| i.hi), 4),
+    ]
+}
 
 impl Exporter for SummaryCsv {
     fn file_name(&self) -> &'static str {
@@ -73,7 +106,7 @@ impl Exporter for SummaryCsv {
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
         w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
-        for (setting, s) in r.settings.iter().zip(&r.stats) {
+        for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
             let mut row = setting.values();
             row.extend([
                 s.questions.to_string(),
@@ -86,13 +119,29 @@ impl Exporter for SummaryCsv {
                 s.false_refusal_early.to_string(),
                 s.unwanted_answer.to_string(),
                 s.error.to_string(),
-                fixed(s.false_refusal_rate, 4),
-                fixed(s.unwanted_answer_rate, 4),
+            ]);
+            row.extend(rate_cells(s.false_refusal_rate, s.false_refusal_rate_ci));
+            row.extend(rate_cells(
+                s.unwanted_answer_rate,
+                s.unwanted_answer_rate_ci,
+            ));
+            row.extend([
                 s.stage_threshold.to_string(),
                 s.stage_retrieval.to_string(),
                 s.stage_generation.to_string(),
                 s.answer_match.to_string(),
+                s.answer_miss.to_string(),
+                s.answer_wrong_source.to_string(),
                 s.invalid_citation_runs.to_string(),
+                s.retrieval_questions.to_string(),
+                s.retrieval_hits.to_string(),
+            ]);
+            row.extend(rate_cells(s.hit_rate, s.hit_rate_ci));
+            row.extend([fixed(s.recall, 4), fixed(s.mrr, 4), s.answered.to_string()]);
+            row.extend(rate_cells(s.coverage, s.coverage_ci));
+            row.push(s.risky_answers.to_string());
+            row.extend(rate_cells(s.risk, s.risk_ci));
+            row.extend([
                 s.model_calls.to_string(),
                 s.prompt_tokens.to_string(),
                 s.completion_tokens.to_string(),
@@ -101,6 +150,8 @@ impl Exporter for SummaryCsv {
                 format!("{:.6}", s.cost),
                 fixed(s.latency_p50_ms, 3),
                 fixed(s.latency_p95_ms, 3),
+                r.insight.is_pareto(i).to_string(),
+                r.insight.is_recommended(i).to_string(),
             ]);
             w.write_record(&row)?;
         }
@@ -120,6 +171,8 @@ const RUN_COLUMNS: &[&str] = &[
     "passages",
     "expected_in_top_k",
     "expected_in_prompt",
+    "expected_rank",
+    "expected_recall",
     "cited",
     "invalid_citations",
     "expected_cited",
@@ -166,6 +219,8 @@ impl Exporter for RunsCsv {
                 neutralize(&passages.join(" ")),
                 opt(v.expected_in_top_k),
                 opt(v.expected_in_prompt),
+                opt(v.expected_rank),
+                fixed(v.expected_recall, 4),
                 neutralize(&v.cited.join(" ")),
                 v.invalid_citations
                     .iter()

@@ -3,8 +3,12 @@
 //! Files are written atomically (a temporary file in the same folder, then a rename), so an
 //! interrupted run leaves the previous report whole.
 
+pub mod chart;
 mod csv;
+mod drilldown;
+pub mod html;
 mod json;
+mod markdown;
 pub mod table;
 
 use std::io::Write;
@@ -14,7 +18,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 pub use self::csv::{RunsCsv, SummaryCsv};
+pub use self::html::HtmlReport;
 pub use self::json::{JsonResults, SCHEMA};
+pub use self::markdown::MarkdownReport;
 
 use crate::config::RecommendConfig;
 use crate::evalset::Question;
@@ -128,6 +134,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(SummaryCsv),
         Box::new(RunsCsv),
         Box::new(JsonResults),
+        Box::new(MarkdownReport),
+        Box::new(HtmlReport),
     ]
 }
 
