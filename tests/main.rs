@@ -2,6 +2,8 @@
 
 mod support;
 
+mod browser;
 mod commands;
 mod errors;
+mod insight;
 mod sweep;

@@ -247,6 +247,23 @@ impl Exporter for RunsCsv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixture;
+
+    fn render(e: &dyn Exporter) -> String {
+        let mut buf = Vec::new();
+        e.write(&fixture::results(), &mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn summary_columns_snapshot() {
+        insta::assert_snapshot!("summary_csv", render(&SummaryCsv));
+    }
+
+    #[test]
+    fn runs_columns_snapshot() {
+        insta::assert_snapshot!("runs_csv", render(&RunsCsv));
+    }
 
     #[test]
     fn formula_starts_are_neutralized() {

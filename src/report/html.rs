@@ -193,6 +193,9 @@ fn charts(data: &ChartData, h: &mut String) -> Result<()> {
                 escape(&series.label)
             );
         }
+        if c.series.len() > 1 {
+            h.push_str("<span class=\"small\">lines that coincide overlap; the first is drawn widest</span>");
+        }
         h.push_str("</p>\n</figure>\n");
     }
     let s = &data.strips;
@@ -295,6 +298,80 @@ fn settings_table(r: &Results, h: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixture;
+
+    fn render(r: &Results) -> String {
+        let mut buf = Vec::new();
+        HtmlReport.write(r, &mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    /// The text of the element that starts with `open`.
+    fn between<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
+        let start = html.find(open).expect(open) + open.len();
+        let len = html[start..].find(close).expect(close);
+        &html[start..start + len]
+    }
+
+    #[test]
+    fn page_is_self_contained_and_scripts_are_forbidden() {
+        let html = render(&fixture::results());
+        assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+        for external in ["http://", "https://", "<link", "src=\"", "@import", "url("] {
+            let hits: Vec<_> = html
+                .match_indices(external)
+                .map(|(i, _)| &html[i.saturating_sub(40)..i + 40])
+                .collect();
+            // The SVG namespace is an identifier, not a fetch.
+            assert!(
+                hits.iter().all(|h| h.contains("xmlns")),
+                "{external}: {hits:?}"
+            );
+        }
+        assert_eq!(html.matches("<script").count(), 1, "only the chart data");
+        assert!(html.contains("<script type=\"application/json\" id=\"chart-data\">"));
+    }
+
+    #[test]
+    fn embedded_chart_data_is_what_was_drawn() {
+        let r = fixture::results();
+        let html = render(&r);
+        let json = between(&html, "id=\"chart-data\">", "</script>");
+        let data: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(data, serde_json::to_value(ChartData::new(&r)).unwrap());
+        for id in [
+            "false_refusal_rate",
+            "unwanted_answer_rate",
+            "prompt_tokens_per_question",
+            "best_scores",
+        ] {
+            let figure = between(&html, &format!("<figure id=\"chart-{id}\""), "</figure>");
+            assert!(
+                figure.contains("<svg") && figure.contains("<circle"),
+                "{id}"
+            );
+        }
+        // One line per k, a point per minScore; the strips hold every question.
+        let fr = &data["lines"][0];
+        assert_eq!(fr["series"].as_array().unwrap().len(), 2);
+        assert_eq!(fr["series"][0]["label"], "k=1");
+        assert_eq!(fr["series"][0]["points"][1]["setting"], "min_score=0.4,k=1");
+        assert_eq!(data["strips"]["answerable"].as_array().unwrap().len(), 2);
+        assert_eq!(data["strips"]["threshold"], 0.4);
+    }
+
+    #[test]
+    fn untrusted_text_is_escaped_and_citations_are_labelled() {
+        let html = render(&fixture::results());
+        // `<b>` comes from a document and from an answer.
+        assert!(!html.contains("<b>meets"), "raw markup from the corpus");
+        assert!(html.contains("The club &lt;b&gt;meets&lt;/b&gt; on Saturdays."));
+        assert!(html.contains("<span class=\"src\">[a.md &gt; Fee]</span>"));
+        assert!(html.contains("[3]?</span>"), "invalid citation flagged");
+        assert!(html.contains("<tr class=\"rec\" data-setting=\"min_score=0.4,k=1\">"));
+        assert!(html.contains("<tr class=\"pareto\" data-setting=\"min_score=0.2,k=2\">"));
+        assert!(html.contains("<tr class=\"\" data-setting=\"min_score=0.2,k=1\">"));
+    }
 
     #[test]
     fn escape_covers_markup_and_quotes() {
