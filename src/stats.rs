@@ -234,6 +234,30 @@ mod tests {
     }
 
     #[test]
+    fn early_refused_answerable_questions_are_retrieval_misses() {
+        // The fixture's refund question is refused early at minScore 0.4 and sends its
+        // expected source only at (0.2, 2), ranked second.
+        let r = crate::report::fixture::results();
+        let at = |id: &str| &r.stats[r.settings.iter().position(|s| s.id() == id).unwrap()];
+        let early = at("min_score=0.4,k=2");
+        assert_eq!((early.retrieval_questions, early.retrieval_hits), (2, 1));
+        assert_eq!(
+            (early.hit_rate, early.recall, early.mrr),
+            (Some(0.5), Some(0.5), Some(0.5))
+        );
+        let both = at("min_score=0.2,k=2");
+        assert_eq!((both.hit_rate, both.mrr), (Some(1.0), Some(0.75)));
+        // Coverage counts every answer; risk counts unwanted ones and those missing the text.
+        assert_eq!(
+            (both.answered, both.answer_miss, both.risky_answers),
+            (3, 1, 2)
+        );
+        assert_eq!(both.coverage, Some(1.0));
+        assert_eq!(both.answer_wrong_source, 1);
+        assert_eq!(both.invalid_citation_runs, 1);
+    }
+
+    #[test]
     fn rates_are_undefined_without_a_denominator() {
         assert_eq!(ratio(0, 0), None);
         assert_eq!(ratio(1, 8), Some(0.125));
