@@ -108,6 +108,11 @@ pub struct Verdict {
     pub expected_in_top_k: Option<bool>,
     /// Whether an expected source was among the passages sent.
     pub expected_in_prompt: Option<bool>,
+    /// Rank (1 = best score) of the first expected passage among the passages sent; `None` when
+    /// none was sent or the question names no source. 1 / rank is the run's reciprocal rank.
+    pub expected_rank: Option<usize>,
+    /// Share of the expected sources with a passage among those sent (0 for an early refusal).
+    pub expected_recall: Option<f64>,
     /// Chunk ids the answer cited, in order of first citation.
     pub cited: Vec<String>,
     /// `[n]` citations with no passage n.
@@ -143,6 +148,18 @@ pub fn classify(
     let known = !expected.is_empty();
     let expected_in_top_k = known.then(|| top_k.iter().any(is_expected));
     let expected_in_prompt = known.then(|| sent.iter().any(is_expected));
+    // Ranks follow the score order, not the prompt order, so that a reordered prompt (edge
+    // order) keeps the retrieval's ranks.
+    let mut by_score: Vec<&Hit> = sent.iter().collect();
+    by_score.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    let expected_rank = by_score.iter().position(|h| is_expected(h)).map(|i| i + 1);
+    let expected_recall = known.then(|| {
+        let found = expected
+            .iter()
+            .filter(|e| sent.iter().any(|h| corpus.chunks[h.chunk].matches(e)))
+            .count();
+        found as f64 / expected.len() as f64
+    });
 
     let mut verdict = Verdict {
         outcome: Outcome::Error,
@@ -150,6 +167,8 @@ pub fn classify(
         stage: None,
         expected_in_top_k,
         expected_in_prompt,
+        expected_rank,
+        expected_recall,
         cited: Vec::new(),
         invalid_citations: Vec::new(),
         expected_cited: None,
@@ -363,6 +382,37 @@ mod tests {
             (v.expected_cited, v.answer_match),
             (Some(false), Some(false))
         );
+    }
+
+    #[test]
+    fn rank_and_recall_of_the_expected_sources() {
+        let c = corpus();
+        let mut q = question(true);
+        q.expect.sources = vec!["a.md#Fee".into(), "a.md#Other".into()];
+        let scored = |ids: &[(usize, f64)]| -> Vec<Hit> {
+            ids.iter()
+                .map(|&(chunk, score)| Hit { chunk, score })
+                .collect()
+        };
+        // Sent in edge order (best first, second best last): ranks follow the scores.
+        let sent = scored(&[(1, 0.9), (2, 0.5), (0, 0.7)]);
+        let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
+        assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(1.0)));
+        let sent = scored(&[(1, 0.9), (0, 0.7)]);
+        let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
+        assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(0.5)));
+        // An early refusal is a miss, not a gap.
+        let v = classify(&q, &c, &sent, &[], None, &rules());
+        assert_eq!((v.expected_rank, v.expected_recall), (None, Some(0.0)));
+        let v = classify(
+            &question(false),
+            &c,
+            &sent,
+            &sent,
+            Some(&reply("x")),
+            &rules(),
+        );
+        assert_eq!((v.expected_rank, v.expected_recall), (None, None));
     }
 
     #[test]

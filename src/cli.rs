@@ -85,7 +85,7 @@ pub struct SweepArgs {
     #[arg(long, short, value_name = "FILE")]
     pub evalset: Vec<PathBuf>,
 
-    /// Folder for summary.csv, runs.csv and results.json [default: from config, else reports/latest]
+    /// Folder for summary.csv, runs.csv, results.json, report.md and report.html [default: from config, else reports/latest]
     #[arg(long, short, value_name = "DIR")]
     pub out: Option<PathBuf>,
 

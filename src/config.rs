@@ -21,6 +21,8 @@ pub struct Config {
     pub pricing: PricingConfig,
     pub cache: CacheConfig,
     pub scan: ScanConfig,
+    /// How the recommended setting is chosen (docs/insight.md).
+    pub recommend: RecommendConfig,
     /// Report folder, relative to the config file.
     pub out: Option<String>,
     pub gate: GateConfig,
@@ -348,6 +350,58 @@ impl Default for GateConfig {
     }
 }
 
+/// The recommendation policy: hard limits a setting must meet, then weights that rank the
+/// settings that meet them (lower weighted cost wins). See docs/insight.md.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecommendConfig {
+    /// Highest acceptable unwanted-answer rate (0 to 1).
+    pub max_unwanted_answer_rate: f64,
+    /// Highest acceptable false-refusal rate (0 to 1).
+    pub max_false_refusal_rate: f64,
+    /// Highest acceptable prompt tokens per question; no limit when absent.
+    pub max_prompt_tokens_per_question: Option<f64>,
+    pub weights: WeightsConfig,
+}
+
+impl Default for RecommendConfig {
+    /// Loose guard rails that only rule out settings nobody should ship; tighten them to the
+    /// product's needs.
+    fn default() -> Self {
+        RecommendConfig {
+            max_unwanted_answer_rate: 0.2,
+            max_false_refusal_rate: 0.5,
+            max_prompt_tokens_per_question: None,
+            weights: WeightsConfig::default(),
+        }
+    }
+}
+
+/// Weights of the objective: cost = sum of weight x metric, each metric named as its
+/// summary.csv column.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WeightsConfig {
+    /// Weight of the false-refusal rate.
+    pub false_refusal_rate: f64,
+    /// Weight of the unwanted-answer rate: an answer made up from unrelated passages usually
+    /// costs more than a refusal the user can work around, hence 3 by default.
+    pub unwanted_answer_rate: f64,
+    /// Weight of one prompt token per question: 0.00005 makes 1000 tokens per question weigh
+    /// as much as 5 points of false refusals.
+    pub prompt_tokens_per_question: f64,
+}
+
+impl Default for WeightsConfig {
+    fn default() -> Self {
+        WeightsConfig {
+            false_refusal_rate: 1.0,
+            unwanted_answer_rate: 3.0,
+            prompt_tokens_per_question: 0.00005,
+        }
+    }
+}
+
 /// A loaded config and the folder its relative paths start from.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
@@ -471,6 +525,44 @@ impl LoadedConfig {
                     &[Key("pricing"), Key(field)],
                     &format!("pricing.{field}"),
                     "must be a price of 0 or more".into(),
+                );
+            }
+        }
+        let r = &c.recommend;
+        for (field, v) in [
+            ("max_unwanted_answer_rate", r.max_unwanted_answer_rate),
+            ("max_false_refusal_rate", r.max_false_refusal_rate),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return fail(
+                    &[Key("recommend"), Key(field)],
+                    &format!("recommend.{field}"),
+                    format!("must be a rate from 0 to 1, got {v}"),
+                );
+            }
+        }
+        if let Some(v) = r.max_prompt_tokens_per_question {
+            if !(v > 0.0 && v.is_finite()) {
+                return fail(
+                    &[Key("recommend"), Key("max_prompt_tokens_per_question")],
+                    "recommend.max_prompt_tokens_per_question",
+                    format!("must be a number of tokens above 0, got {v}"),
+                );
+            }
+        }
+        for (field, v) in [
+            ("false_refusal_rate", r.weights.false_refusal_rate),
+            ("unwanted_answer_rate", r.weights.unwanted_answer_rate),
+            (
+                "prompt_tokens_per_question",
+                r.weights.prompt_tokens_per_question,
+            ),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return fail(
+                    &[Key("recommend"), Key("weights"), Key(field)],
+                    &format!("recommend.weights.{field}"),
+                    format!("must be a weight of 0 or more, got {v}"),
                 );
             }
         }

@@ -231,6 +231,12 @@ fn lenient_form(s: &str) -> String {
 
 /// The `[n]` citations in `text`, in order of appearance (repeats kept).
 pub fn citations(text: &str) -> Vec<u32> {
+    citation_spans(text).into_iter().map(|(_, n)| n).collect()
+}
+
+/// Each `[n]` citation in `text` with its byte range, in order of appearance, so that a
+/// report can replace citations with labels.
+pub fn citation_spans(text: &str) -> Vec<(std::ops::Range<usize>, u32)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -242,7 +248,10 @@ pub fn citations(text: &str) -> Vec<u32> {
                 .count();
             let close = i + 1 + digits;
             if digits > 0 && digits <= 9 && bytes.get(close) == Some(&b']') {
-                out.push(text[i + 1..close].parse().expect("ascii digits"));
+                out.push((
+                    i..close + 1,
+                    text[i + 1..close].parse().expect("ascii digits"),
+                ));
                 i = close + 1;
                 continue;
             }
@@ -280,6 +289,8 @@ mod tests {
             [1, 12, 3, 7]
         );
         assert_eq!(citations("[[2]]"), [2]);
+        let spans = citation_spans("é [2] x [13]");
+        assert_eq!(spans, [(3..6, 2), (9..13, 13)]);
         assert_eq!(citations("[99999999999]"), Vec::<u32>::new());
     }
 }

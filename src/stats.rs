@@ -1,9 +1,16 @@
-//! Per-setting aggregates: outcome counts, rates, calls, tokens, cost and latency.
+//! Per-setting aggregates: outcome counts, rates with their 95% intervals, retrieval metrics,
+//! failure diagnosis, calls, tokens, cost and latency.
+//!
+//! Definitions (docs/insight.md): hit rate, recall and MRR are over answerable questions that
+//! name an expected source, early refusals counted as misses; coverage is the share of all
+//! questions answered; risk is the share of answers that are unwanted or miss the expected
+//! answer text.
 
 use serde::Serialize;
 
 use crate::classify::{Outcome, Stage};
 use crate::evalset::Question;
+use crate::insight::wilson::{wilson, Interval};
 use crate::sweep::Run;
 
 /// Prices per million tokens, for the cost estimate.
@@ -39,14 +46,43 @@ pub struct SettingStats {
     pub false_refusal_rate: Option<f64>,
     /// unwanted_answer / unanswerable (null with no unanswerable question).
     pub unwanted_answer_rate: Option<f64>,
+    /// 95% Wilson intervals of the two rates.
+    pub false_refusal_rate_ci: Option<Interval>,
+    pub unwanted_answer_rate_ci: Option<Interval>,
     /// False refusals blamed on the threshold, retrieval and generation.
     pub stage_threshold: usize,
     pub stage_retrieval: usize,
     pub stage_generation: usize,
     /// Answered answerable questions whose answer holds an expected answer text.
     pub answer_match: usize,
+    /// Answered answerable questions whose answer holds none of the expected answer texts.
+    pub answer_miss: usize,
+    /// Answered answerable questions whose citations include no expected source (an answer
+    /// citing nothing counts too).
+    pub answer_wrong_source: usize,
     /// Answered runs that cite a passage number the prompt did not have.
     pub invalid_citation_runs: usize,
+    /// Answerable questions that name an expected source: the base of the retrieval metrics.
+    pub retrieval_questions: usize,
+    /// Of those, questions with an expected source among the passages sent.
+    pub retrieval_hits: usize,
+    /// retrieval_hits / retrieval_questions: an early refusal is a miss.
+    pub hit_rate: Option<f64>,
+    pub hit_rate_ci: Option<Interval>,
+    /// Mean share of a question's expected sources among the passages sent.
+    pub recall: Option<f64>,
+    /// Mean reciprocal rank of the first expected passage sent (0 when none was sent).
+    pub mrr: Option<f64>,
+    /// Runs answered (answer or unwanted_answer).
+    pub answered: usize,
+    /// answered / questions: how much the system is willing to answer.
+    pub coverage: Option<f64>,
+    pub coverage_ci: Option<Interval>,
+    /// Answers that are unwanted or miss the expected answer text.
+    pub risky_answers: usize,
+    /// risky_answers / answered: how often an answer should not be trusted.
+    pub risk: Option<f64>,
+    pub risk_ci: Option<Interval>,
     /// Model calls made as if every run were independent: one per run where a hit passed,
     /// plus one per `model` rewrite of a follow-up.
     pub model_calls: usize,
@@ -92,6 +128,7 @@ pub fn aggregate<'a>(
     let mut s = SettingStats::default();
     let mut latencies = Vec::new();
     let mut ttfts = Vec::new();
+    let (mut recall_sum, mut rr_sum) = (0.0, 0.0);
     for run in runs {
         let q = &questions[run.question];
         s.questions += 1;
@@ -120,8 +157,23 @@ pub fn aggregate<'a>(
             Some(Stage::Generation) => s.stage_generation += 1,
             None => {}
         }
-        if v.outcome == Outcome::Answer && v.answer_match == Some(true) {
-            s.answer_match += 1;
+        if v.outcome == Outcome::Answer {
+            match v.answer_match {
+                Some(true) => s.answer_match += 1,
+                Some(false) => s.answer_miss += 1,
+                None => {}
+            }
+            if v.expected_cited == Some(false) {
+                s.answer_wrong_source += 1;
+            }
+        }
+        if q.answerable {
+            if let Some(recall) = v.expected_recall {
+                s.retrieval_questions += 1;
+                s.retrieval_hits += usize::from(v.expected_in_prompt == Some(true));
+                recall_sum += recall;
+                rr_sum += v.expected_rank.map_or(0.0, |r| 1.0 / r as f64);
+            }
         }
         if !v.invalid_citations.is_empty() {
             s.invalid_citation_runs += 1;
@@ -143,6 +195,20 @@ pub fn aggregate<'a>(
     }
     s.false_refusal_rate = ratio(s.false_refusal, s.answerable);
     s.unwanted_answer_rate = ratio(s.unwanted_answer, s.unanswerable);
+    s.false_refusal_rate_ci = wilson(s.false_refusal, s.answerable);
+    s.unwanted_answer_rate_ci = wilson(s.unwanted_answer, s.unanswerable);
+    s.hit_rate = ratio(s.retrieval_hits, s.retrieval_questions);
+    s.hit_rate_ci = wilson(s.retrieval_hits, s.retrieval_questions);
+    let per_question =
+        |sum: f64| (s.retrieval_questions > 0).then(|| sum / s.retrieval_questions as f64);
+    s.recall = per_question(recall_sum);
+    s.mrr = per_question(rr_sum);
+    s.answered = s.answer + s.unwanted_answer;
+    s.coverage = ratio(s.answered, s.questions);
+    s.coverage_ci = wilson(s.answered, s.questions);
+    s.risky_answers = s.unwanted_answer + s.answer_miss;
+    s.risk = ratio(s.risky_answers, s.answered);
+    s.risk_ci = wilson(s.risky_answers, s.answered);
     s.prompt_tokens_per_question = if s.questions == 0 {
         0.0
     } else {
@@ -185,6 +251,30 @@ mod tests {
         assert_eq!(percentile(&v, 0.95), Some(19.0));
         assert_eq!(percentile(&[3.0], 0.95), Some(3.0));
         assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn early_refused_answerable_questions_are_retrieval_misses() {
+        // The fixture's refund question is refused early at minScore 0.4 and sends its
+        // expected source only at (0.2, 2), ranked second.
+        let r = crate::report::fixture::results();
+        let at = |id: &str| &r.stats[r.settings.iter().position(|s| s.id() == id).unwrap()];
+        let early = at("min_score=0.4,k=2");
+        assert_eq!((early.retrieval_questions, early.retrieval_hits), (2, 1));
+        assert_eq!(
+            (early.hit_rate, early.recall, early.mrr),
+            (Some(0.5), Some(0.5), Some(0.5))
+        );
+        let both = at("min_score=0.2,k=2");
+        assert_eq!((both.hit_rate, both.mrr), (Some(1.0), Some(0.75)));
+        // Coverage counts every answer; risk counts unwanted ones and those missing the text.
+        assert_eq!(
+            (both.answered, both.answer_miss, both.risky_answers),
+            (3, 1, 2)
+        );
+        assert_eq!(both.coverage, Some(1.0));
+        assert_eq!(both.answer_wrong_source, 1);
+        assert_eq!(both.invalid_citation_runs, 1);
     }
 
     #[test]

@@ -2,11 +2,13 @@
 
 mod support;
 
+mod browser;
 mod commands;
 mod errors;
 mod gate;
 mod gate_errors;
 mod gate_output;
 mod http;
+mod insight;
 mod scenarios;
 mod sweep;

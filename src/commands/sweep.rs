@@ -46,10 +46,13 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
         OutputFormat::Table if !s.quiet => {
             let c = &results.calls;
+            let insight = &results.insight;
             let mut text = format!(
-                "{}\n\n{}\n",
+                "{}\n{}\n(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)\n\n{}\nseparability: {}\n",
                 report::table::settings_table(&results),
-                report::table::scores_table(&results)
+                insight.recommendation.reason,
+                report::table::scores_table(&results),
+                insight.separability.summary(),
             );
             text.push_str(&format!(
                 "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).\n",
@@ -141,7 +144,12 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             }
         }
     }
-    let config_digest = report::digest(&[config.to_string().as_bytes()]);
+    // The recommendation policy judges results; it does not change them.
+    let mut digested = config.clone();
+    if let Some(obj) = digested.as_object_mut() {
+        obj.remove("recommend");
+    }
+    let config_digest = report::digest(&[digested.to_string().as_bytes()]);
     let evalsets = ws
         .sets
         .iter()
@@ -187,10 +195,18 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
                 .expect("default patterns compile");
             ws.corpora.iter().map(|c| scanner.flag(c)).collect()
         },
+        chunk_labels: ws
+            .corpora
+            .iter()
+            .map(|c| c.chunks.iter().map(ToString::to_string).collect())
+            .collect(),
+        expected_scores: sweep.expected_scores,
         questions,
         settings: sweep.settings,
         stats,
         runs: sweep.runs,
         calls: sweep.calls,
+        insight: Default::default(),
     }
+    .with_insight(&s.config.config.recommend)
 }

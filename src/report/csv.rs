@@ -9,6 +9,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Exporter, Results};
+use crate::insight::wilson::Interval;
 use crate::sweep::Setting;
 
 pub struct SummaryCsv;
@@ -49,12 +50,33 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "unwanted_answer",
     "error",
     "false_refusal_rate",
+    "false_refusal_rate_lo",
+    "false_refusal_rate_hi",
     "unwanted_answer_rate",
+    "unwanted_answer_rate_lo",
+    "unwanted_answer_rate_hi",
     "stage_threshold",
     "stage_retrieval",
     "stage_generation",
     "answer_match",
+    "answer_miss",
+    "answer_wrong_source",
     "invalid_citation_runs",
+    "retrieval_questions",
+    "retrieval_hits",
+    "hit_rate",
+    "hit_rate_lo",
+    "hit_rate_hi",
+    "recall",
+    "mrr",
+    "answered",
+    "coverage",
+    "coverage_lo",
+    "coverage_hi",
+    "risky_answers",
+    "risk",
+    "risk_lo",
+    "risk_hi",
     "model_calls",
     "prompt_tokens",
     "completion_tokens",
@@ -69,7 +91,18 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "injected",
     "attack_success_rate",
     "flagged_in_prompt_runs",
+    "pareto",
+    "recommended",
 ];
+
+/// A rate and its interval bounds: three cells.
+fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
+    [
+        fixed(rate, 4),
+        fixed(ci.map(|i| i.lo), 4),
+        fixed(ci.map(|i| i.hi), 4),
+    ]
+}
 
 impl Exporter for SummaryCsv {
     fn file_name(&self) -> &'static str {
@@ -92,13 +125,29 @@ impl Exporter for SummaryCsv {
                 s.false_refusal_early.to_string(),
                 s.unwanted_answer.to_string(),
                 s.error.to_string(),
-                fixed(s.false_refusal_rate, 4),
-                fixed(s.unwanted_answer_rate, 4),
+            ]);
+            row.extend(rate_cells(s.false_refusal_rate, s.false_refusal_rate_ci));
+            row.extend(rate_cells(
+                s.unwanted_answer_rate,
+                s.unwanted_answer_rate_ci,
+            ));
+            row.extend([
                 s.stage_threshold.to_string(),
                 s.stage_retrieval.to_string(),
                 s.stage_generation.to_string(),
                 s.answer_match.to_string(),
+                s.answer_miss.to_string(),
+                s.answer_wrong_source.to_string(),
                 s.invalid_citation_runs.to_string(),
+                s.retrieval_questions.to_string(),
+                s.retrieval_hits.to_string(),
+            ]);
+            row.extend(rate_cells(s.hit_rate, s.hit_rate_ci));
+            row.extend([fixed(s.recall, 4), fixed(s.mrr, 4), s.answered.to_string()]);
+            row.extend(rate_cells(s.coverage, s.coverage_ci));
+            row.push(s.risky_answers.to_string());
+            row.extend(rate_cells(s.risk, s.risk_ci));
+            row.extend([
                 s.model_calls.to_string(),
                 s.prompt_tokens.to_string(),
                 s.completion_tokens.to_string(),
@@ -113,6 +162,8 @@ impl Exporter for SummaryCsv {
                 s.injected.to_string(),
                 fixed(s.attack_success_rate, 4),
                 r.flagged_runs(i).to_string(),
+                r.insight.is_pareto(i).to_string(),
+                r.insight.is_recommended(i).to_string(),
             ]);
             w.write_record(&row)?;
         }
@@ -132,6 +183,8 @@ const RUN_COLUMNS: &[&str] = &[
     "passages",
     "expected_in_top_k",
     "expected_in_prompt",
+    "expected_rank",
+    "expected_recall",
     "cited",
     "invalid_citations",
     "expected_cited",
@@ -184,6 +237,8 @@ impl Exporter for RunsCsv {
                 neutralize(&passages.join(" ")),
                 opt(v.expected_in_top_k),
                 opt(v.expected_in_prompt),
+                opt(v.expected_rank),
+                fixed(v.expected_recall, 4),
                 neutralize(&v.cited.join(" ")),
                 v.invalid_citations
                     .iter()
@@ -216,6 +271,23 @@ impl Exporter for RunsCsv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixture;
+
+    fn render(e: &dyn Exporter) -> String {
+        let mut buf = Vec::new();
+        e.write(&fixture::results(), &mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn summary_columns_snapshot() {
+        insta::assert_snapshot!("summary_csv", render(&SummaryCsv));
+    }
+
+    #[test]
+    fn runs_columns_snapshot() {
+        insta::assert_snapshot!("runs_csv", render(&RunsCsv));
+    }
 
     #[test]
     fn formula_starts_are_neutralized() {

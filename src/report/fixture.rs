@@ -1,1 +1,205 @@
+//! A small hand-built [`Results`] for the exporters' snapshot tests: two answerable questions and
+//! one unanswerable over a 2 x 2 grid, with every outcome the writers must show (an answer, an
+//! answer that misses the expected text and cites another source, an invalid citation, a false
+//! refusal by retrieval and by threshold, an unwanted answer, early refusals).
+//!
+//! Runs go through the real `build_run` (and so `classify`) from chunks, hits and replies written
+//! here, so the fixture cannot hold a verdict the pipeline would never give.
 
+use std::time::Duration;
+
+use super::{Meta, Results, SetMeta};
+use crate::chat::{ChatReply, Usage};
+use crate::classify::Rules;
+use crate::config::RecommendConfig;
+use crate::corpus::{chunk_markdown, Corpus};
+use crate::evalset::{Expect, Question};
+use crate::prompt::{RefusalMatch, REFUSAL};
+use crate::retrieve::Hit;
+use crate::stats::{aggregate, Pricing};
+use crate::sweep::{build_run, CallStats, PlannedRun, Run, Setting, View};
+
+/// Chunks: 0 `a.md > Fee`, 1 `a.md > Refunds`, 2 `b.md > Other`.
+fn corpus() -> Corpus {
+    let mut chunks = chunk_markdown(
+        "a.md",
+        "# Fee\nThe fee is ten dollars.\n# Refunds\nHalf back in month one.\n",
+    );
+    chunks.extend(chunk_markdown(
+        "b.md",
+        "# Other\nThe club <b>meets</b> on Saturdays.\n",
+    ));
+    Corpus {
+        root: "docs".into(),
+        roots: vec!["docs".into()],
+        chunks,
+    }
+}
+
+fn question(id: &str, text: &str, source: Option<(&str, &str)>) -> Question {
+    Question {
+        id: id.into(),
+        question: text.into(),
+        answerable: source.is_some(),
+        expect: source
+            .map(|(s, a)| Expect {
+                sources: vec![s.into()],
+                answers: vec![a.into()],
+            })
+            .unwrap_or_default(),
+        tags: vec![],
+        history: vec![],
+        attack: None,
+        corpus: 0,
+    }
+}
+
+fn hit(chunk: usize, score: f64) -> Hit {
+    Hit { chunk, score }
+}
+
+/// The one retrieval of each question (k = 2), best first.
+fn ranked() -> [Vec<Hit>; 3] {
+    [
+        vec![hit(0, 0.5), hit(2, 0.2)],
+        vec![hit(2, 0.3), hit(1, 0.25)],
+        vec![hit(2, 0.35), hit(0, 0.2)],
+    ]
+}
+
+/// The reply of question `q` at setting `s` (`None`: no passage passed), and its prompt tokens.
+fn reply(q: usize, s: usize) -> Option<(&'static str, u64)> {
+    match (q, s) {
+        (0, 0) | (0, 2) | (0, 3) => Some(("The fee is ten dollars. [1]", 100)),
+        (0, 1) => Some(("The fee is ten dollars. [1] [3]", 150)),
+        (1, 0) => Some((REFUSAL, 100)),
+        (1, 1) => Some(("The club meets on Saturdays. [1]", 150)),
+        (2, 0) => Some(("The club <b>meets</b> on Saturdays. [1]", 100)),
+        (2, 1) => Some(("The club meets on Saturdays. [1]", 150)),
+        _ => None,
+    }
+}
+
+/// The fixture, with its insight computed under the default policy.
+pub fn results() -> Results {
+    results_with(&RecommendConfig::default())
+}
+
+/// The fixture under `policy`.
+pub fn results_with(policy: &RecommendConfig) -> Results {
+    let corpus = corpus();
+    let questions = vec![
+        question(
+            "fee",
+            "How much is the fee?",
+            Some(("a.md#Fee", "ten dollars")),
+        ),
+        question(
+            "refund",
+            "Can I get a refund?",
+            Some(("a.md#Refunds", "half")),
+        ),
+        question("vp", "Who is the vice president?", None),
+    ];
+    let settings: Vec<Setting> = [("0.2", 1), ("0.2", 2), ("0.4", 1), ("0.4", 2)]
+        .iter()
+        .map(|&(m, k)| Setting::new(m.parse().expect("a decimal"), k))
+        .collect();
+    let rules = Rules {
+        refusal: REFUSAL.into(),
+        refusal_match: RefusalMatch::Lenient,
+    };
+    let ranked = ranked();
+    let mut runs: Vec<Run> = Vec::new();
+    for (s, setting) in settings.iter().enumerate() {
+        for (q, question) in questions.iter().enumerate() {
+            let passages: Vec<Hit> =
+                crate::retrieve::passing(&ranked[q], setting.k, setting.min_score.to_f64())
+                    .to_vec();
+            let answer = reply(q, s).map(|(text, prompt_tokens)| {
+                Ok(ChatReply {
+                    text: text.into(),
+                    usage: Usage {
+                        prompt_tokens,
+                        completion_tokens: 10,
+                        estimated: false,
+                    },
+                    latency: Duration::from_millis(20 + 10 * s as u64),
+                    ttft: None,
+                    cached: false,
+                })
+            });
+            assert_eq!(
+                answer.is_some(),
+                !passages.is_empty(),
+                "fixture reply for q{q} s{s}"
+            );
+            let planned = PlannedRun {
+                question: q,
+                setting: s,
+                view: q,
+                passages,
+                call: None,
+            };
+            let view = View {
+                question: q,
+                text: question.question.clone(),
+                ranked: ranked[q].clone(),
+            };
+            runs.push(build_run(
+                &planned,
+                question,
+                &corpus,
+                &view,
+                setting.k,
+                answer.as_ref(),
+                &rules,
+            ));
+        }
+    }
+    let n = questions.len();
+    let pricing = Pricing {
+        prompt_per_million: 0.15,
+        completion_per_million: 0.6,
+    };
+    let stats = (0..settings.len())
+        .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
+        .collect();
+    Results {
+        meta: Meta {
+            tool_version: "0.0.0-test".into(),
+            config_digest: "sha256:0000".into(),
+            config: serde_json::json!({}),
+            embedder: "hash-1024".into(),
+            model: "mock".into(),
+            refusal: REFUSAL.into(),
+            strict_refusal: false,
+            currency: "USD".into(),
+            evalsets: vec![SetMeta {
+                path: "set.yaml".into(),
+                corpus: "docs".into(),
+                answerable: 2,
+                unanswerable: 1,
+                digest: "sha256:1111".into(),
+                corpus_digest: "sha256:2222".into(),
+            }],
+        },
+        chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
+        chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
+        expected_scores: vec![Some(0.5), Some(0.25), None],
+        questions,
+        settings,
+        stats,
+        runs,
+        calls: CallStats {
+            runs_with_call: 8,
+            distinct_prompts: 7,
+            failed: 0,
+            question_embeddings: 3,
+            ..CallStats::default()
+        },
+        flagged: vec![Default::default()],
+        insight: Default::default(),
+    }
+    .with_insight(policy)
+}

@@ -7,7 +7,9 @@ use serde::Serialize;
 
 use super::{Exporter, Meta, Results};
 use crate::classify::{Outcome, Refusal, Stage};
+use crate::config::RecommendConfig;
 use crate::evalset::Expect;
+use crate::insight::{Recommendation, Separability};
 use crate::sweep::CallStats;
 
 /// The schema of results.json; a reader refuses another major version.
@@ -23,6 +25,10 @@ struct Document<'a> {
     /// Names of the setting dimensions, in column order.
     dimensions: &'static [&'static str],
     calls: &'a CallStats,
+    /// The recommended setting's id, or null when no setting meets the policy's limits.
+    recommended: Option<&'a str>,
+    recommendation: RecommendationRecord<'a>,
+    separability: &'a Separability,
     settings: Vec<SettingRecord<'a>>,
     questions: Vec<QuestionRecord<'a>>,
     /// Chunks the scan flags that reached at least one prompt.
@@ -40,12 +46,23 @@ struct FlaggedRecord<'a> {
 }
 
 #[derive(Serialize)]
+struct RecommendationRecord<'a> {
+    #[serde(flatten)]
+    recommendation: &'a Recommendation,
+    /// The policy it followed.
+    policy: &'a RecommendConfig,
+}
+
+#[derive(Serialize)]
 struct SettingRecord<'a> {
     id: String,
     #[serde(flatten)]
     setting: &'a crate::sweep::Setting,
     #[serde(flatten)]
     stats: &'a crate::stats::SettingStats,
+    /// No other setting has fewer false refusals, unwanted answers and prompt tokens at once.
+    pareto: bool,
+    recommended: bool,
 }
 
 #[derive(Serialize)]
@@ -57,6 +74,9 @@ struct QuestionRecord<'a> {
     expect: &'a Expect,
     /// The best retrieval score, whatever the setting.
     best_score: Option<f64>,
+    /// Answerable questions: the highest minScore at which an expected source still reaches
+    /// the prompt (null when it is not within the largest k searched).
+    max_min_score: Option<f64>,
 }
 
 /// One (question, setting) run.
@@ -72,6 +92,8 @@ struct RunRecord<'a> {
     passages: Vec<&'a str>,
     expected_in_top_k: Option<bool>,
     expected_in_prompt: Option<bool>,
+    expected_rank: Option<usize>,
+    expected_recall: Option<f64>,
     cited: &'a [String],
     invalid_citations: &'a [u32],
     expected_cited: Option<bool>,
@@ -102,14 +124,23 @@ impl Exporter for JsonResults {
             meta: &r.meta,
             dimensions: crate::sweep::Setting::COLUMNS,
             calls: &r.calls,
+            recommended: r.insight.recommendation.setting.as_deref(),
+            recommendation: RecommendationRecord {
+                recommendation: &r.insight.recommendation,
+                policy: &r.insight.policy,
+            },
+            separability: &r.insight.separability,
             settings: r
                 .settings
                 .iter()
                 .zip(&r.stats)
-                .map(|(setting, stats)| SettingRecord {
+                .enumerate()
+                .map(|(i, (setting, stats))| SettingRecord {
                     id: setting.id(),
                     setting,
                     stats,
+                    pareto: r.insight.is_pareto(i),
+                    recommended: r.insight.is_recommended(i),
                 })
                 .collect(),
             questions: r
@@ -122,7 +153,13 @@ impl Exporter for JsonResults {
                     answerable: q.answerable,
                     tags: &q.tags,
                     expect: &q.expect,
-                    best_score: r.runs.get(i).and_then(|run| run.best_score),
+                    best_score: r.best_score(i),
+                    max_min_score: r
+                        .insight
+                        .separability
+                        .questions
+                        .get(i)
+                        .and_then(|q| q.max_min_score),
                 })
                 .collect(),
             flagged_in_prompts: r
@@ -151,6 +188,8 @@ impl Exporter for JsonResults {
                         .collect(),
                     expected_in_top_k: run.verdict.expected_in_top_k,
                     expected_in_prompt: run.verdict.expected_in_prompt,
+                    expected_rank: run.verdict.expected_rank,
+                    expected_recall: run.verdict.expected_recall,
                     cited: &run.verdict.cited,
                     invalid_citations: &run.verdict.invalid_citations,
                     expected_cited: run.verdict.expected_cited,

@@ -3,8 +3,12 @@
 //! Files are written atomically (a temporary file in the same folder, then a rename), so an
 //! interrupted run leaves the previous report whole.
 
+pub mod chart;
 mod csv;
+mod drilldown;
+pub mod html;
 mod json;
+mod markdown;
 pub mod table;
 
 use std::io::Write;
@@ -14,9 +18,13 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 pub use self::csv::{RunsCsv, SummaryCsv};
+pub use self::html::HtmlReport;
 pub use self::json::{JsonResults, SCHEMA};
+pub use self::markdown::MarkdownReport;
 
+use crate::config::RecommendConfig;
 use crate::evalset::Question;
+use crate::insight::{Insight, QuestionFacts};
 use crate::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
 
@@ -61,6 +69,13 @@ pub struct Results {
     pub chunk_ids: Vec<Vec<String>>,
     /// Chunks the scan flags, by corpus: chunk index -> the pattern that matched.
     pub flagged: Vec<std::collections::BTreeMap<usize, String>>,
+    /// Chunk labels by corpus (`file.md > Heading`), to show passages to people.
+    pub chunk_labels: Vec<Vec<String>>,
+    /// Per question: the highest minScore at which an expected source reaches the prompt
+    /// (see [`crate::sweep::Sweep::expected_scores`]).
+    pub expected_scores: Vec<Option<f64>>,
+    /// Recommendation, Pareto set and separability, computed from the fields above.
+    pub insight: Insight,
 }
 
 impl Results {
@@ -68,6 +83,26 @@ impl Results {
     pub fn runs_of(&self, s: usize) -> &[Run] {
         let n = self.questions.len();
         &self.runs[s * n..(s + 1) * n]
+    }
+
+    /// The dimension columns worth showing: minScore and k, and any other dimension that some
+    /// setting moves off its default.
+    pub fn dims(&self) -> Vec<usize> {
+        crate::sweep::grid::shown_columns(&self.settings)
+    }
+
+    /// Names of [`Results::dims`].
+    pub fn dim_names(&self) -> Vec<&'static str> {
+        self.dims()
+            .into_iter()
+            .map(|i| Setting::COLUMNS[i])
+            .collect()
+    }
+
+    /// A setting's values for [`Results::dims`].
+    pub fn dim_values(&self, setting: &Setting) -> Vec<String> {
+        let values = setting.values();
+        self.dims().into_iter().map(|i| values[i].clone()).collect()
     }
 
     /// Ids of the flagged chunks among a run's passages.
@@ -113,6 +148,38 @@ impl Results {
     pub fn chunk_id(&self, q: usize, chunk: usize) -> &str {
         &self.chunk_ids[self.questions[q].corpus][chunk]
     }
+
+    /// The label (`file.md > Heading`) of a hit of question `q`.
+    pub fn chunk_label(&self, q: usize, chunk: usize) -> &str {
+        self.chunk_labels
+            .get(self.questions[q].corpus)
+            .and_then(|c| c.get(chunk))
+            .map(String::as_str)
+            .unwrap_or_else(|| self.chunk_id(q, chunk))
+    }
+
+    /// The best retrieval score of question `q`, whatever the setting.
+    pub fn best_score(&self, q: usize) -> Option<f64> {
+        self.runs.get(q).and_then(|run| run.best_score)
+    }
+
+    /// Compute [`Results::insight`] from the rest, under `policy`.
+    pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
+        let best: Vec<Option<f64>> = (0..self.questions.len())
+            .map(|q| self.best_score(q))
+            .collect();
+        self.insight = Insight::new(
+            QuestionFacts {
+                questions: &self.questions,
+                best_scores: &best,
+                expected_scores: &self.expected_scores,
+            },
+            &self.settings,
+            &self.stats,
+            policy,
+        );
+        self
+    }
 }
 
 /// A report format that writes a whole [`Results`] to a stream.
@@ -128,6 +195,8 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(SummaryCsv),
         Box::new(RunsCsv),
         Box::new(JsonResults),
+        Box::new(MarkdownReport),
+        Box::new(HtmlReport),
     ]
 }
 

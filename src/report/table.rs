@@ -4,13 +4,19 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use super::Results;
+use crate::insight::format::rate_with_interval;
 use crate::sweep::grid::shown_columns;
 use crate::sweep::Setting;
 
-/// Percent with one decimal, or `-` when undefined.
-fn pct(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}%", x * 100.0))
-        .unwrap_or_else(|| "-".into())
+/// The mark of a setting in the `pick` column.
+pub fn pick(r: &Results, i: usize) -> &'static str {
+    if r.insight.is_recommended(i) {
+        "recommended"
+    } else if r.insight.is_pareto(i) {
+        "pareto"
+    } else {
+        ""
+    }
 }
 
 /// The settings table.
@@ -36,6 +42,7 @@ pub fn settings_table(r: &Results) -> Table {
             "unwanted %",
             "prompt tok/q",
             "calls",
+            "pick",
         ]
         .map(String::from),
     );
@@ -46,7 +53,7 @@ pub fn settings_table(r: &Results) -> Table {
         header.push("ttft p50/p95 ms".into());
     }
     t.set_header(header);
-    for (setting, s) in r.settings.iter().zip(&r.stats) {
+    for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
         let values = setting.values();
         let mut row: Vec<String> = shown.iter().map(|&i| values[i].clone()).collect();
         row.extend([
@@ -60,17 +67,20 @@ pub fn settings_table(r: &Results) -> Table {
             s.model_refusal.to_string(),
             s.unwanted_answer.to_string(),
             s.error.to_string(),
-            pct(s.false_refusal_rate),
-            pct(s.unwanted_answer_rate),
+            rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
+            rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
             format!("{:.1}", s.prompt_tokens_per_question),
             s.model_calls.to_string(),
+            pick(r, i).to_string(),
         ]);
         if attacks {
             row.push(format!(
                 "{}/{} {}",
                 s.injected,
                 s.attack_questions,
-                pct(s.attack_success_rate)
+                s.attack_success_rate
+                    .map(crate::insight::format::percent)
+                    .unwrap_or_else(|| "-".into())
             ));
         }
         if ttft {
@@ -79,7 +89,8 @@ pub fn settings_table(r: &Results) -> Table {
         }
         t.add_row(row);
     }
-    for i in 0..t.column_count() {
+    let last = t.column_count().saturating_sub(1);
+    for i in 0..last {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }

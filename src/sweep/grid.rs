@@ -176,6 +176,17 @@ pub struct Setting {
 }
 
 impl Setting {
+    /// minScore and k, every other dimension at its default.
+    pub fn new(min_score: Decimal, k: usize) -> Self {
+        Setting {
+            min_score,
+            k,
+            order: Order::default(),
+            format: Format::default(),
+            rewrite: Rewrite::default(),
+        }
+    }
+
     /// Names of the dimension columns, in the order [`Setting::values`] gives them.
     pub const COLUMNS: &'static [&'static str] = &["min_score", "k", "order", "format", "rewrite"];
 

@@ -83,6 +83,10 @@ pub struct Sweep {
     /// Setting-major: all questions of setting 0, then setting 1, ...
     pub runs: Vec<Run>,
     pub calls: CallStats,
+    /// Per question: the best score of an expected chunk among the top k of the largest k
+    /// searched, which is the highest minScore at which that source still reaches the prompt.
+    /// `None` when the question names no source or none ranks that high.
+    pub expected_scores: Vec<Option<f64>>,
 }
 
 /// What the sweep needs besides the question sets.
@@ -229,6 +233,26 @@ impl Engine {
                 indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
         }
 
+        // Per question, from its retrieval under the grid's first rewrite strategy (the one
+        // setting 0 uses, as for best scores in reports).
+        let expected_scores = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0])]].ranked))
+            .map(|(q, hits)| {
+                let corpus = &indexes[q.corpus].corpus;
+                // Best first, so the first expected hit is the best one.
+                hits.iter()
+                    .find(|h| {
+                        q.expect
+                            .sources
+                            .iter()
+                            .any(|e| corpus.chunks[h.chunk].matches(e))
+                    })
+                    .map(|h| h.score)
+            })
+            .collect();
+
         let settings = grid.settings();
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
         let plan = Plan::new(
@@ -293,6 +317,7 @@ impl Engine {
             settings,
             runs,
             calls,
+            expected_scores,
         })
     }
 }

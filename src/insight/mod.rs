@@ -1,0 +1,93 @@
+//! Tuning insight: what the table of settings means for the choice of one.
+//!
+//! - [`recommend`]: the setting to ship under the policy in `rageval.yaml`, or why none fits;
+//! - [`pareto`]: the settings no other setting beats on false refusals, unwanted answers and
+//!   prompt tokens at once;
+//! - [`separability`]: whether any minScore separates answerable from unanswerable questions,
+//!   whatever the grid;
+//! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%.
+
+pub mod format;
+pub mod pareto;
+pub mod recommend;
+pub mod separability;
+pub mod wilson;
+
+use serde::Serialize;
+
+use crate::config::RecommendConfig;
+use crate::evalset::Question;
+use crate::stats::SettingStats;
+use crate::sweep::Setting;
+
+pub use recommend::Recommendation;
+pub use separability::Separability;
+
+/// Everything the reports say beyond the per-setting numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Insight {
+    /// The policy the recommendation followed.
+    pub policy: RecommendConfig,
+    pub recommendation: Recommendation,
+    /// Per setting, in grid order: whether it is Pareto-optimal.
+    pub pareto: Vec<bool>,
+    pub separability: Separability,
+}
+
+/// Per-question scores, in question order.
+pub struct QuestionFacts<'a> {
+    pub questions: &'a [Question],
+    /// The best retrieval score of each question.
+    pub best_scores: &'a [Option<f64>],
+    /// The best score of an expected chunk within the largest k searched.
+    pub expected_scores: &'a [Option<f64>],
+}
+
+impl Insight {
+    pub fn new(
+        facts: QuestionFacts<'_>,
+        settings: &[Setting],
+        stats: &[SettingStats],
+        policy: &RecommendConfig,
+    ) -> Self {
+        let costs: Vec<pareto::Costs> = stats
+            .iter()
+            .map(|s| pareto::Costs {
+                false_refusal_rate: s.false_refusal_rate.unwrap_or(0.0),
+                unwanted_answer_rate: s.unwanted_answer_rate.unwrap_or(0.0),
+                prompt_tokens_per_question: s.prompt_tokens_per_question,
+            })
+            .collect();
+        let questions = facts
+            .questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| separability::QuestionScores {
+                id: q.id.clone(),
+                answerable: q.answerable,
+                best_score: facts.best_scores.get(i).copied().flatten(),
+                max_min_score: if q.answerable {
+                    facts.expected_scores.get(i).copied().flatten()
+                } else {
+                    None
+                },
+            })
+            .collect();
+        Insight {
+            policy: policy.clone(),
+            recommendation: recommend::recommend(settings, stats, policy),
+            pareto: pareto::pareto(&costs),
+            separability: Separability::new(questions),
+        }
+    }
+
+    /// Whether setting `i` is recommended.
+    pub fn is_recommended(&self, i: usize) -> bool {
+        self.recommendation.index == Some(i)
+    }
+
+    /// Whether setting `i` is Pareto-optimal.
+    pub fn is_pareto(&self, i: usize) -> bool {
+        self.pareto.get(i).copied().unwrap_or(false)
+    }
+}

@@ -1,0 +1,272 @@
+//! The per-question drill-down of report.html: the outcome at every setting, and each distinct
+//! reply with its citations shown as labelled sources (`[file.md > Heading]`).
+//!
+//! Questions, answers, headings and error messages are untrusted text: all of it is written
+//! through [`escape`].
+
+use std::fmt::Write as _;
+
+use super::html::escape;
+use super::Results;
+use crate::classify::Outcome;
+use crate::prompt::citation_spans;
+use crate::sweep::{Run, Setting};
+
+/// A short cell text for an outcome.
+fn short(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Answer => "answer",
+        Outcome::EarlyRefusal => "early",
+        Outcome::ModelRefusal => "model",
+        Outcome::FalseRefusal => "false",
+        Outcome::UnwantedAnswer => "unwanted",
+        Outcome::Error => "error",
+    }
+}
+
+/// The outcome of a run with its refusal kind and stage, for a tooltip.
+fn detail(run: &Run) -> String {
+    let v = &run.verdict;
+    let mut s = v.outcome.to_string();
+    if let Some(r) = v.refusal {
+        s.push_str(&format!(", refused {}", r.as_str()));
+    }
+    if let Some(st) = v.stage {
+        s.push_str(&format!(", stage {}", st.as_str()));
+    }
+    s
+}
+
+/// Every question as a `<details>` element.
+pub fn questions(r: &Results, h: &mut String) {
+    h.push_str("<section id=\"questions\">\n<h2>Questions</h2>\n<p class=\"small\">A cell per setting, in the table's order, coloured by outcome:");
+    for o in Outcome::ALL {
+        let _ = write!(h, " <span class=\"o {o}\">{o}</span>");
+    }
+    h.push_str(". Open a question for its answers with labelled sources.</p>\n");
+    for qi in 0..r.questions.len() {
+        question(r, qi, h);
+    }
+    h.push_str("</section>\n");
+}
+
+fn question(r: &Results, qi: usize, h: &mut String) {
+    let q = &r.questions[qi];
+    let runs: Vec<&Run> = (0..r.settings.len()).map(|s| &r.runs_of(s)[qi]).collect();
+    let _ = write!(
+        h,
+        "<details class=\"q\" id=\"q-{}\"><summary><span class=\"cells\">",
+        escape(&q.id)
+    );
+    for (s, run) in runs.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<i class=\"{}\" title=\"{}: {}\"></i>",
+            run.verdict.outcome,
+            escape(&r.settings[s].id()),
+            escape(&detail(run))
+        );
+    }
+    let best = r
+        .best_score(qi)
+        .map(|b| format!("{b:.3}"))
+        .unwrap_or_else(|| "-".into());
+    let _ = write!(
+        h,
+        "</span><b>{}</b> &middot; {} &middot; best score {best}",
+        escape(&q.id),
+        if q.answerable {
+            "answerable"
+        } else {
+            "unanswerable"
+        },
+    );
+    if q.answerable {
+        let max = r
+            .insight
+            .separability
+            .questions
+            .get(qi)
+            .and_then(|s| s.max_min_score);
+        let text = match (max, q.expect.sources.is_empty()) {
+            (Some(m), _) => format!("{m:.3}"),
+            (None, true) => "unknown (no expected source)".into(),
+            (None, false) => "none (expected source not in the top k)".into(),
+        };
+        let _ = write!(h, " &middot; max minScore {text}");
+    }
+    h.push_str("</summary>\n<div class=\"qbody\">\n");
+    for m in &q.history {
+        let _ = writeln!(
+            h,
+            "<p class=\"small\">earlier, {}: {}</p>",
+            escape(m.role.as_str()),
+            escape(&m.content)
+        );
+    }
+    let _ = writeln!(h, "<p><b>{}</b></p>", escape(&q.question));
+    if !q.expect.sources.is_empty() || !q.expect.answers.is_empty() {
+        let list = |v: &[String]| {
+            v.iter()
+                .map(|s| format!("<code>{}</code>", escape(s)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            h,
+            "<p class=\"small\">expected sources: {}; expected answer text: {}</p>",
+            list(&q.expect.sources),
+            list(&q.expect.answers)
+        );
+    }
+    grid(r, &runs, h);
+    replies(r, qi, &runs, h);
+    h.push_str("</div></details>\n");
+}
+
+/// Outcomes as a grid: the first dimension down, the others across.
+fn grid(r: &Results, runs: &[&Run], h: &mut String) {
+    let mut rows: Vec<String> = Vec::new();
+    let mut cols: Vec<String> = Vec::new();
+    let names = r.dim_names();
+    let key = |s: &Setting| {
+        let v = r.dim_values(s);
+        let across = names[1..]
+            .iter()
+            .zip(&v[1..])
+            .map(|(c, x)| format!("{c}={x}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        (v[0].clone(), across)
+    };
+    for s in &r.settings {
+        let (row, col) = key(s);
+        if !rows.contains(&row) {
+            rows.push(row);
+        }
+        if !cols.contains(&col) {
+            cols.push(col);
+        }
+    }
+    let _ = write!(
+        h,
+        "<table class=\"grid\"><tr><th class=\"l\">{}</th>",
+        escape(names[0])
+    );
+    for c in &cols {
+        let _ = write!(h, "<th>{}</th>", escape(c));
+    }
+    h.push_str("</tr>\n");
+    for row in &rows {
+        let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(row));
+        for col in &cols {
+            let found = r
+                .settings
+                .iter()
+                .position(|s| key(s) == (row.clone(), col.clone()));
+            match found.map(|i| runs[i]) {
+                Some(run) => {
+                    let _ = write!(
+                        h,
+                        "<td><span class=\"o {}\" title=\"{}\">{}</span></td>",
+                        run.verdict.outcome,
+                        escape(&detail(run)),
+                        short(run.verdict.outcome)
+                    );
+                }
+                None => h.push_str("<td></td>"),
+            }
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+}
+
+/// Each distinct reply once, with the settings that got it.
+fn replies(r: &Results, qi: usize, runs: &[&Run], h: &mut String) {
+    let mut groups: Vec<(&Run, Vec<usize>)> = Vec::new();
+    for (s, run) in runs.iter().enumerate() {
+        let same = |g: &&Run| {
+            g.verdict.outcome == run.verdict.outcome
+                && g.answer == run.answer
+                && g.passages
+                    .iter()
+                    .map(|p| p.chunk)
+                    .eq(run.passages.iter().map(|p| p.chunk))
+        };
+        match groups.iter_mut().find(|(g, _)| same(g)) {
+            Some((_, settings)) => settings.push(s),
+            None => groups.push((run, vec![s])),
+        }
+    }
+    for (run, settings) in groups {
+        let at: Vec<String> = settings
+            .iter()
+            .map(|&s| format!("({})", r.dim_values(&r.settings[s]).join(", ")))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<div class=\"group\"><p><span class=\"o {}\">{}</span> <span class=\"small\">at ({}) = {}</span></p>",
+            run.verdict.outcome,
+            escape(&detail(run)),
+            escape(&r.dim_names().join(", ")),
+            escape(&at.join(" "))
+        );
+        if let Some(e) = &run.error {
+            let _ = writeln!(
+                h,
+                "<p class=\"bad\">{}: {}</p>",
+                escape(e.kind.as_str()),
+                escape(&e.message)
+            );
+        } else if run.passages.is_empty() {
+            h.push_str("<p class=\"small\">No passage reached minScore: refused before the model, at no cost.</p>\n");
+        } else {
+            let _ = writeln!(h, "<blockquote>{}</blockquote>", labelled(r, qi, run));
+            h.push_str("<ol class=\"sources\">");
+            for p in &run.passages {
+                let id = r.chunk_id(qi, p.chunk);
+                let cited = run.verdict.cited.iter().any(|c| c == id);
+                let _ = write!(
+                    h,
+                    "<li{}>{} <span class=\"small\">{} &middot; score {:.3}{}</span></li>",
+                    if cited { " class=\"cited\"" } else { "" },
+                    escape(r.chunk_label(qi, p.chunk)),
+                    escape(id),
+                    p.score,
+                    if cited { " &middot; cited" } else { "" }
+                );
+            }
+            h.push_str("</ol>\n");
+        }
+        h.push_str("</div>\n");
+    }
+}
+
+/// The answer with each valid `[n]` replaced by its source's label; an invalid one is flagged.
+fn labelled(r: &Results, qi: usize, run: &Run) -> String {
+    let text = &run.answer;
+    let mut out = String::new();
+    let mut at = 0;
+    for (span, n) in citation_spans(text) {
+        out.push_str(&escape(&text[at..span.start]));
+        match run.passages.get((n as usize).wrapping_sub(1)) {
+            Some(p) => {
+                let _ = write!(
+                    out,
+                    "<span class=\"src\">[{}]</span>",
+                    escape(r.chunk_label(qi, p.chunk))
+                );
+            }
+            None => {
+                let _ = write!(
+                    out,
+                    "<span class=\"bad\" title=\"no passage {n} was sent\">[{n}]?</span>"
+                );
+            }
+        }
+        at = span.end;
+    }
+    out.push_str(&escape(&text[at..]));
+    out
+}

@@ -1,0 +1,182 @@
+//! `report.md`: the summary as Markdown, short enough to paste into a pull-request comment.
+//!
+//! A big grid would make a comment nobody reads, so past [`MAX_ROWS`] settings only the
+//! recommended and Pareto-optimal ones are listed; summary.csv has them all.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{Exporter, Results};
+use crate::insight::format::rate_with_interval;
+
+pub struct MarkdownReport;
+
+/// Settings listed in full up to this many.
+pub const MAX_ROWS: usize = 30;
+
+/// Make text safe inside a Markdown table cell: no column breaks, no inline HTML.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+impl Exporter for MarkdownReport {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+
+    fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        write_report(r, MAX_ROWS, out)
+    }
+}
+
+/// The report, listing every setting when there are at most `max_rows`.
+fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
+    let ins = &r.insight;
+    writeln!(
+        out,
+        "### rageval: {} questions x {} settings\n",
+        r.questions.len(),
+        r.settings.len()
+    )?;
+    let rec = &ins.recommendation;
+    match &rec.setting {
+        Some(id) => {
+            let rest = rec
+                .reason
+                .strip_prefix(&format!("recommended: {id}"))
+                .unwrap_or(&rec.reason);
+            writeln!(out, "**Recommended: `{}`**{}\n", cell(id), cell(rest))?;
+        }
+        None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
+    }
+    let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
+    header.extend(
+        [
+            "false refusals",
+            "unwanted answers",
+            "prompt tok/q",
+            "coverage",
+            "risk",
+            "hit rate",
+            "MRR",
+            "pick",
+        ]
+        .map(String::from),
+    );
+    writeln!(out, "| {} |", header.join(" | "))?;
+    let align: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i + 1 == header.len() { "---" } else { "---:" })
+        .collect();
+    writeln!(out, "|{}|", align.join("|"))?;
+    let all = r.settings.len() <= max_rows;
+    let mut left_out = 0;
+    for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
+        if !all && !ins.is_pareto(i) && !ins.is_recommended(i) {
+            left_out += 1;
+            continue;
+        }
+        let mut row: Vec<String> = r.dim_values(setting).iter().map(|v| cell(v)).collect();
+        row.extend([
+            format!(
+                "{} ({})",
+                rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
+                s.false_refusal
+            ),
+            format!(
+                "{} ({})",
+                rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
+                s.unwanted_answer
+            ),
+            format!("{:.1}", s.prompt_tokens_per_question),
+            rate_with_interval(s.coverage, s.coverage_ci),
+            rate_with_interval(s.risk, s.risk_ci),
+            rate_with_interval(s.hit_rate, s.hit_rate_ci),
+            s.mrr
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            match super::table::pick(r, i) {
+                "recommended" => "**recommended**".to_string(),
+                other => other.to_string(),
+            },
+        ]);
+        writeln!(out, "| {} |", row.join(" | "))?;
+    }
+    writeln!(out)?;
+    if left_out > 0 {
+        writeln!(
+                out,
+                "{left_out} settings that are neither recommended nor Pareto-optimal are in summary.csv.\n"
+            )?;
+    }
+    writeln!(
+            out,
+            "Rates: percent [95% Wilson interval] (count). Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
+        )?;
+    writeln!(
+        out,
+        "**Separability.** {}",
+        cell(&ins.separability.summary())
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RecommendConfig;
+    use crate::report::fixture;
+
+    fn render(r: &Results, max_rows: usize) -> String {
+        let mut buf = Vec::new();
+        write_report(r, max_rows, &mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn summary_table_recommendation_and_separability() {
+        insta::assert_snapshot!("report_md", render(&fixture::results(), MAX_ROWS));
+    }
+
+    #[test]
+    fn no_feasible_setting_says_what_is_closest() {
+        let strict = RecommendConfig {
+            max_unwanted_answer_rate: 0.0,
+            max_false_refusal_rate: 0.0,
+            ..RecommendConfig::default()
+        };
+        let md = render(&fixture::results_with(&strict), MAX_ROWS);
+        assert!(
+            md.contains("**No recommendation:** no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 0%); closest: min_score=0.4,k=1, which misses max_false_refusal_rate by 50 points (50% against a limit of 0%)"),
+            "{md}"
+        );
+        assert!(!md.contains("**recommended**"), "{md}");
+    }
+
+    #[test]
+    fn big_grids_list_the_recommended_and_pareto_settings_only() {
+        let md = render(&fixture::results(), 2);
+        assert!(!md.contains("| 0.2 | 1 |"), "dominated row listed: {md}");
+        assert!(
+            md.contains("| 0.2 | 2 |") && md.contains("| 0.4 | 1 |") && md.contains("| 0.4 | 2 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "1 settings that are neither recommended nor Pareto-optimal are in summary.csv."
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        assert_eq!(cell("a|b<i>\nc"), "a\\|b&lt;i&gt; c");
+    }
+}

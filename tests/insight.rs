@@ -1,0 +1,376 @@
+//! Tuning insight end to end: the sample's recommendation, AUC and per-question maximum
+//! minScore against numbers worked out by hand, chart data against results.json, escaping.
+
+use serde_json::Value;
+
+use crate::support::{stderr, stdout, Project};
+
+pub const ARGS: &[&str] = &[
+    "sweep",
+    "--evalset",
+    "evalsets/club.yaml",
+    "--min-score",
+    "0.1..0.5",
+    "--k",
+    "1,2,4,8",
+];
+
+fn json(p: &Project, rel: &str) -> Value {
+    serde_json::from_str(&p.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The `<script type="application/json" id="chart-data">` block of report.html.
+pub fn chart_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"chart-data\">";
+    let start = html.find(open).expect("chart data block") + open.len();
+    let len = html[start..].find("</script>").expect("closed");
+    serde_json::from_str(&html[start..start + len]).expect("chart data is JSON")
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+/// Worked out by hand from the sample sweep (README's command, default policy):
+///
+/// - Recommendation. summary.csv: unwanted answers are 6/9, 5/9 at minScore 0.1 and 0.2 and
+///   1/9 (11.1%) from 0.3 up, so only minScore >= 0.3 meets `max_unwanted_answer_rate: 0.2`;
+///   false refusals are 8/17 (47.1%) at 0.3 and 11/17 (64.7%) at 0.4 and 0.5, so only 0.3 meets
+///   `max_false_refusal_rate: 0.5`. The four k at 0.3 share both rates; prompt tokens per
+///   question are 83.7, 102.8, 114.5, 116.7, so k=1 costs least:
+///   8/17 + 3 * 1/9 + 0.00005 * 83.69 = 0.8081.
+/// - AUC. results.json best scores: 17 answerable, 9 unanswerable = 153 pairs. Counting pairs in
+///   which the answerable question scores higher: 123 wins and one exact tie (`languages` and
+///   `summer-camp` both 0.2696799412369728), so AUC = 123.5 / 153. (`workshop-time`,
+///   0.27735008, is not a tie with `vice-president`, 0.27735009: runs.csv's six decimals hide
+///   the difference, results.json shows it.)
+/// - Maximum minScore. A second sweep at k=8 over minScore 0..0.7 in steps of 0.001; for each
+///   answerable question the highest step at which runs.csv says `expected_in_prompt=true`.
+///   The exact value lies in [step, step + 0.001). `laptop-follow-up` ("How long can I keep
+///   it?", asked without its conversation) never gets its expected source into the prompt.
+const MAX_MIN_SCORE: &[(&str, Option<f64>)] = &[
+    ("fee-per-term", Some(0.353)),
+    ("scholarship", Some(0.282)),
+    ("laptop-loan-length", Some(0.379)),
+    ("showcase-minutes", Some(0.619)),
+    ("president", Some(0.554)),
+    ("laptop-follow-up", None),
+    ("refund", Some(0.195)),
+    ("how-to-pay", Some(0.306)),
+    ("term-length", Some(0.223)),
+    ("fee-uses", Some(0.456)),
+    ("workshop-time", Some(0.277)),
+    ("workshop-room", Some(0.369)),
+    ("languages", Some(0.269)),
+    ("own-laptop", Some(0.654)),
+    ("parents-visit", Some(0.300)),
+    ("showcase-when", Some(0.516)),
+    ("laptop-rules", Some(0.514)),
+];
+
+#[test]
+fn sample_insight_matches_the_hand_computation() {
+    let p = Project::sample();
+    let out = p.cmd(ARGS).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "\nrecommended: min_score=0.3,k=1: false refusals 47% [26–69], unwanted 11% [2–43]"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them"), "{text}");
+
+    let r = json(&p, "reports/latest/results.json");
+    assert_eq!(r["recommended"], "min_score=0.3,k=1");
+    let rec = &r["recommendation"];
+    assert_eq!(rec["setting"], "min_score=0.3,k=1");
+    assert_eq!(rec["feasible"], 4);
+    assert!(close(rec["cost"].as_f64().unwrap(), 0.8081, 1e-4), "{rec}");
+    assert_eq!(rec["policy"]["max_unwanted_answer_rate"], 0.2);
+
+    let sep = &r["separability"];
+    assert!(
+        close(sep["auc"].as_f64().unwrap(), 123.5 / 153.0, 1e-12),
+        "{sep}"
+    );
+    assert_eq!(sep["clean"], Value::Null);
+    // member-count (0.536) is the best unanswerable score, laptop-follow-up (0.134) the worst
+    // answerable.
+    assert!(close(
+        sep["overlap"].as_f64().unwrap(),
+        0.536056 - 0.133631,
+        1e-6
+    ));
+
+    let questions = r["questions"].as_array().unwrap();
+    assert_eq!(
+        questions.iter().filter(|q| q["answerable"] == true).count(),
+        MAX_MIN_SCORE.len()
+    );
+    for &(id, step) in MAX_MIN_SCORE {
+        let q = questions.iter().find(|q| q["id"] == id).expect(id);
+        let Some(step) = step else {
+            assert_eq!(q["max_min_score"], Value::Null, "{q}");
+            continue;
+        };
+        let v = q["max_min_score"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{id}: {q}"));
+        assert!(
+            v >= step && v < step + 0.001,
+            "{id}: {v} not in [{step}, {step}+0.001)"
+        );
+    }
+    for q in questions.iter().filter(|q| q["answerable"] == false) {
+        assert_eq!(q["max_min_score"], Value::Null, "{q}");
+    }
+
+    // The Pareto column and the recommended row agree with results.json.
+    let settings = r["settings"].as_array().unwrap();
+    let pareto: Vec<&str> = settings
+        .iter()
+        .filter(|s| s["pareto"] == true)
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pareto,
+        [
+            "min_score=0.2,k=1",
+            "min_score=0.2,k=4",
+            "min_score=0.3,k=1",
+            "min_score=0.5,k=1",
+            "min_score=0.5,k=2",
+            "min_score=0.5,k=4",
+            "min_score=0.5,k=8"
+        ]
+    );
+    let md = p.read("reports/latest/report.md");
+    assert!(md.contains("**Recommended: `min_score=0.3,k=1`**"), "{md}");
+    assert!(
+        md.contains("| 0.3 | 1 | 47% [26–69] (8) | 11% [2–43] (1) |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn no_setting_within_the_limits_names_the_closest() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nrecommend:\n  max_unwanted_answer_rate: 0.0\n",
+    );
+    let out = p.cmd(&["sweep"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // 1/9 unwanted answers is the least any setting gives (minScore >= 0.3); of those only 0.3
+    // keeps false refusals within 50%, and its k=1 has the fewest prompt tokens.
+    let line = "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)";
+    assert!(stdout(&out).contains(line), "{}", stdout(&out));
+    let r = json(&p, "reports/latest/results.json");
+    assert_eq!(r["recommended"], Value::Null);
+    assert_eq!(r["recommendation"]["reason"], line);
+    assert_eq!(
+        r["recommendation"]["closest"]["misses"][0]["limit"],
+        "max_unwanted_answer_rate"
+    );
+}
+
+#[test]
+fn a_bad_policy_is_an_input_error() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "recommend:\n  max_unwanted_answer_rate: 1.5\n",
+    );
+    let out = p.cmd(&["sweep"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "rageval.yaml:2: `recommend.max_unwanted_answer_rate`: must be a rate from 0 to 1, got 1.5"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    p.write("rageval.yaml", "recommend:\n  weights:\n    tokens: 1\n");
+    let out = p.cmd(&["sweep"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown field `tokens`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn chart_values_match_results_json() {
+    let p = Project::sample();
+    p.cmd(ARGS).assert().success();
+    let r = json(&p, "reports/latest/results.json");
+    let html = p.read("reports/latest/report.html");
+    let charts = chart_data(&html);
+    let settings = r["settings"].as_array().unwrap();
+    let setting = |id: &str| settings.iter().find(|s| s["id"] == id).expect(id);
+
+    let lines = charts["lines"].as_array().unwrap();
+    let ids: Vec<&str> = lines.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "false_refusal_rate",
+            "unwanted_answer_rate",
+            "prompt_tokens_per_question"
+        ]
+    );
+    for chart in lines {
+        let (x, y) = (chart["x"].as_str().unwrap(), chart["y"].as_str().unwrap());
+        let mut points = 0;
+        for series in chart["series"].as_array().unwrap() {
+            for pt in series["points"].as_array().unwrap() {
+                let s = setting(pt["setting"].as_str().unwrap());
+                assert_eq!(pt["x"].as_f64(), s[x].as_f64(), "{chart}");
+                assert_eq!(pt["y"].as_f64(), s[y].as_f64(), "{y} of {}", s["id"]);
+                points += 1;
+            }
+        }
+        assert_eq!(
+            points,
+            settings.len(),
+            "every setting is plotted once in {y}"
+        );
+        // One line per value of the other dimension: 4 k values, or 5 minScores.
+        let want = if x == "min_score" { 4 } else { 5 };
+        assert_eq!(chart["series"].as_array().unwrap().len(), want);
+        let figure = figure(&html, chart["id"].as_str().unwrap());
+        assert!(figure.matches("<circle").count() >= settings.len(), "{y}");
+        assert!(figure.contains("<polyline"), "{y}: lines drawn");
+    }
+
+    let strips = &charts["strips"];
+    let questions = r["questions"].as_array().unwrap();
+    for (group, answerable) in [("answerable", true), ("unanswerable", false)] {
+        let dots = strips[group].as_array().unwrap();
+        let want: Vec<&Value> = questions
+            .iter()
+            .filter(|q| q["answerable"] == answerable)
+            .collect();
+        assert_eq!(dots.len(), want.len());
+        for (dot, q) in dots.iter().zip(want) {
+            assert_eq!(dot["question"], q["id"]);
+            assert_eq!(dot["score"].as_f64(), q["best_score"].as_f64());
+        }
+    }
+    assert_eq!(
+        strips["threshold"].as_f64(),
+        setting(r["recommended"].as_str().unwrap())["min_score"].as_f64()
+    );
+    assert!(figure(&html, "best_scores").matches("<circle").count() >= questions.len());
+}
+
+/// The `<figure>` of chart `id`.
+pub fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let open = format!("<figure id=\"chart-{id}\"");
+    let start = html.find(&open).unwrap_or_else(|| panic!("no {open}"));
+    let len = html[start..].find("</figure>").expect("closed figure");
+    &html[start..start + len]
+}
+
+/// Markup that must show as text: in a section, a heading, a question and an expected answer.
+pub const PAYLOADS: &[&str] = &["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"];
+
+/// A project whose corpus and questions carry script payloads, plus two that would leave a
+/// trace in the DOM if they ever ran.
+pub fn xss_project() -> Project {
+    let p = Project::empty();
+    p.write(
+        "docs/evil.md",
+        concat!(
+            "# Membership fee\n",
+            "The membership fee is ten dollars <script>alert(1)</script> per term <img src=x onerror=alert(1)> for everyone.\n\n",
+            "# Lockers\n",
+            "Pay the monthly locker charge <script>document.title='PWNED'</script> <img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"> by card.\n\n",
+            "# <img src=x onerror=alert(2)> Rules\n",
+            "Be kind to other members.\n",
+        ),
+    );
+    p.write(
+        "set.yaml",
+        concat!(
+            "corpus: docs\n",
+            "answerable:\n",
+            "  - id: fee\n",
+            "    question: What is the membership fee?\n",
+            "    expect:\n",
+            "      sources: [\"evil.md#Membership fee\"]\n",
+            "      answer: [\"<b>ten</b> dollars\"]\n",
+            "unanswerable:\n",
+            "  - id: locker\n",
+            "    question: How do I pay the locker charge?\n",
+            "  - id: xss-question\n",
+            "    question: \"<script>alert(3)</script> Who runs the club?\"\n",
+        ),
+    );
+    p.cmd(&[
+        "sweep",
+        "--evalset",
+        "set.yaml",
+        "--min-score",
+        "0,0.1",
+        "--k",
+        "1,3",
+    ])
+    .assert()
+    .success();
+    p
+}
+
+#[test]
+fn corpus_markup_reaches_report_html_only_as_text() {
+    let p = xss_project();
+    let html = p.read("reports/latest/report.html");
+    let answers: Vec<String> = json(&p, "reports/latest/results.json")["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["answer"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(PAYLOADS[0]) && a.contains(PAYLOADS[1]))
+            && answers.iter().any(|a| a.contains("data-pwned")),
+        "the mock must answer with the payload sentences for this test to mean anything: {answers:?}"
+    );
+    for payload in PAYLOADS {
+        let escaped = payload.replace('<', "&lt;").replace('>', "&gt;");
+        assert!(html.contains(&escaped), "{payload} not shown as text");
+    }
+    assert!(html.contains("&lt;script&gt;alert(3)&lt;/script&gt; Who runs the club?"));
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(2)&gt; Rules"),
+        "heading label"
+    );
+    assert!(
+        html.contains("&lt;b&gt;ten&lt;/b&gt; dollars"),
+        "expected answer"
+    );
+    assert!(!html.contains("<img"), "an img element");
+    assert!(!html.contains("<b>ten"), "markup from the question set");
+    assert_eq!(
+        html.matches("<script").count(),
+        1,
+        "only the chart data block"
+    );
+    assert!(
+        !chart_data_text(&html).contains("</"),
+        "the JSON block cannot close itself"
+    );
+    let md = p.read("reports/latest/report.md");
+    assert!(!md.contains("<script") && !md.contains("<img"), "{md}");
+}
+
+fn chart_data_text(html: &str) -> &str {
+    let open = "id=\"chart-data\">";
+    let start = html.find(open).unwrap() + open.len();
+    &html[start..start + html[start..].find("</script>").unwrap()]
+}
