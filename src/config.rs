@@ -665,12 +665,31 @@ impl LoadedConfig {
         self.resolve(self.config.out.as_deref().unwrap_or("reports/latest"))
     }
 
-    /// A path from the config, relative to the config's folder.
+    /// A path from the config, relative to the config's folder (`scripts/../x` reads as `x`).
     pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
-        if self.base == Path::new(".") {
+        let joined = if self.base == Path::new(".") {
             path.as_ref().to_path_buf()
         } else {
             self.base.join(path)
+        };
+        let mut out = PathBuf::new();
+        for part in joined.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir
+                    if matches!(
+                        out.components().next_back(),
+                        Some(std::path::Component::Normal(_))
+                    ) =>
+                {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
         }
+        if out.as_os_str().is_empty() {
+            out.push(".");
+        }
+        out
     }
 }
