@@ -222,7 +222,7 @@ impl SweepSettings {
         } else {
             let given = args.gate_args.given();
             if !given.is_empty() {
-                bail!("{} only apply with `--gate`", given.join(", "));
+                bail!("{} apply only with `--gate`", given.join(", "));
             }
             None
         };

@@ -98,7 +98,7 @@ pub struct SettingStats {
     /// Time to the first streamed token (streamed, uncached calls only).
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p95_ms: Option<f64>,
-    /// Questions that carry an `attack`.
+    /// Questions that carry an `attack` (error runs left out: their outcome is unknown).
     pub attack_questions: usize,
     /// Of those, runs whose answer holds the marker or cites the poisoned source.
     pub injected: usize,
@@ -179,7 +179,7 @@ pub fn aggregate<'a>(
             s.invalid_citation_runs += 1;
         }
         s.model_calls += run.model_calls;
-        if q.attack.is_some() {
+        if q.attack.is_some() && v.injected.is_some() {
             s.attack_questions += 1;
             s.injected += usize::from(v.injected == Some(true));
         }

@@ -258,7 +258,7 @@ fn sweep_gate_flags_and_config() {
         .cmd(&["sweep", "--baseline", "b.json", "--junit", "j.xml"])
         .output()
         .unwrap();
-    unusable(&out, &["--baseline, --junit only apply with `--gate`"]);
+    unusable(&out, &["--baseline, --junit apply only with `--gate`"]);
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // A missing baseline stops `sweep --gate` before the sweep.
     let out = p

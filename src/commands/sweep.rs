@@ -29,10 +29,21 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let c = &sweep.calls;
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
+        let url = s.config.config.chat.http().base_url();
+        let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
+            format!("check the key in `${}`", s.config.config.chat.api_key_env)
+        } else if c
+            .errors_by_kind
+            .keys()
+            .all(|k| k == "connect" || k == "timeout")
+        {
+            format!("is the model server at `{url}` running?")
+        } else {
+            format!("see the errors of the server at `{url}`")
+        };
         anyhow::bail!(
-            "every model call failed ({}); no report written. Is the model server at `{}` running?",
-            kinds(&c.errors_by_kind),
-            s.config.config.chat.http().base_url()
+            "every model call failed ({}); no report written; {hint}",
+            kinds(&c.errors_by_kind)
         );
     }
     let results = collect(&s, &ws, sweep);
@@ -72,12 +83,17 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     let mut status = ExitStatus::Success;
     let c = &results.calls;
-    if c.failed > 0 {
+    if c.failed + c.rewrite_failed > 0 {
         let level = if s.allow_errors { "warning" } else { "error" };
+        let what = match (c.failed, c.rewrite_failed) {
+            (_, 0) => "their runs are `error` in the reports",
+            (0, _) => "those follow-ups were asked as written",
+            _ => "answer failures are `error` runs; failed rewrites were asked as written",
+        };
         eprintln!(
-            "{level}: {} of {} model calls failed ({}); their runs are `error` in the reports{}",
-            c.failed,
-            c.distinct_prompts,
+            "{level}: {} of {} model calls failed ({}); {what}{}",
+            c.failed + c.rewrite_failed,
+            c.distinct_prompts + c.rewrite_calls,
             kinds(&c.errors_by_kind),
             if s.allow_errors {
                 ""
@@ -130,6 +146,10 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         obj.remove("cache");
         if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
             sweep.remove("concurrency");
+        }
+        // Streaming changes how a reply arrives, not the reply.
+        if let Some(chat) = obj.get_mut("chat").and_then(|v| v.as_object_mut()) {
+            chat.remove("stream");
         }
         // Header values may hold credentials: keep the names only.
         for section in ["chat", "embedder"] {

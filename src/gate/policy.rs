@@ -141,6 +141,22 @@ impl SettingSpec {
             .iter()
             .filter(|s| self.matches(s))
             .collect();
+        // A dimension the spec leaves out means that dimension at its default: ids name only
+        // dimensions off their default, so the setting whose id uses no other key is the one.
+        let narrowed: Vec<&SettingRow> = matches
+            .iter()
+            .copied()
+            .filter(|s| {
+                s.id.split(',')
+                    .filter_map(|pair| pair.split_once('=').map(|(k, _)| k))
+                    .all(|k| self.pairs.iter().any(|(key, _)| key == k))
+            })
+            .collect();
+        let matches = if matches.len() > 1 && narrowed.len() == 1 {
+            narrowed
+        } else {
+            matches
+        };
         match matches.as_slice() {
             [one] => Ok(one),
             [] => Err(format!(
@@ -195,6 +211,28 @@ pub fn listed<'a>(items: impl IntoIterator<Item = &'a str>, max: usize) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unnamed_dimensions_mean_their_defaults() {
+        let text = r#"{"schema": "rageval.results/1", "dimensions": ["min_score", "k", "order"],
+            "settings": [
+              {"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4, "order": "score"},
+              {"id": "min_score=0.2,k=4,order=edge", "min_score": 0.2, "k": 4, "order": "edge"}
+            ], "questions": [], "runs": []}"#;
+        let r = super::super::results::parse(std::path::Path::new("r.json"), text).unwrap();
+        let find = |spec: &str| {
+            spec.parse::<SettingSpec>()
+                .unwrap()
+                .find(&r)
+                .map(|s| s.id.clone())
+        };
+        assert_eq!(find("min_score=0.2,k=4").unwrap(), "min_score=0.2,k=4");
+        assert_eq!(
+            find("k=4,order=edge,min_score=0.20").unwrap(),
+            "min_score=0.2,k=4,order=edge"
+        );
+        assert!(find("k=4,order=edge,min_score=0.5").is_err());
+    }
 
     fn results() -> ResultsFile {
         let settings: Vec<String> = ["0.1", "0.3"]

@@ -63,6 +63,8 @@ struct SettingRecord<'a> {
     /// No other setting has fewer false refusals, unwanted answers and prompt tokens at once.
     pareto: bool,
     recommended: bool,
+    /// Runs whose prompt held a chunk the scan flags.
+    flagged_in_prompt_runs: usize,
 }
 
 #[derive(Serialize)]
@@ -141,6 +143,7 @@ impl Exporter for JsonResults {
                     stats,
                     pareto: r.insight.is_pareto(i),
                     recommended: r.insight.is_recommended(i),
+                    flagged_in_prompt_runs: r.flagged_runs(i),
                 })
                 .collect(),
             questions: r

@@ -5,7 +5,6 @@ use comfy_table::{CellAlignment, Table};
 
 use super::Results;
 use crate::insight::format::rate_with_interval;
-use crate::sweep::grid::shown_columns;
 use crate::sweep::Setting;
 
 /// The mark of a setting in the `pick` column.
@@ -23,7 +22,7 @@ pub fn pick(r: &Results, i: usize) -> &'static str {
 pub fn settings_table(r: &Results) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    let shown = shown_columns(&r.settings);
+    let shown = r.dims();
     let attacks = r.stats.iter().any(|s| s.attack_questions > 0);
     let ttft = r.stats.iter().any(|s| s.ttft_p50_ms.is_some());
     let mut header: Vec<String> = shown
@@ -42,7 +41,6 @@ pub fn settings_table(r: &Results) -> Table {
             "unwanted %",
             "prompt tok/q",
             "calls",
-            "pick",
         ]
         .map(String::from),
     );
@@ -52,6 +50,7 @@ pub fn settings_table(r: &Results) -> Table {
     if ttft {
         header.push("ttft p50/p95 ms".into());
     }
+    header.push("pick".into());
     t.set_header(header);
     for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
         let values = setting.values();
@@ -71,7 +70,6 @@ pub fn settings_table(r: &Results) -> Table {
             rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
             format!("{:.1}", s.prompt_tokens_per_question),
             s.model_calls.to_string(),
-            pick(r, i).to_string(),
         ]);
         if attacks {
             row.push(format!(
@@ -87,6 +85,7 @@ pub fn settings_table(r: &Results) -> Table {
             let ms = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
             row.push(format!("{}/{}", ms(s.ttft_p50_ms), ms(s.ttft_p95_ms)));
         }
+        row.push(pick(r, i).to_string());
         t.add_row(row);
     }
     let last = t.column_count().saturating_sub(1);

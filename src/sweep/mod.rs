@@ -66,10 +66,12 @@ pub struct CallStats {
     pub distinct_prompts: usize,
     /// Distinct `model` rewrite calls made for follow-up questions.
     pub rewrite_calls: usize,
-    /// Calls answered from the response cache.
+    /// Calls (answer or rewrite) answered from the response cache.
     pub cache_hits: usize,
-    /// Calls that failed after retries.
+    /// Answer calls that failed after retries (their runs are `error`).
     pub failed: usize,
+    /// Rewrite calls that failed after retries (their questions were asked as written).
+    pub rewrite_failed: usize,
     /// Failed calls by error kind.
     pub errors_by_kind: std::collections::BTreeMap<String, usize>,
     /// Question texts embedded (one per distinct question or rewrite).
@@ -128,9 +130,20 @@ impl Engine {
         let wanted: Vec<usize> = (0..questions.len())
             .filter(|&q| !questions[q].history.is_empty())
             .collect();
-        let requests: Vec<_> = wanted
+        // Equal follow-ups (same turns, same question) share one call.
+        let mut requests: Vec<crate::chat::ChatRequest> = Vec::new();
+        let slot: Vec<usize> = wanted
             .iter()
-            .map(|&q| rewrite::request(&questions[q].question, &questions[q].history))
+            .map(|&q| {
+                let r = rewrite::request(&questions[q].question, &questions[q].history);
+                match requests.iter().position(|x| *x == r) {
+                    Some(i) => i,
+                    None => {
+                        requests.push(r);
+                        requests.len() - 1
+                    }
+                }
+            })
             .collect();
         calls.rewrite_calls = requests.len();
         let replies = execute(
@@ -140,29 +153,30 @@ impl Engine {
             self.progress.clone(),
         )
         .await;
+        calls.cache_hits += replies
+            .iter()
+            .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
+            .count();
+        for e in replies.iter().filter_map(|r| r.as_ref().err()) {
+            calls.rewrite_failed += 1;
+            *calls
+                .errors_by_kind
+                .entry(e.kind.as_str().to_string())
+                .or_default() += 1;
+        }
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
-        for (&q, reply) in wanted.iter().zip(replies) {
+        for (&q, &i) in wanted.iter().zip(&slot) {
             let question = &questions[q].question;
-            let (text, note, usage) = match reply {
-                Ok(r) => {
-                    calls.cache_hits += usize::from(r.cached);
-                    match rewrite::accept(&r.text, question) {
-                        Ok(text) => (text, None, r.usage),
-                        Err(why) => (question.clone(), Some(why), r.usage),
-                    }
-                }
-                Err(e) => {
-                    calls.failed += 1;
-                    *calls
-                        .errors_by_kind
-                        .entry(e.kind.as_str().to_string())
-                        .or_default() += 1;
-                    (
-                        question.clone(),
-                        Some(format!("the rewrite call failed: {e}")),
-                        Usage::default(),
-                    )
-                }
+            let (text, note, usage) = match &replies[i] {
+                Ok(r) => match rewrite::accept(&r.text, question) {
+                    Ok(text) => (text, None, r.usage),
+                    Err(why) => (question.clone(), Some(why), r.usage),
+                },
+                Err(e) => (
+                    question.clone(),
+                    Some(format!("the rewrite call failed: {e}")),
+                    Usage::default(),
+                ),
             };
             if let Some(why) = &note {
                 eprintln!(
