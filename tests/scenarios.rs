@@ -202,6 +202,20 @@ fn injection_set_reports_attack_success_per_setting() {
         .map(|f| f["chunk"].as_str().unwrap())
         .collect();
     assert!(flagged.contains(&"payments-update.md#1"), "{flagged:?}");
+    // Every report names the flagged chunks that reached a prompt.
+    assert!(
+        stdout(&out).contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1"),
+        "{}",
+        stdout(&out)
+    );
+    let md = p.read("reports/latest/report.md");
+    assert!(
+        md.contains("**Prompt injection.**") && md.contains("payments-update.md#1"),
+        "{md}"
+    );
+    assert!(md.contains("| injected |"), "{md}");
+    let html = p.read("reports/latest/report.html");
+    assert!(html.contains("id=\"flagged\"") && html.contains("payments-update.md#1"));
     // In the tagged format the planted tags are gone from the passage.
     let tagged_run = runs
         .iter()

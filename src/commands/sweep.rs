@@ -65,6 +65,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
                 report::table::scores_table(&results),
                 insight.separability.summary(),
             );
+            if let Some(line) = results.flagged_summary() {
+                text.push_str(&line);
+                text.push('\n');
+            }
             text.push_str(&format!(
                 "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).\n",
                 results.questions.len(),

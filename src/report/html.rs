@@ -234,10 +234,14 @@ fn settings_table(r: &Results, h: &mut String) {
         ("hit rate", "answerable questions with an expected source in the prompt [95% CI]"),
         ("recall / MRR", "mean share of expected sources in the prompt / mean reciprocal rank of the first"),
         ("answers: miss / other src / invalid", "answers without the expected text / citing no expected source / citing a passage not sent"),
-        ("pick", "recommended, or Pareto-optimal"),
     ] {
         let _ = write!(h, "<th title=\"{}\">{}</th>", escape(title), escape(name));
     }
+    let scenarios = r.scenario_columns();
+    for (name, _) in &scenarios {
+        let _ = write!(h, "<th>{}</th>", escape(name));
+    }
+    let _ = write!(h, "<th title=\"recommended, or Pareto-optimal\">pick</th>");
     h.push_str("</tr></thead>\n<tbody>\n");
     let num = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
     for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
@@ -283,15 +287,22 @@ fn settings_table(r: &Results, h: &mut String) {
                 "{} / {} / {}",
                 s.answer_miss, s.answer_wrong_source, s.invalid_citation_runs
             ),
-            super::table::pick(r, i).to_string(),
         ];
         for c in cells {
             // Cells hold numbers and fixed words only; the entities above are intended.
             let _ = write!(h, "<td>{c}</td>");
         }
+        for (_, cells) in &scenarios {
+            let _ = write!(h, "<td>{}</td>", escape(&cells[i]));
+        }
+        let _ = write!(h, "<td>{}</td>", super::table::pick(r, i));
         h.push_str("</tr>\n");
     }
-    h.push_str("</tbody>\n</table></div>\n<p class=\"small\"><span class=\"key\" style=\"background:#dafbe1;box-shadow:inset 4px 0 #1a7f37\"></span>recommended <span class=\"key\" style=\"box-shadow:inset 4px 0 #0969da;background:#fff\"></span>Pareto-optimal: no other setting has fewer false refusals, unwanted answers and prompt tokens at once. Rates are percent [95% Wilson interval]; hit rate, recall and MRR count early-refused answerable questions as misses.</p>\n</section>\n");
+    h.push_str("</tbody>\n</table></div>\n<p class=\"small\"><span class=\"key\" style=\"background:#dafbe1;box-shadow:inset 4px 0 #1a7f37\"></span>recommended <span class=\"key\" style=\"box-shadow:inset 4px 0 #0969da;background:#fff\"></span>Pareto-optimal: no other setting has fewer false refusals, unwanted answers and prompt tokens at once. Rates are percent [95% Wilson interval]; hit rate, recall and MRR count early-refused answerable questions as misses.</p>\n");
+    if let Some(line) = r.flagged_summary() {
+        let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(&line));
+    }
+    h.push_str("</section>\n");
 }
 
 #[cfg(test)]

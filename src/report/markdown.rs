@@ -64,10 +64,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             "risk",
             "hit rate",
             "MRR",
-            "pick",
         ]
         .map(String::from),
     );
+    let scenarios = r.scenario_columns();
+    header.extend(scenarios.iter().map(|(name, _)| name.to_string()));
+    header.push("pick".into());
     writeln!(out, "| {} |", header.join(" | "))?;
     let align: Vec<&str> = header
         .iter()
@@ -101,11 +103,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             s.mrr
                 .map(|v| format!("{v:.2}"))
                 .unwrap_or_else(|| "-".into()),
-            match super::table::pick(r, i) {
-                "recommended" => "**recommended**".to_string(),
-                other => other.to_string(),
-            },
         ]);
+        row.extend(scenarios.iter().map(|(_, cells)| cell(&cells[i])));
+        row.extend([match super::table::pick(r, i) {
+            "recommended" => "**recommended**".to_string(),
+            other => other.to_string(),
+        }]);
         writeln!(out, "| {} |", row.join(" | "))?;
     }
     writeln!(out)?;
@@ -124,6 +127,9 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         "**Separability.** {}",
         cell(&ins.separability.summary())
     )?;
+    if let Some(line) = r.flagged_summary() {
+        writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
+    }
     Ok(())
 }
 

@@ -105,6 +105,53 @@ impl Results {
         self.dims().into_iter().map(|i| values[i].clone()).collect()
     }
 
+    /// Columns of the scenarios a sweep measured, when it measured them: the attack success of
+    /// injection probes, time to first token of streamed calls. `(header, cell per setting)`.
+    pub fn scenario_columns(&self) -> Vec<(&'static str, Vec<String>)> {
+        let mut cols = Vec::new();
+        if self.stats.iter().any(|s| s.attack_questions > 0) {
+            let cells = self
+                .stats
+                .iter()
+                .map(|s| {
+                    let rate = s
+                        .attack_success_rate
+                        .map(crate::insight::format::percent)
+                        .unwrap_or_else(|| "-".into());
+                    format!("{}/{} {rate}", s.injected, s.attack_questions)
+                })
+                .collect();
+            cols.push(("injected", cells));
+        }
+        if self.stats.iter().any(|s| s.ttft_p50_ms.is_some()) {
+            let ms = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+            let cells = self
+                .stats
+                .iter()
+                .map(|s| format!("{}/{}", ms(s.ttft_p50_ms), ms(s.ttft_p95_ms)))
+                .collect();
+            cols.push(("ttft p50/p95 ms", cells));
+        }
+        cols
+    }
+
+    /// One line naming the flagged chunks that reached a prompt, if any.
+    pub fn flagged_summary(&self) -> Option<String> {
+        let flagged = self.flagged_in_prompts();
+        if flagged.is_empty() {
+            return None;
+        }
+        let items: Vec<String> = flagged
+            .iter()
+            .map(|(chunk, pattern, runs)| format!("{chunk} ({runs} runs, matches `{pattern}`)"))
+            .collect();
+        Some(format!(
+            "scan: {} flagged chunk(s) reached a prompt: {}. The scan is a tripwire for review, not a defence.",
+            flagged.len(),
+            items.join("; ")
+        ))
+    }
+
     /// Ids of the flagged chunks among a run's passages.
     pub fn flagged_passages(&self, run: &Run) -> Vec<&str> {
         let flagged = &self.flagged[self.questions[run.question].corpus];

@@ -23,8 +23,7 @@ pub fn settings_table(r: &Results) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     let shown = r.dims();
-    let attacks = r.stats.iter().any(|s| s.attack_questions > 0);
-    let ttft = r.stats.iter().any(|s| s.ttft_p50_ms.is_some());
+    let scenarios = r.scenario_columns();
     let mut header: Vec<String> = shown
         .iter()
         .map(|&i| Setting::COLUMNS[i].to_string())
@@ -44,12 +43,7 @@ pub fn settings_table(r: &Results) -> Table {
         ]
         .map(String::from),
     );
-    if attacks {
-        header.push("injected".into());
-    }
-    if ttft {
-        header.push("ttft p50/p95 ms".into());
-    }
+    header.extend(scenarios.iter().map(|(name, _)| name.to_string()));
     header.push("pick".into());
     t.set_header(header);
     for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
@@ -71,20 +65,7 @@ pub fn settings_table(r: &Results) -> Table {
             format!("{:.1}", s.prompt_tokens_per_question),
             s.model_calls.to_string(),
         ]);
-        if attacks {
-            row.push(format!(
-                "{}/{} {}",
-                s.injected,
-                s.attack_questions,
-                s.attack_success_rate
-                    .map(crate::insight::format::percent)
-                    .unwrap_or_else(|| "-".into())
-            ));
-        }
-        if ttft {
-            let ms = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
-            row.push(format!("{}/{}", ms(s.ttft_p50_ms), ms(s.ttft_p95_ms)));
-        }
+        row.extend(scenarios.iter().map(|(_, cells)| cells[i].clone()));
         row.push(pick(r, i).to_string());
         t.add_row(row);
     }
