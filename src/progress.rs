@@ -16,9 +16,15 @@ pub fn call_bar(quiet: bool) -> Option<(ProgressBar, ProgressFn)> {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} calls {pos}/{len} {wide_bar} {per_sec} eta {eta} {msg}",
+            "{spinner} calls {pos}/{len} {wide_bar} {rate} eta {eta} {msg}",
         )
-        .expect("a valid template"),
+        .expect("a valid template")
+        .with_key(
+            "rate",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1}/s", s.per_sec());
+            },
+        ),
     );
     let cached = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
