@@ -1,0 +1,324 @@
+//! `rageval.yaml`: the project's configuration. Every field is optional; the defaults run
+//! offline on the builtin embedder and mock model.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+
+/// The config file as written.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Question sets, relative to the config file. Default: every `evalsets/*.yaml`.
+    pub evalsets: Vec<String>,
+    pub embedder: EmbedderConfig,
+    pub chat: ChatConfig,
+    pub prompt: PromptConfig,
+    pub sweep: SweepConfig,
+    pub pricing: PricingConfig,
+    pub cache: CacheConfig,
+    pub scan: ScanConfig,
+    /// How the recommended setting is chosen (docs/insight.md).
+    pub recommend: RecommendConfig,
+    /// Report folder, relative to the config file.
+    pub out: Option<String>,
+    pub gate: GateConfig,
+}
+
+mod sections;
+
+pub use sections::*;
+
+/// A loaded config and the folder its relative paths start from.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The file it came from; `None` when the defaults are used.
+    pub path: Option<PathBuf>,
+    pub base: PathBuf,
+    /// The file's text, for the results' digest.
+    pub text: String,
+}
+
+impl LoadedConfig {
+    /// `explicit` must exist; without it, `rageval.yaml` in the current folder is read when it
+    /// exists and the defaults are used when it does not.
+    pub fn load(explicit: Option<&Path>) -> Result<Self, InputError> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None if Path::new("rageval.yaml").is_file() => PathBuf::from("rageval.yaml"),
+            None => {
+                return Ok(LoadedConfig {
+                    config: Config::default(),
+                    path: None,
+                    base: PathBuf::from("."),
+                    text: String::new(),
+                })
+            }
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| InputError::new(&path, format!("cannot read config: {e}")))?;
+        let config: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(&path, &e))?
+        };
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if base.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            base
+        };
+        let loaded = LoadedConfig {
+            config,
+            path: Some(path),
+            base,
+            text,
+        };
+        loaded.check()?;
+        Ok(loaded)
+    }
+
+    fn check(&self) -> Result<(), InputError> {
+        let path = self.path.as_deref().unwrap_or(Path::new("rageval.yaml"));
+        let loc = crate::yaml_loc::Locator::new(&self.text);
+        let fail = |segs: &[crate::yaml_loc::Seg<'_>], field: &str, msg: String| {
+            Err(InputError::new(path, msg).at(loc.line(segs)).field(field))
+        };
+        use crate::yaml_loc::Seg::Key;
+        let c = &self.config;
+        for (section, http) in [("chat", c.chat.http()), ("embedder", c.embedder.http())] {
+            if !(http.timeout_s > 0.0 && http.timeout_s.is_finite()) {
+                return fail(
+                    &[Key(section), Key("timeout_s")],
+                    &format!("{section}.timeout_s"),
+                    "must be a number of seconds above 0".into(),
+                );
+            }
+            if let Some(url) = &http.base_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return fail(
+                        &[Key(section), Key("base_url")],
+                        &format!("{section}.base_url"),
+                        format!("`{url}` must start with http:// or https://"),
+                    );
+                }
+            }
+        }
+        if let Err(msg) = crate::scan::Scanner::new(&c.scan.patterns) {
+            return fail(&[Key("scan"), Key("patterns")], "scan.patterns", msg);
+        }
+        if c.embedder.batch_size == 0 {
+            return fail(
+                &[Key("embedder"), Key("batch_size")],
+                "embedder.batch_size",
+                "must be at least 1".into(),
+            );
+        }
+        if !(0.0..=2.0).contains(&c.chat.temperature) {
+            return fail(
+                &[Key("chat"), Key("temperature")],
+                "chat.temperature",
+                "must be between 0 and 2".into(),
+            );
+        }
+        if c.embedder.dimensions == 0 {
+            return fail(
+                &[Key("embedder"), Key("dimensions")],
+                "embedder.dimensions",
+                "must be at least 1".into(),
+            );
+        }
+        if c.sweep.concurrency == 0 {
+            return fail(
+                &[Key("sweep"), Key("concurrency")],
+                "sweep.concurrency",
+                "must be at least 1".into(),
+            );
+        }
+        if c.prompt.refusal.trim().is_empty() {
+            return fail(
+                &[Key("prompt"), Key("refusal")],
+                "prompt.refusal",
+                "is empty".into(),
+            );
+        }
+        for (field, v) in [
+            ("prompt_per_million", c.pricing.prompt_per_million),
+            ("completion_per_million", c.pricing.completion_per_million),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return fail(
+                    &[Key("pricing"), Key(field)],
+                    &format!("pricing.{field}"),
+                    "must be a price of 0 or more".into(),
+                );
+            }
+        }
+        let r = &c.recommend;
+        for (field, v) in [
+            ("max_unwanted_answer_rate", r.max_unwanted_answer_rate),
+            ("max_false_refusal_rate", r.max_false_refusal_rate),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return fail(
+                    &[Key("recommend"), Key(field)],
+                    &format!("recommend.{field}"),
+                    format!("must be a rate from 0 to 1, got {v}"),
+                );
+            }
+        }
+        if let Some(v) = r.max_prompt_tokens_per_question {
+            if !(v > 0.0 && v.is_finite()) {
+                return fail(
+                    &[Key("recommend"), Key("max_prompt_tokens_per_question")],
+                    "recommend.max_prompt_tokens_per_question",
+                    format!("must be a number of tokens above 0, got {v}"),
+                );
+            }
+        }
+        for (field, v) in [
+            ("false_refusal_rate", r.weights.false_refusal_rate),
+            ("unwanted_answer_rate", r.weights.unwanted_answer_rate),
+            (
+                "prompt_tokens_per_question",
+                r.weights.prompt_tokens_per_question,
+            ),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return fail(
+                    &[Key("recommend"), Key("weights"), Key(field)],
+                    &format!("recommend.weights.{field}"),
+                    format!("must be a weight of 0 or more, got {v}"),
+                );
+            }
+        }
+        for (field, spec) in [("min_score", &c.sweep.min_score), ("k", &c.sweep.k)] {
+            let checked = if field == "k" {
+                crate::sweep::grid::parse_ks(&spec.to_spec()).map(drop)
+            } else {
+                crate::sweep::grid::parse_min_scores(&spec.to_spec()).map(drop)
+            };
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
+            }
+        }
+        use crate::sweep::grid::parse_names;
+        let names = [
+            (
+                "order",
+                parse_names::<crate::prompt::Order>(&c.sweep.order.to_spec()).map(drop),
+            ),
+            (
+                "format",
+                parse_names::<crate::prompt::Format>(&c.sweep.format.to_spec()).map(drop),
+            ),
+            (
+                "rewrite",
+                parse_names::<crate::rewrite::Rewrite>(&c.sweep.rewrite.to_spec()).map(drop),
+            ),
+        ];
+        for (field, checked) in names {
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
+            }
+        }
+        // The `gate:` section: shares from 0 to 1, a valid alpha, a parsable setting.
+        use crate::gate::policy::{check_alpha, check_share, check_tokens, Validator};
+        let g = &c.gate;
+        let gate_numbers: [(&str, Option<f64>, Validator); 6] = [
+            ("tolerance", Some(g.tolerance), check_share),
+            ("alpha", Some(g.alpha), check_alpha),
+            (
+                "max_unwanted_answer_rate",
+                g.max_unwanted_answer_rate,
+                check_share,
+            ),
+            (
+                "max_false_refusal_rate",
+                g.max_false_refusal_rate,
+                check_share,
+            ),
+            (
+                "min_answer_match_rate",
+                g.min_answer_match_rate,
+                check_share,
+            ),
+            (
+                "max_prompt_tokens_per_question",
+                g.max_prompt_tokens_per_question,
+                check_tokens,
+            ),
+        ];
+        for (field, value, check) in gate_numbers {
+            if let Some(Err(msg)) = value.map(check) {
+                return fail(&[Key("gate"), Key(field)], &format!("gate.{field}"), msg);
+            }
+        }
+        if let Some(Err(msg)) = g
+            .setting
+            .as_deref()
+            .map(str::parse::<crate::gate::SettingSpec>)
+        {
+            return fail(&[Key("gate"), Key("setting")], "gate.setting", msg);
+        }
+        Ok(())
+    }
+
+    /// The question sets the config names, or every `evalsets/*.yaml` beside it.
+    pub fn evalsets(&self) -> Vec<PathBuf> {
+        if !self.config.evalsets.is_empty() {
+            return self
+                .config
+                .evalsets
+                .iter()
+                .map(|p| self.resolve(p))
+                .collect();
+        }
+        let dir = self.resolve("evalsets");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The report folder.
+    pub fn out_dir(&self) -> PathBuf {
+        self.resolve(self.config.out.as_deref().unwrap_or("reports/latest"))
+    }
+
+    /// A path from the config, relative to the config's folder (`scripts/../x` reads as `x`).
+    pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        let joined = if self.base == Path::new(".") {
+            path.as_ref().to_path_buf()
+        } else {
+            self.base.join(path)
+        };
+        let mut out = PathBuf::new();
+        for part in joined.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir
+                    if matches!(
+                        out.components().next_back(),
+                        Some(std::path::Component::Normal(_))
+                    ) =>
+                {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        if out.as_os_str().is_empty() {
+            out.push(".");
+        }
+        out
+    }
+}
