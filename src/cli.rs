@@ -23,7 +23,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Print nothing but errors (and the output of --format json)
+    /// Print nothing but errors (and, for sweep, the output of --output json)
     #[arg(long, short, global = true)]
     pub quiet: bool,
 
@@ -73,7 +73,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST")]
     pub order: Option<String>,
 
-    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]
+    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]. `--format json` (or `table`) is `--output json` (or `table`)
     #[arg(long, value_name = "LIST")]
     pub format: Option<String>,
 

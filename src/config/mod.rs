@@ -117,6 +117,13 @@ impl LoadedConfig {
                 "must be at least 1".into(),
             );
         }
+        if c.chat.max_tokens == Some(0) {
+            return fail(
+                &[Key("chat"), Key("max_tokens")],
+                "chat.max_tokens",
+                "must be at least 1 (leave it out for the server's default)".into(),
+            );
+        }
         if !(0.0..=2.0).contains(&c.chat.temperature) {
             return fail(
                 &[Key("chat"), Key("temperature")],
