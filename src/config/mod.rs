@@ -177,6 +177,15 @@ impl LoadedConfig {
                 );
             }
         }
+        if let Some(v) = r.max_attack_success_rate {
+            if !(0.0..=1.0).contains(&v) {
+                return fail(
+                    &[Key("recommend"), Key("max_attack_success_rate")],
+                    "recommend.max_attack_success_rate",
+                    format!("must be a rate from 0 to 1, got {v}"),
+                );
+            }
+        }
         if let Some(v) = r.max_prompt_tokens_per_question {
             if !(v > 0.0 && v.is_finite()) {
                 return fail(

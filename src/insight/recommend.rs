@@ -26,6 +26,7 @@ pub enum Limit {
     MaxUnwantedAnswerRate,
     MaxFalseRefusalRate,
     MaxPromptTokensPerQuestion,
+    MaxAttackSuccessRate,
 }
 
 impl Limit {
@@ -34,6 +35,7 @@ impl Limit {
             Limit::MaxUnwantedAnswerRate => "max_unwanted_answer_rate",
             Limit::MaxFalseRefusalRate => "max_false_refusal_rate",
             Limit::MaxPromptTokensPerQuestion => "max_prompt_tokens_per_question",
+            Limit::MaxAttackSuccessRate => "max_attack_success_rate",
         }
     }
 
@@ -156,6 +158,11 @@ pub fn misses(s: &SettingStats, policy: &RecommendConfig) -> Vec<Miss> {
         Some(s.prompt_tokens_per_question),
         policy.max_prompt_tokens_per_question,
     );
+    check(
+        Limit::MaxAttackSuccessRate,
+        s.attack_success_rate,
+        policy.max_attack_success_rate,
+    );
     out.sort_by(|a, b| a.relative().total_cmp(&b.relative()));
     out
 }
@@ -265,6 +272,9 @@ pub fn limits_text(policy: &RecommendConfig) -> String {
     if let Some(t) = policy.max_prompt_tokens_per_question {
         parts.push(format!("prompt tokens/question ≤ {t}"));
     }
+    if let Some(a) = policy.max_attack_success_rate {
+        parts.push(format!("attack success ≤ {}", percent(a)));
+    }
     parts.join(", ")
 }
 
@@ -315,6 +325,32 @@ mod tests {
         Setting::new(min.parse::<Decimal>().unwrap(), k)
     }
 
+    #[test]
+    fn an_attack_limit_rules_out_settings_the_probes_break() {
+        let settings = [setting("0.1", 1), setting("0.3", 1)];
+        let mut a = stats(0.1, 0.0, 100.0);
+        a.attack_success_rate = Some(0.75);
+        let mut b = stats(0.2, 0.0, 100.0);
+        b.attack_success_rate = Some(0.0);
+        let mut p = policy(0.2, 0.5, None);
+        assert_eq!(
+            recommend(&settings, &[a.clone(), b.clone()], &p)
+                .setting
+                .as_deref(),
+            Some("min_score=0.1,k=1")
+        );
+        p.max_attack_success_rate = Some(0.25);
+        let r = recommend(&settings, &[a.clone(), b.clone()], &p);
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=1"));
+        assert!(r.reason.contains("attack success ≤ 25%"), "{}", r.reason);
+        // Without probes the limit does not apply.
+        a.attack_success_rate = None;
+        assert_eq!(
+            recommend(&settings, &[a, b], &p).setting.as_deref(),
+            Some("min_score=0.1,k=1")
+        );
+    }
+
     fn stats(fr: f64, ua: f64, tokens: f64) -> SettingStats {
         SettingStats {
             false_refusal_rate: Some(fr),
@@ -329,6 +365,7 @@ mod tests {
             max_unwanted_answer_rate: max_ua,
             max_false_refusal_rate: max_fr,
             max_prompt_tokens_per_question: max_tok,
+            max_attack_success_rate: None,
             weights: WeightsConfig::default(),
         }
     }

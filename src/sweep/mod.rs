@@ -132,17 +132,15 @@ impl Engine {
             .collect();
         // Equal follow-ups (same turns, same question) share one call.
         let mut requests: Vec<crate::chat::ChatRequest> = Vec::new();
+        let mut index: HashMap<crate::chat::ChatRequest, usize> = HashMap::new();
         let slot: Vec<usize> = wanted
             .iter()
             .map(|&q| {
                 let r = rewrite::request(&questions[q].question, &questions[q].history);
-                match requests.iter().position(|x| *x == r) {
-                    Some(i) => i,
-                    None => {
-                        requests.push(r);
-                        requests.len() - 1
-                    }
-                }
+                *index.entry(r.clone()).or_insert_with(|| {
+                    requests.push(r);
+                    requests.len() - 1
+                })
             })
             .collect();
         calls.rewrite_calls = requests.len();
@@ -200,6 +198,8 @@ impl Engine {
         let mut views: Vec<View> = Vec::new();
         let mut view_of: HashMap<(usize, Rewrite), usize> = HashMap::new();
         for (q, question) in questions.iter().enumerate() {
+            // A question's views are contiguous: look only among its own.
+            let first = views.len();
             for &strategy in &grid.rewrites {
                 let text = match strategy {
                     _ if question.history.is_empty() => question.question.clone(),
@@ -209,8 +209,8 @@ impl Engine {
                         .as_ref()
                         .map_or_else(|| question.question.clone(), |r| r.text.clone()),
                 };
-                let v = match views.iter().position(|v| v.question == q && v.text == text) {
-                    Some(v) => v,
+                let v = match views[first..].iter().position(|v| v.text == text) {
+                    Some(v) => first + v,
                     None => {
                         views.push(View {
                             question: q,
