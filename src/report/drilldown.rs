@@ -10,7 +10,7 @@ use super::html::escape;
 use super::Results;
 use crate::classify::Outcome;
 use crate::prompt::citation_spans;
-use crate::sweep::{Run, Setting};
+use crate::sweep::Run;
 
 /// A short cell text for an outcome.
 fn short(o: Outcome) -> &'static str {
@@ -44,13 +44,61 @@ pub fn questions(r: &Results, h: &mut String) {
         let _ = write!(h, " <span class=\"o {o}\">{o}</span>");
     }
     h.push_str(". Open a question for its answers with labelled sources.</p>\n");
+    let layout = Layout::new(r);
     for qi in 0..r.questions.len() {
-        question(r, qi, h);
+        question(r, &layout, qi, h);
     }
     h.push_str("</section>\n");
 }
 
-fn question(r: &Results, qi: usize, h: &mut String) {
+/// Where each setting sits in a question's outcome grid: the first dimension down, the others
+/// across. The same for every question, so it is worked out once.
+struct Layout {
+    corner: &'static str,
+    rows: Vec<String>,
+    cols: Vec<String>,
+    /// `cells[row][col]`: the setting shown there.
+    cells: Vec<Vec<Option<usize>>>,
+}
+
+impl Layout {
+    fn new(r: &Results) -> Self {
+        let names = r.dim_names();
+        let mut rows: Vec<String> = Vec::new();
+        let mut cols: Vec<String> = Vec::new();
+        let mut at: Vec<(usize, usize)> = Vec::with_capacity(r.settings.len());
+        for s in &r.settings {
+            let v = r.dim_values(s);
+            let across = names[1..]
+                .iter()
+                .zip(&v[1..])
+                .map(|(c, x)| format!("{c}={x}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let row = rows.iter().position(|x| *x == v[0]).unwrap_or_else(|| {
+                rows.push(v[0].clone());
+                rows.len() - 1
+            });
+            let col = cols.iter().position(|x| *x == across).unwrap_or_else(|| {
+                cols.push(across);
+                cols.len() - 1
+            });
+            at.push((row, col));
+        }
+        let mut cells = vec![vec![None; cols.len()]; rows.len()];
+        for (i, &(row, col)) in at.iter().enumerate() {
+            cells[row][col].get_or_insert(i);
+        }
+        Layout {
+            corner: names[0],
+            rows,
+            cols,
+            cells,
+        }
+    }
+}
+
+fn question(r: &Results, layout: &Layout, qi: usize, h: &mut String) {
     let q = &r.questions[qi];
     let runs: Vec<&Run> = (0..r.settings.len()).map(|s| &r.runs_of(s)[qi]).collect();
     let _ = write!(
@@ -119,52 +167,26 @@ fn question(r: &Results, qi: usize, h: &mut String) {
             list(&q.expect.answers)
         );
     }
-    grid(r, &runs, h);
+    grid(layout, &runs, h);
     replies(r, qi, &runs, h);
     h.push_str("</div></details>\n");
 }
 
 /// Outcomes as a grid: the first dimension down, the others across.
-fn grid(r: &Results, runs: &[&Run], h: &mut String) {
-    let mut rows: Vec<String> = Vec::new();
-    let mut cols: Vec<String> = Vec::new();
-    let names = r.dim_names();
-    let key = |s: &Setting| {
-        let v = r.dim_values(s);
-        let across = names[1..]
-            .iter()
-            .zip(&v[1..])
-            .map(|(c, x)| format!("{c}={x}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        (v[0].clone(), across)
-    };
-    for s in &r.settings {
-        let (row, col) = key(s);
-        if !rows.contains(&row) {
-            rows.push(row);
-        }
-        if !cols.contains(&col) {
-            cols.push(col);
-        }
-    }
+fn grid(layout: &Layout, runs: &[&Run], h: &mut String) {
     let _ = write!(
         h,
         "<table class=\"grid\"><tr><th class=\"l\">{}</th>",
-        escape(names[0])
+        escape(layout.corner)
     );
-    for c in &cols {
+    for c in &layout.cols {
         let _ = write!(h, "<th>{}</th>", escape(c));
     }
     h.push_str("</tr>\n");
-    for row in &rows {
+    for (row, cells) in layout.rows.iter().zip(&layout.cells) {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(row));
-        for col in &cols {
-            let found = r
-                .settings
-                .iter()
-                .position(|s| key(s) == (row.clone(), col.clone()));
-            match found.map(|i| runs[i]) {
+        for cell in cells {
+            match cell.map(|i| runs[i]) {
                 Some(run) => {
                     let _ = write!(
                         h,
