@@ -26,9 +26,9 @@ export RAGEVAL_BENCH_KEY=test-key
 for c in $LEVELS; do
   t0=$(date +%s.%N)
   "$BIN" sweep --config "$DIR/rageval.yaml" --evalset "$DIR/set.yaml" --min-score 0.1..0.5 --k 1,2,4,8 \
-    --concurrency "$c" --out "$DIR/out-$c" --format json >"$DIR/out-$c.json"
+    --concurrency "$c" --out "$DIR/out-$c" -q
   t1=$(date +%s.%N)
-  python3 - "$c" "$t0" "$t1" "$DIR/out-$c.json" <<'PY'
+  python3 - "$c" "$t0" "$t1" "$DIR/out-$c/results.json" <<'PY'
 import json, sys
 c, t0, t1, path = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 d = json.load(open(path))

@@ -12,12 +12,12 @@ run() {
   local label=$1; shift
   local t0 t1
   t0=$(date +%s.%N)
-  "$BIN" sweep --config /dev/null "$@" --min-score 0.1..0.5 --k 1,2,4,8 --out target/bench/out --format json >target/bench/out.json
+  "$BIN" sweep --config /dev/null "$@" --min-score 0.1..0.5 --k 1,2,4,8 --out target/bench/out -q
   t1=$(date +%s.%N)
   python3 - "$label" "$t0" "$t1" <<'PY'
 import json, sys
 label, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-d = json.load(open("target/bench/out.json"))
+d = json.load(open("target/bench/out/results.json"))
 c = d["calls"]
 print(f"{label:<18} questions={len(d['questions']):>5} settings={len(d['settings'])} runs={len(d['runs']):>6} "
       f"distinct_prompts={c['distinct_prompts']:>5} wall={t1 - t0:.2f}s")
