@@ -97,9 +97,9 @@ pub struct SweepArgs {
     #[arg(long, short = 'j', value_name = "N")]
     pub concurrency: Option<usize>,
 
-    /// What to print on stdout
-    #[arg(long = "output", value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    /// What to print on stdout [default: table]
+    #[arg(long = "output", value_enum, value_name = "OUTPUT")]
+    pub output: Option<OutputFormat>,
 
     /// Neither read nor write the response cache
     #[arg(long, conflicts_with = "refresh_cache")]

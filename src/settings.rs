@@ -148,13 +148,21 @@ impl SweepSettings {
         let ks = grid::parse_ks(&k_spec).map_err(|e| anyhow::anyhow!("invalid --k: {e}"))?;
         // `--format json|table` chooses the output (as documented before passage formats were a
         // dimension); `numbered`/`tagged` are passage formats.
-        let mut output = args.output;
         let mut format_arg = args.format;
-        match format_arg.as_deref().map(str::trim) {
-            Some("json") => (output, format_arg) = (OutputFormat::Json, None),
-            Some("table") => (output, format_arg) = (OutputFormat::Table, None),
-            _ => {}
+        let legacy = match format_arg.as_deref().map(str::trim) {
+            Some("json") => Some(OutputFormat::Json),
+            Some("table") => Some(OutputFormat::Table),
+            _ => None,
+        };
+        if legacy.is_some() {
+            format_arg = None;
         }
+        let output = match (args.output, legacy) {
+            (Some(a), Some(b)) if a != b => {
+                bail!("`--output` and `--format` ask for different outputs: give one of them")
+            }
+            (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
+        };
         let names = |flag: &str, arg: Option<String>, spec: &crate::config::NameSpec| {
             arg.unwrap_or_else(|| spec.to_spec()).pipe_check(flag)
         };
