@@ -67,6 +67,7 @@ impl Pipeline {
                         endpoint(c.embedder.http())?,
                         &c.embedder.model,
                         c.embedder.batch_size,
+                        c.embedder.concurrency,
                     )
                     .map_err(|e| anyhow::anyhow!(e))?,
                 );

@@ -196,6 +196,29 @@ fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
 }
 
 #[test]
+fn small_embedding_batches_in_parallel_keep_their_order() {
+    let server = MockLlm::start(&["--delay-ms", "5"]);
+    let p = http_project(&server.url, true, "");
+    let config = p
+        .read("rageval.yaml")
+        .replace("batch_size: 64", "batch_size: 5\n  concurrency: 3");
+    p.write("rageval.yaml", &config);
+    let out = p
+        .cmd(&["sweep", "--no-cache"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // 23 chunks and 26 questions in batches of 5: 5 + 6 requests.
+    assert_eq!(server.stats()["embedding_requests"].as_u64(), Some(11));
+    assert_eq!(
+        comparable(&p, "reports/latest"),
+        builtin(&p),
+        "vectors came back in order"
+    );
+}
+
+#[test]
 fn streamed_sweep_equals_builtin() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, false, "");

@@ -110,6 +110,13 @@ impl LoadedConfig {
         if let Err(msg) = crate::scan::Scanner::new(&c.scan.patterns) {
             return fail(&[Key("scan"), Key("patterns")], "scan.patterns", msg);
         }
+        if c.embedder.concurrency == 0 {
+            return fail(
+                &[Key("embedder"), Key("concurrency")],
+                "embedder.concurrency",
+                "must be at least 1".into(),
+            );
+        }
         if c.embedder.batch_size == 0 {
             return fail(
                 &[Key("embedder"), Key("batch_size")],

@@ -58,6 +58,8 @@ pub struct EmbedderConfig {
     pub model: String,
     /// Texts per request (`openai` only).
     pub batch_size: usize,
+    /// Embedding requests in flight at once (`openai` only).
+    pub concurrency: usize,
     /// Base URL with the version path (`openai` only). Default: `$OPENAI_BASE_URL`, else OpenAI's.
     pub base_url: Option<String>,
     /// The environment variable holding the API key; the key itself never goes in a file.
@@ -77,6 +79,7 @@ impl Default for EmbedderConfig {
             dimensions: crate::embed::hash::DEFAULT_DIMENSIONS,
             model: "text-embedding-3-small".into(),
             batch_size: 64,
+            concurrency: 4,
             base_url: None,
             api_key_env: "OPENAI_API_KEY".into(),
             timeout_s: 60.0,

@@ -13,15 +13,22 @@ pub struct OpenAiEmbedder {
     endpoint: Endpoint,
     model: String,
     batch_size: usize,
+    concurrency: usize,
 }
 
 impl OpenAiEmbedder {
-    pub fn new(endpoint: Endpoint, model: &str, batch_size: usize) -> Result<Self, String> {
+    pub fn new(
+        endpoint: Endpoint,
+        model: &str,
+        batch_size: usize,
+        concurrency: usize,
+    ) -> Result<Self, String> {
         Ok(OpenAiEmbedder {
             client: http::client()?,
             endpoint,
             model: model.to_string(),
             batch_size: batch_size.max(1),
+            concurrency: concurrency.max(1),
         })
     }
 
@@ -79,21 +86,27 @@ impl Embedder for OpenAiEmbedder {
         texts: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         Box::pin(async move {
-            let mut out = Vec::with_capacity(texts.len());
-            for batch in texts.chunks(self.batch_size) {
-                let vectors = with_retries(&self.endpoint.retry, || self.batch(batch))
-                    .await
-                    .map_err(|e| {
-                        EmbedError(format!(
-                            "{} at {}: {}",
-                            e.kind.as_str(),
-                            self.endpoint.url("embeddings"),
-                            e.message
-                        ))
-                    })?;
-                out.extend(vectors);
-            }
-            Ok(out)
+            use futures_util::stream::{self, StreamExt, TryStreamExt};
+            // Batches go `concurrency` at a time; `buffered` keeps them in order.
+            // The futures are built first so the stream's type holds no closure (the Send
+            // check of a boxed future cannot see through a closure's lifetimes).
+            let calls: Vec<_> = texts
+                .chunks(self.batch_size)
+                .map(|batch| with_retries(&self.endpoint.retry, move || self.batch(batch)))
+                .collect();
+            let batches: Vec<Vec<Vec<f32>>> = stream::iter(calls)
+                .buffered(self.concurrency)
+                .map_err(|e| {
+                    EmbedError(format!(
+                        "{} at {}: {}",
+                        e.kind.as_str(),
+                        self.endpoint.url("embeddings"),
+                        e.message
+                    ))
+                })
+                .try_collect()
+                .await?;
+            Ok(batches.into_iter().flatten().collect())
         })
     }
 }
