@@ -42,10 +42,9 @@ impl InputError {
         if let Some(loc) = err.location() {
             line = Some(loc.line());
             column = Some(loc.column());
-            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-            }
+            // The position leads the message already; libyaml repeats it inside the text.
+            let here = format!(" at line {} column {}", loc.line(), loc.column());
+            message = message.replace(&here, "");
         }
         // serde_yaml puts the field path first (`answerable[0]: unknown field ...`).
         let mut field = None;
