@@ -12,7 +12,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::insight::{chart_data, figure, xss_project, ARGS, PAYLOADS};
+use crate::insight::{chart_data, figure, xss_project, PAYLOADS};
+use crate::support::SAMPLE_SWEEP as ARGS;
 use crate::support::{repo, Project};
 
 const CHROMIUM: &str = "/usr/bin/chromium";

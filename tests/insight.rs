@@ -3,17 +3,7 @@
 
 use serde_json::Value;
 
-use crate::support::{stderr, stdout, Project};
-
-pub const ARGS: &[&str] = &[
-    "sweep",
-    "--evalset",
-    "evalsets/club.yaml",
-    "--min-score",
-    "0.1..0.5",
-    "--k",
-    "1,2,4,8",
-];
+use crate::support::{stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
 
 fn json(p: &Project, rel: &str) -> Value {
     serde_json::from_str(&p.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))

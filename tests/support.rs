@@ -4,6 +4,17 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+/// The README's sweep of the sample set: 20 settings.
+pub const SAMPLE_SWEEP: &[&str] = &[
+    "sweep",
+    "--evalset",
+    "evalsets/club.yaml",
+    "--min-score",
+    "0.1..0.5",
+    "--k",
+    "1,2,4,8",
+];
+
 pub struct Project {
     pub dir: tempfile::TempDir,
 }

@@ -1,16 +1,6 @@
 //! The main job: the sample sweep, its files and the invariants every setting must keep.
 
-use crate::support::{col, read_csv, stdout, Project};
-
-const ARGS: &[&str] = &[
-    "sweep",
-    "--evalset",
-    "evalsets/club.yaml",
-    "--min-score",
-    "0.1..0.5",
-    "--k",
-    "1,2,4,8",
-];
+use crate::support::{col, read_csv, stdout, Project, SAMPLE_SWEEP as ARGS};
 
 #[test]
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
