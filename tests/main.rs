@@ -11,4 +11,5 @@ mod gate_output;
 mod http;
 mod insight;
 mod scenarios;
+mod schema;
 mod sweep;
