@@ -99,20 +99,25 @@ impl Corpus {
     /// folder, so the same file name in two folders would give two chunks one id: refused.
     pub fn load_many(roots: &[PathBuf]) -> Result<Self> {
         let mut corpus = Corpus::load(&roots[0])?;
+        // Which folder each file came from, to name both when a name repeats.
+        let mut seen: std::collections::HashMap<String, &PathBuf> = corpus
+            .chunks
+            .iter()
+            .map(|c| (c.source.clone(), &roots[0]))
+            .collect();
         for root in &roots[1..] {
             let more = Corpus::load(root)?;
-            if let Some(c) = more
-                .chunks
-                .iter()
-                .find(|c| corpus.chunks.iter().any(|d| d.source == c.source))
-            {
-                bail!(
-                    "`{}` is in both `{}` and `{}`: file names must differ across corpus folders",
-                    c.source,
-                    corpus.root.display(),
-                    root.display()
-                );
+            for c in &more.chunks {
+                if let Some(first) = seen.get(&c.source) {
+                    bail!(
+                        "`{}` is in both `{}` and `{}`: file names must differ across corpus folders",
+                        c.source,
+                        first.display(),
+                        root.display()
+                    );
+                }
             }
+            seen.extend(more.chunks.iter().map(|c| (c.source.clone(), root)));
             corpus.chunks.extend(more.chunks);
             corpus.roots.push(root.clone());
         }
@@ -266,6 +271,30 @@ mod tests {
         assert_eq!(heading_of("## Title ##"), Some("Title"));
         assert_eq!(heading_of("## C#"), Some("C#"));
         assert_eq!(heading_of("    # code"), None);
+    }
+
+    #[test]
+    fn a_file_name_in_two_folders_names_both() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, file) in [("a", "x.md"), ("b", "y.md"), ("c", "y.md")] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join(file), "# H\ntext\n").unwrap();
+        }
+        let roots: Vec<PathBuf> = ["a", "b", "c"].iter().map(|f| dir.path().join(f)).collect();
+        let err = Corpus::load_many(&roots).unwrap_err().to_string();
+        assert!(err.contains("`y.md` is in both"), "{err}");
+        assert!(
+            err.contains(&roots[1].display().to_string())
+                && err.contains(&roots[2].display().to_string()),
+            "{err}"
+        );
+        assert!(!err.contains(&format!("`{}`", roots[0].display())), "{err}");
+        let ok = Corpus::load_many(&roots[..2]).unwrap();
+        assert_eq!(ok.chunks.len(), 2);
+        assert_eq!(
+            ok.describe(),
+            format!("{} + {}", roots[0].display(), roots[1].display())
+        );
     }
 
     #[test]
