@@ -37,7 +37,12 @@ impl Chunk {
 
     /// Whether `name` (`file.md#Heading` or `file.md#N`) designates this chunk.
     pub fn matches(&self, name: &str) -> bool {
-        name == self.id || name == self.label()
+        // Compared in parts: this runs for every hit of every run, and `label` allocates.
+        name == self.id
+            || name
+                .strip_prefix(self.source.as_str())
+                .and_then(|rest| rest.strip_prefix('#'))
+                .is_some_and(|heading| heading == self.heading)
     }
 }
 
@@ -247,6 +252,8 @@ mod tests {
         assert_eq!(chunks[0].heading, "How to pay");
         assert_eq!(chunks[0].text, "Send the fee\nto the treasurer.");
         assert_eq!(chunks[0].label(), "pay.md#How to pay");
+        assert!(chunks[0].matches("pay.md#How to pay") && chunks[0].matches("pay.md#1"));
+        assert!(!chunks[0].matches("pay.md#How to") && !chunks[0].matches("pay.mdHow to pay"));
     }
 
     #[test]

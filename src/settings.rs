@@ -164,12 +164,14 @@ impl SweepSettings {
             }
             (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
         };
-        let names = |flag: &str, arg: Option<String>, spec: &crate::config::NameSpec| {
-            arg.unwrap_or_else(|| spec.to_spec()).pipe_check(flag)
-        };
-        let order_spec = names("--order", args.order, &cfg.config.sweep.order)?;
-        let format_spec = names("--format", format_arg, &cfg.config.sweep.format)?;
-        let rewrite_spec = names("--rewrite", args.rewrite, &cfg.config.sweep.rewrite)?;
+        // An empty list is refused by `parse_names` below, as any empty item is.
+        let order_spec = args
+            .order
+            .unwrap_or_else(|| cfg.config.sweep.order.to_spec());
+        let format_spec = format_arg.unwrap_or_else(|| cfg.config.sweep.format.to_spec());
+        let rewrite_spec = args
+            .rewrite
+            .unwrap_or_else(|| cfg.config.sweep.rewrite.to_spec());
         let orders =
             grid::parse_names(&order_spec).map_err(|e| anyhow::anyhow!("invalid --order: {e}"))?;
         let formats = grid::parse_names(&format_spec)
@@ -253,20 +255,6 @@ impl SweepSettings {
             quiet,
             config: cfg,
         })
-    }
-}
-
-/// A tiny helper so that the three name lists read alike above.
-trait PipeCheck {
-    fn pipe_check(self, flag: &str) -> Result<String>;
-}
-
-impl PipeCheck for String {
-    fn pipe_check(self, flag: &str) -> Result<String> {
-        if self.trim().is_empty() {
-            bail!("invalid {flag}: empty");
-        }
-        Ok(self)
     }
 }
 

@@ -60,7 +60,8 @@ pub fn regressed() -> Project {
     p
 }
 
-pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
+/// `rageval gate` of the regressed results against the base ones at the gated setting.
+pub fn gate_now_cmd(p: &Project, extra: &[&str]) -> assert_cmd::Command {
     let mut args = vec![
         "gate",
         "now/results.json",
@@ -70,7 +71,11 @@ pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
         "base/results.json",
     ];
     args.extend_from_slice(extra);
-    p.cmd(&args).output().unwrap()
+    p.cmd(&args)
+}
+
+pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
+    gate_now_cmd(p, extra).output().unwrap()
 }
 
 /// An exit status 2 with one message holding every needle.

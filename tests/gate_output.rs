@@ -1,7 +1,7 @@
 //! The gate's outputs for CI systems: JUnit XML that parses and counts failures right,
 //! Markdown tables, and the GitHub step summary appended to, never overwritten.
 
-use crate::gate::{gate_now, regressed};
+use crate::gate::{gate_now, gate_now_cmd, regressed};
 use crate::support::stdout;
 
 #[test]
@@ -69,16 +69,7 @@ fn markdown_tables_and_the_github_step_summary() {
     p.write("summary.md", "previous step\n");
     let summary = p.path().join("summary.md");
     let run = || {
-        let mut c = p.cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "base/results.json",
-            "--markdown",
-            "gate.md",
-        ]);
+        let mut c = gate_now_cmd(&p, &["--markdown", "gate.md"]);
         c.env("GITHUB_STEP_SUMMARY", &summary);
         c.output().unwrap()
     };

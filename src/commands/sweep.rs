@@ -231,6 +231,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         runs: sweep.runs,
         calls: sweep.calls,
         insight: Default::default(),
+        setting_text: Default::default(),
     }
     .with_insight(&s.config.config.recommend)
 }

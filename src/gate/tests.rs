@@ -44,6 +44,15 @@ fn check<'a>(r: &'a Report, name: &str) -> &'a Check {
         .unwrap_or_else(|| panic!("no check {name}: {:?}", r.checks))
 }
 
+/// `now` gated against the baseline `base` under `p`.
+fn compare(now: &ResultsFile, base: &ResultsFile, p: &Policy) -> Result<Report> {
+    evaluate(
+        (now, Path::new("r.json")),
+        Some((base, Path::new("b.json"))),
+        p,
+    )
+}
+
 /// Ten answerable questions answered correctly and ten unanswerable ones refused.
 fn good() -> Vec<(String, bool, &'static str, Option<bool>)> {
     let mut v = Vec::new();
@@ -115,12 +124,7 @@ fn flips_are_classified_by_error_wrong_right() {
     now[3].2 = "model_refusal"; // u1: early -> model refusal: no flip
     now[4].2 = "error"; // a2: answer -> error
     let now = as_doc(&now);
-    let rep = evaluate(
-        (&now, Path::new("r.json")),
-        Some((&base, Path::new("b.json"))),
-        &policy(),
-    )
-    .unwrap();
+    let rep = compare(&now, &base, &policy()).unwrap();
     let c = rep.baseline.as_ref().unwrap();
     let worse: Vec<(&str, Outcome, Outcome)> = c
         .worse
@@ -151,14 +155,7 @@ fn tolerance_and_significance_decide_baseline_failures() {
     let mut now = good();
     now[0].2 = "false_refusal";
     let now = as_doc(&now);
-    let run = |p: &Policy| {
-        evaluate(
-            (&now, Path::new("r.json")),
-            Some((&base, Path::new("b.json"))),
-            p,
-        )
-        .unwrap()
-    };
+    let run = |p: &Policy| compare(&now, &base, p).unwrap();
     // One flip of ten answerable: 0.1 worse.
     assert!(!run(&policy()).passed());
     let mut p = policy();
@@ -176,12 +173,7 @@ fn tolerance_and_significance_decide_baseline_failures() {
         worse[2 * i].2 = "false_refusal";
     }
     let worse = as_doc(&worse);
-    let rep = evaluate(
-        (&worse, Path::new("r.json")),
-        Some((&base, Path::new("b.json"))),
-        &p,
-    )
-    .unwrap();
+    let rep = compare(&worse, &base, &p).unwrap();
     assert!(!rep.passed());
     assert!(check(&rep, "false_refusal_rate vs baseline")
         .figures
@@ -193,13 +185,7 @@ fn a_question_set_that_lost_too_much_is_not_compared() {
     let base = as_doc(&good());
     // Five of twenty baseline questions gone: 25% > 20%.
     let now = as_doc(&good()[5..]);
-    let err = evaluate(
-        (&now, Path::new("r.json")),
-        Some((&base, Path::new("b.json"))),
-        &policy(),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = compare(&now, &base, &policy()).unwrap_err().to_string();
     assert!(err.contains("changed too much"), "{err}");
     assert!(err.contains("5 of its 20 questions are gone"), "{err}");
     assert!(err.contains("`a0`") && err.contains("`a2`"), "{err}");
@@ -207,12 +193,7 @@ fn a_question_set_that_lost_too_much_is_not_compared() {
     let mut now = good()[4..].to_vec();
     now.push(("new".into(), true, "answer", Some(true)));
     let now = as_doc(&now);
-    let rep = evaluate(
-        (&now, Path::new("r.json")),
-        Some((&base, Path::new("b.json"))),
-        &policy(),
-    )
-    .unwrap();
+    let rep = compare(&now, &base, &policy()).unwrap();
     let c = rep.baseline.unwrap();
     assert_eq!(c.common, 16);
     assert_eq!(c.removed, ["a0", "u0", "a1", "u1"]);

@@ -183,18 +183,18 @@ fn line_chart(
     let xi = Setting::COLUMNS.iter().position(|c| *c == x)?;
     let mut order: Vec<String> = Vec::new();
     let mut series: BTreeMap<String, Vec<Point>> = BTreeMap::new();
-    for (setting, stats) in r.settings.iter().zip(&r.stats) {
-        let values = setting.values();
+    let shown = r.dims();
+    for (si, stats) in r.stats.iter().enumerate() {
+        let values = r.setting_values(si);
         let Some(xv) = values[xi].parse::<f64>().ok() else {
             continue;
         };
         let Some(yv) = metric(stats) else {
             continue;
         };
-        let shown = r.dims();
         let label = Setting::COLUMNS
             .iter()
-            .zip(&values)
+            .zip(values)
             .enumerate()
             .filter(|(i, _)| *i != xi && shown.contains(i))
             .map(|(_, (c, v))| format!("{c}={v}"))
@@ -204,7 +204,7 @@ fn line_chart(
             order.push(label.clone());
         }
         series.entry(label).or_default().push(Point {
-            setting: setting.id(),
+            setting: r.setting_id(si).to_string(),
             x: xv,
             y: yv,
         });
@@ -249,6 +249,16 @@ fn label_font() -> TextStyle<'static> {
     ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60))
 }
 
+/// The fonts and grid lines every chart shares.
+fn house_style<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.label_style(label_font())
+        .axis_desc_style(label_font())
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(220, 220, 220))
+}
+
 /// Draw a line chart as an SVG document.
 pub fn line_svg(c: &LineChart) -> Result<String> {
     let mut svg = String::new();
@@ -283,8 +293,7 @@ pub fn line_svg(c: &LineChart) -> Result<String> {
                 format!("{v:.2}")
             }
         };
-        chart
-            .configure_mesh()
+        house_style(&mut chart.configure_mesh())
             .x_desc(c.x.as_str())
             .y_desc(if c.rate {
                 "rate"
@@ -295,10 +304,6 @@ pub fn line_svg(c: &LineChart) -> Result<String> {
             .y_labels(6)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .label_style(label_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(220, 220, 220))
             .draw()
             .map_err(drawing)?;
         let n = c.series.len();
@@ -346,17 +351,12 @@ pub fn strips_svg(c: &StripChart) -> Result<String> {
             .y_label_area_size(12)
             .build_cartesian_2d(xr, -0.6f64..1.6f64)
             .map_err(drawing)?;
-        chart
-            .configure_mesh()
+        house_style(&mut chart.configure_mesh())
             .disable_y_mesh()
             .disable_y_axis()
             .x_desc("best retrieval score")
             .x_labels(8)
             .x_label_formatter(&|v: &f64| format!("{v:.2}"))
-            .label_style(label_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(220, 220, 220))
             .draw()
             .map_err(drawing)?;
         if let Some(clean) = c.clean {

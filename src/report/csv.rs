@@ -112,8 +112,8 @@ impl Exporter for SummaryCsv {
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
         w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
-        for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
-            let mut row = setting.values();
+        for (i, s) in r.stats.iter().enumerate() {
+            let mut row = r.setting_values(i).to_vec();
             row.extend([
                 s.questions.to_string(),
                 s.answerable.to_string(),
@@ -227,7 +227,7 @@ impl Exporter for RunsCsv {
                 .map(|h| r.chunk_id(run.question, h.chunk))
                 .collect();
             let mut row = vec![neutralize(&q.id), q.answerable.to_string()];
-            row.extend(r.settings[run.setting].values());
+            row.extend_from_slice(r.setting_values(run.setting));
             row.extend([
                 v.outcome.to_string(),
                 opt(v.refusal.map(|x| x.as_str())),

@@ -67,7 +67,7 @@ impl Layout {
         let mut rows: Vec<String> = Vec::new();
         let mut cols: Vec<String> = Vec::new();
         let mut at: Vec<(usize, usize)> = Vec::with_capacity(r.settings.len());
-        for s in &r.settings {
+        for s in 0..r.settings.len() {
             let v = r.dim_values(s);
             let across = names[1..]
                 .iter()
@@ -76,7 +76,7 @@ impl Layout {
                 .collect::<Vec<_>>()
                 .join(", ");
             let row = rows.iter().position(|x| *x == v[0]).unwrap_or_else(|| {
-                rows.push(v[0].clone());
+                rows.push(v[0].to_string());
                 rows.len() - 1
             });
             let col = cols.iter().position(|x| *x == across).unwrap_or_else(|| {
@@ -111,7 +111,7 @@ fn question(r: &Results, layout: &Layout, qi: usize, h: &mut String) {
             h,
             "<i class=\"{}\" title=\"{}: {}\"></i>",
             run.verdict.outcome,
-            escape(&r.settings[s].id()),
+            escape(r.setting_id(s)),
             escape(&detail(run))
         );
     }
@@ -224,7 +224,7 @@ fn replies(r: &Results, qi: usize, runs: &[&Run], h: &mut String) {
     for (run, settings) in groups {
         let at: Vec<String> = settings
             .iter()
-            .map(|&s| format!("({})", r.dim_values(&r.settings[s]).join(", ")))
+            .map(|&s| format!("({})", r.dim_values(s).join(", ")))
             .collect();
         let _ = writeln!(
             h,

@@ -244,7 +244,7 @@ fn settings_table(r: &Results, h: &mut String) {
     let _ = write!(h, "<th title=\"recommended, or Pareto-optimal\">pick</th>");
     h.push_str("</tr></thead>\n<tbody>\n");
     let num = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-    for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
+    for (i, s) in r.stats.iter().enumerate() {
         let class = if r.insight.is_recommended(i) {
             "rec"
         } else if r.insight.is_pareto(i) {
@@ -255,10 +255,10 @@ fn settings_table(r: &Results, h: &mut String) {
         let _ = write!(
             h,
             "<tr class=\"{class}\" data-setting=\"{}\">",
-            escape(&setting.id())
+            escape(r.setting_id(i))
         );
-        for v in r.dim_values(setting) {
-            let _ = write!(h, "<td>{}</td>", escape(&v));
+        for v in r.dim_values(i) {
+            let _ = write!(h, "<td>{}</td>", escape(v));
         }
         let cells = [
             s.answer.to_string(),

@@ -55,7 +55,7 @@ struct RecommendationRecord<'a> {
 
 #[derive(Serialize)]
 struct SettingRecord<'a> {
-    id: String,
+    id: &'a str,
     #[serde(flatten)]
     setting: &'a crate::sweep::Setting,
     #[serde(flatten)]
@@ -85,7 +85,7 @@ struct QuestionRecord<'a> {
 #[derive(Serialize)]
 struct RunRecord<'a> {
     question_id: &'a str,
-    setting_id: String,
+    setting_id: &'a str,
     outcome: Outcome,
     refusal: Option<Refusal>,
     stage: Option<Stage>,
@@ -138,7 +138,7 @@ impl Exporter for JsonResults {
                 .zip(&r.stats)
                 .enumerate()
                 .map(|(i, (setting, stats))| SettingRecord {
-                    id: setting.id(),
+                    id: r.setting_id(i),
                     setting,
                     stats,
                     pareto: r.insight.is_pareto(i),
@@ -179,7 +179,7 @@ impl Exporter for JsonResults {
                 .iter()
                 .map(|run| RunRecord {
                     question_id: &r.questions[run.question].id,
-                    setting_id: r.settings[run.setting].id(),
+                    setting_id: r.setting_id(run.setting),
                     outcome: run.verdict.outcome,
                     refusal: run.verdict.refusal,
                     stage: run.verdict.stage,

@@ -79,12 +79,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     writeln!(out, "|{}|", align.join("|"))?;
     let all = r.settings.len() <= max_rows;
     let mut left_out = 0;
-    for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
+    for (i, s) in r.stats.iter().enumerate() {
         if !all && !ins.is_pareto(i) && !ins.is_recommended(i) {
             left_out += 1;
             continue;
         }
-        let mut row: Vec<String> = r.dim_values(setting).iter().map(|v| cell(v)).collect();
+        let mut row: Vec<String> = r.dim_values(i).iter().map(|v| cell(v)).collect();
         row.extend([
             format!(
                 "{} ({})",

@@ -76,6 +76,19 @@ pub struct Results {
     pub expected_scores: Vec<Option<f64>>,
     /// Recommendation, Pareto set and separability, computed from the fields above.
     pub insight: Insight,
+    /// Each setting's id and values as text, worked out on first use: writers print them for
+    /// every run.
+    pub setting_text: std::sync::OnceLock<SettingText>,
+}
+
+/// The settings as text, once.
+#[derive(Debug, Default)]
+pub struct SettingText {
+    /// The dimension columns worth showing (see [`Results::dims`]).
+    dims: Vec<usize>,
+    ids: Vec<String>,
+    /// Every dimension's value, per setting, in [`Setting::COLUMNS`] order.
+    values: Vec<Vec<String>>,
 }
 
 impl Results {
@@ -85,24 +98,39 @@ impl Results {
         &self.runs[s * n..(s + 1) * n]
     }
 
+    fn text(&self) -> &SettingText {
+        self.setting_text.get_or_init(|| SettingText {
+            dims: crate::sweep::grid::shown_columns(&self.settings),
+            ids: self.settings.iter().map(Setting::id).collect(),
+            values: self.settings.iter().map(Setting::values).collect(),
+        })
+    }
+
     /// The dimension columns worth showing: minScore and k, and any other dimension that some
     /// setting moves off its default.
-    pub fn dims(&self) -> Vec<usize> {
-        crate::sweep::grid::shown_columns(&self.settings)
+    pub fn dims(&self) -> &[usize] {
+        &self.text().dims
     }
 
     /// Names of [`Results::dims`].
     pub fn dim_names(&self) -> Vec<&'static str> {
-        self.dims()
-            .into_iter()
-            .map(|i| Setting::COLUMNS[i])
-            .collect()
+        self.dims().iter().map(|&i| Setting::COLUMNS[i]).collect()
     }
 
-    /// A setting's values for [`Results::dims`].
-    pub fn dim_values(&self, setting: &Setting) -> Vec<String> {
-        let values = setting.values();
-        self.dims().into_iter().map(|i| values[i].clone()).collect()
+    /// Setting `s`'s values for [`Results::dims`].
+    pub fn dim_values(&self, s: usize) -> Vec<&str> {
+        let values = &self.text().values[s];
+        self.dims().iter().map(|&i| values[i].as_str()).collect()
+    }
+
+    /// Setting `s`'s values for every dimension, in [`Setting::COLUMNS`] order.
+    pub fn setting_values(&self, s: usize) -> &[String] {
+        &self.text().values[s]
+    }
+
+    /// Setting `s`'s id.
+    pub fn setting_id(&self, s: usize) -> &str {
+        &self.text().ids[s]
     }
 
     /// Columns of the scenarios a sweep measured, when it measured them: the attack success of

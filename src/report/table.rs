@@ -46,9 +46,8 @@ pub fn settings_table(r: &Results) -> Table {
     header.extend(scenarios.iter().map(|(name, _)| name.to_string()));
     header.push("pick".into());
     t.set_header(header);
-    for (i, (setting, s)) in r.settings.iter().zip(&r.stats).enumerate() {
-        let values = setting.values();
-        let mut row: Vec<String> = shown.iter().map(|&i| values[i].clone()).collect();
+    for (i, s) in r.stats.iter().enumerate() {
+        let mut row: Vec<String> = r.dim_values(i).into_iter().map(String::from).collect();
         row.extend([
             s.answer.to_string(),
             if s.false_refusal_early > 0 {

@@ -78,6 +78,26 @@ pub struct CallStats {
     pub question_embeddings: usize,
 }
 
+impl CallStats {
+    /// Count a batch of replies: cache hits and failures by kind. Returns the failures.
+    fn tally(&mut self, replies: &[Result<ChatReply, CallError>]) -> usize {
+        let mut failed = 0;
+        for reply in replies {
+            match reply {
+                Ok(r) => self.cache_hits += usize::from(r.cached),
+                Err(e) => {
+                    failed += 1;
+                    *self
+                        .errors_by_kind
+                        .entry(e.kind.as_str().to_string())
+                        .or_default() += 1;
+                }
+            }
+        }
+        failed
+    }
+}
+
 /// Everything a sweep produced.
 #[derive(Debug)]
 pub struct Sweep {
@@ -151,17 +171,7 @@ impl Engine {
             self.progress.clone(),
         )
         .await;
-        calls.cache_hits += replies
-            .iter()
-            .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
-            .count();
-        for e in replies.iter().filter_map(|r| r.as_ref().err()) {
-            calls.rewrite_failed += 1;
-            *calls
-                .errors_by_kind
-                .entry(e.kind.as_str().to_string())
-                .or_default() += 1;
-        }
+        calls.rewrite_failed = calls.tally(&replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
             let question = &questions[q].question;
@@ -269,7 +279,10 @@ impl Engine {
 
         let settings = grid.settings();
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
-        let plan = Plan::new(
+        let Plan {
+            runs: planned,
+            requests,
+        } = Plan::new(
             &questions,
             &indexes,
             &views,
@@ -277,28 +290,16 @@ impl Engine {
             &settings,
             &self.rules.refusal,
         );
+        calls.distinct_prompts = requests.len();
         let replies = execute(
             self.model.clone(),
-            plan.requests.clone(),
+            requests,
             self.concurrency,
             self.progress.clone(),
         )
         .await;
-
-        calls.distinct_prompts = plan.requests.len();
-        calls.failed += replies.iter().filter(|r| r.is_err()).count();
-        calls.cache_hits += replies
-            .iter()
-            .filter(|r| r.as_ref().is_ok_and(|r| r.cached))
-            .count();
-        for e in replies.iter().filter_map(|r| r.as_ref().err()) {
-            *calls
-                .errors_by_kind
-                .entry(e.kind.as_str().to_string())
-                .or_default() += 1;
-        }
-        let runs: Vec<Run> = plan
-            .runs
+        calls.failed = calls.tally(&replies);
+        let runs: Vec<Run> = planned
             .iter()
             .map(|p| {
                 let q = &questions[p.question];
