@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::chat::{CallError, ChatModel, ChatReply, Usage};
+use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify, Rules, Verdict};
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
@@ -137,6 +137,17 @@ impl Engine {
         Ok(indexes)
     }
 
+    /// Make every request with the engine's model, concurrency and progress.
+    async fn call(&self, requests: Vec<ChatRequest>) -> Vec<Result<ChatReply, CallError>> {
+        execute(
+            self.model.clone(),
+            requests,
+            self.concurrency,
+            self.progress.clone(),
+        )
+        .await
+    }
+
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
     async fn model_rewrites(
         &self,
@@ -151,8 +162,8 @@ impl Engine {
             .filter(|&q| !questions[q].history.is_empty())
             .collect();
         // Equal follow-ups (same turns, same question) share one call.
-        let mut requests: Vec<crate::chat::ChatRequest> = Vec::new();
-        let mut index: HashMap<crate::chat::ChatRequest, usize> = HashMap::new();
+        let mut requests: Vec<ChatRequest> = Vec::new();
+        let mut index: HashMap<ChatRequest, usize> = HashMap::new();
         let slot: Vec<usize> = wanted
             .iter()
             .map(|&q| {
@@ -164,13 +175,7 @@ impl Engine {
             })
             .collect();
         calls.rewrite_calls = requests.len();
-        let replies = execute(
-            self.model.clone(),
-            requests,
-            self.concurrency,
-            self.progress.clone(),
-        )
-        .await;
+        let replies = self.call(requests).await;
         calls.rewrite_failed = calls.tally(&replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
@@ -291,13 +296,7 @@ impl Engine {
             &self.rules.refusal,
         );
         calls.distinct_prompts = requests.len();
-        let replies = execute(
-            self.model.clone(),
-            requests,
-            self.concurrency,
-            self.progress.clone(),
-        )
-        .await;
+        let replies = self.call(requests).await;
         calls.failed = calls.tally(&replies);
         let runs: Vec<Run> = planned
             .iter()
