@@ -335,6 +335,14 @@ pub struct MockLlmArgs {
     #[arg(long)]
     pub faults_on_embeddings: bool,
 
+    /// Reword answers and refusals deterministically, as a real model would (docs/judge.md)
+    #[arg(long)]
+    pub paraphrase: bool,
+
+    /// Keep the last N chat request bodies, as received, at `GET /requests`
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub keep_requests: usize,
+
     /// Request bodies larger than this get 413
     #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
     pub max_body_bytes: usize,

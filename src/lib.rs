@@ -13,6 +13,7 @@ pub mod evalset;
 pub mod gate;
 pub mod http;
 pub mod insight;
+pub mod judge;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
@@ -21,6 +22,7 @@ pub mod rewrite;
 pub mod scan;
 pub mod stats;
 pub mod sweep;
+pub mod template;
 pub mod text;
 mod yaml_loc;
 

@@ -17,6 +17,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        judge: s.pipeline.judge.clone(),
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
@@ -46,6 +47,26 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             kinds(&c.errors_by_kind)
         );
     }
+    if c.judge_calls > 0 && c.judge_failed == c.judge_calls {
+        // Without a single grade the judge's columns would only look valid.
+        let hint = match s.config.config.judge.as_ref() {
+            Some(j)
+                if c.judge_errors_by_kind
+                    .keys()
+                    .all(|k| k == "connect" || k == "timeout") =>
+            {
+                format!("is the judge server at `{}` running?", j.http().base_url())
+            }
+            Some(j) if c.judge_errors_by_kind.keys().all(|k| k == "auth") => {
+                format!("check the key in `${}`", j.api_key_env)
+            }
+            _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
+        };
+        anyhow::bail!(
+            "every judge call failed ({}); no report written; {hint}",
+            kinds(&c.judge_errors_by_kind)
+        );
+    }
     let results = collect(&s, &ws, sweep);
     let written = report::write_all(&results, &s.out)?;
 
@@ -65,6 +86,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
                 report::table::scores_table(&results),
                 insight.separability.summary(),
             );
+            if let Some(line) = results.judge_summary() {
+                text.push_str(&line);
+                text.push('\n');
+            }
             if let Some(line) = results.flagged_summary() {
                 text.push_str(&line);
                 text.push('\n');
@@ -99,6 +124,23 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
             kinds(&c.errors_by_kind),
+            if s.allow_errors {
+                ""
+            } else {
+                " (pass --allow-errors to accept them)"
+            }
+        );
+        if !s.allow_errors {
+            status = ExitStatus::Error;
+        }
+    }
+    if c.judge_failed > 0 {
+        let level = if s.allow_errors { "warning" } else { "error" };
+        eprintln!(
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
+            c.judge_failed,
+            c.judge_calls,
+            kinds(&c.judge_errors_by_kind),
             if s.allow_errors {
                 ""
             } else {
@@ -202,6 +244,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             config,
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
+            judge: s.pipeline.judge.as_ref().map(|j| j.model()),
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,
             currency: s.pipeline.currency.clone(),

@@ -10,6 +10,7 @@ use crate::classify::{Outcome, Refusal, Stage};
 use crate::config::RecommendConfig;
 use crate::evalset::Expect;
 use crate::insight::{Recommendation, Separability};
+use crate::prompt::RefusalTier;
 use crate::sweep::CallStats;
 
 /// The schema of results.json; a reader refuses another major version.
@@ -88,6 +89,8 @@ struct RunRecord<'a> {
     setting_id: &'a str,
     outcome: Outcome,
     refusal: Option<Refusal>,
+    /// The tier that recognised the refusal; null when the run is not a refusal.
+    refusal_match: Option<RefusalTier>,
     stage: Option<Stage>,
     best_score: Option<f64>,
     /// Chunk ids sent, in prompt order: `[n]` is the n-th.
@@ -100,6 +103,14 @@ struct RunRecord<'a> {
     invalid_citations: &'a [u32],
     expected_cited: Option<bool>,
     answer_match: Option<bool>,
+    /// An answer to an answerable question that the judge marked incorrect or (ungraded) that
+    /// holds no expected answer text.
+    wrong_answer: Option<bool>,
+    /// The judge's grade; null when no judge graded the reply.
+    judge_refused: Option<bool>,
+    judge_correct: Option<bool>,
+    judge_supported: Option<bool>,
+    judge_error: Option<&'a str>,
     injected: Option<bool>,
     /// Passages sent that the scan flags as suspicious.
     flagged_passages: Vec<&'a str>,
@@ -110,6 +121,8 @@ struct RunRecord<'a> {
     model_calls: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
+    judge_prompt_tokens: u64,
+    judge_completion_tokens: u64,
     latency_ms: Option<f64>,
     ttft_ms: Option<f64>,
     error: Option<&'a crate::chat::CallError>,
@@ -182,6 +195,7 @@ impl Exporter for JsonResults {
                     setting_id: r.setting_id(run.setting),
                     outcome: run.verdict.outcome,
                     refusal: run.verdict.refusal,
+                    refusal_match: run.verdict.refusal_match,
                     stage: run.verdict.stage,
                     best_score: run.best_score,
                     passages: run
@@ -197,6 +211,11 @@ impl Exporter for JsonResults {
                     invalid_citations: &run.verdict.invalid_citations,
                     expected_cited: run.verdict.expected_cited,
                     answer_match: run.verdict.answer_match,
+                    wrong_answer: run.verdict.wrong_answer,
+                    judge_refused: run.verdict.judge_refused,
+                    judge_correct: run.verdict.judge_correct,
+                    judge_supported: run.verdict.judge_supported,
+                    judge_error: run.verdict.judge_error.as_deref(),
                     injected: run.verdict.injected,
                     flagged_passages: r.flagged_passages(run),
                     asked: &run.asked,
@@ -205,6 +224,8 @@ impl Exporter for JsonResults {
                     model_calls: run.model_calls,
                     prompt_tokens: run.prompt_tokens,
                     completion_tokens: run.completion_tokens,
+                    judge_prompt_tokens: run.judge_prompt_tokens,
+                    judge_completion_tokens: run.judge_completion_tokens,
                     latency_ms: run.latency.map(|l| l.as_secs_f64() * 1000.0),
                     ttft_ms: run.ttft.map(|l| l.as_secs_f64() * 1000.0),
                     error: run.error.as_ref(),

@@ -123,9 +123,11 @@ fn engine() -> Engine {
     Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
+        judge: None,
         rules: Rules {
             refusal: REFUSAL.into(),
             refusal_match: RefusalMatch::Lenient,
+            ..Rules::default()
         },
         concurrency: 3,
         progress: None,
