@@ -3,8 +3,8 @@
 //!
 //! Definitions (docs/insight.md): hit rate, recall and MRR are over answerable questions that
 //! name an expected source, early refusals counted as misses; coverage is the share of all
-//! questions answered; risk is the share of answers that are unwanted or miss the expected
-//! answer text.
+//! questions answered; risk is the share of answers that are unwanted or wrong (miss the
+//! expected answer text, or the judge marked them incorrect).
 
 use serde::Serialize;
 
@@ -82,7 +82,7 @@ pub struct SettingStats {
     /// answered / questions: how much the system is willing to answer.
     pub coverage: Option<f64>,
     pub coverage_ci: Option<Interval>,
-    /// Answers that are unwanted or miss the expected answer text.
+    /// Answers that are unwanted or wrong (see `wrong_answer`).
     pub risky_answers: usize,
     /// risky_answers / answered: how often an answer should not be trusted.
     pub risk: Option<f64>,
@@ -277,7 +277,8 @@ pub fn aggregate<'a>(
     s.answered = s.answer + s.unwanted_answer;
     s.coverage = ratio(s.answered, s.questions);
     s.coverage_ci = wilson(s.answered, s.questions);
-    s.risky_answers = s.unwanted_answer + s.answer_miss;
+    // Wrong answers are the misses when no judge graded them, the judge's verdict when it did.
+    s.risky_answers = s.unwanted_answer + s.wrong_answer;
     s.risk = ratio(s.risky_answers, s.answered);
     s.risk_ci = wilson(s.risky_answers, s.answered);
     s.prompt_tokens_per_question = if s.questions == 0 {

@@ -33,7 +33,7 @@ fn project(url: &str, judge: bool, prompt: &str) -> Project {
     p.write("docs/a.md", DOC);
     p.write("set.yaml", SET);
     let judge = if judge {
-        format!("judge:\n  base_url: {url}\n  model: mock-judge\n  api_key_env: {KEY_ENV}\n  max_retries: 1\n  prompt_per_million: 1\n")
+        format!("judge:\n  base_url: {url}\n  model: mock-judge\n  api_key_env: {KEY_ENV}\n  max_retries: 1\n  prompt_per_million: 1\n  headers: {{X-Judge-Token: judge-secret-77}}\n")
     } else {
         String::new()
     };
@@ -147,6 +147,21 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     );
     assert_eq!(json["settings"][0]["cost"].as_f64(), Some(0.0));
     assert_eq!(server.stats()["judge_requests"], 5);
+    assert_eq!(
+        json["config"]["judge"]["headers"]["X-Judge-Token"],
+        "<redacted>"
+    );
+    for f in [
+        "reports/latest/results.json",
+        "reports/latest/report.html",
+        ".rageval/cache/judge.jsonl",
+    ] {
+        let text = p.read(f);
+        assert!(
+            !text.contains("judge-secret-77") && !text.contains("test-key"),
+            "{f} holds a secret"
+        );
+    }
 
     // A rerun grades from the judge's cache.
     let out = sweep(&p);
@@ -398,4 +413,89 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
         stderr(&out),
         format!("warning: {failed} of 5 judge calls failed ({failed} malformed); those grades are errors and the string rules stand\n")
     );
+}
+
+/// A judge server of the test's own: it answers prose to a reply holding "Sorry" and the
+/// rubric's JSON to every other. Serves until the test process ends; returns its base URL.
+fn prose_judge() -> String {
+    use axum::routing::post;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/chat/completions",
+                post(|body: axum::body::Bytes| async move {
+                    let req: Value = serde_json::from_slice(&body).unwrap();
+                    let user = req["messages"][1]["content"].as_str().unwrap_or("");
+                    let content = if user.contains("Sorry") {
+                        "I cannot tell."
+                    } else {
+                        r#"{"refused": false, "correct": true, "supported": true}"#
+                    };
+                    axum::Json(serde_json::json!({
+                        "choices": [{"message": {"role": "assistant", "content": content}}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+                    }))
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
+}
+
+#[test]
+fn a_judge_reply_that_is_not_the_rubric_json_is_an_error_never_a_guess() {
+    let chat = MockLlm::start(&["--paraphrase"]);
+    let judge = prose_judge();
+    let p = project(&chat.url, true, PATTERNS);
+    let config = p.read("rageval.yaml");
+    let at = config.find("judge:").unwrap();
+    let config = format!(
+        "{}{}",
+        &config[..at],
+        config[at..].replacen(&chat.url, &judge, 1)
+    );
+    p.write("rageval.yaml", &config);
+    let out = sweep(&p);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: 1 of 5 judge calls failed (1 malformed); those grades are errors and the string rules stand (pass --allow-errors to accept them)\n"
+    );
+    let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    let judged = rows
+        .iter()
+        .find(|r| col(&h, r, "question_id") == "judge")
+        .unwrap();
+    assert_eq!(
+        [
+            "outcome",
+            "refusal_match",
+            "judge_refused",
+            "judge_correct",
+            "judge_supported",
+            "judge_error",
+            "judge_prompt_tokens",
+        ]
+        .map(|c| col(&h, judged, c)),
+        [
+            "unwanted_answer",
+            "",
+            "",
+            "",
+            "",
+            "malformed: the judge's reply is not the rubric's JSON (expected value at line 1 column 1): `I cannot tell.`",
+            "100",
+        ]
+    );
+    assert_eq!(summary(&p, "judge_errors"), "1");
+    assert_eq!(summary(&p, "judged"), "4");
 }

@@ -198,7 +198,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             chat.remove("stream");
         }
         // Header values may hold credentials: keep the names only.
-        for section in ["chat", "embedder"] {
+        for section in ["chat", "embedder", "judge"] {
             if let Some(headers) = obj
                 .get_mut(section)
                 .and_then(|v| v.get_mut("headers"))
