@@ -123,7 +123,8 @@ pub struct SettingStats {
     /// Runs the judge graded, and runs whose grade failed (an error, never a guess).
     pub judged: usize,
     pub judge_errors: usize,
-    /// Graded answers to answerable questions the judge marked correct, and their share.
+    /// Graded answers to answerable questions with expected answers that the judge marked
+    /// correct, and their share of those graded answers.
     pub judged_correct: usize,
     pub judged_correct_rate: Option<f64>,
     /// Graded answers (answer or unwanted_answer) whose claims the cited passages support.
@@ -251,13 +252,13 @@ pub fn aggregate<'a>(
                 supported_base += 1;
                 s.judged_supported += usize::from(v.judge_supported == Some(true));
             }
-            if v.outcome == Outcome::Answer {
+            // `answer_match` is known exactly when the question states expected answers,
+            // which is when the judge's `correct` means something.
+            if let (Outcome::Answer, Some(m)) = (v.outcome, v.answer_match) {
                 correct_base += 1;
                 s.judged_correct += usize::from(v.judge_correct == Some(true));
-                if let Some(m) = v.answer_match {
-                    answer_graded += 1;
-                    answer_agree += usize::from(v.judge_correct == Some(m));
-                }
+                answer_graded += 1;
+                answer_agree += usize::from(v.judge_correct == Some(m));
             }
         }
         if let Some(l) = run.latency {

@@ -499,3 +499,19 @@ fn a_judge_reply_that_is_not_the_rubric_json_is_an_error_never_a_guess() {
     assert_eq!(summary(&p, "judge_errors"), "1");
     assert_eq!(summary(&p, "judged"), "4");
 }
+
+#[test]
+fn judge_and_wrong_answer_fields_are_checked_at_load() {
+    fails_with(
+        "evalsets: [set.yaml]\njudge:\n  base_url: localhost:8787\n",
+        "rageval.yaml:3: `judge.base_url`: `localhost:8787` must start with http:// or https://",
+    );
+    fails_with(
+        "evalsets: [set.yaml]\njudge:\n  kind: mock\n  completion_per_million: -1\n",
+        "rageval.yaml:4: `judge.completion_per_million`: must be a price of 0 or more",
+    );
+    fails_with(
+        "evalsets: [set.yaml]\nrecommend:\n  max_wrong_answer_rate: 1.5\n",
+        "rageval.yaml:3: `recommend.max_wrong_answer_rate`: must be a rate from 0 to 1, got 1.5",
+    );
+}

@@ -363,6 +363,45 @@ mod tests {
         );
     }
 
+    #[test]
+    fn wrong_answers_are_weighed_and_can_be_limited() {
+        let settings = [setting("0.1", 4), setting("0.3", 4)];
+        // Fewer false refusals, but three answers in ten wrong.
+        let mut a = stats(0.1, 0.0, 100.0);
+        a.wrong_answer_rate = Some(0.3);
+        let mut b = stats(0.3, 0.0, 100.0);
+        b.wrong_answer_rate = Some(0.0);
+        let mut p = policy(0.2, 0.5, None);
+        let r = recommend(&settings, &[a.clone(), b.clone()], &p);
+        // 0.1 + 0.3 + 0.005 against 0.3 + 0.005.
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
+        assert!(
+            r.reason.contains("wrong answers 0%"),
+            "the reason names the rate: {}",
+            r.reason
+        );
+        p.weights.wrong_answer_rate = 0.0;
+        assert_eq!(
+            recommend(&settings, &[a.clone(), b.clone()], &p)
+                .setting
+                .as_deref(),
+            Some("min_score=0.1,k=4")
+        );
+        p.max_wrong_answer_rate = Some(0.2);
+        let r = recommend(&settings, &[a.clone(), b], &p);
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
+        assert!(r.reason.contains("wrong answers ≤ 20%"), "{}", r.reason);
+        assert_eq!(
+            misses(&a, &p),
+            [Miss {
+                limit: Limit::MaxWrongAnswerRate,
+                max: 0.2,
+                value: 0.3,
+                excess: 0.3 - 0.2
+            }]
+        );
+    }
+
     fn stats(fr: f64, ua: f64, tokens: f64) -> SettingStats {
         SettingStats {
             false_refusal_rate: Some(fr),
