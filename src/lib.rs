@@ -17,6 +17,7 @@ pub mod judge;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
+pub mod refusal;
 pub mod retrieve;
 pub mod rewrite;
 pub mod scan;
