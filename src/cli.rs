@@ -89,7 +89,7 @@ pub struct SweepArgs {
     #[arg(long, short, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Count a reply as a refusal only when it equals the refusal sentence exactly
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
     #[arg(long)]
     pub strict_refusal: bool,
 
@@ -266,7 +266,7 @@ pub struct AskArgs {
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
-    /// Count a reply as a refusal only when it equals the refusal sentence exactly
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
     #[arg(long)]
     pub strict_refusal: bool,
 }

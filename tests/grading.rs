@@ -515,3 +515,29 @@ fn judge_and_wrong_answer_fields_are_checked_at_load() {
         "rageval.yaml:3: `recommend.max_wrong_answer_rate`: must be a rate from 0 to 1, got 1.5",
     );
 }
+
+#[test]
+fn rageval_prompt_shows_what_the_templates_make() {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write(
+        "rageval.yaml",
+        "prompt:\n  system: \"Notes only. Else: {refusal}\"\n  user: \"{context}\\n\\n> {question}\"\n  passage: \"<{n}|{heading}> {text}\"\n",
+    );
+    let out = p
+        .cmd(&[
+            "prompt",
+            "Who is the club president?",
+            "--corpus",
+            "docs",
+            "--k",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        crate::support::stdout(&out),
+        "--- system\nNotes only. Else: I don't know based on the provided documents.\n--- user\n<1|President> The club president is Sophea.\n\n> Who is the club president?\n"
+    );
+}
