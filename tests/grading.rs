@@ -239,7 +239,7 @@ fn the_builtin_mock_judge_grades_in_process() {
     );
     assert!(
         crate::support::stdout(&out).contains(
-            "judge `mock`: graded 2 runs (0 grade errors); agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n"
+            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n"
         ),
         "{}",
         crate::support::stdout(&out)

@@ -201,7 +201,8 @@ impl Results {
             return None;
         }
         let sum = |f: fn(&SettingStats) -> usize| self.stats.iter().map(f).sum::<usize>();
-        let (graded, errors) = (sum(|s| s.judged), sum(|s| s.judge_errors));
+        let graded = sum(|s| s.judged);
+        let c = &self.calls;
         let agree = |f: fn(&SettingStats) -> Option<f64>, base: fn(&SettingStats) -> usize| {
             let n: usize = self.stats.iter().map(base).sum();
             let agreeing: f64 = self
@@ -220,8 +221,11 @@ impl Results {
             }
         };
         Some(format!(
-            "judge `{}`: graded {graded} runs ({errors} grade errors); agrees with the string rules on refusals {} and with answer_match on answers {}",
+            "judge `{}`: {} calls ({} from cache, {} failed) graded {graded} runs; agrees with the string rules on refusals {} and with answer_match on answers {}",
             self.meta.judge.as_deref().unwrap_or(""),
+            c.judge_calls,
+            c.judge_cache_hits,
+            c.judge_failed,
             agree(|s| s.judge_refusal_agreement, |s| s.judged),
             agree(|s| s.judge_answer_agreement, |s| s.judge_answer_graded),
         ))
