@@ -179,26 +179,37 @@ impl Engine {
         let Some(judge) = &self.judge else {
             return planned.iter().map(|_| None).collect();
         };
+        // As in the planner, two levels: (answer call, question, view, passages) is cheap to
+        // hash and fixes the request (a template need not quote the question or the passages,
+        // so the call alone does not), so most runs never build one; the request itself then
+        // catches equal requests of different questions.
         let mut requests: Vec<ChatRequest> = Vec::new();
-        let mut index: HashMap<ChatRequest, usize> = HashMap::new();
+        let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
+        type Key = (usize, usize, usize, Vec<usize>);
+        let mut by_key: HashMap<Key, Option<usize>> = HashMap::new();
         let slots: Vec<Option<usize>> = planned
             .iter()
             .map(|p| {
-                let Some(Ok(reply)) = p.call.map(|c| &replies[c]) else {
-                    return None;
-                };
-                if self.rules.refusal_tier(&reply.text) == Some(RefusalTier::Exact) {
-                    return None;
-                }
-                let q = &questions[p.question];
-                let corpus = &indexes[q.corpus].corpus;
-                let chunks: Vec<_> = p.passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
-                let r =
-                    judge::request(&views[p.view].text, &q.expect.answers, &chunks, &reply.text);
-                Some(*index.entry(r.clone()).or_insert_with(|| {
-                    requests.push(r);
-                    requests.len() - 1
-                }))
+                let c = p.call?;
+                let chunk_ids = p.passages.iter().map(|h| h.chunk).collect();
+                *by_key
+                    .entry((c, p.question, p.view, chunk_ids))
+                    .or_insert_with(|| {
+                        let reply = replies[c].as_ref().ok()?;
+                        if self.rules.refusal_tier(&reply.text) == Some(RefusalTier::Exact) {
+                            return None;
+                        }
+                        let q = &questions[p.question];
+                        let corpus = &indexes[q.corpus].corpus;
+                        let chunks: Vec<_> =
+                            p.passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
+                        let text = &views[p.view].text;
+                        let r = judge::request(text, &q.expect.answers, &chunks, &reply.text);
+                        Some(*by_request.entry(r.clone()).or_insert_with(|| {
+                            requests.push(r);
+                            requests.len() - 1
+                        }))
+                    })
             })
             .collect();
         calls.judge_calls = requests.len();
