@@ -185,14 +185,8 @@ enum RawRole {
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
 pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
-    let bytes = std::fs::read(path)
+    let text = crate::input::read_yaml(path)
         .map_err(|e| InputError::new(path, format!("cannot read question set: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        InputError::new(
-            path,
-            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
-    })?;
     if text.trim().is_empty() {
         return Err(InputError::new(
             path,

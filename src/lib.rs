@@ -12,6 +12,7 @@ pub mod error;
 pub mod evalset;
 pub mod gate;
 pub mod http;
+pub mod input;
 pub mod insight;
 pub mod mock_server;
 pub mod progress;

@@ -8,6 +8,7 @@ mod errors;
 mod gate;
 mod gate_errors;
 mod gate_output;
+mod hardening;
 mod http;
 mod insight;
 mod scenarios;

@@ -48,7 +48,7 @@ impl LoadedConfig {
     pub fn load(explicit: Option<&Path>) -> Result<Self, InputError> {
         let path = match explicit {
             Some(p) => p.to_path_buf(),
-            None if Path::new("rageval.yaml").is_file() => PathBuf::from("rageval.yaml"),
+            None if Path::new("rageval.yaml").exists() => PathBuf::from("rageval.yaml"),
             None => {
                 return Ok(LoadedConfig {
                     config: Config::default(),
@@ -58,7 +58,7 @@ impl LoadedConfig {
                 })
             }
         };
-        let text = std::fs::read_to_string(&path)
+        let text = crate::input::read_yaml(&path)
             .map_err(|e| InputError::new(&path, format!("cannot read config: {e}")))?;
         let config: Config = if text.trim().is_empty() {
             Config::default()

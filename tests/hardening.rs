@@ -1,0 +1,127 @@
+//! Hostile and odd input (issue 9): links out of the corpus, FIFOs, limits, BOMs, non-string
+//! questions. Each case exits 2 with one exact line, in milliseconds, and writes no report.
+
+use std::path::Path;
+
+use crate::support::{require_tool, stderr, Project};
+
+/// A project with a one-file corpus `docs/` and `set.yaml` over it.
+fn project(set: &str) -> Project {
+    let p = Project::empty();
+    p.write(
+        "docs/a.md",
+        "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
+    );
+    p.write("set.yaml", set);
+    p
+}
+
+const SET: &str = "corpus: docs\nanswerable:\n  - question: What is the fee?\n";
+
+/// Run `args` in `p`: it must exit 2 with exactly `line` on stderr and write no report.
+fn fails_with(p: &Project, args: &[&str], line: &str) {
+    let out = p.cmd(args).output().unwrap();
+    assert_eq!(stderr(&out), format!("error: {line}\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !p.path().join("reports").exists(),
+        "no report may be written"
+    );
+}
+
+fn real(p: &Project, rel: &str) -> String {
+    p.path()
+        .join(rel)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Make a FIFO with coreutils' `mkfifo`; `false` when it is missing (outside CI).
+fn mkfifo(path: &Path) -> bool {
+    if !require_tool("mkfifo", "coreutils") {
+        return false;
+    }
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+    true
+}
+
+#[test]
+fn a_corpus_link_to_a_file_outside_the_corpus_is_refused() {
+    let p = project(SET);
+    p.write("secret.txt", "OPENAI_API_KEY=sk-leak\n");
+    std::os::unix::fs::symlink(p.path().join("secret.txt"), p.path().join("docs/notes.md"))
+        .unwrap();
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "set.yaml"],
+        &format!(
+            "set.yaml:1: `corpus`: corpus file `docs/notes.md`: it links to `{}`, outside the corpus folder `{}`",
+            real(&p, "secret.txt"),
+            real(&p, "docs")
+        ),
+    );
+    // `scan` reads corpora the same way.
+    let out = p.cmd(&["scan", "docs"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-leak"));
+}
+
+#[test]
+fn a_corpus_link_to_a_file_inside_the_corpus_keeps_working() {
+    let p = project(
+        "corpus: docs\nanswerable:\n  - question: What is the fee?\n    expect: {sources: [b.md#Fee]}\n",
+    );
+    std::os::unix::fs::symlink("a.md", p.path().join("docs/b.md")).unwrap();
+    let out = p.cmd(&["validate", "set.yaml"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n",
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn a_fifo_in_the_corpus_is_refused_without_opening_it() {
+    let p = project(SET);
+    if !mkfifo(&p.path().join("docs/pipe.md")) {
+        return;
+    }
+    // Opening the FIFO would block this test forever.
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "set.yaml"],
+        "set.yaml:1: `corpus`: corpus file `docs/pipe.md`: it is a FIFO, not a regular file",
+    );
+}
+
+#[test]
+fn a_fifo_question_set_or_config_is_refused_without_opening_it() {
+    let p = project(SET);
+    if !mkfifo(&p.path().join("fifo.yaml")) {
+        return;
+    }
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "fifo.yaml"],
+        "fifo.yaml: cannot read question set: it is a FIFO, not a regular file",
+    );
+    fails_with(
+        &p,
+        &["sweep", "--config", "fifo.yaml", "--evalset", "set.yaml"],
+        "fifo.yaml: cannot read config: it is a FIFO, not a regular file",
+    );
+    // A folder given as a question set says so too.
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "docs"],
+        "docs: cannot read question set: it is a folder, not a regular file",
+    );
+}
