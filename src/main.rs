@@ -20,7 +20,8 @@ fn main() {
         Ok(status) => status,
         Err(e) if is_broken_pipe(&e) => ExitStatus::Success,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Every message passes the URL redaction once more, whatever produced it.
+            eprintln!("error: {}", rageval::redact::urls_in(&format!("{e:#}")));
             ExitStatus::Error
         }
     };

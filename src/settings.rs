@@ -135,6 +135,8 @@ pub struct SweepSettings {
     pub allow_errors: bool,
     /// `--gate`: gate the results written to `out`.
     pub gate: Option<GateSettings>,
+    /// The effective settings that change a result, as recorded in results.json.
+    pub identity: crate::identity::RunIdentity,
 }
 
 impl SweepSettings {
@@ -237,7 +239,10 @@ impl SweepSettings {
             }
             None
         };
+        let identity =
+            crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
         Ok(SweepSettings {
+            identity,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

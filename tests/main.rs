@@ -13,4 +13,5 @@ mod http;
 mod insight;
 mod scenarios;
 mod schema;
+mod secrets;
 mod sweep;

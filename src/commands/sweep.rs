@@ -29,7 +29,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let c = &sweep.calls;
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = s.config.config.chat.http().base_url();
+        let url = crate::redact::url(&s.config.config.chat.http().base_url());
         let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
             format!("check the key in `${}`", s.config.config.chat.api_key_env)
         } else if c
@@ -141,39 +141,6 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             )
         })
         .collect();
-    let mut config = serde_json::to_value(&s.config.config).unwrap_or_default();
-    if let Some(obj) = config.as_object_mut() {
-        // Where reports go, how fast calls are made and how they are gated do not change a result.
-        obj.remove("out");
-        obj.remove("gate");
-        obj.remove("evalsets");
-        obj.remove("cache");
-        if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
-            sweep.remove("concurrency");
-        }
-        // Streaming changes how a reply arrives, not the reply.
-        if let Some(chat) = obj.get_mut("chat").and_then(|v| v.as_object_mut()) {
-            chat.remove("stream");
-        }
-        // Header values may hold credentials: keep the names only.
-        for section in ["chat", "embedder"] {
-            if let Some(headers) = obj
-                .get_mut(section)
-                .and_then(|v| v.get_mut("headers"))
-                .and_then(|h| h.as_object_mut())
-            {
-                for v in headers.values_mut() {
-                    *v = serde_json::Value::String("<redacted>".into());
-                }
-            }
-        }
-    }
-    // The recommendation policy judges results; it does not change them.
-    let mut digested = config.clone();
-    if let Some(obj) = digested.as_object_mut() {
-        obj.remove("recommend");
-    }
-    let config_digest = report::digest(&[digested.to_string().as_bytes()]);
     let evalsets = ws
         .sets
         .iter()
@@ -197,9 +164,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .collect();
     Results {
         meta: Meta {
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            config_digest,
-            config,
+            identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
             refusal: s.pipeline.rules.refusal.clone(),

@@ -102,7 +102,10 @@ impl LoadedConfig {
                     return fail(
                         &[Key(section), Key("base_url")],
                         &format!("{section}.base_url"),
-                        format!("`{url}` must start with http:// or https://"),
+                        format!(
+                            "`{}` must start with http:// or https://",
+                            crate::redact::url(url)
+                        ),
                     );
                 }
             }

@@ -143,8 +143,8 @@ fn header(r: &Results, h: &mut String) {
         sets.join(", "),
         escape(&m.embedder),
         escape(&m.model),
-        escape(&m.tool_version),
-        escape(m.config_digest.get(..19).unwrap_or(&m.config_digest)),
+        escape(&m.identity.tool_version),
+        escape(m.identity.digest.get(..19).unwrap_or(&m.identity.digest)),
     );
 }
 

@@ -31,10 +31,9 @@ use crate::sweep::{CallStats, Run, Setting};
 /// Facts about the run that every report states.
 #[derive(Debug, Clone, Serialize)]
 pub struct Meta {
-    pub tool_version: String,
-    /// sha256 of the effective configuration and grid.
-    pub config_digest: String,
-    pub config: serde_json::Value,
+    /// `tool_version`, `config_digest` and `config`: who ran and with which settings.
+    #[serde(flatten)]
+    pub identity: crate::identity::RunIdentity,
     pub embedder: String,
     pub model: String,
     pub refusal: String,
