@@ -21,6 +21,7 @@ pub mod prompt;
 pub mod redact;
 pub mod retrieve;
 pub mod rewrite;
+pub mod safe_text;
 pub mod scan;
 pub mod stats;
 pub mod sweep;

@@ -53,7 +53,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         OutputFormat::Json => {
             let mut buf = Vec::new();
             report::JsonResults.write(&results, &mut buf)?;
-            super::print(&String::from_utf8(buf)?)?;
+            super::print_raw(&String::from_utf8(buf)?)?;
         }
         OutputFormat::Table if !s.quiet => {
             let c = &results.calls;
