@@ -42,6 +42,7 @@ fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
         Duration::from_secs_f64(http.timeout_s),
         RetryPolicy {
             max_attempts: http.max_retries + 1,
+            base_delay: Duration::from_millis(http.backoff_ms),
             ..RetryPolicy::default()
         },
     )

@@ -196,3 +196,41 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
         "{text}"
     );
 }
+
+#[test]
+fn numbers_past_their_documented_limits_are_refused_with_the_field_and_range() {
+    let p = project(SET);
+    for (config, line) in [
+        (
+            "chat:\n  timeout_s: 1e20\n",
+            "rageval.yaml:2: `chat.timeout_s`: must be a number of seconds above 0 and at most 86400",
+        ),
+        (
+            "embedder:\n  timeout_s: 86401\n",
+            "rageval.yaml:2: `embedder.timeout_s`: must be a number of seconds above 0 and at most 86400",
+        ),
+        (
+            "embedder:\n  dimensions: 2000000000\n",
+            "rageval.yaml:2: `embedder.dimensions`: must be from 1 to 65536, got 2000000000",
+        ),
+        (
+            "chat:\n  max_retries: 4294967295\n",
+            "rageval.yaml:2: `chat.max_retries`: must be from 0 to 100, got 4294967295",
+        ),
+        (
+            "embedder:\n  backoff_ms: 60001\n",
+            "rageval.yaml:2: `embedder.backoff_ms`: must be from 0 to 60000 milliseconds, got 60001",
+        ),
+    ] {
+        p.write("rageval.yaml", config);
+        fails_with(&p, &["sweep", "--evalset", "set.yaml"], line);
+    }
+    // The largest values allowed run.
+    p.write(
+        "rageval.yaml",
+        "embedder:\n  dimensions: 65536\nchat:\n  timeout_s: 86400\n  max_retries: 100\n  backoff_ms: 60000\n",
+    );
+    p.cmd(&["sweep", "--evalset", "set.yaml", "-q"])
+        .assert()
+        .success();
+}
