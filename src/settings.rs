@@ -138,6 +138,8 @@ pub struct SweepSettings {
     pub gate: Option<GateSettings>,
     /// The effective settings that change a result, as recorded in results.json.
     pub identity: crate::identity::RunIdentity,
+    /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
+    pub max_runs: u64,
 }
 
 impl SweepSettings {
@@ -244,6 +246,7 @@ impl SweepSettings {
             crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
         Ok(SweepSettings {
             identity,
+            max_runs: args.max_runs,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

@@ -234,3 +234,30 @@ fn numbers_past_their_documented_limits_are_refused_with_the_field_and_range() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_grid_of_too_many_runs_is_refused_before_any_work() {
+    let p = Project::sample();
+    fails_with(
+        &p,
+        &["sweep", "--min-score", "0..99.9", "--k", "1..1000"],
+        "the sweep plans 26000000 runs (26 questions x 1000000 settings), more than the limit of 10000000: narrow the grid, or raise the limit with `--max-runs`",
+    );
+    fails_with(
+        &p,
+        &["sweep", "--k", "1,2", "--min-score", "0.1", "--max-runs", "51"],
+        "the sweep plans 52 runs (26 questions x 2 settings), more than the limit of 51: narrow the grid, or raise the limit with `--max-runs`",
+    );
+    p.cmd(&[
+        "sweep",
+        "--k",
+        "1,2",
+        "--min-score",
+        "0.1",
+        "--max-runs",
+        "52",
+        "-q",
+    ])
+    .assert()
+    .success();
+}

@@ -13,6 +13,15 @@ use crate::sweep::{Engine, Sweep};
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let ws = Workspace::load(&s.evalsets)?;
+    let questions = ws.questions().count() as u64;
+    let settings = s.grid.len() as u64;
+    let runs = questions.saturating_mul(settings);
+    if runs > s.max_runs {
+        anyhow::bail!(
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            s.max_runs
+        );
+    }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
