@@ -261,3 +261,97 @@ fn a_grid_of_too_many_runs_is_refused_before_any_work() {
     .assert()
     .success();
 }
+
+#[test]
+fn deep_flow_nesting_and_huge_yaml_are_refused_before_parsing() {
+    let p = project(SET);
+    p.write("deep.yaml", &"[".repeat(100_000));
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "deep.yaml"],
+        "deep.yaml: cannot read question set: line 1: flow nesting (`[` and `{`) is deeper than the limit of 64 levels",
+    );
+    p.write(
+        "rageval.yaml",
+        &format!("chat:\n  model: {}\n", "{a: ".repeat(50_000)),
+    );
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "set.yaml"],
+        "rageval.yaml: cannot read config: line 2: flow nesting (`[` and `{`) is deeper than the limit of 64 levels",
+    );
+    std::fs::remove_file(p.path().join("rageval.yaml")).unwrap();
+    let mut big = String::from(SET);
+    big.push_str(&"# padding\n".repeat(1_700_000));
+    p.write("big.yaml", &big);
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "big.yaml"],
+        "big.yaml: cannot read question set: it is larger than the limit of 16 MiB",
+    );
+    // Brackets inside quotes and comments do not count.
+    p.write(
+        "ok.yaml",
+        &format!(
+            "corpus: docs\n# {}\nanswerable:\n  - question: \"What is the fee? {}\"\n    tags: ['[[[', \"{{{{\"]\n",
+            "[".repeat(100),
+            "{".repeat(100),
+        ),
+    );
+    p.cmd(&["validate", "ok.yaml"]).assert().success();
+}
+
+#[test]
+fn a_question_that_is_not_a_string_is_refused() {
+    for (value, found) in [
+        ("null", "null"),
+        ("~", "null"),
+        ("true", "a boolean"),
+        ("12", "a number"),
+    ] {
+        let p = project(&format!(
+            "corpus: docs\nanswerable:\n  - question: {value}\n"
+        ));
+        fails_with(
+            &p,
+            &["sweep", "--evalset", "set.yaml"],
+            &format!("set.yaml:3: `answerable[0].question`: expected a string, found {found}"),
+        );
+    }
+    let p = project("corpus: docs\nanswerable:\n  - question: \"null\"\n");
+    p.cmd(&["validate", "set.yaml"]).assert().success();
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted_in_every_file() {
+    let bom = "\u{feff}";
+    let p = Project::empty();
+    p.write(
+        "docs/a.md",
+        &format!("{bom}# Fee\nThe fee is ten dollars per term.\n"),
+    );
+    p.write(
+        "set.yaml",
+        &format!(
+            "{bom}corpus: docs\nanswerable:\n  - question: What is the fee?\n    expect: {{sources: [a.md#Fee]}}\n"
+        ),
+    );
+    p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
+    let out = p.cmd(&["validate"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunks)\n",
+        "{}",
+        stderr(&out)
+    );
+    let out = p
+        .cmd(&["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("[1] (source: a.md#Fee) The fee is ten dollars per term."),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
