@@ -355,3 +355,38 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Every `.rs` file below `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn library_code_returns_notes_and_never_prints() {
+    let src = crate::support::repo().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let printing: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(src.join("commands")) && !f.ends_with("main.rs"))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            ["eprintln!", "eprint!(", "println!", "print!("]
+                .iter()
+                .any(|m| text.contains(m))
+        })
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        printing,
+        Vec::<String>::new(),
+        "print from src/commands only"
+    );
+}

@@ -34,7 +34,16 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if let Some((bar, _)) = &bar {
         bar.finish_and_clear();
     }
-    let sweep = sweep?;
+    let mut sweep = sweep?;
+    // The bar is gone: notes and warnings get lines of their own.
+    if !s.quiet {
+        for note in std::mem::take(&mut sweep.notes) {
+            super::eprint_line(&format!("note: {note}"));
+        }
+    }
+    for warning in std::mem::take(&mut sweep.warnings) {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
     let c = &sweep.calls;
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
