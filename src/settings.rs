@@ -30,6 +30,11 @@ pub struct Pipeline {
     pub currency: String,
     /// The judge model, when `judge:` is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
+    /// Whether the chat server refused [`crate::http::DEAD_AFTER`] connections in a row
+    /// (`openai` only): the sweep then stops early.
+    pub chat_dead: Option<Arc<crate::http::DeadServer>>,
+    /// The same for the judge's server.
+    pub judge_dead: Option<Arc<crate::http::DeadServer>>,
 }
 
 fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
@@ -44,6 +49,7 @@ fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
         Duration::from_secs_f64(http.timeout_s),
         RetryPolicy {
             max_attempts: http.max_retries + 1,
+            base_delay: Duration::from_millis(http.backoff_ms),
             ..RetryPolicy::default()
         },
     )
@@ -79,12 +85,15 @@ impl Pipeline {
                 }
             }
         };
+        let mut chat_dead = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
+                let endpoint = endpoint(c.chat.http())?;
+                chat_dead = Some(endpoint.dead.clone());
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(
-                        endpoint(c.chat.http())?,
+                        endpoint,
                         &c.chat.model,
                         c.chat.temperature,
                         c.chat.max_tokens,
@@ -98,6 +107,7 @@ impl Pipeline {
                 }
             }
         };
+        let mut judge_dead = None;
         let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
             None => None,
             Some(j) if j.kind == ChatKind::Mock => {
@@ -105,8 +115,10 @@ impl Pipeline {
             }
             Some(j) => {
                 // Temperature 0 and no token cap: a grade should not depend on the dice.
+                let endpoint = endpoint(j.http())?;
+                judge_dead = Some(endpoint.dead.clone());
                 let http: Arc<dyn ChatModel> = Arc::new(
-                    OpenAiChat::new(endpoint(j.http())?, &j.model, 0.0, None, false)
+                    OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
                         .map_err(|e| anyhow::anyhow!(e))?,
                 );
                 Some(match cache {
@@ -128,6 +140,8 @@ impl Pipeline {
         let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
             .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
         Ok(Pipeline {
+            chat_dead,
+            judge_dead,
             embedder,
             model,
             judge,
@@ -173,6 +187,10 @@ pub struct SweepSettings {
     pub allow_errors: bool,
     /// `--gate`: gate the results written to `out`.
     pub gate: Option<GateSettings>,
+    /// The effective settings that change a result, as recorded in results.json.
+    pub identity: crate::identity::RunIdentity,
+    /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
+    pub max_runs: u64,
 }
 
 impl SweepSettings {
@@ -275,7 +293,11 @@ impl SweepSettings {
             }
             None
         };
+        let identity =
+            crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
         Ok(SweepSettings {
+            identity,
+            max_runs: args.max_runs,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {
