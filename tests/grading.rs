@@ -369,6 +369,20 @@ fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
         "no report may be written"
     );
     assert_eq!(server.stats()["judge_requests"], 0);
+
+    // With more retries the attempts pass the dead-server limit: the judge is given up early.
+    let config = p.read("rageval.yaml").replace(
+        "max_retries: 1\n  prompt",
+        "max_retries: 4\n  backoff_ms: 0\n  prompt",
+    );
+    p.write("rageval.yaml", &config);
+    let out = sweep(&p);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("error: the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?\n")
+    );
+    assert!(!p.path().join("reports").exists());
 }
 
 #[test]
