@@ -21,7 +21,9 @@ pub mod rewrite;
 pub mod scan;
 pub mod stats;
 pub mod sweep;
+pub mod term;
 pub mod text;
+mod yaml_de;
 mod yaml_loc;
 
 use std::future::Future;
@@ -57,6 +59,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::MockLlm(args) => commands::mock_llm::run(args).await,
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
+        }
+        Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
+        Command::Schema(args) => {
+            let schema = match args.file {
+                cli::SchemaFile::Config => config::json_schema(),
+                cli::SchemaFile::Evalset => evalset::json_schema(),
+            };
+            commands::print(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
+            Ok(ExitStatus::Success)
+        }
+        Command::Completions(args) => {
+            commands::print(&cli::completions(args.shell))?;
+            Ok(ExitStatus::Success)
         }
         Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
             args.gate,
