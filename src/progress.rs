@@ -1,7 +1,7 @@
 //! Progress over model calls, on stderr and never with `--quiet`: a bar on a terminal, and
 //! elsewhere (a CI log, a file) a plain line every few seconds, so long work is never silent.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -121,15 +121,14 @@ fn lines(interval: Duration) -> (Progress, ProgressFn) {
                 continue;
             }
             next += interval;
-            eprintln!(
-                "{}",
-                line(
-                    c.done.load(Ordering::Relaxed),
-                    c.total.load(Ordering::Relaxed),
-                    c.failed.load(Ordering::Relaxed),
-                    elapsed,
-                )
+            let text = line(
+                c.done.load(Ordering::Relaxed),
+                c.total.load(Ordering::Relaxed),
+                c.failed.load(Ordering::Relaxed),
+                elapsed,
             );
+            // A closed stderr is no reason to stop the sweep.
+            let _ = writeln!(std::io::stderr(), "{text}");
         }
     });
     let feed: ProgressFn = Arc::new(move |e: CallEvent| counts.feed(&e));

@@ -23,6 +23,8 @@ pub fn pick(r: &Results, i: usize) -> &'static str {
 
 /// One column of the settings table.
 struct Column {
+    /// The full header: what [`REDUCTIONS`] names the column by, however it is shown.
+    name: String,
     header: String,
     cells: Vec<String>,
     /// The header and cells when the column is shortened.
@@ -36,6 +38,7 @@ struct Column {
 impl Column {
     fn new(header: &str, cells: Vec<String>) -> Self {
         Column {
+            name: header.to_string(),
             header: header.to_string(),
             cells,
             short: None,
@@ -115,18 +118,18 @@ pub fn settings_table_fitted(r: &Results, width: usize) -> Fitted {
         }
         match *step {
             Reduction::DropZero(name) => {
-                let zero = |c: &Column| c.header == name && c.cells.iter().all(|v| v == "0");
+                let zero = |c: &Column| c.name == name && c.cells.iter().all(|v| v == "0");
                 if let Some(i) = cols.iter().position(zero) {
-                    hidden.push(cols.remove(i).header);
+                    hidden.push(cols.remove(i).name);
                 }
             }
             Reduction::Drop(name) => {
-                if let Some(i) = cols.iter().position(|c| c.header == name && !c.kept) {
-                    hidden.push(cols.remove(i).header);
+                if let Some(i) = cols.iter().position(|c| c.name == name && !c.kept) {
+                    hidden.push(cols.remove(i).name);
                 }
             }
             Reduction::Shorten(name) => {
-                if let Some(c) = cols.iter_mut().find(|c| c.header == name) {
+                if let Some(c) = cols.iter_mut().find(|c| c.name == name) {
                     if let Some((header, cells)) = c.short.take() {
                         c.header = header;
                         c.cells = cells;
@@ -135,7 +138,7 @@ pub fn settings_table_fitted(r: &Results, width: usize) -> Fitted {
             }
             Reduction::DropScenarios => {
                 while let Some(i) = cols.iter().rposition(|c| c.scenario) {
-                    hidden.push(cols.remove(i).header);
+                    hidden.push(cols.remove(i).name);
                 }
             }
         }
@@ -299,4 +302,50 @@ pub fn scores_table(r: &Results) -> Table {
         t.add_row(vec![cell(&ans, i), cell(&unans, i)]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    fn header(t: &Table) -> String {
+        t.to_string().lines().nth(1).unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn columns_go_in_the_documented_order_until_the_table_fits() {
+        let r = fixture::results();
+        let full = settings_table(&r);
+        let wide = table_width(&full);
+        let same = settings_table_fitted(&r, wide);
+        assert_eq!(same.table.to_string(), full.to_string());
+        assert_eq!(same.note(), None);
+
+        let mut previous: Vec<String> = Vec::new();
+        for width in (40..wide).rev() {
+            let fitted = settings_table_fitted(&r, width);
+            // Hidden columns only ever grow as the width shrinks, in REDUCTIONS order.
+            assert!(fitted.hidden.starts_with(&previous), "{width}");
+            previous = fitted.hidden.clone();
+            let w = table_width(&fitted.table);
+            let h = header(&fitted.table);
+            assert!(h.contains("min_score") && h.contains("pick"), "{h}");
+            // Only the columns that always stay may be left wider than asked.
+            assert!(w <= width || !h.contains("tok/q"), "{width}: {w}\n{h}");
+        }
+        assert_eq!(
+            previous,
+            [
+                "error",
+                "model ref",
+                "early ref",
+                "calls",
+                "unwanted",
+                "answer",
+                "false ref",
+                "prompt tok/q"
+            ]
+        );
+    }
 }
