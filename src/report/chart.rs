@@ -398,7 +398,7 @@ pub fn line_svg(c: &LineChart) -> Result<String> {
                 .map_err(drawing)?;
             // A shape per series as well as a colour; later (smaller) markers sit inside the
             // earlier ones where points coincide.
-            let size = (width + 2) as i32;
+            let size = 3 + 2 * (n - 1 - i).min(3) as i32;
             let style = color.filled();
             let shape = i % MARKERS.len();
             let at = |p: &Point| EmptyElement::at((p.x, p.y));
