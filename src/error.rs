@@ -101,10 +101,14 @@ impl InputError {
     }
 }
 
-/// serde's `invalid type: string "8", expected usize` as `expected a whole number (0 or more),
-/// found the text "8"`: the kinds in words, not Rust's type names.
+/// serde's `invalid type: string "8", expected usize` (or `invalid value: integer `-1`, ...`) as
+/// `expected a whole number (0 or more), found the text "8"`: the kinds in words, not Rust's
+/// type names.
 fn in_words(message: &str) -> String {
-    let Some(rest) = message.strip_prefix("invalid type: ") else {
+    let Some(rest) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+    else {
         return message.to_string();
     };
     let Some((found, expected)) = rest.rsplit_once(", expected ") else {
@@ -185,6 +189,10 @@ mod tests {
         assert_eq!(
             in_words("invalid type: sequence, expected f64"),
             "expected a number, found a list"
+        );
+        assert_eq!(
+            in_words("invalid value: integer `-1`, expected usize"),
+            "expected a whole number (0 or more), found the number -1"
         );
         assert_eq!(in_words("unknown field `x`"), "unknown field `x`");
     }

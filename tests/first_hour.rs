@@ -34,6 +34,15 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
         "│ min_score ┆ k ┆ answer ┆     false ref ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
     );
     insta::assert_snapshot!("sweep_table_100_columns", text);
+
+    // The README shows this output (rows abridged): every line it shows is printed.
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme.find("```\n┌").expect("a sample table in the README") + 4;
+    let sample = &readme[start..start + readme[start..].find("```").unwrap()];
+    let printed: Vec<&str> = text.lines().collect();
+    for line in sample.lines().filter(|l| *l != "...") {
+        assert!(printed.contains(&line), "README line not printed: {line}");
+    }
 }
 
 #[test]
@@ -208,6 +217,22 @@ fn init_over_existing_markdown_lists_its_headings() {
     );
     let out = p.cmd(&["sweep"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+
+    // Markdown at the top of the folder is the corpus when there is no docs/; --corpus names one.
+    let top = Project::empty();
+    top.write("guide.md", "# Install\nRun the installer.\n");
+    top.cmd(&["init"]).assert().success();
+    assert!(top
+        .read("evalsets/starter.yaml")
+        .contains("\ncorpus: \"..\"\n"));
+    top.cmd(&["sweep", "-q"]).assert().success();
+    let named = Project::empty();
+    named.write("notes/a.md", "# Fees\nTen dollars.\n");
+    named.cmd(&["init", "--corpus", "notes"]).assert().success();
+    assert!(named
+        .read("evalsets/starter.yaml")
+        .contains("\ncorpus: \"../notes\"\n"));
+    named.cmd(&["sweep", "-q"]).assert().success();
 }
 
 /// The schema `rageval schema WHICH` prints, compiled.
