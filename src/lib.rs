@@ -61,18 +61,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
         }
         Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
-        Command::Schema(args) => {
-            let schema = match args.file {
-                cli::SchemaFile::Config => config::json_schema(),
-                cli::SchemaFile::Evalset => evalset::json_schema(),
-            };
-            commands::print(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
-            Ok(ExitStatus::Success)
-        }
-        Command::Completions(args) => {
-            commands::print(&cli::completions(args.shell))?;
-            Ok(ExitStatus::Success)
-        }
+        Command::Schema(args) => commands::schema::schema(args.file),
+        Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
             args.gate,
             args.results,

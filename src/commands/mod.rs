@@ -5,6 +5,7 @@ pub mod gate;
 pub mod init;
 pub mod mock_llm;
 pub mod scan;
+pub mod schema;
 pub mod sweep;
 pub mod validate;
 
