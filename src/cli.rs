@@ -51,7 +51,7 @@ pub enum Command {
     Init(InitArgs),
     /// Print the JSON Schema of rageval.yaml or of a question set, for editors
     Schema(SchemaArgs),
-    /// Print a shell completion script (e.g. `rageval completions bash > ~/.local/share/bash-completion/completions/rageval`)
+    /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
     Completions(CompletionsArgs),
 }
 
