@@ -61,15 +61,22 @@ impl InputError {
         }
     }
 
-    /// A file that is not UTF-8: the line and column of the first bad byte.
-    pub fn not_utf8(file: &Path, bytes: &[u8], err: &std::string::FromUtf8Error) -> Self {
-        let good = &bytes[..err.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let column = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+    /// A file that is not UTF-8, at the line and column of the first bad byte.
+    pub fn not_utf8(file: &Path, line: usize, column: usize) -> Self {
         let mut e = InputError::new(file, "is not UTF-8 text: save it as UTF-8").at(Some(line));
         e.column = Some(column);
         e
+    }
+
+    /// What reading a YAML file found: a file that is not UTF-8 at its position, any other
+    /// problem as `cannot read WHAT: ...`.
+    pub fn reading(file: &Path, what: &str, err: crate::input::FileError) -> Self {
+        match err {
+            crate::input::FileError::NotUtf8 { line, column } => {
+                InputError::not_utf8(file, line, column)
+            }
+            e => InputError::new(file, format!("cannot read {what}: {e}")),
+        }
     }
 
     /// From a serde_yaml error: its position and its message without the trailing position.
@@ -102,7 +109,7 @@ impl InputError {
 }
 
 /// serde's `invalid type: string "8", expected usize` (or `invalid value: integer `-1`, ...`) as
-/// `expected a whole number (0 or more), found the text "8"`: the kinds in words, not Rust's
+/// `expected a whole number (0 or more), found the string "8"`: the kinds in words, not Rust's
 /// type names.
 fn in_words(message: &str) -> String {
     let Some(rest) = message
@@ -118,14 +125,13 @@ fn in_words(message: &str) -> String {
         "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number (0 or more)",
         "isize" | "i64" | "i32" | "i16" | "i8" => "a whole number",
         "f64" | "f32" => "a number",
-        "a string" => "a text",
         "a boolean" => "true or false",
         "a sequence" => "a list",
         "a map" => "a mapping of `name: value`",
         other => other,
     };
     let found = if let Some(s) = found.strip_prefix("string ") {
-        format!("the text {s}")
+        format!("the string {s}")
     } else if let Some(n) = found
         .strip_prefix("integer ")
         .or_else(|| found.strip_prefix("floating point "))
@@ -180,11 +186,11 @@ mod tests {
     fn type_errors_name_kinds_in_words() {
         assert_eq!(
             in_words("invalid type: string \"8\", expected usize"),
-            "expected a whole number (0 or more), found the text \"8\""
+            "expected a whole number (0 or more), found the string \"8\""
         );
         assert_eq!(
-            in_words("invalid type: integer `6`, expected a text or a list of texts"),
-            "expected a text or a list of texts, found the number 6"
+            in_words("invalid type: integer `6`, expected a string or a list of strings"),
+            "expected a string or a list of strings, found the number 6"
         );
         assert_eq!(
             in_words("invalid type: sequence, expected f64"),
@@ -199,9 +205,11 @@ mod tests {
 
     #[test]
     fn not_utf8_names_line_and_column() {
-        let bytes = b"a: 1\nbb: \xff\n".to_vec();
-        let err = String::from_utf8(bytes.clone()).unwrap_err();
-        let e = InputError::not_utf8(Path::new("x.yaml"), &bytes, &err);
+        let e = InputError::reading(
+            Path::new("x.yaml"),
+            "config",
+            crate::input::FileError::NotUtf8 { line: 2, column: 5 },
+        );
         assert_eq!(
             e.to_string(),
             "x.yaml:2:5: is not UTF-8 text: save it as UTF-8"

@@ -142,7 +142,10 @@ struct RawSet {
 #[serde(deny_unknown_fields)]
 struct RawItem {
     /// The question as a user would ask it.
-    question: String,
+    // Read as any value and checked to be a string where its field can be named (see
+    // [`yaml_kind`]).
+    #[schemars(with = "String")]
+    question: serde_yaml::Value,
     /// A unique id without spaces or commas. Default: derived from the question.
     id: Option<String>,
     /// What a correct answer looks like (answerable questions only).
@@ -187,7 +190,7 @@ enum OneOrMany {
 impl<'de> Deserialize<'de> for OneOrMany {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use crate::yaml_de::{either, Either};
-        match either(d, "a text or a list of texts", false)? {
+        match either(d, "a string or a list of strings", false)? {
             Either::Text(s) => Ok(OneOrMany::One(s)),
             Either::Many(v) => Ok(OneOrMany::Many(v)),
             Either::Number(_) => unreachable!("numbers are refused by the visitor"),
@@ -210,7 +213,34 @@ impl OneOrMany {
 #[serde(deny_unknown_fields)]
 struct RawTurn {
     role: RawRole,
+    #[serde(deserialize_with = "text")]
     content: String,
+}
+
+/// A YAML string, and only a string: `null`, `~`, `true` or `12` are not text (serde_yaml
+/// would read `null` as the text "null").
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    match serde_yaml::Value::deserialize(d)? {
+        serde_yaml::Value::String(s) => Ok(s),
+        other => Err(D::Error::custom(format!(
+            "expected a string, found {}",
+            yaml_kind(&other)
+        ))),
+    }
+}
+
+/// What a YAML value is, for messages.
+fn yaml_kind(v: &serde_yaml::Value) -> &'static str {
+    match v {
+        serde_yaml::Value::Null => "null",
+        serde_yaml::Value::Bool(_) => "a boolean",
+        serde_yaml::Value::Number(_) => "a number",
+        serde_yaml::Value::Sequence(_) => "a list",
+        serde_yaml::Value::Mapping(_) => "a mapping",
+        serde_yaml::Value::Tagged(_) => "a tagged value",
+        serde_yaml::Value::String(_) => "a string",
+    }
 }
 
 #[derive(Deserialize, Clone, Copy, schemars::JsonSchema)]
@@ -222,12 +252,8 @@ enum RawRole {
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
 pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| InputError::new(path, format!("cannot read question set: {e}")))?;
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => return Err(InputError::not_utf8(path, e.as_bytes(), &e).into()),
-    };
+    let text =
+        crate::input::read_yaml(path).map_err(|e| InputError::reading(path, "question set", e))?;
     if text.trim().is_empty() {
         return Err(InputError::new(
             path,
@@ -341,7 +367,14 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                 }
                 (segs, name)
             };
-            let question = item.question.trim().to_string();
+            let question = match &item.question {
+                serde_yaml::Value::String(q) => q.trim().to_string(),
+                other => {
+                    let (s, f) = at("question");
+                    let msg = format!("expected a string, found {}", yaml_kind(other));
+                    return Err(err(&s, f, msg));
+                }
+            };
             if question.is_empty() {
                 let (s, f) = at("question");
                 return Err(err(&s, f, "is empty".into()));

@@ -73,7 +73,7 @@ impl<'de, L: de::Deserialize<'de>> Visitor<'de> for EitherVisitor<L> {
     }
 }
 
-/// Read a field that is a text (or, with `numbers`, a number) or a list of `L`; `expecting`
+/// Read a field that is a string (or, with `numbers`, a number) or a list of `L`; `expecting`
 /// names what is accepted, in words.
 pub fn either<'de, D, L>(
     d: D,

@@ -356,20 +356,20 @@ fn messages_name_the_field_the_kind_and_the_line() {
     fails_with(
         &p,
         &sweep_set,
-        "set.yaml:4:22: `answerable[0].expect.answer`: expected a text or a list of texts, found the number 6",
+        "set.yaml:4:22: `answerable[0].expect.answer`: expected a string or a list of strings, found the number 6",
     );
     let p = project_with("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
     p.write("rageval.yaml", "sweep: {concurrency: \"8\"}\n");
     fails_with(
         &p,
         &sweep_set,
-        "rageval.yaml:1:22: `sweep.concurrency`: expected a whole number (0 or more), found the text \"8\"",
+        "rageval.yaml:1:22: `sweep.concurrency`: expected a whole number (0 or more), found the string \"8\"",
     );
     p.write("rageval.yaml", "sweep:\n  k: [1, \"2..4\"]\n");
     fails_with(
         &p,
         &sweep_set,
-        "rageval.yaml:2:10: `sweep.k[1]`: expected a number, found the text \"2..4\"",
+        "rageval.yaml:2:10: `sweep.k[1]`: expected a number, found the string \"2..4\"",
     );
     p.write("rageval.yaml", "sweep:\n\tk: 4\n");
     fails_with(

@@ -11,11 +11,11 @@ pub fn schema(file: SchemaFile) -> Result<ExitStatus> {
         SchemaFile::Config => crate::config::json_schema(),
         SchemaFile::Evalset => crate::evalset::json_schema(),
     };
-    super::print(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
+    super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitStatus::Success)
 }
 
 pub fn completions(shell: Shell) -> Result<ExitStatus> {
-    super::print(&crate::cli::completions(shell))?;
+    super::print_raw(&crate::cli::completions(shell))?;
     Ok(ExitStatus::Success)
 }
