@@ -224,7 +224,7 @@ fn the_builtin_mock_judge_grades_in_process() {
         "rageval.yaml",
         "evalsets: [set.yaml]\njudge: {kind: mock}\nsweep: {min_score: 0, k: 1}\n",
     );
-    let out = p.cmd(&["sweep"]).output().unwrap();
+    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // The builtin model does not paraphrase: every refusal is the sentence, never judged.
     assert_eq!(

@@ -5,6 +5,7 @@ mod support;
 mod browser;
 mod commands;
 mod errors;
+mod first_hour;
 mod gate;
 mod gate_errors;
 mod gate_output;
