@@ -16,6 +16,7 @@ pub mod insight;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
+pub mod record;
 pub mod retrieve;
 pub mod rewrite;
 pub mod scan;

@@ -128,28 +128,19 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// Aggregate a finished sweep into the value every report reads.
-pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
-    let questions: Vec<_> = ws.questions().cloned().collect();
-    let n = questions.len();
-    let stats = (0..sweep.settings.len())
-        .map(|i| {
-            aggregate(
-                &sweep.runs[i * n..(i + 1) * n],
-                &questions,
-                &s.pipeline.pricing,
-            )
-        })
-        .collect();
-    let mut config = serde_json::to_value(&s.config.config).unwrap_or_default();
+/// The configuration as results record it: what changes a result, credentials redacted.
+fn recorded_config(c: &crate::config::Config) -> serde_json::Value {
+    let mut config = serde_json::to_value(c).unwrap_or_default();
     if let Some(obj) = config.as_object_mut() {
         // Where reports go, how fast calls are made and how they are gated do not change a result.
         obj.remove("out");
         obj.remove("gate");
         obj.remove("evalsets");
         obj.remove("cache");
-        if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
-            sweep.remove("concurrency");
+        for section in ["sweep", "embedder"] {
+            if let Some(v) = obj.get_mut(section).and_then(|v| v.as_object_mut()) {
+                v.remove("concurrency");
+            }
         }
         // Streaming changes how a reply arrives, not the reply.
         if let Some(chat) = obj.get_mut("chat").and_then(|v| v.as_object_mut()) {
@@ -168,12 +159,36 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             }
         }
     }
-    // The recommendation policy judges results; it does not change them.
-    let mut digested = config.clone();
-    if let Some(obj) = digested.as_object_mut() {
-        obj.remove("recommend");
-    }
-    let config_digest = report::digest(&[digested.to_string().as_bytes()]);
+    config
+}
+
+/// Aggregate a finished sweep into the value every report reads.
+pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
+    let questions: Vec<_> = ws.questions().cloned().collect();
+    let n = questions.len();
+    let stats = (0..sweep.settings.len())
+        .map(|i| {
+            aggregate(
+                &sweep.runs[i * n..(i + 1) * n],
+                &questions,
+                &s.pipeline.pricing,
+            )
+        })
+        .collect();
+    let config = recorded_config(&s.config.config);
+    // The recommendation policy judges results; it does not change them. The digest covers
+    // the values that differ from the defaults only (see `record::digest`).
+    let digested = |c: &crate::config::Config| {
+        let mut v = recorded_config(c);
+        if let Some(obj) = v.as_object_mut() {
+            obj.remove("recommend");
+        }
+        v
+    };
+    let config_digest = crate::record::digest::config_digest(
+        &digested(&s.config.config),
+        &digested(&crate::config::Config::default()),
+    );
     let evalsets = ws
         .sets
         .iter()
@@ -205,8 +220,12 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,
             currency: s.pipeline.currency.clone(),
+            pricing: s.pipeline.pricing,
+            policy: s.config.config.recommend.clone(),
             evalsets,
         },
+        corpora: ws.corpora.iter().map(|c| c.describe()).collect(),
+        call_log: sweep.call_log,
         chunk_ids: ws
             .corpora
             .iter()

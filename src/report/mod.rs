@@ -15,12 +15,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
-pub use self::json::{JsonResults, SCHEMA};
+pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use crate::record::SCHEMA;
 
 use crate::config::RecommendConfig;
 use crate::evalset::Question;
@@ -28,22 +30,29 @@ use crate::insight::{Insight, QuestionFacts};
 use crate::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
 
-/// Facts about the run that every report states.
-#[derive(Debug, Clone, Serialize)]
+/// Facts about the run that every report states: the identity of a results record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
     pub tool_version: String,
-    /// sha256 of the effective configuration and grid.
+    /// sha256 of the effective configuration: the values that differ from the defaults, so
+    /// that a new field with a default leaves every digest as it was.
     pub config_digest: String,
+    /// The effective configuration, credentials redacted.
     pub config: serde_json::Value,
     pub embedder: String,
     pub model: String,
     pub refusal: String,
     pub strict_refusal: bool,
     pub currency: String,
+    /// Prices per million tokens, for the cost estimates.
+    pub pricing: crate::stats::Pricing,
+    /// How the recommended setting is chosen.
+    #[schemars(with = "serde_json::Value")]
+    pub policy: RecommendConfig,
     pub evalsets: Vec<SetMeta>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SetMeta {
     pub path: String,
     pub corpus: String,
@@ -59,12 +68,16 @@ pub struct SetMeta {
 #[derive(Debug)]
 pub struct Results {
     pub meta: Meta,
+    /// Corpus names (their folders), by corpus index.
+    pub corpora: Vec<String>,
     pub questions: Vec<Question>,
     pub settings: Vec<Setting>,
     pub stats: Vec<SettingStats>,
     /// Setting-major.
     pub runs: Vec<Run>,
     pub calls: CallStats,
+    /// Every distinct model call; runs name theirs by index.
+    pub call_log: crate::sweep::CallLog,
     /// Chunk ids by corpus, to name passages.
     pub chunk_ids: Vec<Vec<String>>,
     /// Chunks the scan flags, by corpus: chunk index -> the pattern that matched.

@@ -25,6 +25,7 @@ use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify, Rules, Verdict};
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
+use crate::record::{CallRecord, CallRole};
 use crate::retrieve::{Hit, Index};
 use crate::rewrite::{self, Rewrite};
 
@@ -55,10 +56,14 @@ pub struct Run {
     /// Time to the first streamed token.
     pub ttft: Option<Duration>,
     pub error: Option<CallError>,
+    /// The answer call, an index into the sweep's call log; `None` for an early refusal.
+    pub call: Option<u32>,
+    /// The `model` rewrite call this run's question was asked through, an index into the log.
+    pub rewrite_call: Option<u32>,
 }
 
 /// Counters for the calls a sweep made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct CallStats {
     /// Runs that needed the model to answer (at least one hit passed).
     pub runs_with_call: usize,
@@ -79,29 +84,88 @@ pub struct CallStats {
 }
 
 impl CallStats {
-    /// Count a batch of replies: cache hits and failures by kind. Returns the failures.
-    fn tally(&mut self, replies: &[Result<ChatReply, CallError>]) -> usize {
-        let mut failed = 0;
-        for reply in replies {
-            match reply {
-                Ok(r) => self.cache_hits += usize::from(r.cached),
-                Err(e) => {
-                    failed += 1;
-                    *self
-                        .errors_by_kind
-                        .entry(e.kind.as_str().to_string())
-                        .or_default() += 1;
+    /// The counters of a call log and the runs that use it.
+    pub fn of(log: &CallLog, runs: &[Run], question_embeddings: usize) -> CallStats {
+        let mut c = CallStats {
+            question_embeddings,
+            runs_with_call: runs.iter().filter(|r| r.call.is_some()).count(),
+            ..CallStats::default()
+        };
+        for call in log.values() {
+            let answer = call.role == CallRole::Answer;
+            if answer {
+                c.distinct_prompts += 1;
+            } else {
+                c.rewrite_calls += 1;
+            }
+            c.cache_hits += usize::from(call.cached);
+            if let Some(e) = &call.error {
+                if answer {
+                    c.failed += 1;
+                } else {
+                    c.rewrite_failed += 1;
                 }
+                *c.errors_by_kind
+                    .entry(e.kind.as_str().to_string())
+                    .or_default() += 1;
             }
         }
-        failed
+        c
     }
+}
+
+/// Every distinct model call of a sweep, by request digest, in the order they were planned.
+pub type CallLog = indexmap::IndexMap<String, CallRecord>;
+
+/// The digest that names a request in the call log: the first 16 hex digits of its cache key.
+pub fn request_digest(model: &dyn ChatModel, request: &ChatRequest) -> String {
+    let mut digest = crate::cache::chat_key(model, request);
+    digest.truncate(16);
+    digest
+}
+
+/// Add the calls named by `digests` and their `replies` to `log`; returns each one's index.
+fn log_calls(
+    log: &mut CallLog,
+    role: CallRole,
+    digests: Vec<String>,
+    replies: &[Result<ChatReply, CallError>],
+) -> Vec<u32> {
+    digests
+        .into_iter()
+        .zip(replies)
+        .map(|(digest, reply)| {
+            let record = match reply {
+                Ok(r) => CallRecord {
+                    role,
+                    reply: r.text.clone(),
+                    usage: r.usage,
+                    latency_ms: Some(crate::record::to_ms(r.latency)),
+                    ttft_ms: r.ttft.map(crate::record::to_ms),
+                    error: None,
+                    cached: r.cached,
+                },
+                Err(e) => CallRecord {
+                    role,
+                    reply: String::new(),
+                    usage: Usage::default(),
+                    latency_ms: None,
+                    ttft_ms: None,
+                    error: Some(e.clone()),
+                    cached: false,
+                },
+            };
+            log.insert_full(digest, record).0 as u32
+        })
+        .collect()
 }
 
 /// Everything a sweep produced.
 #[derive(Debug)]
 pub struct Sweep {
     pub settings: Vec<Setting>,
+    /// Every distinct model call; runs name theirs by index.
+    pub call_log: CallLog,
     /// Setting-major: all questions of setting 0, then setting 1, ...
     pub runs: Vec<Run>,
     pub calls: CallStats,
@@ -125,6 +189,8 @@ struct ModelRewrite {
     text: String,
     note: Option<String>,
     usage: Usage,
+    /// Its call, an index into the call log.
+    call: u32,
 }
 
 impl Engine {
@@ -148,12 +214,20 @@ impl Engine {
         .await
     }
 
+    /// The log digest of each request.
+    fn digests(&self, requests: &[ChatRequest]) -> Vec<String> {
+        requests
+            .iter()
+            .map(|r| request_digest(self.model.as_ref(), r))
+            .collect()
+    }
+
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
     async fn model_rewrites(
         &self,
         questions: &[Question],
         grid: &Grid,
-        calls: &mut CallStats,
+        log: &mut CallLog,
     ) -> Vec<Option<ModelRewrite>> {
         if !grid.rewrites.contains(&Rewrite::Model) {
             return questions.iter().map(|_| None).collect();
@@ -174,9 +248,9 @@ impl Engine {
                 })
             })
             .collect();
-        calls.rewrite_calls = requests.len();
+        let digests = self.digests(&requests);
         let replies = self.call(requests).await;
-        calls.rewrite_failed = calls.tally(&replies);
+        let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
             let question = &questions[q].question;
@@ -197,7 +271,12 @@ impl Engine {
                     questions[q].id
                 );
             }
-            out[q] = Some(ModelRewrite { text, note, usage });
+            out[q] = Some(ModelRewrite {
+                text,
+                note,
+                usage,
+                call: logged[i],
+            });
         }
         out
     }
@@ -206,8 +285,8 @@ impl Engine {
     pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
         let indexes = self.index(ws).await?;
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let mut calls = CallStats::default();
-        let rewrites = self.model_rewrites(&questions, grid, &mut calls).await;
+        let mut log = CallLog::new();
+        let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
 
         // One view per distinct text a question is asked as.
         let mut views: Vec<View> = Vec::new();
@@ -256,7 +335,7 @@ impl Engine {
             .embed(&texts)
             .await
             .context("cannot embed the questions")?;
-        calls.question_embeddings = texts.len();
+        let question_embeddings = texts.len();
         for (view, slot) in views.iter_mut().zip(slots) {
             view.ranked =
                 indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
@@ -295,16 +374,15 @@ impl Engine {
             &settings,
             &self.rules.refusal,
         );
-        calls.distinct_prompts = requests.len();
+        let digests = self.digests(&requests);
         let replies = self.call(requests).await;
-        calls.failed = calls.tally(&replies);
+        let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         let runs: Vec<Run> = planned
             .iter()
             .map(|p| {
                 let q = &questions[p.question];
                 let view = &views[p.view];
                 let reply = p.call.map(|c| &replies[c]);
-                calls.runs_with_call += usize::from(reply.is_some());
                 let rewrite = (settings[p.setting].rewrite == Rewrite::Model)
                     .then(|| rewrites[p.question].as_ref())
                     .flatten();
@@ -323,12 +401,16 @@ impl Engine {
                     run.completion_tokens += r.usage.completion_tokens;
                     run.tokens_estimated |= r.usage.estimated;
                     run.rewrite_note = r.note.clone();
+                    run.rewrite_call = Some(r.call);
                 }
+                run.call = p.call.map(|c| logged[c]);
                 run
             })
             .collect();
+        let calls = CallStats::of(&log, &runs, question_embeddings);
         Ok(Sweep {
             settings,
+            call_log: log,
             runs,
             calls,
             expected_scores,
@@ -374,6 +456,8 @@ pub fn build_run(
         latency: None,
         ttft: None,
         error: None,
+        call: None,
+        rewrite_call: None,
     };
     match reply {
         None => {}
