@@ -64,10 +64,13 @@ impl RetryPolicy {
 }
 
 /// One OpenAI-compatible server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Endpoint {
-    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`.
-    pub base_url: String,
+    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`; may hold
+    /// credentials, so it is only used to send requests.
+    base_url: String,
+    /// The base URL as shown in messages: [`crate::redact::url`] of it.
+    pub shown: String,
     /// The environment variable the key is read from (named in error messages).
     pub api_key_env: String,
     api_key: Option<Secret>,
@@ -86,9 +89,10 @@ impl Endpoint {
         retry: RetryPolicy,
     ) -> Result<Self, String> {
         let base_url = base_url.trim_end_matches('/').to_string();
+        let shown = crate::redact::url(&base_url);
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(format!(
-                "base_url `{base_url}` must start with http:// or https://"
+                "base_url `{shown}` must start with http:// or https://"
             ));
         }
         let mut map = HeaderMap::new();
@@ -106,6 +110,7 @@ impl Endpoint {
             .map(Secret);
         Ok(Endpoint {
             base_url,
+            shown,
             api_key_env: api_key_env.to_string(),
             api_key,
             headers: map,
@@ -114,8 +119,18 @@ impl Endpoint {
         })
     }
 
+    /// The URL of `path` under the base URL (credentials included: for requests only).
+    /// A query in the base URL (`?api-version=...`) stays after the path.
     pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url, path.trim_start_matches('/'))
+        let (base, query) = match self.base_url.find('?') {
+            Some(q) => self.base_url.split_at(q),
+            None => (self.base_url.as_str(), ""),
+        };
+        format!(
+            "{}/{}{query}",
+            base.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
     }
 
     /// A POST with the endpoint's headers, key and timeout.
@@ -138,6 +153,19 @@ impl Endpoint {
             rb = rb.header(AUTHORIZATION, v);
         }
         rb
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.shown)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers)
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish()
     }
 }
 
@@ -169,8 +197,8 @@ impl Failure {
     }
 }
 
-/// A transport error from reqwest, as a failure. URLs may appear; keys never do, since reqwest
-/// does not print headers.
+/// A transport error from reqwest, as a failure. Keys never appear, since reqwest does not
+/// print headers; URLs appear redacted.
 pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
     if e.is_timeout() {
         Failure::retryable(
@@ -180,7 +208,7 @@ pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
     } else if e.is_connect() {
         Failure::retryable(
             ErrorKind::Connect,
-            format!("cannot connect to {}", endpoint.base_url),
+            format!("cannot connect to {}", endpoint.shown),
         )
     } else {
         let mut msg = e.to_string();
@@ -189,7 +217,7 @@ pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
             msg = format!("{msg}: {s}");
             source = s.source();
         }
-        Failure::retryable(ErrorKind::Transport, msg)
+        Failure::retryable(ErrorKind::Transport, crate::redact::urls_in(&msg))
     }
 }
 
@@ -215,10 +243,10 @@ pub fn status_failure(
         };
         return Failure::fatal(
             ErrorKind::Auth,
-            format!("{} {status} rejected {key}", endpoint.base_url),
+            format!("{} {status} rejected {key}", endpoint.shown),
         );
     }
-    let detail = server_message(body);
+    let detail = crate::redact::urls_in(&server_message(body));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let mut f = Failure::retryable(ErrorKind::RateLimited, format!("{status}{detail}"));
         f.retry_after = retry_after;
@@ -293,6 +321,24 @@ mod tests {
     fn secrets_never_print() {
         let s = Secret("sk-very-secret".into());
         assert!(!format!("{s:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn urls_keep_the_query_after_the_path_and_show_no_credential() {
+        let ep = Endpoint::new(
+            "http://u:sk-1@127.0.0.1:1/v1/?api-version=2",
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            ep.url("/chat/completions"),
+            "http://u:sk-1@127.0.0.1:1/v1/chat/completions?api-version=2"
+        );
+        assert_eq!(ep.shown, "http://<redacted>@127.0.0.1:1/v1/?<redacted>");
+        assert!(!format!("{ep:?}").contains("sk-1"));
     }
 
     #[test]

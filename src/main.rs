@@ -20,7 +20,10 @@ fn main() {
         Ok(status) => status,
         Err(e) if is_broken_pipe(&e) => ExitStatus::Success,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Every message passes the URL redaction once more, whatever produced it, and
+            // shows the control characters of names it quotes escaped.
+            let message = rageval::redact::urls_in(&format!("{e:#}"));
+            eprintln!("error: {}", rageval::safe_text::visible(&message));
             ExitStatus::Error
         }
     };

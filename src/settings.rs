@@ -42,6 +42,7 @@ fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
         Duration::from_secs_f64(http.timeout_s),
         RetryPolicy {
             max_attempts: http.max_retries + 1,
+            base_delay: Duration::from_millis(http.backoff_ms),
             ..RetryPolicy::default()
         },
     )
@@ -135,6 +136,10 @@ pub struct SweepSettings {
     pub allow_errors: bool,
     /// `--gate`: gate the results written to `out`.
     pub gate: Option<GateSettings>,
+    /// The effective settings that change a result, as recorded in results.json.
+    pub identity: crate::identity::RunIdentity,
+    /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
+    pub max_runs: u64,
 }
 
 impl SweepSettings {
@@ -237,7 +242,11 @@ impl SweepSettings {
             }
             None
         };
+        let identity =
+            crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
         Ok(SweepSettings {
+            identity,
+            max_runs: args.max_runs,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

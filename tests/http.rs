@@ -260,7 +260,7 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
             "--seed",
             "7",
         ]);
-        let p = http_project(&server.url, false, "  max_retries: 12\n");
+        let p = http_project(&server.url, false, "  max_retries: 12\n  backoff_ms: 1\n");
         let out = p
             .cmd(&["sweep", "--no-cache"])
             .env(KEY_ENV, "test-key")
@@ -364,7 +364,7 @@ fn server_down_exits_2_and_writes_no_report() {
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
     for http_embedder in [false, true] {
-        let p = http_project(&url, http_embedder, "  max_retries: 1\n");
+        let p = http_project(&url, http_embedder, "  max_retries: 1\n  backoff_ms: 1\n");
         let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         let err = stderr(&out);

@@ -13,6 +13,15 @@ use crate::sweep::{Engine, Sweep};
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let ws = Workspace::load(&s.evalsets)?;
+    let questions = ws.questions().count() as u64;
+    let settings = s.grid.len() as u64;
+    let runs = questions.saturating_mul(settings);
+    if runs > s.max_runs {
+        anyhow::bail!(
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            s.max_runs
+        );
+    }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
@@ -29,7 +38,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let c = &sweep.calls;
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = s.config.config.chat.http().base_url();
+        let url = crate::redact::url(&s.config.config.chat.http().base_url());
         let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
             format!("check the key in `${}`", s.config.config.chat.api_key_env)
         } else if c
@@ -53,7 +62,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         OutputFormat::Json => {
             let mut buf = Vec::new();
             report::JsonResults.write(&results, &mut buf)?;
-            super::print(&String::from_utf8(buf)?)?;
+            super::print_raw(&String::from_utf8(buf)?)?;
         }
         OutputFormat::Table if !s.quiet => {
             let c = &results.calls;
@@ -128,40 +137,6 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// The configuration as results record it: what changes a result, credentials redacted.
-fn recorded_config(c: &crate::config::Config) -> serde_json::Value {
-    let mut config = serde_json::to_value(c).unwrap_or_default();
-    if let Some(obj) = config.as_object_mut() {
-        // Where reports go, how fast calls are made and how they are gated do not change a result.
-        obj.remove("out");
-        obj.remove("gate");
-        obj.remove("evalsets");
-        obj.remove("cache");
-        for section in ["sweep", "embedder"] {
-            if let Some(v) = obj.get_mut(section).and_then(|v| v.as_object_mut()) {
-                v.remove("concurrency");
-            }
-        }
-        // Streaming changes how a reply arrives, not the reply.
-        if let Some(chat) = obj.get_mut("chat").and_then(|v| v.as_object_mut()) {
-            chat.remove("stream");
-        }
-        // Header values may hold credentials: keep the names only.
-        for section in ["chat", "embedder"] {
-            if let Some(headers) = obj
-                .get_mut(section)
-                .and_then(|v| v.get_mut("headers"))
-                .and_then(|h| h.as_object_mut())
-            {
-                for v in headers.values_mut() {
-                    *v = serde_json::Value::String("<redacted>".into());
-                }
-            }
-        }
-    }
-    config
-}
-
 /// Aggregate a finished sweep into the value every report reads.
 pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
     let questions: Vec<_> = ws.questions().cloned().collect();
@@ -175,20 +150,6 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             )
         })
         .collect();
-    let config = recorded_config(&s.config.config);
-    // The recommendation policy judges results; it does not change them. The digest covers
-    // the values that differ from the defaults only (see `record::digest`).
-    let digested = |c: &crate::config::Config| {
-        let mut v = recorded_config(c);
-        if let Some(obj) = v.as_object_mut() {
-            obj.remove("recommend");
-        }
-        v
-    };
-    let config_digest = crate::record::digest::config_digest(
-        &digested(&s.config.config),
-        &digested(&crate::config::Config::default()),
-    );
     let evalsets = ws
         .sets
         .iter()
@@ -212,9 +173,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .collect();
     Results {
         meta: Meta {
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            config_digest,
-            config,
+            identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
             refusal: s.pipeline.rules.refusal.clone(),

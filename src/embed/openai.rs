@@ -98,9 +98,9 @@ impl Embedder for OpenAiEmbedder {
                 .buffered(self.concurrency)
                 .map_err(|e| {
                     EmbedError(format!(
-                        "{} at {}: {}",
+                        "{} at {}/embeddings: {}",
                         e.kind.as_str(),
-                        self.endpoint.url("embeddings"),
+                        self.endpoint.shown,
                         e.message
                     ))
                 })

@@ -116,7 +116,7 @@ impl ResultsFile {
                 .iter()
                 .map(|c| c.to_string())
                 .collect(),
-            config_digest: Some(r.meta.config_digest.clone()),
+            config_digest: Some(r.meta.identity.digest.clone()),
             settings,
             questions: r
                 .questions

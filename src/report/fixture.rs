@@ -185,9 +185,11 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let calls = CallStats::of(&call_log, &runs, 3);
     Results {
         meta: Meta {
-            tool_version: "0.0.0-test".into(),
-            config_digest: "sha256:0000".into(),
-            config: serde_json::json!({}),
+            identity: crate::identity::RunIdentity {
+                tool_version: "0.0.0-test".into(),
+                digest: "sha256:0000".into(),
+                config: crate::identity::EffectiveConfig::new(&Default::default()),
+            },
             embedder: "hash-1024".into(),
             model: "mock".into(),
             refusal: REFUSAL.into(),

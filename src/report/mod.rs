@@ -33,12 +33,9 @@ use crate::sweep::{CallStats, Run, Setting};
 /// Facts about the run that every report states: the identity of a results record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
-    pub tool_version: String,
-    /// sha256 of the effective configuration: the values that differ from the defaults, so
-    /// that a new field with a default leaves every digest as it was.
-    pub config_digest: String,
-    /// The effective configuration, credentials redacted.
-    pub config: serde_json::Value,
+    /// `tool_version`, `config_digest` and `config`: who ran and with which settings.
+    #[serde(flatten)]
+    pub identity: crate::identity::RunIdentity,
     pub embedder: String,
     pub model: String,
     pub refusal: String,

@@ -29,6 +29,10 @@ use crate::record::{CallRecord, CallRole};
 use crate::retrieve::{Hit, Index};
 use crate::rewrite::{self, Rewrite};
 
+/// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
+/// costs memory in every report, and a typo in a range should not cost an hour.
+pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
+
 /// One (question, setting) run with its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
