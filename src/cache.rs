@@ -178,6 +178,14 @@ impl ChatModel for CachedModel {
         self.inner.params()
     }
 
+    fn is_cached(&self, request: &ChatRequest) -> bool {
+        self.mode == CacheMode::Use
+            && self
+                .store
+                .get(&chat_key(self.inner.as_ref(), request))
+                .is_some()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,

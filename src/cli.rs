@@ -125,6 +125,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
 
+    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }

@@ -140,6 +140,8 @@ pub struct SweepSettings {
     pub identity: crate::identity::RunIdentity,
     /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
     pub max_runs: u64,
+    /// `--dry-run`: plan and count, make no chat call, write no report.
+    pub dry_run: bool,
 }
 
 impl SweepSettings {
@@ -247,6 +249,7 @@ impl SweepSettings {
         Ok(SweepSettings {
             identity,
             max_runs: args.max_runs,
+            dry_run: args.dry_run,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

@@ -92,7 +92,7 @@ fn raw(
 }
 
 /// A sample project whose config sends chat (and optionally embeddings) to `url`.
-fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
+pub fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
     let p = Project::sample();
     let embedder = if http_embedder {
         format!("embedder:\n  kind: openai\n  base_url: {url}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\n  batch_size: 64\n")

@@ -4,6 +4,7 @@ mod support;
 
 mod browser;
 mod commands;
+mod dry_run;
 mod errors;
 mod gate;
 mod gate_errors;

@@ -109,6 +109,12 @@ pub trait ChatModel: Send + Sync {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, CallError>>;
+
+    /// Whether `request` would be answered without calling the model (from a cache): what
+    /// `sweep --dry-run` counts as a cached prompt.
+    fn is_cached(&self, _request: &ChatRequest) -> bool {
+        false
+    }
 }
 
 /// The rough estimate used when a server reports no usage: four characters per token, rounded

@@ -22,6 +22,9 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             s.max_runs
         );
     }
+    if s.dry_run {
+        return dry_run(&s, &ws).await;
+    }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
@@ -126,6 +129,73 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
     }
     Ok(status)
+}
+
+/// `--dry-run`: plan, count and print; no chat call, no report.
+async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        rules: s.pipeline.rules.clone(),
+        concurrency: s.concurrency,
+        progress: None,
+    };
+    let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
+    match s.format {
+        OutputFormat::Json => {
+            let doc = serde_json::json!({ "dry_run": [&dry], "currency": s.pipeline.currency });
+            super::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        }
+        OutputFormat::Table => super::print(&dry_run_text(&[dry], &s.pipeline.currency))?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The dry run's table, one row per chat model, and what it did and did not do.
+fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "chat model",
+        "runs",
+        "early refusals",
+        "distinct prompts",
+        "cached prompts",
+        "rewrites (cached)",
+        "calls to make",
+        "prompt tokens (est.)",
+        "prompt cost (est.)",
+    ]);
+    for d in rows {
+        t.add_row([
+            d.model.clone(),
+            d.runs.to_string(),
+            d.early_refusals.to_string(),
+            d.distinct_prompts.to_string(),
+            d.cached_prompts.to_string(),
+            format!("{} ({})", d.rewrite_calls, d.cached_rewrites),
+            d.calls.to_string(),
+            d.prompt_tokens.to_string(),
+            format!("{:.4} {currency}", d.prompt_cost),
+        ]);
+    }
+    for i in 1..9 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
+    let mut text = format!(
+        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts.\n{t}\n"
+    );
+    text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
+    if rows.iter().any(|d| d.rewrite_calls > 0) {
+        text.push_str(
+            "follow-ups are planned as asked: their `model` rewrites are counted, not made.\n",
+        );
+    }
+    text
 }
 
 /// `3 timeout, 1 server`

@@ -7,10 +7,12 @@
 //! prefix of that one result filtered by minScore; the property test in this module checks
 //! that the planned sweep equals evaluating every setting on its own.
 
+mod dry_run;
 pub mod grid;
 mod plan;
 mod run;
 
+pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
@@ -188,6 +190,50 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
 }
 
+/// A sweep planned up to its answer calls (see [`Engine::prepare`]).
+pub(crate) struct Prepared {
+    pub questions: Vec<Question>,
+    pub indexes: Vec<Index>,
+    pub views: Vec<View>,
+    pub settings: Vec<Setting>,
+    pub plan: Plan,
+    pub expected_scores: Vec<Option<f64>>,
+    pub question_embeddings: usize,
+}
+
+/// The `model` rewrite requests of the follow-up questions.
+pub(crate) struct RewriteRequests {
+    /// The follow-up questions, by index.
+    pub wanted: Vec<usize>,
+    /// Distinct requests: equal follow-ups (same turns, same question) share one.
+    pub requests: Vec<ChatRequest>,
+    /// Per wanted question, its request.
+    pub slot: Vec<usize>,
+}
+
+pub(crate) fn rewrite_requests(questions: &[Question]) -> RewriteRequests {
+    let wanted: Vec<usize> = (0..questions.len())
+        .filter(|&q| !questions[q].history.is_empty())
+        .collect();
+    let mut requests: Vec<ChatRequest> = Vec::new();
+    let mut index: HashMap<ChatRequest, usize> = HashMap::new();
+    let slot: Vec<usize> = wanted
+        .iter()
+        .map(|&q| {
+            let r = rewrite::request(&questions[q].question, &questions[q].history);
+            *index.entry(r.clone()).or_insert_with(|| {
+                requests.push(r);
+                requests.len() - 1
+            })
+        })
+        .collect();
+    RewriteRequests {
+        wanted,
+        requests,
+        slot,
+    }
+}
+
 /// The outcome of a `model` rewrite of one follow-up question.
 struct ModelRewrite {
     text: String,
@@ -236,22 +282,11 @@ impl Engine {
         if !grid.rewrites.contains(&Rewrite::Model) {
             return questions.iter().map(|_| None).collect();
         }
-        let wanted: Vec<usize> = (0..questions.len())
-            .filter(|&q| !questions[q].history.is_empty())
-            .collect();
-        // Equal follow-ups (same turns, same question) share one call.
-        let mut requests: Vec<ChatRequest> = Vec::new();
-        let mut index: HashMap<ChatRequest, usize> = HashMap::new();
-        let slot: Vec<usize> = wanted
-            .iter()
-            .map(|&q| {
-                let r = rewrite::request(&questions[q].question, &questions[q].history);
-                *index.entry(r.clone()).or_insert_with(|| {
-                    requests.push(r);
-                    requests.len() - 1
-                })
-            })
-            .collect();
+        let RewriteRequests {
+            wanted,
+            requests,
+            slot,
+        } = rewrite_requests(questions);
         let digests = self.digests(&requests);
         let replies = self.call(requests).await;
         let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
@@ -285,12 +320,16 @@ impl Engine {
         out
     }
 
-    /// Run the whole grid.
-    pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
+    /// Everything before the first answer call: retrieval for every text a question is asked
+    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) and the plan.
+    pub(crate) async fn prepare(
+        &self,
+        ws: &Workspace,
+        grid: &Grid,
+        rewritten: impl Fn(usize) -> Option<String>,
+    ) -> Result<Prepared> {
         let indexes = self.index(ws).await?;
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let mut log = CallLog::new();
-        let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
 
         // One view per distinct text a question is asked as.
         let mut views: Vec<View> = Vec::new();
@@ -303,9 +342,7 @@ impl Engine {
                     _ if question.history.is_empty() => question.question.clone(),
                     Rewrite::None => question.question.clone(),
                     Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
-                    Rewrite::Model => rewrites[q]
-                        .as_ref()
-                        .map_or_else(|| question.question.clone(), |r| r.text.clone()),
+                    Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
                 };
                 let v = match views[first..].iter().position(|v| v.text == text) {
                     Some(v) => first + v,
@@ -367,10 +404,7 @@ impl Engine {
 
         let settings = grid.settings();
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
-        let Plan {
-            runs: planned,
-            requests,
-        } = Plan::new(
+        let plan = Plan::new(
             &questions,
             &indexes,
             &views,
@@ -378,6 +412,36 @@ impl Engine {
             &settings,
             &self.rules.refusal,
         );
+        Ok(Prepared {
+            questions,
+            indexes,
+            views,
+            settings,
+            plan,
+            expected_scores,
+            question_embeddings,
+        })
+    }
+
+    /// Run the whole grid.
+    pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
+        let questions: Vec<_> = ws.questions().cloned().collect();
+        let mut log = CallLog::new();
+        let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
+        let Prepared {
+            questions,
+            indexes,
+            views,
+            settings,
+            plan: Plan {
+                runs: planned,
+                requests,
+            },
+            expected_scores,
+            question_embeddings,
+        } = self
+            .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
+            .await?;
         let digests = self.digests(&requests);
         let replies = self.call(requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
@@ -484,4 +548,4 @@ pub fn build_run(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -119,7 +119,7 @@ fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
     }
 }
 
-fn engine() -> Engine {
+pub(crate) fn engine() -> Engine {
     Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
