@@ -47,6 +47,19 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report folders (or their results.json files)
+    #[arg(required = true, value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Folder for the merged reports
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -128,6 +141,10 @@ pub struct SweepArgs {
     /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Run only shard I of N: the questions whose id hashes to I (docs/ci.md); `rageval merge` joins the shards' results
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 
     #[command(flatten)]
     pub gate_args: GateArgs,

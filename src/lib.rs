@@ -69,5 +69,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
     }
 }

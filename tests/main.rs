@@ -15,4 +15,5 @@ mod insight;
 mod scenarios;
 mod schema;
 mod secrets;
+mod shards;
 mod sweep;

@@ -8,11 +8,18 @@ use crate::exit::ExitStatus;
 use crate::report::{self, Exporter, Meta, Results, SetMeta};
 use crate::settings::SweepSettings;
 use crate::stats::aggregate;
-use crate::sweep::{Engine, Sweep};
+use crate::sweep::{Engine, Shard, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let ws = Workspace::load(&s.evalsets)?;
+    let evalsets = set_meta(&ws);
+    let (ws, positions, sets) = shard_workspace(ws, s.shard);
+    let shape = Shape {
+        evalsets,
+        positions,
+        sets,
+    };
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
     let runs = questions.saturating_mul(settings);
@@ -58,7 +65,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             kinds(&c.errors_by_kind)
         );
     }
-    let results = collect(&s, &ws, sweep);
+    let results = collect(&s, &ws, sweep, shape);
     let written = report::write_all(&results, &s.out)?;
 
     match s.format {
@@ -131,6 +138,13 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     Ok(status)
 }
 
+/// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
+pub struct Shape {
+    pub evalsets: Vec<SetMeta>,
+    pub positions: Vec<usize>,
+    pub sets: Vec<usize>,
+}
+
 /// `--dry-run`: plan, count and print; no chat call, no report.
 async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
     let engine = Engine {
@@ -144,7 +158,7 @@ async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
     match s.format {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": [&dry], "currency": s.pipeline.currency });
-            super::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+            super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
         OutputFormat::Table => super::print(&dry_run_text(&[dry], &s.pipeline.currency))?,
     }
@@ -207,21 +221,10 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// Aggregate a finished sweep into the value every report reads.
-pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
-    let questions: Vec<_> = ws.questions().cloned().collect();
-    let n = questions.len();
-    let stats = (0..sweep.settings.len())
-        .map(|i| {
-            aggregate(
-                &sweep.runs[i * n..(i + 1) * n],
-                &questions,
-                &s.pipeline.pricing,
-            )
-        })
-        .collect();
-    let evalsets = ws
-        .sets
+/// What results record of each question set: path, corpus, counts and digests, of the whole
+/// set (a shard runs only some of its questions).
+fn set_meta(ws: &Workspace) -> Vec<SetMeta> {
+    ws.sets
         .iter()
         .map(|set| {
             let corpus = &ws.corpora[set.questions[0].corpus];
@@ -240,6 +243,40 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
                 corpus_digest: report::digest(&parts),
             }
         })
+        .collect()
+}
+
+/// The workspace with only the questions of `shard`, the position of each kept question in the
+/// whole sweep's order, and its question set.
+fn shard_workspace(mut ws: Workspace, shard: Option<Shard>) -> (Workspace, Vec<usize>, Vec<usize>) {
+    let (mut positions, mut sets) = (Vec::new(), Vec::new());
+    let mut position = 0;
+    for (i, set) in ws.sets.iter_mut().enumerate() {
+        set.questions.retain(|q| {
+            position += 1;
+            let keep = shard.is_none_or(|sh| sh.contains(&q.id));
+            if keep {
+                positions.push(position - 1);
+                sets.push(i);
+            }
+            keep
+        });
+    }
+    (ws, positions, sets)
+}
+
+/// Aggregate a finished sweep into the value every report reads.
+pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
+    let questions: Vec<_> = ws.questions().cloned().collect();
+    let n = questions.len();
+    let stats = (0..sweep.settings.len())
+        .map(|i| {
+            aggregate(
+                &sweep.runs[i * n..(i + 1) * n],
+                &questions,
+                &s.pipeline.pricing,
+            )
+        })
         .collect();
     Results {
         meta: Meta {
@@ -251,8 +288,11 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             currency: s.pipeline.currency.clone(),
             pricing: s.pipeline.pricing,
             policy: s.config.config.recommend.clone(),
-            evalsets,
+            evalsets: shape.evalsets,
         },
+        shard: s.shard,
+        positions: shape.positions,
+        question_set: shape.sets,
         corpora: ws.corpora.iter().map(|c| c.describe()).collect(),
         call_log: sweep.call_log,
         chunk_ids: ws

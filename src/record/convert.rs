@@ -31,7 +31,6 @@ pub fn from_ms(ms: f64) -> Duration {
 impl Record {
     /// The record of `r`, with its summary.
     pub fn of(r: &Results) -> Record {
-        let set_of = set_paths(r);
         // The rewrite strategies in grid order, each with the first setting that uses it.
         let mut strategies: Vec<(Rewrite, usize)> = Vec::new();
         for (s, setting) in r.settings.iter().enumerate() {
@@ -40,6 +39,23 @@ impl Record {
             }
         }
         let call_id = |i: u32| r.call_log.get_index(i as usize).map(|(k, _)| k.clone());
+        // Calls in a canonical order: rewrites by question, then answers by first use in run
+        // order, which is the order a sweep makes them in; merged shards write the same.
+        let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
+        for q in 0..r.questions.len() {
+            for &(_, s) in &strategies {
+                if let Some(c) = r.runs_of(s).get(q).and_then(|run| run.rewrite_call) {
+                    order.insert(c);
+                }
+            }
+        }
+        order.extend(r.runs.iter().filter_map(|run| run.call));
+        order.extend(0..r.call_log.len() as u32);
+        let calls = order
+            .iter()
+            .filter_map(|&i| r.call_log.get_index(i as usize))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let questions = r
             .questions
             .iter()
@@ -63,8 +79,14 @@ impl Record {
                         .collect()
                 };
                 let record = QuestionRecord {
+                    position: r.positions.get(i).copied().unwrap_or(i),
                     question: q.question.clone(),
-                    set: set_of.get(i).cloned().unwrap_or_default(),
+                    set: r
+                        .question_set
+                        .get(i)
+                        .and_then(|&set| r.meta.evalsets.get(set))
+                        .map(|set| set.path.clone())
+                        .unwrap_or_default(),
                     corpus: r.corpora.get(q.corpus).cloned().unwrap_or_default(),
                     answerable: q.answerable,
                     tags: q.tags.clone(),
@@ -119,6 +141,7 @@ impl Record {
         Record {
             schema: SCHEMA.into(),
             identity: r.meta.clone(),
+            shard: r.shard,
             summary: Some(Summary::of(r)),
             dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
             corpora,
@@ -129,7 +152,7 @@ impl Record {
                 .enumerate()
                 .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map()))
                 .collect(),
-            calls: r.call_log.clone(),
+            calls,
             runs,
             question_embeddings: r.calls.question_embeddings,
         }
@@ -329,10 +352,25 @@ impl Record {
             .collect();
         let expected_scores = self.questions.values().map(|q| q.expected_score).collect();
         let policy = self.identity.policy.clone();
+        let positions = self.questions.values().map(|q| q.position).collect();
+        let question_set = self
+            .questions
+            .values()
+            .map(|q| {
+                self.identity
+                    .evalsets
+                    .iter()
+                    .position(|set| set.path == q.set)
+                    .unwrap_or(0)
+            })
+            .collect();
         let (chunk_ids, chunk_labels, flagged) = chunk_tables(&self.corpora);
         Ok(Results {
             meta: self.identity,
             corpora,
+            shard: self.shard,
+            positions,
+            question_set,
             questions,
             settings,
             stats,
@@ -380,13 +418,4 @@ fn chunk_tables(corpora: &IndexMap<String, CorpusRecord>) -> ChunkTables {
         })
         .collect();
     (ids, labels, flagged)
-}
-
-/// The question set of each question: sets hold their questions contiguously, in order.
-fn set_paths(r: &Results) -> Vec<String> {
-    r.meta
-        .evalsets
-        .iter()
-        .flat_map(|set| std::iter::repeat_n(set.path.clone(), set.answerable + set.unanswerable))
-        .collect()
 }

@@ -12,6 +12,7 @@
 
 mod convert;
 pub mod digest;
+pub mod merge;
 mod summary;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,10 @@ pub struct Record {
     pub schema: String,
     /// What produced the results: tool version, configuration digest, models, question sets.
     pub identity: Meta,
+    /// The shard of the sweep these results cover (`--shard I/N`): a partial record that
+    /// `rageval merge` joins with the other shards'. Absent for a whole sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::sweep::Shard>,
     /// Derived from the fields below (statistics, recommendation, separability); written for
     /// readers, recomputed whenever the record is read.
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
@@ -82,6 +87,9 @@ pub struct ChunkRecord {
 /// One question and the facts that do not depend on a setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QuestionRecord {
+    /// Its position in the whole sweep's question order (question sets in order, each in file
+    /// order), which a shard keeps so that merged shards list questions as one sweep does.
+    pub position: usize,
     pub question: String,
     /// The question set file it comes from.
     pub set: String,

@@ -131,3 +131,21 @@ fn the_committed_schema_is_the_generated_one() {
         "docs/results.schema.json is stale: regenerate it with `UPDATE_SCHEMA=1 cargo test --lib record::`"
     );
 }
+
+#[test]
+fn scores_round_trip_to_the_last_bit() {
+    // Floats whose shortest form has 17 digits: serde_json's default parser may miss them by
+    // one bit; the record reads them with `float_roundtrip`.
+    let mut r = fixture::results();
+    r.runs[0].passages[0].score = 0.223_606_792_420_072_86;
+    r.expected_scores[1] = Some(0.195_180_016_008_302_81);
+    let r = r.with_insight(&crate::config::RecommendConfig::default());
+    let first = bytes(&Record::of(&r));
+    let back = Record::parse(Path::new("r.json"), &first)
+        .unwrap()
+        .into_results()
+        .unwrap();
+    assert_eq!(back.runs[0].passages[0].score, 0.223_606_792_420_072_86);
+    assert_eq!(back.expected_scores[1], Some(0.195_180_016_008_302_81));
+    assert_eq!(bytes(&Record::of(&back)), first);
+}

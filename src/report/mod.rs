@@ -67,6 +67,12 @@ pub struct Results {
     pub meta: Meta,
     /// Corpus names (their folders), by corpus index.
     pub corpora: Vec<String>,
+    /// The shard these results cover, when the sweep ran one.
+    pub shard: Option<crate::sweep::Shard>,
+    /// Per question: its position in the whole sweep's question order (a shard's questions
+    /// are some of them), and its question set (an index into `meta.evalsets`).
+    pub positions: Vec<usize>,
+    pub question_set: Vec<usize>,
     pub questions: Vec<Question>,
     pub settings: Vec<Setting>,
     pub stats: Vec<SettingStats>,

@@ -11,11 +11,13 @@ mod dry_run;
 pub mod grid;
 mod plan;
 mod run;
+pub mod shard;
 
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
+pub use shard::Shard;
 
 use std::collections::HashMap;
 use std::sync::Arc;
