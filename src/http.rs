@@ -5,6 +5,8 @@
 //! names the variable the key came from, never its value.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_AFTER};
@@ -63,6 +65,35 @@ impl RetryPolicy {
     }
 }
 
+/// Connection failures in a row after which a server is taken for dead: every later call fails
+/// at once, without a connection attempt, and the sweep stops with "is the server running?".
+pub const DEAD_AFTER: u32 = 20;
+
+/// Counts connection failures in a row across all calls to one server (any answer resets it).
+#[derive(Debug, Default)]
+pub struct DeadServer {
+    in_a_row: AtomicU32,
+    dead: AtomicBool,
+}
+
+impl DeadServer {
+    /// Whether [`DEAD_AFTER`] connection attempts in a row failed.
+    pub fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Relaxed)
+    }
+
+    fn record<T>(&self, outcome: &Result<T, Failure>) {
+        match outcome {
+            Err(f) if f.error.kind == ErrorKind::Connect => {
+                if self.in_a_row.fetch_add(1, Ordering::Relaxed) + 1 >= DEAD_AFTER {
+                    self.dead.store(true, Ordering::Relaxed);
+                }
+            }
+            _ => self.in_a_row.store(0, Ordering::Relaxed),
+        }
+    }
+}
+
 /// One OpenAI-compatible server.
 #[derive(Clone)]
 pub struct Endpoint {
@@ -77,6 +108,8 @@ pub struct Endpoint {
     pub headers: HeaderMap,
     pub timeout: Duration,
     pub retry: RetryPolicy,
+    /// Shared by every clone: the calls of a sweep count together.
+    pub dead: Arc<DeadServer>,
 }
 
 impl Endpoint {
@@ -116,6 +149,7 @@ impl Endpoint {
             headers: map,
             timeout,
             retry,
+            dead: Arc::default(),
         })
     }
 
@@ -304,6 +338,35 @@ where
     }
 }
 
+/// [`with_retries`] under `endpoint`'s policy, counting connection failures in a row: once the
+/// server is dead ([`DEAD_AFTER`]), attempts fail at once without connecting.
+pub async fn call<T, F, Fut>(endpoint: &Endpoint, mut attempt: F) -> Result<T, CallError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let dead = endpoint.dead.clone();
+    with_retries(&endpoint.retry, || {
+        let next = (!dead.is_dead()).then(&mut attempt);
+        let dead = dead.clone();
+        let shown = &endpoint.shown;
+        async move {
+            let Some(next) = next else {
+                return Err(Failure::fatal(
+                    ErrorKind::Connect,
+                    format!(
+                        "cannot connect to {shown} ({DEAD_AFTER} connection attempts in a row failed; no more are made)"
+                    ),
+                ));
+            };
+            let outcome = next.await;
+            dead.record(&outcome);
+            outcome
+        }
+    })
+    .await
+}
+
 /// One client for every call: connections are pooled and reused.
 pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
@@ -339,6 +402,22 @@ mod tests {
         );
         assert_eq!(ep.shown, "http://<redacted>@127.0.0.1:1/v1/?<redacted>");
         assert!(!format!("{ep:?}").contains("sk-1"));
+    }
+
+    #[test]
+    fn a_server_is_dead_after_connection_failures_in_a_row_only() {
+        let d = DeadServer::default();
+        let refused = || Err::<(), _>(Failure::retryable(ErrorKind::Connect, "refused"));
+        for _ in 0..DEAD_AFTER - 1 {
+            d.record(&refused());
+        }
+        d.record(&Err::<(), _>(Failure::retryable(ErrorKind::Server, "500")));
+        for _ in 0..DEAD_AFTER - 1 {
+            d.record(&refused());
+        }
+        assert!(!d.is_dead(), "an answer in between resets the count");
+        d.record(&refused());
+        assert!(d.is_dead());
     }
 
     #[test]

@@ -18,6 +18,27 @@ pub const MAX_YAML_DEPTH: usize = 64;
 /// Largest corpus document: 16 MiB.
 pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Why a file is not read. The message names no file: the caller's error does.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A folder, FIFO, socket or device, found without opening it.
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    #[error("it is larger than the limit of {} MiB", .0 / (1024 * 1024))]
+    TooLarge(u64),
+    #[error("not UTF-8 (byte {0})")]
+    NotUtf8(usize),
+    #[error(
+        "line {0}: flow nesting (`[` and `{{`) is deeper than the limit of {MAX_YAML_DEPTH} levels"
+    )]
+    TooDeep(usize),
+    /// A corpus file whose real path is outside its corpus folder.
+    #[error("it links to `{}`, outside the corpus folder `{}`", .target.display(), .root.display())]
+    OutsideCorpus { target: PathBuf, root: PathBuf },
+}
+
 /// What kind of file system entry `meta` describes, when it is not a plain file.
 fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     let t = meta.file_type();
@@ -40,35 +61,29 @@ fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
             return Some("a device");
         }
     }
-    Some("not a regular file")
+    Some("an odd kind of file")
 }
 
 /// Refuse anything but a regular file (links are followed), without opening it.
 /// `/dev/null` is the one device accepted: it reads as an empty file (`--config /dev/null`).
-pub fn check_regular(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn check_regular(path: &Path) -> Result<(), FileError> {
+    let meta = std::fs::metadata(path)?;
     match odd_kind(&meta) {
         None => Ok(()),
         Some(_) if path == Path::new("/dev/null") => Ok(()),
-        Some("not a regular file") => Err("it is not a regular file".into()),
-        Some(kind) => Err(format!("it is {kind}, not a regular file")),
+        Some(kind) => Err(FileError::NotRegular(kind)),
     }
 }
 
 /// Read at most `limit` bytes of a regular file; more is refused.
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     check_regular(path)?;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
     // The length is read through the handle too: a file that grows is still cut at the limit.
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "it is larger than the limit of {} MiB",
-            limit / (1024 * 1024)
-        ));
+        return Err(FileError::TooLarge(limit));
     }
     Ok(bytes)
 }
@@ -79,19 +94,16 @@ pub fn strip_bom(text: &str) -> &str {
 }
 
 /// A YAML file as text: a regular file, at most [`MAX_YAML_BYTES`], UTF-8, flow nesting at
-/// most [`MAX_YAML_DEPTH`], without a byte-order mark. The error is the message only; the
-/// caller names the file.
-pub fn read_yaml(path: &Path) -> Result<String, String> {
+/// most [`MAX_YAML_DEPTH`], without a byte-order mark.
+pub fn read_yaml(path: &Path) -> Result<String, FileError> {
     let bytes = read_limited(path, MAX_YAML_BYTES)?;
-    let mut text = String::from_utf8(bytes)
-        .map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
+    let mut text =
+        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }
     if let Some(line) = too_deep(&text, MAX_YAML_DEPTH) {
-        return Err(format!(
-            "line {line}: flow nesting (`[` and `{{`) is deeper than the limit of {MAX_YAML_DEPTH} levels"
-        ));
+        return Err(FileError::TooDeep(line));
     }
     Ok(text)
 }
@@ -158,23 +170,23 @@ pub fn too_deep(text: &str, max: usize) -> Option<usize> {
 /// A corpus document, `path` found under the corpus folder whose canonical path is `root`:
 /// its real path must lie inside `root` (a link inside the corpus is fine), and it must be a
 /// regular file. Returns the text without a byte-order mark.
-pub fn read_document(root: &Path, path: &Path) -> Result<String, String> {
-    let real = path.canonicalize().map_err(|e| e.to_string())?;
+pub fn read_document(root: &Path, path: &Path) -> Result<String, FileError> {
+    let real = path.canonicalize()?;
     if !real.starts_with(root) {
-        return Err(format!(
-            "it links to `{}`, outside the corpus folder `{}`",
-            real.display(),
-            root.display()
-        ));
+        return Err(FileError::OutsideCorpus {
+            target: real,
+            root: root.to_path_buf(),
+        });
     }
     let bytes = read_limited(&real, MAX_DOCUMENT_BYTES)?;
-    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string())?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
     Ok(strip_bom(&text).to_string())
 }
 
 /// The canonical form of a corpus folder (links resolved), for [`read_document`].
-pub fn canonical_root(root: &Path) -> Result<PathBuf, String> {
-    root.canonicalize().map_err(|e| e.to_string())
+pub fn canonical_root(root: &Path) -> std::io::Result<PathBuf> {
+    root.canonicalize()
 }
 
 #[cfg(test)]
@@ -190,6 +202,22 @@ mod tests {
         // Closed brackets do not add up.
         assert_eq!(too_deep(&"[1] ".repeat(1000), 3), None);
         assert_eq!(too_deep("a: ['it''s [[[[', \"q \\\" [[[[\"]\n", 3), None);
+    }
+
+    #[test]
+    fn messages_name_what_is_wrong() {
+        assert_eq!(
+            FileError::NotRegular("a FIFO").to_string(),
+            "it is a FIFO, not a regular file"
+        );
+        assert_eq!(
+            FileError::TooLarge(MAX_YAML_BYTES).to_string(),
+            "it is larger than the limit of 16 MiB"
+        );
+        assert_eq!(
+            FileError::TooDeep(3).to_string(),
+            "line 3: flow nesting (`[` and `{`) is deeper than the limit of 64 levels"
+        );
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Pipeline {
     pub rules: Rules,
     pub pricing: Pricing,
     pub currency: String,
+    /// Whether the chat server refused [`crate::http::DEAD_AFTER`] connections in a row
+    /// (`openai` only): the sweep then stops early.
+    pub chat_dead: Option<Arc<crate::http::DeadServer>>,
 }
 
 fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
@@ -78,12 +81,15 @@ impl Pipeline {
                 }
             }
         };
+        let mut chat_dead = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
+                let endpoint = endpoint(c.chat.http())?;
+                chat_dead = Some(endpoint.dead.clone());
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(
-                        endpoint(c.chat.http())?,
+                        endpoint,
                         &c.chat.model,
                         c.chat.temperature,
                         c.chat.max_tokens,
@@ -99,6 +105,7 @@ impl Pipeline {
         };
         let strict = strict_refusal || c.prompt.strict_refusal;
         Ok(Pipeline {
+            chat_dead,
             embedder,
             model,
             rules: Rules {

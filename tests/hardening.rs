@@ -355,3 +355,107 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Every `.rs` file below `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn library_code_returns_notes_and_never_prints() {
+    let src = crate::support::repo().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let printing: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(src.join("commands")) && !f.ends_with("main.rs"))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            ["eprintln!", "eprint!(", "println!", "print!("]
+                .iter()
+                .any(|m| text.contains(m))
+        })
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        printing,
+        Vec::<String>::new(),
+        "print from src/commands only"
+    );
+}
+
+#[test]
+fn a_sweep_removes_stale_temporaries_of_its_own_naming_only() {
+    let p = Project::sample();
+    // A process id above any pid_max: its writer is gone.
+    let stale = p.write(
+        "reports/latest/.rageval-tmp-4294967295-AbC123",
+        "half a report",
+    );
+    let foreign = p.write("reports/latest/.tmpXyZ789", "someone else's");
+    p.cmd(&["sweep", "-q"]).assert().success();
+    assert!(!stale.exists(), "a stale temporary of ours is removed");
+    assert!(foreign.exists(), "files of other naming are kept");
+    let mut left: Vec<String> = std::fs::read_dir(p.path().join("reports/latest"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            ".tmpXyZ789",
+            "report.html",
+            "report.md",
+            "results.json",
+            "runs.csv",
+            "summary.csv"
+        ]
+    );
+}
+
+#[test]
+fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
+    if !require_tool("sh", "a POSIX shell") {
+        return;
+    }
+    let p = Project::sample();
+    // Enough runs that writing the reports takes a while.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+        .current_dir(p.path())
+        .args(["sweep", "-q", "--min-score", "0..49.9", "--k", "1..4"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = p.path().join("reports/latest");
+    let temporaries = || -> Vec<String> {
+        std::fs::read_dir(&out)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".rageval-tmp-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while temporaries().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(!temporaries().is_empty(), "the sweep began writing reports");
+    let kill = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exits as SIGINT would");
+    assert_eq!(temporaries(), Vec::<String>::new());
+}

@@ -128,7 +128,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     let out = run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml");
     assert_eq!(
         stderr(&out),
-        format!("error: every model call failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n")
+        format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n")
     );
     // A bad URL is named redacted too.
     p.write(

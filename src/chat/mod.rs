@@ -115,6 +115,12 @@ pub trait ChatModel: Send + Sync {
     fn is_cached(&self, _request: &ChatRequest) -> bool {
         false
     }
+
+    /// Warnings gathered since the last call (a cache write that failed), for the command to
+    /// print: the library never writes to the terminal.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The rough estimate used when a server reports no usage: four characters per token, rounded

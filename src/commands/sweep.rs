@@ -44,8 +44,27 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if let Some((bar, _)) = &bar {
         bar.finish_and_clear();
     }
-    let sweep = sweep?;
+    let mut sweep = sweep?;
+    // The bar is gone: notes and warnings get lines of their own.
+    if !s.quiet {
+        for note in std::mem::take(&mut sweep.notes) {
+            super::eprint_line(&format!("note: {note}"));
+        }
+    }
+    for warning in std::mem::take(&mut sweep.warnings) {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
     let c = &sweep.calls;
+    if s.pipeline.chat_dead.as_ref().is_some_and(|d| d.is_dead()) {
+        // Every later call failed at once: a report would only look valid, and the cache
+        // keeps the calls that finished, so a rerun resumes.
+        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        anyhow::bail!(
+            "the sweep stopped early: {} connection attempts in a row failed ({}); no report written; is the model server at `{url}` running?",
+            crate::http::DEAD_AFTER,
+            kinds(&c.errors_by_kind)
+        );
+    }
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
         let url = crate::redact::url(&s.config.config.chat.http().base_url());

@@ -181,6 +181,12 @@ pub struct Sweep {
     /// searched, which is the highest minScore at which that source still reaches the prompt.
     /// `None` when the question names no source or none ranks that high.
     pub expected_scores: Vec<Option<f64>>,
+    /// Notes for the person running the sweep (a `model` rewrite not used, and why), without
+    /// a `note: ` prefix; the command prints them unless `--quiet`.
+    pub notes: Vec<String>,
+    /// Warnings (a response that could not be cached), without a `warning: ` prefix; the
+    /// command prints them always.
+    pub warnings: Vec<String>,
 }
 
 /// What the sweep needs besides the question sets.
@@ -306,12 +312,6 @@ impl Engine {
                     Usage::default(),
                 ),
             };
-            if let Some(why) = &note {
-                eprintln!(
-                    "note: question `{}`: {why}; using the question as asked",
-                    questions[q].id
-                );
-            }
             out[q] = Some(ModelRewrite {
                 text,
                 note,
@@ -430,6 +430,17 @@ impl Engine {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let mut log = CallLog::new();
         let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
+        let notes = questions
+            .iter()
+            .zip(&rewrites)
+            .filter_map(|(q, r)| {
+                let why = r.as_ref()?.note.as_ref()?;
+                Some(format!(
+                    "question `{}`: {why}; using the question as asked",
+                    q.id
+                ))
+            })
+            .collect();
         let Prepared {
             questions,
             indexes,
@@ -478,12 +489,16 @@ impl Engine {
             })
             .collect();
         let calls = CallStats::of(&log, &runs, question_embeddings);
+        let mut warnings = self.embedder.warnings();
+        warnings.extend(self.model.warnings());
         Ok(Sweep {
             settings,
             call_log: log,
             runs,
             calls,
             expected_scores,
+            notes,
+            warnings,
         })
     }
 }
