@@ -19,6 +19,7 @@ pub mod judge;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
+pub mod record;
 pub mod redact;
 pub mod refusal;
 pub mod retrieve;
@@ -76,5 +77,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
     }
 }

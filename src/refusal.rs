@@ -24,7 +24,7 @@ pub fn is_refusal(reply: &str, refusal: &str, mode: RefusalMatch) -> bool {
 }
 
 /// The grading tier that recognised a refusal: the `refusal_match` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalTier {
     /// The trimmed reply is the sentence (and every early refusal, whose answer is the

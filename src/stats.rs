@@ -15,18 +15,27 @@ use crate::prompt::RefusalTier;
 use crate::sweep::Run;
 
 /// Prices per million tokens, for the cost estimate.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Pricing {
     pub prompt_per_million: f64,
     pub completion_per_million: f64,
-    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`).
+    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
+    /// absent (0) without a judge, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub judge_prompt_per_million: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub judge_completion_per_million: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// The aggregates of one setting. Token counts and calls are what a production system would
 /// spend if it ran every question independently at this setting.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SettingStats {
     /// Questions in the sweep.
     pub questions: usize,

@@ -136,19 +136,24 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
         assert_eq!(summary(&p, column), value, "{column}");
     }
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["judge"], "mock-judge");
-    assert_eq!(json["calls"]["judge_calls"], 5);
-    let judge_tokens = json["settings"][0]["judge_prompt_tokens"].as_u64().unwrap();
+    assert_eq!(json["identity"]["judge"], "mock-judge");
+    assert_eq!(json["summary"]["calls"]["judge_calls"], 5);
+    let judge_tokens = json["summary"]["settings"]["min_score=0,k=1"]["judge_prompt_tokens"]
+        .as_u64()
+        .unwrap();
     assert!(judge_tokens > 0);
     assert_eq!(
-        json["settings"][0]["judge_cost"].as_f64(),
+        json["summary"]["settings"]["min_score=0,k=1"]["judge_cost"].as_f64(),
         Some(judge_tokens as f64 / 1e6),
         "priced at judge.prompt_per_million, apart from the model's cost"
     );
-    assert_eq!(json["settings"][0]["cost"].as_f64(), Some(0.0));
+    assert_eq!(
+        json["summary"]["settings"]["min_score=0,k=1"]["cost"].as_f64(),
+        Some(0.0)
+    );
     assert_eq!(server.stats()["judge_requests"], 5);
     assert_eq!(
-        json["config"]["judge"]["endpoint"]["headers"],
+        json["identity"]["config"]["judge"]["endpoint"]["headers"],
         serde_json::json!(["X-Judge-Token"]),
         "header names only"
     );
@@ -168,7 +173,7 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     let out = sweep(&p);
     assert!(out.status.success(), "{}", stderr(&out));
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["calls"]["judge_cache_hits"], 5);
+    assert_eq!(json["summary"]["calls"]["judge_cache_hits"], 5);
     assert_eq!(
         server.stats()["judge_requests"],
         5,
@@ -284,7 +289,7 @@ fn a_custom_prompt_reaches_the_server_byte_for_byte_and_is_its_own_cache_key() {
     );
     let digest = |p: &Project| {
         let v: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-        v["config_digest"].as_str().unwrap().to_string()
+        v["identity"]["config_digest"].as_str().unwrap().to_string()
     };
     let first = digest(&p);
     let config = p
