@@ -384,6 +384,7 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
     let _in_flight = InFlight::new(tmp.path());
+    hold_for_tests();
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
         fill(&mut w).with_context(|| format!("cannot write `{}`", path.display()))?;
@@ -401,6 +402,18 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
     tmp.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())
+}
+
+/// Tests of interruption need a report write that is still in progress when their signal
+/// arrives: `RAGEVAL_TEST_HOLD_TEMPORARY_MS` keeps each temporary file open that long before it
+/// is filled. Unset (always, outside tests) it costs one environment lookup per file.
+fn hold_for_tests() {
+    if let Some(ms) = std::env::var("RAGEVAL_TEST_HOLD_TEMPORARY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// How our temporary files start: `.rageval-tmp-<pid>-<random>`, so that a later run can tell
