@@ -36,6 +36,26 @@ pub struct EffectiveConfig {
     pub pricing: PricingIdentity,
     /// `scan.patterns`: they decide which passages are flagged.
     pub scan_patterns: Vec<String>,
+    /// A foreign retriever; absent for the builtin one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retriever: Option<RetrieverIdentity>,
+}
+
+/// Where passages came from: URL redacted, header names only, the DSN's variable name only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieverIdentity {
+    pub kind: crate::config::RetrieverKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsn_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<crate::retriever::pgvector::Distance>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,6 +180,19 @@ impl EffectiveConfig {
                 },
             },
             scan_patterns: c.scan.patterns.clone(),
+            retriever: {
+                use crate::config::RetrieverKind;
+                let r = &c.retriever;
+                let pg = r.kind == RetrieverKind::Pgvector;
+                (r.kind != RetrieverKind::Builtin).then(|| RetrieverIdentity {
+                    kind: r.kind,
+                    url: r.url.as_deref().map(redact::url),
+                    headers: r.headers.keys().cloned().collect(),
+                    dsn_env: pg.then(|| r.dsn_env.clone()),
+                    table: pg.then(|| r.table.clone()),
+                    distance: pg.then_some(r.distance),
+                })
+            },
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod progress;
 pub mod prompt;
 pub mod redact;
 pub mod retrieve;
+pub mod retriever;
 pub mod rewrite;
 pub mod safe_text;
 pub mod scan;
@@ -68,5 +69,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
     }
 }

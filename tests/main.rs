@@ -11,6 +11,7 @@ mod gate_output;
 mod hardening;
 mod http;
 mod insight;
+mod retrievers;
 mod scenarios;
 mod schema;
 mod secrets;

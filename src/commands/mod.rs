@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod gate;
+pub mod index;
 pub mod mock_llm;
 pub mod scan;
 pub mod sweep;

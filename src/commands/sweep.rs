@@ -12,7 +12,8 @@ use crate::sweep::{Engine, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
-    let ws = Workspace::load(&s.evalsets)?;
+    let foreign = s.config.config.retriever.kind != crate::config::RetrieverKind::Builtin;
+    let ws = Workspace::load_for(&s.evalsets, foreign)?;
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
     let runs = questions.saturating_mul(settings);
@@ -22,6 +23,8 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             s.max_runs
         );
     }
+    let retriever =
+        crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
@@ -29,6 +32,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
+        retriever,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
     if let Some((bar, _)) = &bar {
@@ -173,7 +177,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .sets
         .iter()
         .map(|set| {
-            let corpus = &ws.corpora[set.questions[0].corpus];
+            let corpus = &sweep.corpora[set.questions[0].corpus];
             let parts: Vec<&[u8]> = corpus
                 .chunks
                 .iter()
@@ -200,7 +204,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             currency: s.pipeline.currency.clone(),
             evalsets,
         },
-        chunk_ids: ws
+        chunk_ids: sweep
             .corpora
             .iter()
             .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
@@ -210,9 +214,9 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             let scanner = crate::scan::Scanner::new(&s.config.config.scan.patterns)
                 .or_else(|_| crate::scan::Scanner::new(&crate::scan::Scanner::default_patterns()))
                 .expect("default patterns compile");
-            ws.corpora.iter().map(|c| scanner.flag(c)).collect()
+            sweep.corpora.iter().map(|c| scanner.flag(c)).collect()
         },
-        chunk_labels: ws
+        chunk_labels: sweep
             .corpora
             .iter()
             .map(|c| c.chunks.iter().map(ToString::to_string).collect())
