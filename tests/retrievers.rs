@@ -273,3 +273,79 @@ fn pgvector_setup_errors_exit_2_with_one_line_and_no_secret() {
         assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
     }
 }
+
+#[test]
+fn a_pgvector_table_sweeps_by_config_alone_without_a_markdown_folder() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    p.write("pg.yaml", &pg_config("  table: rv_alone\n"));
+    let out = p
+        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A second project holding only a question set: no corpus field, no folder.
+    let alone = Project::empty();
+    alone.write(
+        "sets/store.yaml",
+        "answerable:\n  - id: fee\n    question: How much does membership cost per term?\n    expect: {ids: [\"membership.md#1\"], answer: [\"10 US dollars\"]}\nunanswerable:\n  - id: parking\n    question: Where can I park my car?\n",
+    );
+    alone.write(
+        "rageval.yaml",
+        &pg_config("  table: rv_alone\n").replace("evalsets/club.yaml", "sets/store.yaml"),
+    );
+    let out = alone
+        .cmd(&["sweep", "--min-score", "0.3", "--k", "2", "--quiet"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (header, rows) = read_csv(&alone.read("reports/latest/runs.csv"));
+    let cols = [
+        "question_id",
+        "outcome",
+        "passages",
+        "expected_in_top_k",
+        "answer_match",
+    ];
+    let got: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| {
+            cols.iter()
+                .map(|c| crate::support::col(&header, r, c))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ["fee", "answer", "membership.md#1", "true", "true"],
+            ["parking", "early_refusal", "", "", ""],
+        ]
+    );
+}
+
+#[test]
+fn ask_and_prompt_go_through_the_same_retriever() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    p.write("builtin.yaml", "evalsets: [evalsets/club.yaml]\n");
+    p.write("http.yaml", &http_config(&server.url("ok")));
+    for verb in ["ask", "prompt"] {
+        let q = "How much does membership cost per term?";
+        let run = |config: &str| {
+            let out = p
+                .cmd(&["--config", config, verb, q, "--k", "2"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{verb}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let builtin = run("builtin.yaml");
+        assert!(builtin.contains("membership.md"), "{builtin}");
+        assert_eq!(run("http.yaml"), builtin, "{verb}");
+    }
+}
