@@ -31,6 +31,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every question over a grid of settings and write reports
@@ -47,6 +49,14 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
+    Merge(MergeArgs),
+    /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
+    Init(InitArgs),
+    /// Print the JSON Schema of rageval.yaml or of a question set, for editors
+    Schema(SchemaArgs),
+    /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
+    Completions(CompletionsArgs),
     /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
     Index(IndexArgs),
 }
@@ -59,6 +69,69 @@ pub struct IndexArgs {
     /// Drop the table and load it again (without it, a table that holds rows is left alone)
     #[arg(long)]
     pub replace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report folders (or their results.json files)
+    #[arg(required = true, value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Folder for the merged reports
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Folder of markdown documents to ask about [default: `docs/` when it holds markdown, else this folder when it does, else a sample `docs/welcome.md` is written]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file's schema
+    #[arg(value_enum)]
+    pub file: SchemaFile,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFile {
+    /// `rageval.yaml`
+    Config,
+    /// A question set, `evalsets/NAME.yaml`
+    Evalset,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+/// The completion script for `shell`.
+pub fn completions(shell: Shell) -> String {
+    use clap::CommandFactory;
+    use clap_complete::{generate, shells};
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    match shell {
+        Shell::Bash => generate(shells::Bash, &mut cmd, "rageval", &mut out),
+        Shell::Zsh => generate(shells::Zsh, &mut cmd, "rageval", &mut out),
+        Shell::Fish => generate(shells::Fish, &mut cmd, "rageval", &mut out),
+        Shell::Powershell => generate(shells::PowerShell, &mut cmd, "rageval", &mut out),
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Debug, Args)]
@@ -117,7 +190,7 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with = "refresh_cache")]
     pub no_cache: bool,
 
-    /// Make every call again and overwrite its cached response
+    /// Make every call again; the new answers are appended to the cache and replace the old ones
     #[arg(long)]
     pub refresh_cache: bool,
 
@@ -129,6 +202,10 @@ pub struct SweepArgs {
     #[arg(long)]
     pub stream: bool,
 
+    /// Show every column of the settings table, however wide [default: fit the terminal, else $COLUMNS, else 100]
+    #[arg(long)]
+    pub wide: bool,
+
     /// Gate the new results (as `rageval gate`); the exit status is the gate's
     #[arg(long)]
     pub gate: bool,
@@ -136,6 +213,14 @@ pub struct SweepArgs {
     /// Refuse a sweep that plans more runs (questions x settings) than this, before any work
     #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
+
+    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Run only shard I of N: the questions whose id hashes to I (docs/ci.md); `rageval merge` joins the shards' results
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 
     #[command(flatten)]
     pub gate_args: GateArgs,

@@ -18,6 +18,7 @@ pub mod insight;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
+pub mod record;
 pub mod redact;
 pub mod retrieve;
 pub mod retriever;
@@ -26,7 +27,9 @@ pub mod safe_text;
 pub mod scan;
 pub mod stats;
 pub mod sweep;
+pub mod term;
 pub mod text;
+mod yaml_de;
 mod yaml_loc;
 
 use std::future::Future;
@@ -63,6 +66,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
         }
+        Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
+        Command::Schema(args) => commands::schema::schema(args.file),
+        Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
             args.gate,
             args.results,
@@ -70,5 +76,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.quiet,
         )?),
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
+        Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
     }
 }

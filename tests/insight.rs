@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::support::{stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
+use crate::support::{entries, setting_row, stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
 
 fn json(p: &Project, rel: &str) -> Value {
     serde_json::from_str(&p.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
@@ -61,7 +61,8 @@ const MAX_MIN_SCORE: &[(&str, Option<f64>)] = &[
 #[test]
 fn sample_insight_matches_the_hand_computation() {
     let p = Project::sample();
-    let out = p.cmd(ARGS).output().unwrap();
+    // --wide: the prose lines unwrapped, as they are matched here.
+    let out = p.cmd(ARGS).arg("--wide").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -73,14 +74,14 @@ fn sample_insight_matches_the_hand_computation() {
     assert!(text.contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them"), "{text}");
 
     let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["recommended"], "min_score=0.3,k=1");
-    let rec = &r["recommendation"];
+    assert_eq!(r["summary"]["recommended"], "min_score=0.3,k=1");
+    let rec = &r["summary"]["recommendation"];
     assert_eq!(rec["setting"], "min_score=0.3,k=1");
     assert_eq!(rec["feasible"], 4);
     assert!(close(rec["cost"].as_f64().unwrap(), 0.8081, 1e-4), "{rec}");
-    assert_eq!(rec["policy"]["max_unwanted_answer_rate"], 0.2);
+    assert_eq!(r["summary"]["policy"]["max_unwanted_answer_rate"], 0.2);
 
-    let sep = &r["separability"];
+    let sep = &r["summary"]["separability"];
     assert!(
         close(sep["auc"].as_f64().unwrap(), 123.5 / 153.0, 1e-12),
         "{sep}"
@@ -94,18 +95,21 @@ fn sample_insight_matches_the_hand_computation() {
         1e-6
     ));
 
-    let questions = r["questions"].as_array().unwrap();
+    let questions = r["questions"].as_object().unwrap();
     assert_eq!(
-        questions.iter().filter(|q| q["answerable"] == true).count(),
+        questions
+            .values()
+            .filter(|q| q["answerable"] == true)
+            .count(),
         MAX_MIN_SCORE.len()
     );
     for &(id, step) in MAX_MIN_SCORE {
-        let q = questions.iter().find(|q| q["id"] == id).expect(id);
+        let q = &questions[id];
         let Some(step) = step else {
-            assert_eq!(q["max_min_score"], Value::Null, "{q}");
+            assert_eq!(q["expected_score"], Value::Null, "{q}");
             continue;
         };
-        let v = q["max_min_score"]
+        let v = q["expected_score"]
             .as_f64()
             .unwrap_or_else(|| panic!("{id}: {q}"));
         assert!(
@@ -113,16 +117,16 @@ fn sample_insight_matches_the_hand_computation() {
             "{id}: {v} not in [{step}, {step}+0.001)"
         );
     }
-    for q in questions.iter().filter(|q| q["answerable"] == false) {
-        assert_eq!(q["max_min_score"], Value::Null, "{q}");
+    for q in questions.values().filter(|q| q["answerable"] == false) {
+        assert_eq!(q["expected_score"], Value::Null, "{q}");
     }
 
     // The Pareto column and the recommended row agree with results.json.
-    let settings = r["settings"].as_array().unwrap();
+    let settings = entries(&p.read("reports/latest/results.json"), "settings");
     let pareto: Vec<&str> = settings
         .iter()
-        .filter(|s| s["pareto"] == true)
-        .map(|s| s["id"].as_str().unwrap())
+        .filter(|(id, _)| r["summary"]["settings"][id]["pareto"] == true)
+        .map(|(id, _)| id.as_str())
         .collect();
     assert_eq!(
         pareto,
@@ -151,17 +155,17 @@ fn no_setting_within_the_limits_names_the_closest() {
         "rageval.yaml",
         "evalsets: [evalsets/club.yaml]\nrecommend:\n  max_unwanted_answer_rate: 0.0\n",
     );
-    let out = p.cmd(&["sweep"]).output().unwrap();
+    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // 1/9 unwanted answers is the least any setting gives (minScore >= 0.3); of those only 0.3
     // keeps false refusals within 50%, and its k=1 has the fewest prompt tokens.
     let line = "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)";
     assert!(stdout(&out).contains(line), "{}", stdout(&out));
     let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["recommended"], Value::Null);
-    assert_eq!(r["recommendation"]["reason"], line);
+    assert_eq!(r["summary"]["recommended"], Value::Null);
+    assert_eq!(r["summary"]["recommendation"]["reason"], line);
     assert_eq!(
-        r["recommendation"]["closest"]["misses"][0]["limit"],
+        r["summary"]["recommendation"]["closest"]["misses"][0]["limit"],
         "max_unwanted_answer_rate"
     );
 }
@@ -199,8 +203,9 @@ fn chart_values_match_results_json() {
     let r = json(&p, "reports/latest/results.json");
     let html = p.read("reports/latest/report.html");
     let charts = chart_data(&html);
-    let settings = r["settings"].as_array().unwrap();
-    let setting = |id: &str| settings.iter().find(|s| s["id"] == id).expect(id);
+    let text = p.read("reports/latest/results.json");
+    let settings = entries(&text, "settings");
+    let setting = |id: &str| setting_row(&r, id);
 
     let lines = charts["lines"].as_array().unwrap();
     let ids: Vec<&str> = lines.iter().map(|c| c["id"].as_str().unwrap()).collect();
@@ -232,29 +237,77 @@ fn chart_values_match_results_json() {
         let want = if x == "min_score" { 4 } else { 5 };
         assert_eq!(chart["series"].as_array().unwrap().len(), want);
         let figure = figure(&html, chart["id"].as_str().unwrap());
-        assert!(figure.matches("<circle").count() >= settings.len(), "{y}");
+        // One marker per setting: a shape per line (circle, square, triangle, diamond).
+        assert_eq!(markers(figure), settings.len(), "{y}");
         assert!(figure.contains("<polyline"), "{y}: lines drawn");
     }
 
     let strips = &charts["strips"];
-    let questions = r["questions"].as_array().unwrap();
+    let questions = entries(&text, "questions");
     for (group, answerable) in [("answerable", true), ("unanswerable", false)] {
         let dots = strips[group].as_array().unwrap();
-        let want: Vec<&Value> = questions
+        let want: Vec<&(String, Value)> = questions
             .iter()
-            .filter(|q| q["answerable"] == answerable)
+            .filter(|(_, q)| q["answerable"] == answerable)
             .collect();
         assert_eq!(dots.len(), want.len());
-        for (dot, q) in dots.iter().zip(want) {
-            assert_eq!(dot["question"], q["id"]);
+        for (dot, (id, q)) in dots.iter().zip(want) {
+            assert_eq!(dot["question"], id.as_str());
             assert_eq!(dot["score"].as_f64(), q["best_score"].as_f64());
         }
     }
     assert_eq!(
         strips["threshold"].as_f64(),
-        setting(r["recommended"].as_str().unwrap())["min_score"].as_f64()
+        setting(r["summary"]["recommended"].as_str().unwrap())["min_score"].as_f64()
     );
     assert!(figure(&html, "best_scores").matches("<circle").count() >= questions.len());
+
+    // The scatter's axis has a labelled tick to the left of its lowest point.
+    let lowest = ["answerable", "unanswerable"]
+        .iter()
+        .flat_map(|g| strips[g].as_array().unwrap())
+        .map(|d| d["score"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    let tick = regex::Regex::new(r">\s*(-?\d+\.\d\d)\s*</text>").unwrap();
+    let first_tick = tick
+        .captures_iter(figure(&html, "best_scores"))
+        .map(|c| c[1].parse::<f64>().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        first_tick < lowest,
+        "first tick {first_tick}, lowest point {lowest}"
+    );
+
+    // Lines that coincide are named together in the legend (k=1 and k=2 refuse alike at every
+    // minScore, as do k=4 and k=8), and each line has its own marker shape.
+    let fr = figure(&html, "false_refusal_rate");
+    let coincide: Vec<&str> = fr
+        .split("<span class=\"small coincide\">")
+        .skip(1)
+        .map(|s| &s[..s.find("</span>").unwrap()])
+        .collect();
+    assert_eq!(
+        coincide,
+        [
+            "coincide (one line, the first drawn widest): k=1 = k=2",
+            "coincide (one line, the first drawn widest): k=4 = k=8"
+        ]
+    );
+    let fr_series = &lines[0]["series"];
+    assert_eq!(fr_series[1]["same_as"], serde_json::json!(["k=1"]));
+    assert_eq!(fr_series[2].get("same_as"), None);
+    for shape in ["●", "■", "▲", "◆"] {
+        assert!(fr.contains(&format!("\">{shape}</b> k=")), "{shape}");
+    }
+}
+
+/// The point markers of a line chart's figure: circles, squares and polygons (the background is
+/// the one other `<rect>`).
+pub fn markers(figure: &str) -> usize {
+    figure.matches("<circle").count()
+        + figure.matches("<polygon").count()
+        + figure.matches("<rect").count()
+        - 1
 }
 
 /// The `<figure>` of chart `id`.
@@ -318,11 +371,11 @@ pub fn xss_project() -> Project {
 fn corpus_markup_reaches_report_html_only_as_text() {
     let p = xss_project();
     let html = p.read("reports/latest/report.html");
-    let answers: Vec<String> = json(&p, "reports/latest/results.json")["runs"]
-        .as_array()
+    let answers: Vec<String> = json(&p, "reports/latest/results.json")["calls"]
+        .as_object()
         .unwrap()
-        .iter()
-        .map(|r| r["answer"].as_str().unwrap().to_string())
+        .values()
+        .map(|c| c["reply"].as_str().unwrap().to_string())
         .collect();
     assert!(
         answers

@@ -4,7 +4,9 @@ mod support;
 
 mod browser;
 mod commands;
+mod dry_run;
 mod errors;
+mod first_hour;
 mod gate;
 mod gate_errors;
 mod gate_output;
@@ -15,4 +17,5 @@ mod retrievers;
 mod scenarios;
 mod schema;
 mod secrets;
+mod shards;
 mod sweep;

@@ -3,8 +3,11 @@
 pub mod ask;
 pub mod gate;
 pub mod index;
+pub mod init;
+pub mod merge;
 pub mod mock_llm;
 pub mod scan;
+pub mod schema;
 pub mod sweep;
 pub mod validate;
 

@@ -20,7 +20,9 @@ use crate::BoxFuture;
 const CONCURRENCY: usize = 8;
 
 /// How the table's vectors are compared with the question's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Distance {
     #[default]
@@ -72,7 +74,7 @@ impl Distance {
 }
 
 /// The columns of the table, by name.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Columns {
     pub id: String,
