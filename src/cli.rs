@@ -57,6 +57,18 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
     Completions(CompletionsArgs),
+    /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Question sets whose corpora are loaded [default: the config's `evalsets`, else evalsets/*.yaml]
+    pub files: Vec<PathBuf>,
+
+    /// Drop the table and load it again (without it, a table that holds rows is left alone)
+    #[arg(long)]
+    pub replace: bool,
 }
 
 #[derive(Debug, Args)]

@@ -73,13 +73,19 @@ pub struct Workspace {
 impl Workspace {
     /// Load and check the sets at `paths`; ids must be unique across all of them.
     pub fn load(paths: &[PathBuf]) -> Result<Self, anyhow::Error> {
+        Workspace::load_for(paths, false)
+    }
+
+    /// As [`Workspace::load`]; with `foreign` (an `http` or `pgvector` retriever) a set needs no
+    /// corpus folder and its expected sources are not looked up in one: the store holds them.
+    pub fn load_for(paths: &[PathBuf], foreign: bool) -> Result<Self, anyhow::Error> {
         let mut ws = Workspace {
             sets: Vec::new(),
             corpora: Vec::new(),
         };
         let mut seen: HashMap<String, PathBuf> = HashMap::new();
         for path in paths {
-            let set = load_set(path, &mut ws.corpora)?;
+            let set = load_set(path, &mut ws.corpora, foreign)?;
             for q in &set.questions {
                 if let Some(first) = seen.insert(q.id.clone(), path.clone()) {
                     let loc = Locator::new(&set.text);
@@ -167,6 +173,9 @@ struct RawExpect {
     /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
     #[serde(default)]
     sources: OneOrMany,
+    /// Passage ids of the store: matched like sources, by id.
+    #[serde(default)]
+    ids: OneOrMany,
     /// Texts of which at least one must appear in a correct answer (case-insensitive).
     #[serde(default)]
     answer: OneOrMany,
@@ -251,7 +260,11 @@ enum RawRole {
 }
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
-pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
+pub fn load_set(
+    path: &Path,
+    corpora: &mut Vec<Corpus>,
+    foreign: bool,
+) -> Result<EvalSet, anyhow::Error> {
     let text =
         crate::input::read_yaml(path).map_err(|e| InputError::reading(path, "question set", e))?;
     if text.trim().is_empty() {
@@ -300,7 +313,11 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
             "is empty: name the folder of markdown documents".into(),
         ));
     }
-    let corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
+    let mut corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
+    if foreign && !corpus_field && !corpus_paths.iter().all(|p| p.is_dir()) {
+        // The store holds the passages: no folder is needed.
+        corpus_paths.clear();
+    }
     for corpus_path in &corpus_paths {
         if !corpus_path.is_dir() {
             let msg = if corpus_path.exists() {
@@ -331,6 +348,14 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
     };
     let corpus_idx = match corpora.iter().position(same) {
         Some(i) => i,
+        None if corpus_paths.is_empty() => {
+            corpora.push(Corpus {
+                root: PathBuf::new(),
+                roots: Vec::new(),
+                chunks: Vec::new(),
+            });
+            corpora.len() - 1
+        }
         None => {
             let corpus = Corpus::load_many(&corpus_paths).map_err(|e| {
                 InputError::new(path, format!("{e:#}"))
@@ -401,7 +426,12 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                 ));
             }
             let expect = item.expect.map(|e| Expect {
-                sources: e.sources.into_vec(),
+                sources: e
+                    .sources
+                    .into_vec()
+                    .into_iter()
+                    .chain(e.ids.into_vec())
+                    .collect(),
                 answers: e.answer.into_vec(),
             });
             let expect = expect.unwrap_or_default();
@@ -410,7 +440,7 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                 return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
             }
             for (j, source) in expect.sources.iter().enumerate() {
-                if corpus.find(source).is_none() {
+                if !foreign && corpus.find(source).is_none() {
                     let (mut s, f) = at("expect");
                     s.push(Seg::Key("sources"));
                     s.push(Seg::Index(j));
@@ -431,7 +461,7 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                     s.push(Seg::Key("marker"));
                     return Err(err(&s, format!("{f}.marker"), "is empty".into()));
                 }
-                if !corpus.chunks.iter().any(|c| c.source == attack.source) {
+                if !foreign && !corpus.chunks.iter().any(|c| c.source == attack.source) {
                     s.push(Seg::Key("source"));
                     return Err(err(
                         &s,

@@ -160,6 +160,10 @@ impl Endpoint {
             Some(q) => self.base_url.split_at(q),
             None => (self.base_url.as_str(), ""),
         };
+        if path.is_empty() {
+            // The whole URL is the endpoint (an HTTP retriever's `url`).
+            return self.base_url.clone();
+        }
         format!(
             "{}/{}{query}",
             base.trim_end_matches('/'),

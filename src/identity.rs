@@ -41,6 +41,26 @@ pub struct EffectiveConfig {
     /// The judge that graded the replies; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeIdentity>,
+    /// A foreign retriever; absent for the builtin one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retriever: Option<RetrieverIdentity>,
+}
+
+/// Where passages came from: URL redacted, header names only, the DSN's variable name only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieverIdentity {
+    pub kind: crate::config::RetrieverKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsn_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<crate::retriever::pgvector::Distance>,
 }
 
 /// The judge model (docs/judge.md): its grades change outcomes and wrong answers.
@@ -195,6 +215,19 @@ impl EffectiveConfig {
                 },
             },
             scan_patterns: c.scan.patterns.clone(),
+            retriever: {
+                use crate::config::RetrieverKind;
+                let r = &c.retriever;
+                let pg = r.kind == RetrieverKind::Pgvector;
+                (r.kind != RetrieverKind::Builtin).then(|| RetrieverIdentity {
+                    kind: r.kind,
+                    url: r.url.as_deref().map(redact::url),
+                    headers: r.headers.keys().cloned().collect(),
+                    dsn_env: pg.then(|| r.dsn_env.clone()),
+                    table: pg.then(|| r.table.clone()),
+                    distance: pg.then_some(r.distance),
+                })
+            },
             judge: c.judge.as_ref().map(|j| JudgeIdentity {
                 kind: j.kind,
                 model: match j.kind {

@@ -23,6 +23,7 @@ pub mod record;
 pub mod redact;
 pub mod refusal;
 pub mod retrieve;
+pub mod retriever;
 pub mod rewrite;
 pub mod safe_text;
 pub mod scan;
@@ -77,6 +78,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
     }
 }

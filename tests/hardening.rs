@@ -161,15 +161,15 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(raw_controls(&text), [], "{text}");
+    assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
     assert!(
         text.contains("fee\\u{1b}[31m"),
         "the id is shown escaped: {text}"
     );
     let md = p.read("reports/latest/report.md");
-    assert_eq!(raw_controls(&md), [], "{md}");
+    assert_eq!(raw_controls(&md), Vec::<char>::new(), "{md}");
     let html = p.read("reports/latest/report.html");
-    assert_eq!(raw_controls(&html), [], "report.html");
+    assert_eq!(raw_controls(&html), Vec::<char>::new(), "report.html");
 
     let out = p.cmd(&["scan", "docs"]).output().unwrap();
     assert_eq!(
@@ -190,7 +190,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(raw_controls(&text), [], "{text}");
+    assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
     assert!(
         text.contains("[1] (source: a.md#Fee \\u{1b}[2J\\u{202e}) The fee is ten dollars"),
         "{text}"

@@ -14,6 +14,7 @@ mod grading;
 mod hardening;
 mod http;
 mod insight;
+mod retrievers;
 mod scenarios;
 mod schema;
 mod secrets;

@@ -192,3 +192,19 @@ extern "C" fn print_skipped() {
 fn a_missing_tool_fails_the_test_under_ci() {
     require_tool_in("rageval-no-such-tool", "the tool", true);
 }
+
+/// The DSN of the test database (`scripts/postgres.sh start` prints it), or `None` when
+/// `RAGEVAL_TEST_DATABASE_URL` is unset. Under `CI=true` an unset variable fails the test.
+pub fn require_database() -> Option<String> {
+    let dsn = std::env::var("RAGEVAL_TEST_DATABASE_URL")
+        .ok()
+        .filter(|d| !d.is_empty());
+    if dsn.is_none() {
+        let how = "run `scripts/postgres.sh start` and export RAGEVAL_TEST_DATABASE_URL=$(scripts/postgres.sh url)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("no test database: {how} (CI=true does not skip tests)");
+        }
+        println!("skipped: no test database ({how})");
+    }
+    dsn
+}

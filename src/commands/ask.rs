@@ -1,55 +1,74 @@
 //! `rageval ask` and `rageval prompt`: one question through the pipeline, shown in full.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::chat::ChatRequest;
 use crate::corpus::Corpus;
 use crate::evalset::Workspace;
 use crate::exit::ExitStatus;
 use crate::prompt::{self, citations};
-use crate::retrieve::{passing, Hit, Index};
+use crate::retrieve::{passing, Hit};
 use crate::settings::AskSettings;
-use crate::sweep::build_index;
+use crate::sweep::{Engine, Query, Ranking};
 
-/// Retrieval for one question: the index and the hits that pass.
+/// Retrieval for one question: the passages and the hits that pass.
 struct Retrieved {
-    index: Index,
+    corpus: Corpus,
     top_k: Vec<Hit>,
     sent: Vec<Hit>,
 }
 
+/// The sweep's retrieval step for one question: the same boundary, builtin or foreign.
 async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
-    let corpus_dirs = match &s.corpus {
-        Some(dir) => vec![dir.clone()],
-        None => {
+    let retriever =
+        crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+    let corpus = match (&s.corpus, &retriever) {
+        // A foreign retriever brings its own passages.
+        (None, Some(_)) => Corpus {
+            root: ".".into(),
+            roots: Vec::new(),
+            chunks: Vec::new(),
+        },
+        (Some(dir), _) => Corpus::load_many(std::slice::from_ref(dir))?,
+        (None, None) => {
             let sets = s.config.evalsets();
             let Some(first) = sets.first() else {
                 bail!("no corpus: pass `--corpus DIR`, or list a question set in rageval.yaml");
             };
             let ws = Workspace::load(std::slice::from_ref(first))?;
-            ws.sets[0].corpus_paths.clone()
+            Corpus::load_many(&ws.sets[0].corpus_paths)?
         }
     };
-    let corpus = Corpus::load_many(&corpus_dirs)?;
-    let index = build_index(s.pipeline.embedder.as_ref(), corpus).await?;
-    let vector = s
-        .pipeline
-        .embedder
-        .embed(std::slice::from_ref(&s.question))
-        .await
-        .context("cannot embed the question")?
-        .remove(0);
-    let top_k = index.search(&vector, s.k);
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        rules: s.pipeline.rules.clone(),
+        concurrency: 1,
+        progress: None,
+        judge: None,
+        retriever,
+    };
+    let query = Query {
+        corpus: 0,
+        text: &s.question,
+        question: &s.question,
+    };
+    let Ranking {
+        mut corpora,
+        mut ranked,
+        ..
+    } = engine.rank(&[corpus], &[query], s.k).await?;
+    let top_k = ranked.remove(0);
     let sent = s.order.apply(passing(&top_k, s.k, s.min_score.to_f64()));
-    Ok(Retrieved { index, top_k, sent })
+    Ok(Retrieved {
+        corpus: corpora.remove(0),
+        top_k,
+        sent,
+    })
 }
 
 fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
-    let chunks: Vec<_> = r
-        .sent
-        .iter()
-        .map(|h| &r.index.corpus.chunks[h.chunk])
-        .collect();
+    let chunks: Vec<_> = r.sent.iter().map(|h| &r.corpus.chunks[h.chunk]).collect();
     s.pipeline
         .rules
         .prompt
@@ -97,7 +116,7 @@ pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
 pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
     print_warnings(&s);
-    let chunks = &r.index.corpus.chunks;
+    let chunks = &r.corpus.chunks;
     if r.sent.is_empty() {
         super::print(&format!(
             "{}\n\n({})\n",

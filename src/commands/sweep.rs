@@ -12,7 +12,8 @@ use crate::sweep::{Engine, Shard, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
-    let ws = Workspace::load(&s.evalsets)?;
+    let foreign = s.config.config.retriever.kind != crate::config::RetrieverKind::Builtin;
+    let ws = Workspace::load_for(&s.evalsets, foreign)?;
     let evalsets = set_meta(&ws);
     let (ws, positions, sets) = shard_workspace(ws, s.shard);
     let shape = Shape {
@@ -33,8 +34,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         // A gate that cannot judge the results is found before any model call is paid for.
         super::gate::preflight(gate, &s.grid.settings())?;
     }
+    let retriever =
+        crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
     if s.dry_run {
-        return dry_run(&s, &ws).await;
+        return dry_run(&s, &ws, retriever).await;
     }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
@@ -44,6 +47,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
+        retriever,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
     if let Some((bar, _)) = bar {
@@ -195,7 +199,11 @@ pub struct Shape {
 }
 
 /// `--dry-run`: plan, count and print; no chat call, no report.
-async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
+async fn dry_run(
+    s: &SweepSettings,
+    ws: &Workspace,
+    retriever: Option<std::sync::Arc<dyn crate::retriever::Retriever>>,
+) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
@@ -204,6 +212,7 @@ async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: None,
+        retriever,
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
@@ -395,9 +404,9 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
         shard: s.shard,
         positions: shape.positions,
         question_set: shape.sets,
-        corpora: ws.corpora.iter().map(|c| c.describe()).collect(),
+        corpora: sweep.corpora.iter().map(|c| c.describe()).collect(),
         call_log: sweep.call_log,
-        chunk_ids: ws
+        chunk_ids: sweep
             .corpora
             .iter()
             .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
@@ -407,9 +416,9 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             let scanner = crate::scan::Scanner::new(&s.config.config.scan.patterns)
                 .or_else(|_| crate::scan::Scanner::new(&crate::scan::Scanner::default_patterns()))
                 .expect("default patterns compile");
-            ws.corpora.iter().map(|c| scanner.flag(c)).collect()
+            sweep.corpora.iter().map(|c| scanner.flag(c)).collect()
         },
-        chunk_labels: ws
+        chunk_labels: sweep
             .corpora
             .iter()
             .map(|c| c.chunks.iter().map(ToString::to_string).collect())

@@ -26,6 +26,8 @@ pub struct Config {
     /// Report folder, relative to the config file.
     pub out: Option<String>,
     pub gate: GateConfig,
+    /// Where passages come from (docs/retrievers.md).
+    pub retriever: RetrieverConfig,
     /// The optional judge model; absent: no judge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
@@ -140,6 +142,64 @@ impl LoadedConfig {
                     );
                 }
             }
+        }
+        let r = &c.retriever;
+        if r.kind == RetrieverKind::Http {
+            match &r.url {
+                None => {
+                    return fail(
+                        &[Key("retriever"), Key("kind")],
+                        "retriever.url",
+                        "is missing: `retriever.kind: http` needs the search endpoint's URL".into(),
+                    )
+                }
+                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                    return fail(
+                        &[Key("retriever"), Key("url")],
+                        "retriever.url",
+                        format!(
+                            "`{}` must start with http:// or https://",
+                            crate::redact::url(url)
+                        ),
+                    )
+                }
+                Some(_) => {}
+            }
+        }
+        if !(r.timeout_s > 0.0 && r.timeout_s <= MAX_TIMEOUT_S) {
+            return fail(
+                &[Key("retriever"), Key("timeout_s")],
+                "retriever.timeout_s",
+                format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
+            );
+        }
+        if r.max_retries > MAX_RETRIES || r.backoff_ms > MAX_BACKOFF_MS {
+            return fail(
+                &[Key("retriever")],
+                "retriever.max_retries",
+                format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
+            );
+        }
+        if r.ef_search.is_some_and(|ef| !(1..=1000).contains(&ef)) {
+            return fail(
+                &[Key("retriever"), Key("ef_search")],
+                "retriever.ef_search",
+                "must be from 1 to 1000 (pgvector's range)".into(),
+            );
+        }
+        if r.kind == RetrieverKind::Pgvector
+            && (r.table.trim().is_empty()
+                || r.columns.embedding.is_empty()
+                || r.columns.id.is_empty()
+                || r.columns.text.is_empty()
+                || r.columns.source.is_empty())
+        {
+            return fail(
+                &[Key("retriever")],
+                "retriever.table",
+                "`table` and the `id`, `source`, `text` and `embedding` columns must be named"
+                    .into(),
+            );
         }
         if let Err(msg) = crate::scan::Scanner::new(&c.scan.patterns) {
             return fail(&[Key("scan"), Key("patterns")], "scan.patterns", msg);

@@ -27,12 +27,14 @@ use anyhow::{Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify_graded, Rules, Verdict};
+use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
 use crate::retrieve::{Hit, Index};
+use crate::retriever::{PassageTable, Retriever};
 use crate::rewrite::{self, Rewrite};
 
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
@@ -202,6 +204,9 @@ pub struct Sweep {
     /// Warnings (a response that could not be cached), without a `warning: ` prefix; the
     /// command prints them always.
     pub warnings: Vec<String>,
+    /// Per corpus of the workspace, the passages runs point into: the corpus itself for the
+    /// builtin retriever, the passages a foreign retriever returned otherwise.
+    pub corpora: Vec<Corpus>,
 }
 
 /// What the sweep needs besides the question sets.
@@ -213,12 +218,31 @@ pub struct Engine {
     pub rules: Rules,
     pub concurrency: usize,
     pub progress: Option<ProgressFn>,
+    /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
+    pub retriever: Option<Arc<dyn Retriever>>,
+}
+
+/// One search: the corpus slot it belongs to, the text searched, and the question it is for
+/// (named in errors).
+pub struct Query<'a> {
+    pub corpus: usize,
+    pub text: &'a str,
+    pub question: &'a str,
+}
+
+/// What retrieval gave: the passages per corpus slot, and per query its hits at the largest k.
+pub struct Ranking {
+    pub corpora: Vec<Corpus>,
+    pub ranked: Vec<Vec<Hit>>,
+    /// Distinct texts embedded or searched.
+    pub searched: usize,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
 pub(crate) struct Prepared {
     pub questions: Vec<Question>,
-    pub indexes: Vec<Index>,
+    /// Per corpus slot, the passages runs point into (see [`Sweep::corpora`]).
+    pub corpora: Vec<Corpus>,
     pub views: Vec<View>,
     pub settings: Vec<Setting>,
     pub plan: Plan,
@@ -270,12 +294,70 @@ struct ModelRewrite {
 
 impl Engine {
     /// Embed each corpus (one request per corpus) into a search index.
-    pub async fn index(&self, ws: &Workspace) -> Result<Vec<Index>> {
-        let mut indexes = Vec::with_capacity(ws.corpora.len());
-        for corpus in &ws.corpora {
+    pub async fn index(&self, corpora: &[Corpus]) -> Result<Vec<Index>> {
+        let mut indexes = Vec::with_capacity(corpora.len());
+        for corpus in corpora {
             indexes.push(build_index(self.embedder.as_ref(), corpus.clone()).await?);
         }
         Ok(indexes)
+    }
+
+    /// Retrieve every query at `k`, each distinct text once: the one retrieval the sweep,
+    /// `ask` and `prompt` share.
+    pub async fn rank(
+        &self,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        k: usize,
+    ) -> Result<Ranking> {
+        let mut texts: Vec<String> = Vec::new();
+        let mut text_of: HashMap<&str, usize> = HashMap::new();
+        let slots: Vec<usize> = queries
+            .iter()
+            .map(|q| {
+                *text_of.entry(q.text).or_insert_with(|| {
+                    texts.push(q.text.to_string());
+                    texts.len() - 1
+                })
+            })
+            .collect();
+        let Some(retriever) = &self.retriever else {
+            let indexes = self.index(corpora).await?;
+            // Each distinct text is embedded once, in one request.
+            let vectors = self
+                .embedder
+                .embed(&texts)
+                .await
+                .context("cannot embed the questions")?;
+            let ranked = queries
+                .iter()
+                .zip(&slots)
+                .map(|(q, &slot)| indexes[q.corpus].search(&vectors[slot], k))
+                .collect();
+            return Ok(Ranking {
+                corpora: indexes.into_iter().map(|i| i.corpus).collect(),
+                ranked,
+                searched: texts.len(),
+            });
+        };
+        let results = retriever.retrieve(&texts, k).await;
+        let mut tables: Vec<PassageTable> = corpora
+            .iter()
+            .map(|_| PassageTable::new(&retriever.describe()))
+            .collect();
+        let mut ranked = Vec::with_capacity(queries.len());
+        for (q, &slot) in queries.iter().zip(&slots) {
+            let passages = results[slot].as_ref().map_err(|e| {
+                anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question)
+            })?;
+            let table = &mut tables[q.corpus];
+            ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+        }
+        Ok(Ranking {
+            corpora: tables.into_iter().map(|t| t.corpus).collect(),
+            ranked,
+            searched: texts.len(),
+        })
     }
 
     /// Make every request with the engine's model, concurrency and progress.
@@ -295,7 +377,7 @@ impl Engine {
         &self,
         planned: &[PlannedRun],
         questions: &[Question],
-        indexes: &[Index],
+        corpora: &[Corpus],
         views: &[View],
         replies: &[Result<ChatReply, CallError>],
         calls: &mut CallStats,
@@ -324,7 +406,7 @@ impl Engine {
                             return None;
                         }
                         let q = &questions[p.question];
-                        let corpus = &indexes[q.corpus].corpus;
+                        let corpus = &corpora[q.corpus];
                         let chunks: Vec<_> =
                             p.passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
                         let text = &views[p.view].text;
@@ -423,7 +505,6 @@ impl Engine {
         grid: &Grid,
         rewritten: impl Fn(usize) -> Option<String>,
     ) -> Result<Prepared> {
-        let indexes = self.index(ws).await?;
         let questions: Vec<_> = ws.questions().cloned().collect();
 
         // One view per distinct text a question is asked as.
@@ -454,27 +535,22 @@ impl Engine {
             }
         }
 
-        // Each distinct text is embedded once, in one request.
-        let mut texts: Vec<String> = Vec::new();
-        let mut text_of: HashMap<&str, usize> = HashMap::new();
-        let slots: Vec<usize> = views
+        let queries: Vec<Query> = views
             .iter()
-            .map(|v| {
-                *text_of.entry(v.text.as_str()).or_insert_with(|| {
-                    texts.push(v.text.clone());
-                    texts.len() - 1
-                })
+            .map(|v| Query {
+                corpus: questions[v.question].corpus,
+                text: &v.text,
+                question: &questions[v.question].id,
             })
             .collect();
-        let vectors = self
-            .embedder
-            .embed(&texts)
-            .await
-            .context("cannot embed the questions")?;
-        let question_embeddings = texts.len();
-        for (view, slot) in views.iter_mut().zip(slots) {
-            view.ranked =
-                indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
+        let Ranking {
+            corpora,
+            ranked,
+            searched: question_embeddings,
+        } = self.rank(&ws.corpora, &queries, grid.max_k()).await?;
+        drop(queries);
+        for (view, hits) in views.iter_mut().zip(ranked) {
+            view.ranked = hits;
         }
 
         // Per question, from its retrieval under the grid's first rewrite strategy (the one
@@ -484,7 +560,7 @@ impl Engine {
             .enumerate()
             .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0])]].ranked))
             .map(|(q, hits)| {
-                let corpus = &indexes[q.corpus].corpus;
+                let corpus = &corpora[q.corpus];
                 // Best first, so the first expected hit is the best one.
                 hits.iter()
                     .find(|h| {
@@ -501,7 +577,7 @@ impl Engine {
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
         let plan = Plan::new(
             &questions,
-            &indexes,
+            &corpora,
             &views,
             lookup,
             &settings,
@@ -509,7 +585,7 @@ impl Engine {
         );
         Ok(Prepared {
             questions,
-            indexes,
+            corpora,
             views,
             settings,
             plan,
@@ -536,7 +612,7 @@ impl Engine {
             .collect();
         let Prepared {
             questions,
-            indexes,
+            corpora,
             views,
             settings,
             plan: Plan {
@@ -556,7 +632,7 @@ impl Engine {
             .grade(
                 &planned,
                 &questions,
-                &indexes,
+                &corpora,
                 &views,
                 &replies,
                 &mut judge_counts,
@@ -575,7 +651,7 @@ impl Engine {
                 let mut run = build_graded_run(
                     p,
                     q,
-                    &indexes[q.corpus].corpus,
+                    &corpora[q.corpus],
                     view,
                     settings[p.setting].k,
                     reply,
@@ -611,6 +687,7 @@ impl Engine {
             expected_scores,
             notes,
             warnings,
+            corpora,
         })
     }
 }

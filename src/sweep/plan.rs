@@ -5,9 +5,10 @@ use std::collections::HashMap;
 
 use super::Setting;
 use crate::chat::ChatRequest;
+use crate::corpus::Corpus;
 use crate::evalset::Question;
 use crate::prompt;
-use crate::retrieve::{passing, Hit, Index};
+use crate::retrieve::{passing, Hit};
 
 /// One question as retrieval sees it under a rewrite strategy: the text searched (and asked)
 /// and its search result at the grid's largest k, best first.
@@ -42,7 +43,7 @@ impl Plan {
     /// `view_of(q, setting)` names the view a question uses under a setting's rewrite strategy.
     pub fn new(
         questions: &[Question],
-        indexes: &[Index],
+        corpora: &[Corpus],
         views: &[View],
         view_of: impl Fn(usize, &Setting) -> usize,
         settings: &[Setting],
@@ -70,7 +71,7 @@ impl Plan {
                         setting.format,
                     );
                     *by_key.entry(key).or_insert_with(|| {
-                        let corpus = &indexes[question.corpus].corpus;
+                        let corpus = &corpora[question.corpus];
                         let chunks: Vec<_> =
                             passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
                         let request = ChatRequest {

@@ -131,12 +131,13 @@ pub(crate) fn engine() -> Engine {
         },
         concurrency: 3,
         progress: None,
+        retriever: None,
     }
 }
 
 /// The obvious implementation: every setting, every question, from scratch.
 async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
-    let indexes = engine.index(ws).await.unwrap();
+    let indexes = engine.index(&ws.corpora).await.unwrap();
     let questions: Vec<_> = ws.questions().cloned().collect();
     let mut runs = Vec::new();
     for (s, setting) in grid.settings().iter().enumerate() {

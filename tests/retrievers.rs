@@ -1,0 +1,351 @@
+//! Bring-your-own retrieval, for real: an HTTP search service served inside the test over the
+//! builtin index, and a PostgreSQL table with pgvector (scripts/postgres.sh) loaded by
+//! `rageval index`. Each must sweep the sample exactly as the builtin retriever does.
+
+use std::net::SocketAddr;
+
+use axum::extract::{Json, Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use rageval::corpus::Corpus;
+use rageval::embed::{Embedder, HashEmbedder};
+use rageval::retrieve::Index;
+use serde_json::{json, Value};
+
+use crate::support::{read_csv, repo, require_database, stderr, stdout, Project, SAMPLE_SWEEP};
+
+/// runs.csv without the columns that time calls: what must match run for run.
+fn runs_without_timings(p: &Project, out: &str) -> Vec<Vec<String>> {
+    let (header, rows) = read_csv(&p.read(&format!("{out}/runs.csv")));
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|&i| !matches!(header[i].as_str(), "latency_ms" | "ttft_ms"))
+        .collect();
+    rows.iter()
+        .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+        .collect()
+}
+
+fn sweep(p: &Project, config: &str, out: &str) -> std::process::Output {
+    let mut args: Vec<&str> = vec!["--config", config];
+    args.extend(SAMPLE_SWEEP);
+    args.extend(["--out", out, "--quiet"]);
+    p.cmd(&args).output().unwrap()
+}
+
+/// The builtin sweep of the sample, as the reference every other retriever must equal.
+fn builtin_runs(p: &Project) -> Vec<Vec<String>> {
+    p.write("builtin.yaml", "evalsets: [evalsets/club.yaml]\n");
+    let out = sweep(p, "builtin.yaml", "builtin");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    runs_without_timings(p, "builtin")
+}
+
+/// A search service over the builtin index of the sample corpus. `/ok` follows the contract;
+/// the other paths break it one way each.
+struct SearchServer {
+    addr: SocketAddr,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl SearchServer {
+    fn start() -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let corpus = Corpus::load(&repo().join("evalsets/club")).unwrap();
+        let embedder = HashEmbedder::new(rageval::embed::hash::DEFAULT_DIMENSIONS);
+        let index = runtime.block_on(async {
+            let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
+            Index::new(corpus, embedder.embed(&texts).await.unwrap())
+        });
+        let state = std::sync::Arc::new((index, embedder));
+        let app = Router::new()
+            .route("/{mode}", post(search))
+            .with_state(state);
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        SearchServer {
+            addr,
+            _runtime: runtime,
+        }
+    }
+
+    fn url(&self, mode: &str) -> String {
+        format!("http://{}/{mode}", self.addr)
+    }
+}
+
+type Shared = std::sync::Arc<(Index, HashEmbedder)>;
+
+async fn search(
+    State(state): State<Shared>,
+    UrlPath(mode): UrlPath<String>,
+    Json(body): Json<Value>,
+) -> Response {
+    let (index, embedder) = &*state;
+    let query = body["query"].as_str().unwrap().to_string();
+    let k = body["k"].as_u64().unwrap() as usize;
+    let vector = embedder.embed(&[query]).await.unwrap().remove(0);
+    let mut hits: Vec<Value> = index
+        .search(&vector, k)
+        .iter()
+        .map(|h| {
+            let c = &index.corpus.chunks[h.chunk];
+            json!({"id": c.id, "source": c.source, "heading": c.heading, "text": c.text, "score": h.score})
+        })
+        .collect();
+    match mode.as_str() {
+        "ok" => {}
+        "too-many" => hits.push(hits[0].clone()),
+        "missing" => {
+            hits[0].as_object_mut().unwrap().remove("text");
+        }
+        "fail" => return (StatusCode::INTERNAL_SERVER_ERROR, "down").into_response(),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    }
+    Json(json!({ "hits": hits })).into_response()
+}
+
+fn http_config(url: &str) -> String {
+    format!(
+        "evalsets: [evalsets/club.yaml]\nretriever:\n  kind: http\n  url: {url}\n  max_retries: 1\n  backoff_ms: 1\n"
+    )
+}
+
+#[test]
+fn an_http_retriever_over_the_builtin_index_sweeps_as_builtin_does() {
+    let p = Project::sample();
+    let want = builtin_runs(&p);
+    let server = SearchServer::start();
+    p.write("http.yaml", &http_config(&server.url("ok")));
+    let out = sweep(&p, "http.yaml", "http");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(want.len(), 520);
+    assert_eq!(runs_without_timings(&p, "http"), want);
+}
+
+#[test]
+fn an_http_retriever_that_breaks_the_contract_names_the_question() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    let first = "fee-per-term";
+    for (mode, why) in [
+        (
+            "too-many",
+            "9 hits for k = 8: a retriever must return at most k".to_string(),
+        ),
+        (
+            "missing",
+            format!(
+                "malformed at {}: the reply is not `{{\"hits\": [{{id, source, heading?, text, score}}]}}`: hit 0: missing field `text`",
+                server.url("missing")
+            ),
+        ),
+        (
+            "fail",
+            format!(
+                "server at {}: 500 Internal Server Error (after 2 attempts)",
+                server.url("fail")
+            ),
+        ),
+    ] {
+        p.write("bad.yaml", &http_config(&server.url(mode)));
+        let out = sweep(&p, "bad.yaml", mode);
+        assert_eq!(out.status.code(), Some(2), "{mode}: {}", stderr(&out));
+        let err = stderr(&out);
+        let line = err.lines().last().unwrap();
+        let want = format!("error: retrieval for question `{first}` failed: {why}");
+        assert_eq!(line, want, "{mode}");
+        assert!(!p.path().join(mode).exists(), "{mode}: no report");
+    }
+}
+
+fn pg_config(extra: &str) -> String {
+    format!("evalsets: [evalsets/club.yaml]\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  ef_search: 1000\n{extra}")
+}
+
+#[test]
+fn rageval_index_then_a_pgvector_sweep_equals_the_builtin_sweep() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    let want = builtin_runs(&p);
+    let table = "table: rv_equal\n";
+    p.write("pg.yaml", &pg_config(&format!("  {table}")));
+    let out = p
+        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = dsn.clone();
+    assert_eq!(
+        stdout(&out),
+        format!("loaded 23 chunks into `rv_equal` at {shown} (embedder `hash-1024`)\n")
+    );
+    // A second load without --replace leaves the table alone.
+    let again = p
+        .cmd(&["--config", "pg.yaml", "index"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        stderr(&again),
+        "error: table `rv_equal` already holds 23 rows: pass `--replace` to reload it\n"
+    );
+    let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
+    args.extend(SAMPLE_SWEEP);
+    args.extend(["--out", "pg", "--quiet"]);
+    let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", &dsn).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(runs_without_timings(&p, "pg"), want);
+}
+
+#[test]
+fn pgvector_setup_errors_exit_2_with_one_line_and_no_secret() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    // A table of 3-dimensional vectors, so the dimension check has something to refuse.
+    p.write(
+        "small.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedder:\n  dimensions: 3\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  table: rv_small\n",
+    );
+    let out = p
+        .cmd(&["--config", "small.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let host_port_db = dsn.split('@').nth(1).unwrap().to_string();
+    let wrong_password = format!("postgresql://rageval_pw:hunter2-secret@{host_port_db}");
+    let down = format!(
+        "postgresql://postgres:hunter2-secret@127.0.0.1:1/{}",
+        "rageval_test"
+    );
+    let cases: Vec<(&str, String, String)> = vec![
+        (
+            "table: rv_small\n",
+            dsn.clone(),
+            "error: column `embedding` of table `rv_small` holds 3-dimensional vectors, the embedder `hash-1024` gives 1024: reload the table with `rageval index --replace` or configure the embedder it was built with\n".into(),
+        ),
+        (
+            "table: rv_missing\n",
+            dsn.clone(),
+            format!("error: table `rv_missing` does not exist at {dsn} (create it with `rageval index`)\n"),
+        ),
+        (
+            "table: rv_small\n  columns: {text: body}\n",
+            dsn.clone(),
+            "error: table `rv_small` has no column `body` (retriever.columns.text)\n".into(),
+        ),
+        (
+            "table: rv_small\n",
+            wrong_password,
+            format!("error: cannot connect at postgresql://rageval_pw@{host_port_db}: password authentication failed for user \"rageval_pw\"\n"),
+        ),
+        (
+            "table: rv_small\n",
+            down,
+            "error: cannot connect at postgresql://postgres@127.0.0.1:1/rageval_test: error connecting to server: Connection refused (os error 111)\n".into(),
+        ),
+    ];
+    for (i, (extra, dsn, want)) in cases.iter().enumerate() {
+        let out_dir = format!("out{i}");
+        p.write("bad.yaml", &pg_config(&format!("  {extra}")));
+        let mut args: Vec<&str> = vec!["--config", "bad.yaml"];
+        args.extend(SAMPLE_SWEEP);
+        args.extend(["--out", &out_dir]);
+        let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", dsn).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "case {i}");
+        assert_eq!(&stderr(&out), want, "case {i}");
+        assert!(!stderr(&out).contains("hunter2"), "case {i}");
+        assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
+    }
+}
+
+#[test]
+fn a_pgvector_table_sweeps_by_config_alone_without_a_markdown_folder() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    p.write("pg.yaml", &pg_config("  table: rv_alone\n"));
+    let out = p
+        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A second project holding only a question set: no corpus field, no folder.
+    let alone = Project::empty();
+    alone.write(
+        "sets/store.yaml",
+        "answerable:\n  - id: fee\n    question: How much does membership cost per term?\n    expect: {ids: [\"membership.md#1\"], answer: [\"10 US dollars\"]}\nunanswerable:\n  - id: parking\n    question: Where can I park my car?\n",
+    );
+    alone.write(
+        "rageval.yaml",
+        &pg_config("  table: rv_alone\n").replace("evalsets/club.yaml", "sets/store.yaml"),
+    );
+    let out = alone
+        .cmd(&["sweep", "--min-score", "0.3", "--k", "2", "--quiet"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (header, rows) = read_csv(&alone.read("reports/latest/runs.csv"));
+    let cols = [
+        "question_id",
+        "outcome",
+        "passages",
+        "expected_in_top_k",
+        "answer_match",
+    ];
+    let got: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| {
+            cols.iter()
+                .map(|c| crate::support::col(&header, r, c))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ["fee", "answer", "membership.md#1", "true", "true"],
+            ["parking", "early_refusal", "", "", ""],
+        ]
+    );
+}
+
+#[test]
+fn ask_and_prompt_go_through_the_same_retriever() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    p.write("builtin.yaml", "evalsets: [evalsets/club.yaml]\n");
+    p.write("http.yaml", &http_config(&server.url("ok")));
+    for verb in ["ask", "prompt"] {
+        let q = "How much does membership cost per term?";
+        let run = |config: &str| {
+            let out = p
+                .cmd(&["--config", config, verb, q, "--k", "2"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{verb}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let builtin = run("builtin.yaml");
+        assert!(builtin.contains("membership.md"), "{builtin}");
+        assert_eq!(run("http.yaml"), builtin, "{verb}");
+    }
+}
