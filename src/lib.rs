@@ -20,6 +20,7 @@ pub mod progress;
 pub mod prompt;
 pub mod record;
 pub mod redact;
+pub mod repeat;
 pub mod retrieve;
 pub mod rewrite;
 pub mod safe_text;

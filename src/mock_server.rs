@@ -40,6 +40,10 @@ pub struct ServerOptions {
     /// Larger request bodies get 413.
     pub max_body_bytes: usize,
     pub faults: Faults,
+    /// `--vary-per-repeat`: a request whose `seed` is odd is refused (the refusal sentence),
+    /// whatever the prompt; seed 0, even seeds and no seed get the usual reply. This is a
+    /// server that answers differently per repeat of `sweep --repeat N`, exactly predictably.
+    pub vary_per_repeat: bool,
 }
 
 /// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
@@ -269,8 +273,16 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
             .fetch_add(1, Ordering::Relaxed);
     }
     let model = req["model"].as_str().unwrap_or("mock").to_string();
-    let request = ChatRequest { messages };
-    let text = state.model.reply(&request);
+    let seed = req["seed"].as_u64();
+    let request = ChatRequest {
+        messages,
+        seed: None,
+    };
+    let text = if state.opts.vary_per_repeat && seed.is_some_and(|s| s % 2 == 1) {
+        state.opts.refusal.clone()
+    } else {
+        state.model.reply(&request)
+    };
     let prompt_tokens = estimate_prompt_tokens(&request.messages);
     let completion_tokens = estimate_tokens(&text);
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});

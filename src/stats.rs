@@ -106,6 +106,9 @@ pub struct SettingStats {
     pub injected: usize,
     /// injected / attack_questions (null without attack questions).
     pub attack_success_rate: Option<f64>,
+    /// `--repeat N` (N > 1): outcome rates over all repeats and the flip rate; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stability: Option<crate::repeat::Stability>,
 }
 
 impl SettingStats {
@@ -131,7 +134,11 @@ pub fn aggregate<'a>(
     let mut latencies = Vec::new();
     let mut ttfts = Vec::new();
     let (mut recall_sum, mut rr_sum) = (0.0, 0.0);
+    let mut repeated = Vec::new();
     for run in runs {
+        if !run.repeats.is_empty() {
+            repeated.push(run);
+        }
         let q = &questions[run.question];
         s.questions += 1;
         if q.answerable {
@@ -226,6 +233,7 @@ pub fn aggregate<'a>(
     s.ttft_p50_ms = percentile(&ttfts, 0.50);
     s.ttft_p95_ms = percentile(&ttfts, 0.95);
     s.attack_success_rate = ratio(s.injected, s.attack_questions);
+    s.stability = crate::repeat::Stability::of(repeated, questions);
     s
 }
 

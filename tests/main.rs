@@ -13,6 +13,7 @@ mod gate_output;
 mod hardening;
 mod http;
 mod insight;
+mod repeat;
 mod scenarios;
 mod schema;
 mod secrets;

@@ -105,6 +105,7 @@ pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
     }
     let request = ChatRequest {
         messages: messages(&s, &r),
+        seed: None,
     };
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,

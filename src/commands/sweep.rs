@@ -22,10 +22,17 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     };
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
-    let runs = questions.saturating_mul(settings);
+    let runs = questions
+        .saturating_mul(settings)
+        .saturating_mul(u64::from(s.repeat));
     if runs > s.max_runs {
+        let repeats = if s.repeat > 1 {
+            format!(" x {} repeats", s.repeat)
+        } else {
+            String::new()
+        };
         anyhow::bail!(
-            "the sweep plans {runs} runs ({questions} questions x {settings} settings), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings{repeats}), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
             s.max_runs
         );
     }
@@ -43,6 +50,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
+        repeat: s.repeat,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
     if let Some((bar, _)) = bar {
@@ -152,6 +160,7 @@ async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: None,
+        repeat: s.repeat,
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
@@ -239,6 +248,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         c.cache_hits,
         c.failed,
     ));
+    after.extend(crate::repeat::summary_line(results));
     after.push(format!("wrote {}", written.join(", ")));
     let wrap = |lines: Vec<String>| -> String {
         lines

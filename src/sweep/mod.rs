@@ -68,6 +68,8 @@ pub struct Run {
     pub call: Option<u32>,
     /// The `model` rewrite call this run's question was asked through, an index into the log.
     pub rewrite_call: Option<u32>,
+    /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
+    pub repeats: Vec<crate::repeat::Repeat>,
 }
 
 /// Counters for the calls a sweep made.
@@ -152,6 +154,7 @@ fn log_calls(
                     ttft_ms: r.ttft.map(crate::record::to_ms),
                     error: None,
                     cached: r.cached,
+                    repeat: 0,
                 },
                 Err(e) => CallRecord {
                     role,
@@ -161,6 +164,7 @@ fn log_calls(
                     ttft_ms: None,
                     error: Some(e.clone()),
                     cached: false,
+                    repeat: 0,
                 },
             };
             log.insert_full(digest, record).0 as u32
@@ -196,6 +200,8 @@ pub struct Engine {
     pub rules: Rules,
     pub concurrency: usize,
     pub progress: Option<ProgressFn>,
+    /// `--repeat N`: every distinct answer call is made this many times (at least 1).
+    pub repeat: u32,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -455,9 +461,18 @@ impl Engine {
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
+        let distinct = requests.len();
+        let requests = crate::repeat::requests(requests, self.repeat);
         let digests = self.digests(&requests);
         let replies = self.call(requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
+        if self.repeat > 1 {
+            for (i, &c) in logged.iter().enumerate() {
+                if let Some((_, call)) = log.get_index_mut(c as usize) {
+                    call.repeat = (i / distinct) as u32;
+                }
+            }
+        }
         let runs: Vec<Run> = planned
             .iter()
             .map(|p| {
@@ -485,6 +500,19 @@ impl Engine {
                     run.rewrite_call = Some(r.call);
                 }
                 run.call = p.call.map(|c| logged[c]);
+                run.repeats = (1..self.repeat as usize)
+                    .map(|r| {
+                        let slot = p.call.map(|c| r * distinct + c);
+                        let top_k = &view.ranked[..settings[p.setting].k.min(view.ranked.len())];
+                        let corpus = &indexes[q.corpus].corpus;
+                        let reply = slot.map(|i| &replies[i]);
+                        crate::repeat::Repeat {
+                            call: slot.map(|i| logged[i]),
+                            outcome: classify(q, corpus, top_k, &p.passages, reply, &self.rules)
+                                .outcome,
+                        }
+                    })
+                    .collect();
                 run
             })
             .collect();
@@ -543,6 +571,7 @@ pub fn build_run(
         error: None,
         call: None,
         rewrite_call: None,
+        repeats: Vec::new(),
     };
     match reply {
         None => {}

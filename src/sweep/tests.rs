@@ -129,6 +129,7 @@ pub(crate) fn engine() -> Engine {
         },
         concurrency: 3,
         progress: None,
+        repeat: 1,
     }
 }
 
@@ -171,6 +172,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 let chunks: Vec<_> = sent.iter().map(|h| &index.corpus.chunks[h.chunk]).collect();
                 let request = crate::chat::ChatRequest {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
+                    seed: None,
                 };
                 Some(engine.model.complete(&request).await)
             };
