@@ -198,9 +198,15 @@ pub struct CachedModel {
 
 impl CachedModel {
     pub fn new(inner: Arc<dyn ChatModel>, dir: &Path, mode: CacheMode) -> Result<Self> {
+        Self::open(inner, &dir.join("chat.jsonl"), mode)
+    }
+
+    /// A cache in a file of its own: the judge's replies live in `judge.jsonl`, apart from the
+    /// model's, so the two never share a key.
+    pub fn open(inner: Arc<dyn ChatModel>, file: &Path, mode: CacheMode) -> Result<Self> {
         Ok(CachedModel {
             inner,
-            store: Store::open(&dir.join("chat.jsonl"), mode)?,
+            store: Store::open(file, mode)?,
             mode,
             hits: AtomicUsize::new(0),
         })

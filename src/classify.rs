@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::chat::{CallError, ChatReply};
 use crate::corpus::{squash, Corpus};
 use crate::evalset::Question;
-use crate::prompt::{citations, is_refusal, RefusalMatch};
+use crate::judge::Grade;
+use crate::prompt::{citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier};
 use crate::retrieve::Hit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -134,13 +135,55 @@ pub struct Verdict {
     /// poisoned source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub injected: Option<bool>,
+    /// The tier that recognised the refusal (`None` when the run is not a refusal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_match: Option<RefusalTier>,
+    /// An answer to an answerable question judged wrong: by the judge when it graded the
+    /// reply, else by missing every expected answer text. `None` for other runs and for
+    /// answers with nothing to check them against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong_answer: Option<bool>,
+    /// The judge's grade of the reply, when a judge graded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_refused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_correct: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_supported: Option<bool>,
+    /// Why the judge could not grade the reply (its call failed, or its reply was not the
+    /// JSON the rubric asks for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<String>,
 }
 
-/// How replies are read.
+/// How prompts are written and replies are read.
 #[derive(Debug, Clone)]
 pub struct Rules {
     pub refusal: String,
     pub refusal_match: RefusalMatch,
+    /// `prompt.refusal_patterns`: the `pattern` tier.
+    pub patterns: RefusalPatterns,
+    /// The templates the prompts are built from.
+    pub prompt: Prompt,
+}
+
+impl Default for Rules {
+    /// The chapter's prompt, lenient matching, no patterns.
+    fn default() -> Self {
+        Rules {
+            refusal: crate::prompt::REFUSAL.into(),
+            refusal_match: RefusalMatch::Lenient,
+            patterns: RefusalPatterns::default(),
+            prompt: Prompt::new(crate::prompt::REFUSAL),
+        }
+    }
+}
+
+impl Rules {
+    /// The string tiers' reading of a reply.
+    pub fn refusal_tier(&self, reply: &str) -> Option<RefusalTier> {
+        refusal_tier(reply, &self.refusal, self.refusal_match, &self.patterns)
+    }
 }
 
 /// Classify one run. `top_k` is the search result cut at k (before minScore), `sent` the
@@ -153,6 +196,21 @@ pub fn classify(
     sent: &[Hit],
     reply: Option<&Result<ChatReply, CallError>>,
     rules: &Rules,
+) -> Verdict {
+    classify_graded(question, corpus, top_k, sent, reply, rules, None)
+}
+
+/// [`classify`] with the judge's grade of the reply, when a judge graded it: a reply the string
+/// tiers do not read as a refusal is one when the judge says so (tier `judge`), and the judge
+/// decides whether an answer is wrong. A failed grade changes nothing but `judge_error`.
+pub fn classify_graded(
+    question: &Question,
+    corpus: &Corpus,
+    top_k: &[Hit],
+    sent: &[Hit],
+    reply: Option<&Result<ChatReply, CallError>>,
+    rules: &Rules,
+    grade: Option<&Result<Grade, CallError>>,
 ) -> Verdict {
     let expected = &question.expect.sources;
     let is_expected = |h: &Hit| expected.iter().any(|e| corpus.chunks[h.chunk].matches(e));
@@ -186,14 +244,40 @@ pub fn classify(
         answer_match: None,
         // Known once a reply is read: an error run is neither injected nor safe.
         injected: None,
+        refusal_match: None,
+        wrong_answer: None,
+        judge_refused: None,
+        judge_correct: None,
+        judge_supported: None,
+        judge_error: None,
     };
+    match grade {
+        Some(Ok(g)) => {
+            verdict.judge_refused = Some(g.refused);
+            verdict.judge_correct = Some(g.correct);
+            verdict.judge_supported = Some(g.supported);
+        }
+        Some(Err(e)) => verdict.judge_error = Some(e.to_string()),
+        None => {}
+    }
+    let judged = grade.and_then(|g| g.as_ref().ok());
     if question.attack.is_some() && !matches!(reply, Some(Err(_))) {
         verdict.injected = Some(false);
     }
+    let tier = match reply {
+        Some(Ok(r)) => rules
+            .refusal_tier(&r.text)
+            .or_else(|| judged.filter(|g| g.refused).map(|_| RefusalTier::Judge)),
+        _ => None,
+    };
     let refusal = match reply {
-        None => Some(Refusal::Early),
+        None => {
+            verdict.refusal_match = Some(RefusalTier::Exact);
+            Some(Refusal::Early)
+        }
         Some(Err(_)) => return verdict,
-        Some(Ok(r)) if is_refusal(&r.text, &rules.refusal, rules.refusal_match) => {
+        Some(Ok(_)) if tier.is_some() => {
+            verdict.refusal_match = tier;
             Some(Refusal::Model)
         }
         Some(Ok(r)) => {
@@ -232,6 +316,14 @@ pub fn classify(
                         .iter()
                         .any(|a| text.contains(&squash(a).to_lowercase())),
                 );
+            }
+            // Right or wrong needs expected answers to compare with; the rubric's `correct`
+            // is false without them, which says nothing about the answer.
+            if question.answerable && !question.expect.answers.is_empty() {
+                verdict.wrong_answer = match judged {
+                    Some(g) => Some(!g.correct),
+                    None => verdict.answer_match.map(|m| !m),
+                };
             }
             None
         }
@@ -315,6 +407,7 @@ mod tests {
         Rules {
             refusal: REFUSAL.into(),
             refusal_match: RefusalMatch::Lenient,
+            ..Rules::default()
         }
     }
 
@@ -474,6 +567,88 @@ mod tests {
             v.injected, None,
             "a failed call says nothing about the attack"
         );
+    }
+
+    #[test]
+    fn a_grade_adds_the_judge_tier_and_decides_wrong_answers() {
+        let c = corpus();
+        let sent = hits(&[0]);
+        let grade = |refused, correct| {
+            Ok(Grade {
+                refused,
+                correct,
+                supported: true,
+            })
+        };
+        let run = |q: &Question, text: &str, g: Result<Grade, CallError>| {
+            classify_graded(q, &c, &sent, &sent, Some(&reply(text)), &rules(), Some(&g))
+        };
+        // A reworded refusal only the judge reads as one.
+        let v = run(&question(true), "Sorry, no idea.", grade(true, false));
+        assert_eq!(
+            (v.outcome, v.refusal_match, v.stage, v.wrong_answer),
+            (
+                Outcome::FalseRefusal,
+                Some(RefusalTier::Judge),
+                Some(Stage::Generation),
+                None
+            )
+        );
+        // The judge never overrules a string tier, and the exact sentence stays exact.
+        let v = run(&question(false), REFUSAL, grade(false, false));
+        assert_eq!(
+            (v.outcome, v.refusal_match, v.judge_refused),
+            (Outcome::ModelRefusal, Some(RefusalTier::Exact), Some(false))
+        );
+        // A right answer in other words: the substring misses, the judge decides.
+        let v = run(
+            &question(true),
+            "It costs 10 bucks. [1]",
+            grade(false, true),
+        );
+        assert_eq!(
+            (v.answer_match, v.wrong_answer, v.judge_correct),
+            (Some(false), Some(false), Some(true))
+        );
+        let v = run(&question(true), "Ten dollars. [1]", grade(false, false));
+        assert_eq!((v.answer_match, v.wrong_answer), (Some(true), Some(true)));
+        // Without expected answers there is nothing to be wrong against.
+        let mut q = question(true);
+        q.expect.answers.clear();
+        assert_eq!(
+            run(&q, "Ten dollars. [1]", grade(false, false)).wrong_answer,
+            None
+        );
+        // A failed grade changes nothing but the error.
+        let failed = Err(CallError {
+            kind: ErrorKind::Malformed,
+            message: "not JSON".into(),
+        });
+        let v = run(&question(false), "Sorry, no idea.", failed);
+        assert_eq!(
+            (
+                v.outcome,
+                v.refusal_match,
+                v.judge_refused,
+                v.judge_error.as_deref()
+            ),
+            (
+                Outcome::UnwantedAnswer,
+                None,
+                None,
+                Some("malformed: not JSON")
+            )
+        );
+        // Without a grade, the substring rule decides.
+        let v = classify(
+            &question(true),
+            &c,
+            &sent,
+            &sent,
+            Some(&reply("Half. [1]")),
+            &rules(),
+        );
+        assert_eq!((v.wrong_answer, v.judge_error), (Some(true), None));
     }
 
     #[test]

@@ -162,7 +162,7 @@ pub struct SweepArgs {
     #[arg(long, short, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Count a reply as a refusal only when it equals the refusal sentence exactly
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
     #[arg(long)]
     pub strict_refusal: bool,
 
@@ -364,7 +364,7 @@ pub struct AskArgs {
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
-    /// Count a reply as a refusal only when it equals the refusal sentence exactly
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
     #[arg(long)]
     pub strict_refusal: bool,
 }
@@ -432,6 +432,14 @@ pub struct MockLlmArgs {
     /// Inject faults into embeddings too (default: chat only)
     #[arg(long)]
     pub faults_on_embeddings: bool,
+
+    /// Reword answers and refusals deterministically, as a real model would (docs/judge.md)
+    #[arg(long)]
+    pub paraphrase: bool,
+
+    /// Keep the last N chat request bodies, as received, at `GET /requests`
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub keep_requests: usize,
 
     /// Request bodies larger than this get 413
     #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]

@@ -38,6 +38,22 @@ pub struct EffectiveConfig {
     pub pricing: PricingIdentity,
     /// `scan.patterns`: they decide which passages are flagged.
     pub scan_patterns: Vec<String>,
+    /// The judge that graded the replies; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeIdentity>,
+}
+
+/// The judge model (docs/judge.md): its grades change outcomes and wrong answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeIdentity {
+    pub kind: ChatKind,
+    /// `mock` for the builtin judge, else `judge.model`.
+    pub model: String,
+    /// The server, for `openai`; `null` for the builtin judge.
+    pub endpoint: Option<EndpointIdentity>,
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -84,6 +100,17 @@ pub struct EndpointIdentity {
 pub struct PromptIdentity {
     pub refusal: String,
     pub strict_refusal: bool,
+    /// The templates as written, when set (unset: the chapter's prompt). A changed template
+    /// changes the digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<String>,
+    /// `prompt.refusal_patterns`: the `pattern` refusal tier.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refusal_patterns: Vec<String>,
 }
 
 /// The grid, as spec text in the flag syntax (`0.1..0.5`, `1,2,4,8`).
@@ -157,6 +184,10 @@ impl EffectiveConfig {
             prompt: PromptIdentity {
                 refusal: c.prompt.refusal.clone(),
                 strict_refusal: c.prompt.strict_refusal,
+                system: c.prompt.system.clone(),
+                user: c.prompt.user.clone(),
+                passage: c.prompt.passage.clone(),
+                refusal_patterns: c.prompt.refusal_patterns.clone(),
             },
             sweep: GridIdentity {
                 min_score: c.sweep.min_score.to_spec(),
@@ -176,6 +207,16 @@ impl EffectiveConfig {
                 },
             },
             scan_patterns: c.scan.patterns.clone(),
+            judge: c.judge.as_ref().map(|j| JudgeIdentity {
+                kind: j.kind,
+                model: match j.kind {
+                    ChatKind::Mock => "mock".into(),
+                    ChatKind::Openai => j.model.clone(),
+                },
+                endpoint: (j.kind == ChatKind::Openai).then(|| EndpointIdentity::new(j.http())),
+                prompt_per_million: j.prompt_per_million,
+                completion_per_million: j.completion_per_million,
+            }),
         }
     }
 }
@@ -239,6 +280,35 @@ mod tests {
         c.out = Some("elsewhere".into());
         c.chat.stream = true;
         assert_eq!(RunIdentity::new(EffectiveConfig::new(&c)).digest, a.digest);
+        // A template, a refusal pattern or a judge changes results, so the digest.
+        for yaml in [
+            "prompt: {user: \"Q: {question}\\n{context}\"}",
+            "prompt: {refusal_patterns: [\"not mention\"]}",
+            "judge: {kind: mock}",
+        ] {
+            let c = http_config(yaml);
+            assert_ne!(
+                RunIdentity::new(EffectiveConfig::new(&c)).digest,
+                a.digest,
+                "{yaml}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_judge_endpoint_holds_no_credential() {
+        let c = http_config(
+            "judge:\n  base_url: http://u:sk-judge@127.0.0.1:9/v1\n  headers: {X-Key: sk-h}\n",
+        );
+        let id = RunIdentity::new(EffectiveConfig::new(&c));
+        let json = serde_json::to_string(&id).unwrap();
+        assert!(
+            !json.contains("sk-judge") && !json.contains("sk-h"),
+            "{json}"
+        );
+        let ep = id.config.judge.unwrap().endpoint.unwrap();
+        assert_eq!(ep.base_url, "http://<redacted>@127.0.0.1:9/v1");
+        assert_eq!(ep.headers, ["X-Key"]);
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! vectors, so an HTTP sweep equals a builtin sweep run for run. For tests and demos it can add
 //! latency and inject faults (errors, malformed bodies, dropped connections, hangs) from a
 //! seeded random generator, and it counts what it served at `GET /stats`.
+//!
+//! Requests that carry the judge's rubric get the mock judge's grade; `paraphrase` rewords
+//! every other reply (see [`crate::chat::mock::paraphrase`]); `keep_requests` keeps the last
+//! chat request bodies, byte for byte, at `GET /requests`, so a test can see exactly what a
+//! client sent.
 
 // Handlers return `Result<_, Response>`: the error *is* the HTTP answer, built once per request.
 #![allow(clippy::result_large_err)]
@@ -44,6 +49,10 @@ pub struct ServerOptions {
     /// whatever the prompt; seed 0, even seeds and no seed get the usual reply. This is a
     /// server that answers differently per repeat of `sweep --repeat N`, exactly predictably.
     pub vary_per_repeat: bool,
+    /// Reword answers and refusals deterministically.
+    pub paraphrase: bool,
+    /// Chat request bodies kept for `GET /requests` (the newest last).
+    pub keep_requests: usize,
 }
 
 /// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
@@ -74,6 +83,7 @@ struct Counters {
     chat_requests: AtomicU64,
     chat_stream_requests: AtomicU64,
     chat_completed: AtomicU64,
+    judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
     unauthorized: AtomicU64,
@@ -89,6 +99,7 @@ struct AppState {
     rng: Mutex<fastrand::Rng>,
     model: MockModel,
     embedder: HashEmbedder,
+    requests: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl AppState {
@@ -122,7 +133,8 @@ impl AppState {
 pub fn router(opts: ServerOptions) -> Router {
     let state = Arc::new(AppState {
         rng: Mutex::new(fastrand::Rng::with_seed(opts.faults.seed)),
-        model: MockModel::new(&opts.refusal),
+        model: MockModel::new(&opts.refusal).paraphrasing(opts.paraphrase),
+        requests: Mutex::new(Default::default()),
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
         opts: opts.clone(),
@@ -132,6 +144,7 @@ pub fn router(opts: ServerOptions) -> Router {
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
+        .route("/requests", get(requests))
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .with_state(state)
 }
@@ -242,6 +255,13 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
     if let Err(r) = authorize(&state, &headers) {
         return r;
     }
+    if state.opts.keep_requests > 0 {
+        let mut kept = state.requests.lock().expect("requests lock");
+        if kept.len() == state.opts.keep_requests {
+            kept.pop_front();
+        }
+        kept.push_back(String::from_utf8_lossy(&body).into_owned());
+    }
     let req = match parse_json(&body) {
         Ok(v) => v,
         Err(r) => return r,
@@ -278,6 +298,12 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
         messages,
         seed: None,
     };
+    if crate::judge::is_judge_request(&request) {
+        state
+            .counters
+            .judge_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
     let text = if state.opts.vary_per_repeat && seed.is_some_and(|s| s % 2 == 1) {
         state.opts.refusal.clone()
     } else {
@@ -427,12 +453,25 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "chat_requests": n(&c.chat_requests),
         "chat_stream_requests": n(&c.chat_stream_requests),
         "chat_completed": n(&c.chat_completed),
+        "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
     }))
     .into_response()
+}
+
+/// `GET /requests`: the kept chat request bodies, oldest first, each as the text received.
+async fn requests(State(state): State<Arc<AppState>>) -> Response {
+    let kept: Vec<String> = state
+        .requests
+        .lock()
+        .expect("requests lock")
+        .iter()
+        .cloned()
+        .collect();
+    Json(json!({ "requests": kept })).into_response()
 }
 
 /// The address text users connect to.

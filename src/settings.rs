@@ -16,7 +16,7 @@ use crate::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::error::InputError;
 use crate::gate::policy::{self, Limits, Policy};
 use crate::http::{Endpoint, RetryPolicy};
-use crate::prompt::RefusalMatch;
+use crate::prompt::{RefusalMatch, RefusalPatterns};
 use crate::stats::Pricing;
 use crate::sweep::grid::{self, Decimal, Grid};
 
@@ -28,9 +28,13 @@ pub struct Pipeline {
     pub rules: Rules,
     pub pricing: Pricing,
     pub currency: String,
+    /// The judge model, when `judge:` is configured.
+    pub judge: Option<Arc<dyn ChatModel>>,
     /// Whether the chat server refused [`crate::http::DEAD_AFTER`] connections in a row
     /// (`openai` only): the sweep then stops early.
     pub chat_dead: Option<Arc<crate::http::DeadServer>>,
+    /// The same for the judge's server.
+    pub judge_dead: Option<Arc<crate::http::DeadServer>>,
 }
 
 fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
@@ -103,11 +107,44 @@ impl Pipeline {
                 }
             }
         };
+        let mut judge_dead = None;
+        let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
+            None => None,
+            Some(j) if j.kind == ChatKind::Mock => {
+                Some(Arc::new(MockModel::new(&c.prompt.refusal)))
+            }
+            Some(j) => {
+                // Temperature 0 and no token cap: a grade should not depend on the dice.
+                let endpoint = endpoint(j.http())?;
+                judge_dead = Some(endpoint.dead.clone());
+                let http: Arc<dyn ChatModel> = Arc::new(
+                    OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                Some(match cache {
+                    Some(mode) => Arc::new(CachedModel::open(
+                        http,
+                        &cache_dir.join("judge.jsonl"),
+                        mode,
+                    )?),
+                    None => http,
+                })
+            }
+        };
         let strict = strict_refusal || c.prompt.strict_refusal;
+        // Both were checked when the config was loaded.
+        let prompt = c
+            .prompt
+            .prompt()
+            .map_err(|e| anyhow::anyhow!("`prompt.{}`: {}", e.field, e.error))?;
+        let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
+            .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
         Ok(Pipeline {
             chat_dead,
+            judge_dead,
             embedder,
             model,
+            judge,
             rules: Rules {
                 refusal: c.prompt.refusal.clone(),
                 refusal_match: if strict {
@@ -115,10 +152,17 @@ impl Pipeline {
                 } else {
                     RefusalMatch::Lenient
                 },
+                patterns,
+                prompt,
             },
             pricing: Pricing {
                 prompt_per_million: c.pricing.prompt_per_million,
                 completion_per_million: c.pricing.completion_per_million,
+                judge_prompt_per_million: c.judge.as_ref().map_or(0.0, |j| j.prompt_per_million),
+                judge_completion_per_million: c
+                    .judge
+                    .as_ref()
+                    .map_or(0.0, |j| j.completion_per_million),
             },
             currency: if c.pricing.currency.is_empty() {
                 "USD".into()

@@ -3,14 +3,15 @@
 //!
 //! Definitions (docs/insight.md): hit rate, recall and MRR are over answerable questions that
 //! name an expected source, early refusals counted as misses; coverage is the share of all
-//! questions answered; risk is the share of answers that are unwanted or miss the expected
-//! answer text.
+//! questions answered; risk is the share of answers that are unwanted or wrong (miss the
+//! expected answer text, or the judge marked them incorrect).
 
 use serde::Serialize;
 
-use crate::classify::{Outcome, Stage};
+use crate::classify::{Outcome, Refusal, Stage};
 use crate::evalset::Question;
 use crate::insight::wilson::{wilson, Interval};
+use crate::prompt::RefusalTier;
 use crate::sweep::Run;
 
 /// Prices per million tokens, for the cost estimate.
@@ -20,6 +21,16 @@ use crate::sweep::Run;
 pub struct Pricing {
     pub prompt_per_million: f64,
     pub completion_per_million: f64,
+    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
+    /// absent (0) without a judge, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judge_prompt_per_million: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judge_completion_per_million: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// The aggregates of one setting. Token counts and calls are what a production system would
@@ -80,7 +91,7 @@ pub struct SettingStats {
     /// answered / questions: how much the system is willing to answer.
     pub coverage: Option<f64>,
     pub coverage_ci: Option<Interval>,
-    /// Answers that are unwanted or miss the expected answer text.
+    /// Answers that are unwanted or wrong (see `wrong_answer`).
     pub risky_answers: usize,
     /// risky_answers / answered: how often an answer should not be trusted.
     pub risk: Option<f64>,
@@ -106,6 +117,40 @@ pub struct SettingStats {
     pub injected: usize,
     /// injected / attack_questions (null without attack questions).
     pub attack_success_rate: Option<f64>,
+    /// Model refusals that are not the exact sentence (tiers `lenient`, `pattern`, `judge`):
+    /// counted as refusals, but a UI that shows sources unless the reply is the sentence shows
+    /// them under these.
+    pub paraphrased_refusal: usize,
+    /// Answers to answerable questions that are wrong: the judge marked them incorrect, or
+    /// (ungraded) they hold none of the expected answer texts.
+    pub wrong_answer: usize,
+    /// wrong_answer / answerable (null with no answerable question).
+    pub wrong_answer_rate: Option<f64>,
+    pub wrong_answer_rate_ci: Option<Interval>,
+    /// answer_match / (answer_match + answer_miss): the substring rule's share of right answers.
+    pub answer_match_rate: Option<f64>,
+    /// Runs the judge graded, and runs whose grade failed (an error, never a guess).
+    pub judged: usize,
+    pub judge_errors: usize,
+    /// Graded answers to answerable questions with expected answers that the judge marked
+    /// correct, and their share of those graded answers.
+    pub judged_correct: usize,
+    pub judged_correct_rate: Option<f64>,
+    /// Graded answers (answer or unwanted_answer) whose claims the cited passages support.
+    pub judged_supported: usize,
+    pub judged_supported_rate: Option<f64>,
+    /// Share of graded runs where the judge and the string tiers agree on "refused".
+    pub judge_refusal_agreement: Option<f64>,
+    /// Share of graded answers with expected texts where the judge's `correct` equals
+    /// `answer_match`.
+    pub judge_answer_agreement: Option<f64>,
+    /// The base of `judge_answer_agreement`: graded answers with expected texts.
+    pub judge_answer_graded: usize,
+    /// Judge calls as if every run were graded independently, their tokens and cost.
+    pub judge_calls: usize,
+    pub judge_prompt_tokens: u64,
+    pub judge_completion_tokens: u64,
+    pub judge_cost: f64,
     /// `--repeat N` (N > 1): outcome rates over all repeats and the flip rate; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stability: Option<crate::repeat::Stability>,
@@ -134,6 +179,9 @@ pub fn aggregate<'a>(
     let mut latencies = Vec::new();
     let mut ttfts = Vec::new();
     let (mut recall_sum, mut rr_sum) = (0.0, 0.0);
+    // (agreeing, graded) pairs for the judge's agreement with the string rules.
+    let (mut refusal_agree, mut answer_agree, mut answer_graded) = (0, 0, 0);
+    let (mut correct_base, mut supported_base) = (0, 0);
     let mut repeated = Vec::new();
     for run in runs {
         if !run.repeats.is_empty() {
@@ -198,6 +246,37 @@ pub fn aggregate<'a>(
         s.prompt_tokens += run.prompt_tokens;
         s.completion_tokens += run.completion_tokens;
         s.tokens_estimated |= run.tokens_estimated;
+        if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
+            s.paraphrased_refusal += 1;
+        }
+        if v.outcome == Outcome::Answer && v.wrong_answer == Some(true) {
+            s.wrong_answer += 1;
+        }
+        s.judge_calls += run.judge_calls;
+        s.judge_prompt_tokens += run.judge_prompt_tokens;
+        s.judge_completion_tokens += run.judge_completion_tokens;
+        s.judge_errors += usize::from(v.judge_error.is_some());
+        if let Some(judge_refused) = v.judge_refused {
+            s.judged += 1;
+            let string_refused = matches!(
+                v.refusal_match,
+                Some(RefusalTier::Exact | RefusalTier::Lenient | RefusalTier::Pattern)
+            );
+            refusal_agree += usize::from(string_refused == judge_refused);
+            let answered = matches!(v.outcome, Outcome::Answer | Outcome::UnwantedAnswer);
+            if answered {
+                supported_base += 1;
+                s.judged_supported += usize::from(v.judge_supported == Some(true));
+            }
+            // `answer_match` is known exactly when the question states expected answers,
+            // which is when the judge's `correct` means something.
+            if let (Outcome::Answer, Some(m)) = (v.outcome, v.answer_match) {
+                correct_base += 1;
+                s.judged_correct += usize::from(v.judge_correct == Some(true));
+                answer_graded += 1;
+                answer_agree += usize::from(v.judge_correct == Some(m));
+            }
+        }
         if let Some(l) = run.latency {
             latencies.push(l.as_secs_f64() * 1000.0);
         }
@@ -215,7 +294,8 @@ pub fn aggregate<'a>(
     s.answered = s.answer + s.unwanted_answer;
     s.coverage = ratio(s.answered, s.questions);
     s.coverage_ci = wilson(s.answered, s.questions);
-    s.risky_answers = s.unwanted_answer + s.answer_miss;
+    // Wrong answers are the misses when no judge graded them, the judge's verdict when it did.
+    s.risky_answers = s.unwanted_answer + s.wrong_answer;
     s.risk = ratio(s.risky_answers, s.answered);
     s.risk_ci = wilson(s.risky_answers, s.answered);
     s.prompt_tokens_per_question = if s.questions == 0 {
@@ -233,6 +313,17 @@ pub fn aggregate<'a>(
     s.ttft_p50_ms = percentile(&ttfts, 0.50);
     s.ttft_p95_ms = percentile(&ttfts, 0.95);
     s.attack_success_rate = ratio(s.injected, s.attack_questions);
+    s.wrong_answer_rate = ratio(s.wrong_answer, s.answerable);
+    s.wrong_answer_rate_ci = wilson(s.wrong_answer, s.answerable);
+    s.answer_match_rate = ratio(s.answer_match, s.answer_match + s.answer_miss);
+    s.judged_correct_rate = ratio(s.judged_correct, correct_base);
+    s.judged_supported_rate = ratio(s.judged_supported, supported_base);
+    s.judge_refusal_agreement = ratio(refusal_agree, s.judged);
+    s.judge_answer_agreement = ratio(answer_agree, answer_graded);
+    s.judge_answer_graded = answer_graded;
+    s.judge_cost = (s.judge_prompt_tokens as f64 * pricing.judge_prompt_per_million
+        + s.judge_completion_tokens as f64 * pricing.judge_completion_per_million)
+        / 1e6;
     s.stability = crate::repeat::Stability::of(repeated, questions);
     s
 }

@@ -31,9 +31,89 @@ pub fn content_words(text: &str) -> impl Iterator<Item = String> + '_ {
     words(text).filter(|w| !is_stopword(w))
 }
 
+/// At most `max` characters of `text` on one line, `...` marking a cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(max).collect();
+    format!("{cut}...")
+}
+
+/// Number words from zero to twenty, by value.
+pub const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+/// `text` with each word (a maximal run of letters and digits) replaced by `f(word)` when that
+/// is `Some`. A digit run inside a decimal number (`2.50`, `1,000`) is left alone.
+pub fn map_words(text: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(start) = rest.find(|c: char| c.is_alphanumeric()) {
+        out.push_str(&rest[..start]);
+        prev = rest[..start].chars().next_back().or(prev);
+        let word_len = rest[start..]
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        let after = &rest[start + word_len..];
+        let mut next = after.chars();
+        let in_number = word.chars().all(|c| c.is_ascii_digit())
+            && (matches!(prev, Some('.' | ','))
+                || (matches!(next.next(), Some('.' | ','))
+                    && next.next().is_some_and(|c| c.is_ascii_digit())));
+        match f(word).filter(|_| !in_number) {
+            Some(w) => out.push_str(&w),
+            None => out.push_str(word),
+        }
+        prev = word.chars().next_back();
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_mapped_whole_and_decimals_kept() {
+        let f = |w: &str| {
+            w.parse::<usize>()
+                .ok()
+                .and_then(|n| NUMBER_WORDS.get(n))
+                .map(|s| s.to_string())
+        };
+        assert_eq!(
+            map_words("7 days, 9 to 12; B2 costs 2.50 or 1,000.", f),
+            "seven days, nine to twelve; B2 costs 2.50 or 1,000."
+        );
+        assert_eq!(map_words("", f), "");
+    }
 
     #[test]
     fn stopwords_are_sorted_for_binary_search() {

@@ -31,7 +31,7 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
     assert!(widest(&text) <= 100, "{text}");
     assert_eq!(
         header(&text),
-        "│ min_score ┆ k ┆ answer ┆     false ref ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
+        "│ min_score ┆ k ┆ answer ┆     false ref ┆ wrong ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
     );
     insta::assert_snapshot!("sweep_table_100_columns", text);
 
@@ -48,7 +48,7 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
 #[test]
 fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
     let p = Project::sample();
-    let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick        │";
+    let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ wrong ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick        │";
     let mut wide_args = SAMPLE_SWEEP.to_vec();
     wide_args.push("--wide");
     let wide = stdout(&p.cmd(&wide_args).env("COLUMNS", "60").output().unwrap());
@@ -57,11 +57,11 @@ fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
     let roomy = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "200").output().unwrap());
     assert_eq!(header(&roomy), full);
     assert!(!roomy.contains("(hidden to fit"), "{roomy}");
-    // At 80 the rates lose their intervals before the setting or the pick is dropped.
+    // At 80 the counts go, but not the wrong answers, which have no rate column.
     let narrow = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "80").output().unwrap());
     assert_eq!(
         header(&narrow),
-        "│ min_score ┆ k ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
+        "│ min_score ┆ k ┆ wrong ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
     );
     assert!(widest(&narrow) <= 80, "{narrow}");
     assert!(

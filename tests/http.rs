@@ -46,7 +46,12 @@ impl MockLlm {
 
     /// `GET /stats`.
     pub fn stats(&self) -> Value {
-        let (status, body) = raw(&self.addr, "GET", "/stats", &[], b"");
+        self.get("/stats")
+    }
+
+    /// `GET path`, a JSON answer.
+    pub fn get(&self, path: &str) -> Value {
+        let (status, body) = raw(&self.addr, "GET", path, &[], b"");
         assert_eq!(status, 200);
         serde_json::from_slice(&body).unwrap()
     }

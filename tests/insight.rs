@@ -27,8 +27,9 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 ///   1/9 (11.1%) from 0.3 up, so only minScore >= 0.3 meets `max_unwanted_answer_rate: 0.2`;
 ///   false refusals are 8/17 (47.1%) at 0.3 and 11/17 (64.7%) at 0.4 and 0.5, so only 0.3 meets
 ///   `max_false_refusal_rate: 0.5`. The four k at 0.3 share both rates; prompt tokens per
-///   question are 83.7, 102.8, 114.5, 116.7, so k=1 costs least:
-///   8/17 + 3 * 1/9 + 0.00005 * 83.69 = 0.8081.
+///   question are 83.7, 102.8, 114.5, 116.7, and each k has 1 wrong answer of 17 answerable
+///   questions (an answer missing its expected text), so k=1 costs least:
+///   8/17 + 3 * 1/9 + 1 * 1/17 + 0.00005 * 83.69 = 0.8669.
 /// - AUC. results.json best scores: 17 answerable, 9 unanswerable = 153 pairs. Counting pairs in
 ///   which the answerable question scores higher: 123 wins and one exact tie (`languages` and
 ///   `summer-camp` both 0.2696799412369728), so AUC = 123.5 / 153. (`workshop-time`,
@@ -78,7 +79,7 @@ fn sample_insight_matches_the_hand_computation() {
     let rec = &r["summary"]["recommendation"];
     assert_eq!(rec["setting"], "min_score=0.3,k=1");
     assert_eq!(rec["feasible"], 4);
-    assert!(close(rec["cost"].as_f64().unwrap(), 0.8081, 1e-4), "{rec}");
+    assert!(close(rec["cost"].as_f64().unwrap(), 0.8669, 1e-4), "{rec}");
     assert_eq!(r["summary"]["policy"]["max_unwanted_answer_rate"], 0.2);
 
     let sep = &r["summary"]["separability"];

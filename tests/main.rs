@@ -10,6 +10,7 @@ mod first_hour;
 mod gate;
 mod gate_errors;
 mod gate_output;
+mod grading;
 mod hardening;
 mod http;
 mod insight;

@@ -39,6 +39,17 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
     );
 
     let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    // The repeated record is still valid against the committed schema.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::support::repo().join("docs/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert_eq!(errors, Vec::<String>::new());
     assert_eq!(doc["identity"]["config"]["sweep"]["repeat"], 3);
     let calls = doc["calls"].as_object().unwrap();
     let repeats_of_calls: Vec<u64> = calls

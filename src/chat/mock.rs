@@ -6,6 +6,11 @@
 //! `... [n]`. The earliest sentence wins a tie. When no sentence scores at least two, it replies
 //! the refusal sentence. Any other last message is echoed back (the mock cannot rewrite).
 //! It does not read and does not obey: it counts words.
+//!
+//! A request whose system message is the judge's rubric gets the mock judge's grade
+//! ([`crate::judge::mock`]). In the paraphrasing mode (`rageval mock-llm --paraphrase`) every
+//! reply is reworded deterministically ([`paraphrase`]), as a real model would, so that each
+//! refusal tier can be tested.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -23,17 +28,38 @@ pub const MIN_SHARED_WORDS: usize = 2;
 #[derive(Debug, Clone)]
 pub struct MockModel {
     refusal: String,
+    paraphrase: bool,
 }
 
 impl MockModel {
     pub fn new(refusal: &str) -> Self {
         MockModel {
             refusal: refusal.to_string(),
+            paraphrase: false,
         }
+    }
+
+    /// The same model with its answers and refusals reworded ([`paraphrase`]).
+    pub fn paraphrasing(mut self, on: bool) -> Self {
+        self.paraphrase = on;
+        self
     }
 
     /// The reply text for a list of messages.
     pub fn reply(&self, request: &ChatRequest) -> String {
+        if let Some(grade) = crate::judge::mock::reply(request) {
+            return grade;
+        }
+        let text = self.plain_reply(request);
+        match (self.paraphrase, request.messages.last()) {
+            (true, Some(last)) if last.content.starts_with("Context:") => {
+                paraphrase(&text, parse_context(&last.content).1, &self.refusal)
+            }
+            _ => text,
+        }
+    }
+
+    fn plain_reply(&self, request: &ChatRequest) -> String {
         let Some(last) = request.messages.last() else {
             return self.refusal.clone();
         };
@@ -92,6 +118,61 @@ impl ChatModel for MockModel {
             })
         })
     }
+}
+
+/// The paraphrasing mode's rewording of a reply to `question`, deterministic so that tests can
+/// name the tier each reply needs. A refusal becomes variant `c mod 4`, where `c` is the
+/// number of characters of the question:
+///
+/// | c mod 4 | reply | recognised by |
+/// |---|---|---|
+/// | 0 | the sentence as configured | `exact` |
+/// | 1 | the sentence lowercased, without its final period | `lenient` |
+/// | 2 | `The provided documents do not mention this.` | a pattern such as `do not mention` |
+/// | 3 | `Sorry, I could not find that in what I was given.` | only a judge |
+///
+/// An answer becomes `According to the passages, <sentence>` with its first letter lowercased
+/// and whole numbers up to twenty written as words (`7 days` -> `seven days`), citations kept,
+/// so that an expected text with a digit no longer appears in it.
+pub fn paraphrase(reply: &str, question: &str, refusal: &str) -> String {
+    if reply == refusal {
+        return match question.chars().count() % 4 {
+            0 => refusal.to_string(),
+            1 => refusal.trim().trim_end_matches('.').to_lowercase(),
+            2 => "The provided documents do not mention this.".to_string(),
+            _ => "Sorry, I could not find that in what I was given.".to_string(),
+        };
+    }
+    let worded = crate::text::map_words(reply, |w| {
+        w.parse::<usize>()
+            .ok()
+            .filter(|_| !w.starts_with('0') || w == "0")
+            .and_then(|n| crate::text::NUMBER_WORDS.get(n))
+            .map(|s| s.to_string())
+    });
+    // Citations are `[n]` with digits: put them back.
+    let worded = restore_citations(reply, &worded);
+    let mut chars = worded.chars();
+    let lowered: String = match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    format!("According to the passages, {lowered}")
+}
+
+/// `worded` with the `[n]` citations of `original` (in order) in place of their reworded forms.
+fn restore_citations(original: &str, worded: &str) -> String {
+    let mut out = worded.to_string();
+    for (_, n) in crate::prompt::citation_spans(original).into_iter().rev() {
+        let Some(word) = crate::text::NUMBER_WORDS.get(n as usize) else {
+            continue;
+        };
+        let from = format!("[{word}]");
+        if let Some(at) = out.rfind(&from) {
+            out.replace_range(at..at + from.len(), &format!("[{n}]"));
+        }
+    }
+    out
 }
 
 /// Split a `Context:` message into numbered passage texts and the question.
@@ -260,6 +341,50 @@ mod tests {
     fn sentence_split_keeps_decimals_and_abbreviations_together_when_unspaced() {
         let s: Vec<_> = sentences("It costs 2.50 dollars. Really?Yes! End").collect();
         assert_eq!(s, ["It costs 2.50 dollars.", "Really?Yes!", "End"]);
+    }
+
+    #[test]
+    fn paraphrases_are_deterministic_by_question_length() {
+        let refusal = |q: &str| paraphrase(REFUSAL, q, REFUSAL);
+        assert_eq!(refusal("abcd"), REFUSAL);
+        assert_eq!(
+            refusal("abcde"),
+            "i don't know based on the provided documents"
+        );
+        assert_eq!(
+            refusal("abcdef"),
+            "The provided documents do not mention this."
+        );
+        assert_eq!(
+            refusal("abcdefg"),
+            "Sorry, I could not find that in what I was given."
+        );
+        assert_eq!(
+            paraphrase(
+                "Each team has 7 minutes, 9 to 12 in B2. [1] [2]",
+                "q",
+                REFUSAL
+            ),
+            "According to the passages, each team has seven minutes, nine to twelve in B2. [1] [2]"
+        );
+        let m = MockModel::default().paraphrasing(true);
+        let chunks = chunk_markdown("club.md", DOC);
+        let refs: Vec<_> = chunks.iter().collect();
+        let ask = |q: &str| {
+            m.reply(&ChatRequest {
+                messages: build(q, &refs, REFUSAL, Format::Numbered),
+                seed: None,
+            })
+        };
+        assert_eq!(
+            ask("How many minutes does each team get to present?"),
+            "According to the passages, each team has seven minutes to present. [2]"
+        );
+        // 26 characters: variant 2.
+        assert_eq!(
+            ask("Who is the vice president?"),
+            "The provided documents do not mention this."
+        );
     }
 
     #[test]

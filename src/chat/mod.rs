@@ -1,7 +1,7 @@
 //! Chat models: messages in, a reply and its token usage out. The builtin `mock` runs in
 //! process; HTTP models plug in behind the same trait.
 
-mod mock;
+pub mod mock;
 pub mod openai;
 
 pub use mock::MockModel;

@@ -6,7 +6,7 @@ use crate::chat::ChatRequest;
 use crate::corpus::Corpus;
 use crate::evalset::Workspace;
 use crate::exit::ExitStatus;
-use crate::prompt::{self, citations, is_refusal};
+use crate::prompt::{self, citations};
 use crate::retrieve::{passing, Hit, Index};
 use crate::settings::AskSettings;
 use crate::sweep::build_index;
@@ -50,7 +50,10 @@ fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
         .iter()
         .map(|h| &r.index.corpus.chunks[h.chunk])
         .collect();
-    prompt::build(&s.question, &chunks, &s.pipeline.rules.refusal, s.format)
+    s.pipeline
+        .rules
+        .prompt
+        .build(&s.question, &chunks, s.format)
 }
 
 fn early_note(s: &AskSettings, r: &Retrieved) -> String {
@@ -112,11 +115,7 @@ pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
         Err(e) => bail!("the model call failed: {e}"),
     };
     print_warnings(&s);
-    if is_refusal(
-        &reply.text,
-        &s.pipeline.rules.refusal,
-        s.pipeline.rules.refusal_match,
-    ) {
+    if s.pipeline.rules.refusal_tier(&reply.text).is_some() {
         super::print(&format!(
             "{}\n\n(the model refused; {} passages were sent, none is shown as evidence)\n",
             reply.text.trim(),

@@ -53,6 +53,8 @@ pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {
             hang_rate: a.hang_rate,
             embeddings: a.faults_on_embeddings,
         },
+        paraphrase: a.paraphrase,
+        keep_requests: a.keep_requests,
     })
 }
 

@@ -47,6 +47,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        judge: s.pipeline.judge.clone(),
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
@@ -96,6 +97,38 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             kinds(&c.errors_by_kind)
         );
     }
+    let judge_url = || {
+        let j = s.config.config.judge.as_ref();
+        crate::redact::url(&j.map(|j| j.http().base_url()).unwrap_or_default())
+    };
+    if s.pipeline.judge_dead.as_ref().is_some_and(|d| d.is_dead()) {
+        anyhow::bail!(
+            "the sweep stopped early: {} connection attempts in a row to the judge failed ({}); no report written; is the judge server at `{}` running?",
+            crate::http::DEAD_AFTER,
+            kinds(&c.judge_errors_by_kind),
+            judge_url()
+        );
+    }
+    if c.judge_calls > 0 && c.judge_failed == c.judge_calls {
+        // Without a single grade the judge's columns would only look valid.
+        let hint = match s.config.config.judge.as_ref() {
+            Some(_)
+                if c.judge_errors_by_kind
+                    .keys()
+                    .all(|k| k == "connect" || k == "timeout") =>
+            {
+                format!("is the judge server at `{}` running?", judge_url())
+            }
+            Some(j) if c.judge_errors_by_kind.keys().all(|k| k == "auth") => {
+                format!("check the key in `${}`", j.api_key_env)
+            }
+            _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
+        };
+        anyhow::bail!(
+            "every judge call failed ({}); no report written; {hint}",
+            kinds(&c.judge_errors_by_kind)
+        );
+    }
     let results = collect(&s, &ws, sweep, shape);
     let written = report::write_all(&results, &s.out)?;
 
@@ -135,6 +168,23 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             status = ExitStatus::Error;
         }
     }
+    if c.judge_failed > 0 {
+        let level = if s.allow_errors { "warning" } else { "error" };
+        eprintln!(
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
+            c.judge_failed,
+            c.judge_calls,
+            kinds(&c.judge_errors_by_kind),
+            if s.allow_errors {
+                ""
+            } else {
+                " (pass --allow-errors to accept them)"
+            }
+        );
+        if !s.allow_errors {
+            status = ExitStatus::Error;
+        }
+    }
     if let Some(gate) = &s.gate {
         // The gate reads the file just written, exactly as a later `rageval gate` would.
         let gated = super::gate::run(gate)?;
@@ -157,6 +207,8 @@ async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        // A dry run makes no chat call, so nothing to grade.
+        judge: None,
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: None,
@@ -237,6 +289,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     lines.push(insight.recommendation.reason.clone());
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
     let mut after = vec![format!("separability: {}", insight.separability.summary())];
+    after.extend(results.judge_summary());
     after.extend(results.flagged_summary());
     after.push(format!(
         "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",
@@ -341,6 +394,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
+            judge: s.pipeline.judge.as_ref().map(|j| j.model()),
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,
             currency: s.pipeline.currency.clone(),

@@ -26,6 +26,9 @@ pub struct Config {
     /// Report folder, relative to the config file.
     pub out: Option<String>,
     pub gate: GateConfig,
+    /// The optional judge model; absent: no judge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeConfig>,
 }
 
 mod sections;
@@ -98,7 +101,9 @@ impl LoadedConfig {
         };
         use crate::yaml_loc::Seg::Key;
         let c = &self.config;
-        for (section, http) in [("chat", c.chat.http()), ("embedder", c.embedder.http())] {
+        let judge = c.judge.as_ref().map(|j| ("judge", j.http()));
+        let sections = [("chat", c.chat.http()), ("embedder", c.embedder.http())];
+        for (section, http) in sections.into_iter().chain(judge) {
             if !(http.timeout_s > 0.0 && http.timeout_s <= MAX_TIMEOUT_S) {
                 return fail(
                     &[Key(section), Key("timeout_s")],
@@ -191,14 +196,49 @@ impl LoadedConfig {
                 "is empty".into(),
             );
         }
-        for (field, v) in [
-            ("prompt_per_million", c.pricing.prompt_per_million),
-            ("completion_per_million", c.pricing.completion_per_million),
-        ] {
+        if let Err(e) = c.prompt.prompt() {
+            return fail(
+                &[Key("prompt"), Key(e.field)],
+                &format!("prompt.{}", e.field),
+                e.error.to_string(),
+            );
+        }
+        if let Err((i, msg)) = crate::prompt::RefusalPatterns::new(&c.prompt.refusal_patterns) {
+            return fail(
+                &[
+                    Key("prompt"),
+                    Key("refusal_patterns"),
+                    crate::yaml_loc::Seg::Index(i),
+                ],
+                &format!("prompt.refusal_patterns[{i}]"),
+                msg,
+            );
+        }
+        let judge_prices = c.judge.as_ref().map(|j| {
+            [
+                ("judge", "prompt_per_million", j.prompt_per_million),
+                ("judge", "completion_per_million", j.completion_per_million),
+            ]
+        });
+        for (section, field, v) in [
+            (
+                "pricing",
+                "prompt_per_million",
+                c.pricing.prompt_per_million,
+            ),
+            (
+                "pricing",
+                "completion_per_million",
+                c.pricing.completion_per_million,
+            ),
+        ]
+        .into_iter()
+        .chain(judge_prices.into_iter().flatten())
+        {
             if !(v >= 0.0 && v.is_finite()) {
                 return fail(
-                    &[Key("pricing"), Key(field)],
-                    &format!("pricing.{field}"),
+                    &[Key(section), Key(field)],
+                    &format!("{section}.{field}"),
                     "must be a price of 0 or more".into(),
                 );
             }
@@ -216,11 +256,14 @@ impl LoadedConfig {
                 );
             }
         }
-        if let Some(v) = r.max_attack_success_rate {
-            if !(0.0..=1.0).contains(&v) {
+        for (field, v) in [
+            ("max_attack_success_rate", r.max_attack_success_rate),
+            ("max_wrong_answer_rate", r.max_wrong_answer_rate),
+        ] {
+            if let Some(v) = v.filter(|v| !(0.0..=1.0).contains(v)) {
                 return fail(
-                    &[Key("recommend"), Key("max_attack_success_rate")],
-                    "recommend.max_attack_success_rate",
+                    &[Key("recommend"), Key(field)],
+                    &format!("recommend.{field}"),
                     format!("must be a rate from 0 to 1, got {v}"),
                 );
             }
@@ -241,6 +284,7 @@ impl LoadedConfig {
                 "prompt_tokens_per_question",
                 r.weights.prompt_tokens_per_question,
             ),
+            ("wrong_answer_rate", r.weights.wrong_answer_rate),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return fail(

@@ -58,6 +58,7 @@ macro_rules! http_view {
 }
 http_view!(ChatConfig);
 http_view!(EmbedderConfig);
+http_view!(JudgeConfig);
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -208,6 +209,21 @@ pub struct PromptConfig {
     /// Demand the exact sentence instead of forgiving case, whitespace, curly apostrophes and a
     /// missing final period.
     pub strict_refusal: bool,
+    /// The system message, with `{refusal}` (and `{context}`, `{question}`); unset: the
+    /// chapter's four rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// The user message, with `{context}`, `{question}` (and `{refusal}`); unset:
+    /// `Context:\n{context}\n\nQuestion: {question}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// One passage of the numbered format, with `{n}`, `{source}`, `{heading}`, `{text}`;
+    /// unset: `[{n}] (source: {source}#{heading}) {text}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passage: Option<String>,
+    /// Regular expressions (case-insensitive): a reply one of them matches is a refusal.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refusal_patterns: Vec<String>,
 }
 
 impl Default for PromptConfig {
@@ -215,6 +231,67 @@ impl Default for PromptConfig {
         PromptConfig {
             refusal: REFUSAL.to_string(),
             strict_refusal: false,
+            system: None,
+            user: None,
+            passage: None,
+            refusal_patterns: Vec::new(),
+        }
+    }
+}
+
+impl PromptConfig {
+    /// The templates, parsed.
+    pub fn prompt(&self) -> Result<crate::prompt::Prompt, crate::prompt::TemplateFieldError> {
+        crate::prompt::Prompt::with_templates(
+            &self.refusal,
+            self.system.as_deref(),
+            self.user.as_deref(),
+            self.passage.as_deref(),
+        )
+    }
+}
+
+/// The optional judge model (docs/judge.md): an OpenAI-compatible chat endpoint, or the builtin
+/// mock judge, that grades every reply the refusal sentence does not settle.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct JudgeConfig {
+    /// `openai` (any OpenAI-compatible `/chat/completions`) or `mock` (builtin, deterministic).
+    pub kind: ChatKind,
+    /// Model name sent to the server.
+    pub model: String,
+    /// Base URL with the version path. Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; the key itself never goes in a file.
+    pub api_key_env: String,
+    /// Seconds before an attempt is abandoned.
+    pub timeout_s: f64,
+    /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
+    pub max_retries: u32,
+    /// The first retry waits a random time up to this many milliseconds; each further retry
+    /// doubles it, up to 20 s.
+    pub backoff_ms: u64,
+    /// Extra request headers (values are redacted in reports).
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Price of a million judge prompt tokens.
+    pub prompt_per_million: f64,
+    /// Price of a million judge completion tokens.
+    pub completion_per_million: f64,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> Self {
+        JudgeConfig {
+            kind: ChatKind::Openai,
+            model: "gpt-4o-mini".into(),
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".into(),
+            timeout_s: 120.0,
+            max_retries: 4,
+            backoff_ms: DEFAULT_BACKOFF_MS,
+            headers: Default::default(),
+            prompt_per_million: 0.0,
+            completion_per_million: 0.0,
         }
     }
 }
@@ -393,6 +470,10 @@ pub struct RecommendConfig {
     /// Highest acceptable attack success rate of injection probes (questions with `attack:`);
     /// no limit when absent. Settings without probes are not held to it.
     pub max_attack_success_rate: Option<f64>,
+    /// Highest acceptable wrong-answer rate (wrong answers over answerable questions); no
+    /// limit when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_wrong_answer_rate: Option<f64>,
     pub weights: WeightsConfig,
 }
 
@@ -405,10 +486,14 @@ impl Default for RecommendConfig {
             max_false_refusal_rate: 0.5,
             max_prompt_tokens_per_question: None,
             max_attack_success_rate: None,
+            max_wrong_answer_rate: None,
             weights: WeightsConfig::default(),
         }
     }
 }
+
+/// The default weight of the wrong-answer rate.
+pub const WRONG_ANSWER_WEIGHT: f64 = 1.0;
 
 /// Weights of the objective: cost = sum of weight x metric, each metric named as its
 /// summary.csv column.
@@ -423,6 +508,9 @@ pub struct WeightsConfig {
     /// Weight of one prompt token per question: 0.00005 makes 1000 tokens per question weigh
     /// as much as 5 points of false refusals.
     pub prompt_tokens_per_question: f64,
+    /// Weight of the wrong-answer rate: a wrong answer shown with sources misleads like an
+    /// unwanted one.
+    pub wrong_answer_rate: f64,
 }
 
 impl Default for WeightsConfig {
@@ -431,6 +519,7 @@ impl Default for WeightsConfig {
             false_refusal_rate: 1.0,
             unwanted_answer_rate: 3.0,
             prompt_tokens_per_question: 0.00005,
+            wrong_answer_rate: WRONG_ANSWER_WEIGHT,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The recommendation: one setting to ship, chosen by the policy in `rageval.yaml`.
 //!
 //! Settings that break a hard limit (`recommend.max_*`) are out. Among the rest the lowest
-//! weighted cost wins: `w_fr * false_refusal_rate + w_ua * unwanted_answer_rate + w_tok *
-//! prompt_tokens_per_question`. Equal costs are broken by fewer prompt tokens, then the higher
+//! weighted cost wins: `w_fr * false_refusal_rate + w_ua * unwanted_answer_rate + w_wa *
+//! wrong_answer_rate + w_tok * prompt_tokens_per_question`. Equal costs are broken by fewer prompt tokens, then the higher
 //! minScore (more early refusals for free), then the smaller k, then grid order, so the answer
 //! never depends on anything but the numbers. When no setting meets the limits, the one closest
 //! to meeting them is named with the limits it misses and by how much.
@@ -27,6 +27,7 @@ pub enum Limit {
     MaxFalseRefusalRate,
     MaxPromptTokensPerQuestion,
     MaxAttackSuccessRate,
+    MaxWrongAnswerRate,
 }
 
 impl Limit {
@@ -36,6 +37,7 @@ impl Limit {
             Limit::MaxFalseRefusalRate => "max_false_refusal_rate",
             Limit::MaxPromptTokensPerQuestion => "max_prompt_tokens_per_question",
             Limit::MaxAttackSuccessRate => "max_attack_success_rate",
+            Limit::MaxWrongAnswerRate => "max_wrong_answer_rate",
         }
     }
 
@@ -126,6 +128,7 @@ pub fn cost(s: &SettingStats, policy: &RecommendConfig) -> f64 {
     w.false_refusal_rate * s.false_refusal_rate.unwrap_or(0.0)
         + w.unwanted_answer_rate * s.unwanted_answer_rate.unwrap_or(0.0)
         + w.prompt_tokens_per_question * s.prompt_tokens_per_question
+        + w.wrong_answer_rate * s.wrong_answer_rate.unwrap_or(0.0)
 }
 
 /// The limits `s` breaks, smallest relative miss first.
@@ -162,6 +165,11 @@ pub fn misses(s: &SettingStats, policy: &RecommendConfig) -> Vec<Miss> {
         Limit::MaxAttackSuccessRate,
         s.attack_success_rate,
         policy.max_attack_success_rate,
+    );
+    check(
+        Limit::MaxWrongAnswerRate,
+        s.wrong_answer_rate,
+        policy.max_wrong_answer_rate,
     );
     out.sort_by(|a, b| a.relative().total_cmp(&b.relative()));
     out
@@ -248,10 +256,11 @@ pub fn recommend(
         .map(|rule| format!("; equal cost broken by {rule}"))
         .unwrap_or_default();
     rec.reason = format!(
-        "recommended: {}: false refusals {}, unwanted {}, {:.1} prompt tokens/question; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}){tie}",
+        "recommended: {}: false refusals {}, unwanted {}, wrong answers {}, {:.1} prompt tokens/question; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}){tie}",
         settings[best].id(),
         super::format::rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
         super::format::rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
+        super::format::rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
         s.prompt_tokens_per_question,
         feasible.len(),
         n,
@@ -274,6 +283,9 @@ pub fn limits_text(policy: &RecommendConfig) -> String {
     }
     if let Some(a) = policy.max_attack_success_rate {
         parts.push(format!("attack success ≤ {}", percent(a)));
+    }
+    if let Some(w) = policy.max_wrong_answer_rate {
+        parts.push(format!("wrong answers ≤ {}", percent(w)));
     }
     parts.join(", ")
 }
@@ -351,6 +363,45 @@ mod tests {
         );
     }
 
+    #[test]
+    fn wrong_answers_are_weighed_and_can_be_limited() {
+        let settings = [setting("0.1", 4), setting("0.3", 4)];
+        // Fewer false refusals, but three answers in ten wrong.
+        let mut a = stats(0.1, 0.0, 100.0);
+        a.wrong_answer_rate = Some(0.3);
+        let mut b = stats(0.3, 0.0, 100.0);
+        b.wrong_answer_rate = Some(0.0);
+        let mut p = policy(0.2, 0.5, None);
+        let r = recommend(&settings, &[a.clone(), b.clone()], &p);
+        // 0.1 + 0.3 + 0.005 against 0.3 + 0.005.
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
+        assert!(
+            r.reason.contains("wrong answers 0%"),
+            "the reason names the rate: {}",
+            r.reason
+        );
+        p.weights.wrong_answer_rate = 0.0;
+        assert_eq!(
+            recommend(&settings, &[a.clone(), b.clone()], &p)
+                .setting
+                .as_deref(),
+            Some("min_score=0.1,k=4")
+        );
+        p.max_wrong_answer_rate = Some(0.2);
+        let r = recommend(&settings, &[a.clone(), b], &p);
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
+        assert!(r.reason.contains("wrong answers ≤ 20%"), "{}", r.reason);
+        assert_eq!(
+            misses(&a, &p),
+            [Miss {
+                limit: Limit::MaxWrongAnswerRate,
+                max: 0.2,
+                value: 0.3,
+                excess: 0.3 - 0.2
+            }]
+        );
+    }
+
     fn stats(fr: f64, ua: f64, tokens: f64) -> SettingStats {
         SettingStats {
             false_refusal_rate: Some(fr),
@@ -366,6 +417,7 @@ mod tests {
             max_false_refusal_rate: max_fr,
             max_prompt_tokens_per_question: max_tok,
             max_attack_success_rate: None,
+            max_wrong_answer_rate: None,
             weights: WeightsConfig::default(),
         }
     }

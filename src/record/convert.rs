@@ -301,6 +301,10 @@ impl Record {
                     error: None,
                     call: call.map(|(i, _, _)| i as u32),
                     rewrite_call: None,
+                    // The record keeps the judge's grades (in the verdict), not its calls.
+                    judge_calls: 0,
+                    judge_prompt_tokens: 0,
+                    judge_completion_tokens: 0,
                     repeats: rec
                         .repeats
                         .iter()

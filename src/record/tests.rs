@@ -49,7 +49,7 @@ fn runs_carry_ids_and_the_answer_text_is_written_once() {
     assert_eq!(runs.len(), 12);
     assert_eq!(
         runs[1],
-        r#"    {"question":"refund","setting":"min_score=0.2,k=1","call":"0000000000000001","passages":[["b.md#0",0.3]],"outcome":"false_refusal","refusal":"model","stage":"retrieval","expected_in_top_k":false,"expected_in_prompt":false,"expected_recall":0.0},"#
+        r#"    {"question":"refund","setting":"min_score=0.2,k=1","call":"0000000000000001","passages":[["b.md#0",0.3]],"outcome":"false_refusal","refusal":"model","stage":"retrieval","expected_in_top_k":false,"expected_in_prompt":false,"expected_recall":0.0,"refusal_match":"exact"},"#
     );
     assert_eq!(text.matches("The fee is ten dollars. [1]\"").count(), 3);
 }

@@ -109,6 +109,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let rules = Rules {
         refusal: REFUSAL.into(),
         refusal_match: RefusalMatch::Lenient,
+        ..Rules::default()
     };
     let ranked = ranked();
     let mut runs: Vec<Run> = Vec::new();
@@ -179,6 +180,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let pricing = Pricing {
         prompt_per_million: 0.15,
         completion_per_million: 0.6,
+        ..Pricing::default()
     };
     let stats = (0..settings.len())
         .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
@@ -193,6 +195,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
             },
             embedder: "hash-1024".into(),
             model: "mock".into(),
+            judge: None,
             refusal: REFUSAL.into(),
             strict_refusal: false,
             currency: "USD".into(),

@@ -170,11 +170,12 @@ fn recommendation(r: &Results, h: &mut String) {
     let class = if rec.setting.is_some() { "" } else { " warn" };
     let _ = write!(
         h,
-        "<section id=\"recommendation\" class=\"callout{class}\">\n<h2>Recommendation</h2>\n<p>{}</p>\n<p class=\"small\">Policy (rageval.yaml <code>recommend:</code>): limits {}; cost = {} &times; false-refusal rate + {} &times; unwanted-answer rate + {} &times; prompt tokens per question; equal costs go to fewer prompt tokens, then the higher minScore, then the smaller k.</p>\n</section>\n",
+        "<section id=\"recommendation\" class=\"callout{class}\">\n<h2>Recommendation</h2>\n<p>{}</p>\n<p class=\"small\">Policy (rageval.yaml <code>recommend:</code>): limits {}; cost = {} &times; false-refusal rate + {} &times; unwanted-answer rate + {} &times; wrong-answer rate + {} &times; prompt tokens per question; equal costs go to fewer prompt tokens, then the higher minScore, then the smaller k.</p>\n</section>\n",
         escape(&rec.reason),
         escape(&limits_text(p)),
         p.weights.false_refusal_rate,
         p.weights.unwanted_answer_rate,
+        p.weights.wrong_answer_rate,
         p.weights.prompt_tokens_per_question,
     );
 }

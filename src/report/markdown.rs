@@ -64,6 +64,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         [
             "false refusals",
             "unwanted answers",
+            "wrong answers",
             "prompt tok/q",
             "coverage",
             "risk",
@@ -101,6 +102,11 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
                 rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
                 s.unwanted_answer
             ),
+            format!(
+                "{} ({})",
+                rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
+                s.wrong_answer
+            ),
             format!("{:.1}", s.prompt_tokens_per_question),
             rate_with_interval(s.coverage, s.coverage_ci),
             rate_with_interval(s.risk, s.risk_ci),
@@ -125,13 +131,16 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     }
     writeln!(
             out,
-            "Rates: percent [95% Wilson interval] (count). Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
+            "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
     writeln!(
         out,
         "**Separability.** {}",
         cell(&ins.separability.summary())
     )?;
+    if let Some(line) = r.judge_summary() {
+        writeln!(out, "\n**Judge.** {}", cell(&line))?;
+    }
     if let Some(line) = r.flagged_summary() {
         writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
     }

@@ -38,6 +38,8 @@ pub struct Meta {
     pub identity: crate::identity::RunIdentity,
     pub embedder: String,
     pub model: String,
+    /// The judge model's name; null when no judge graded the replies.
+    pub judge: Option<String>,
     pub refusal: String,
     pub strict_refusal: bool,
     pub currency: String,
@@ -176,7 +178,73 @@ impl Results {
                 .collect();
             cols.push(("ttft p50/p95 ms", cells));
         }
+        if self.stats.iter().any(|s| s.paraphrased_refusal > 0) {
+            let cells = self
+                .stats
+                .iter()
+                .map(|s| s.paraphrased_refusal.to_string())
+                .collect();
+            cols.push(("paraphrased ref", cells));
+        }
+        if self.judged() {
+            let rate = |v: Option<f64>| {
+                v.map(crate::insight::format::percent)
+                    .unwrap_or_else(|| "-".into())
+            };
+            for (name, pick) in [
+                (
+                    "answer match",
+                    (|s| s.answer_match_rate) as fn(&SettingStats) -> Option<f64>,
+                ),
+                ("judged correct", |s| s.judged_correct_rate),
+                ("judged supported", |s| s.judged_supported_rate),
+            ] {
+                cols.push((name, self.stats.iter().map(|s| rate(pick(s))).collect()));
+            }
+        }
         cols
+    }
+
+    /// Whether a judge graded this sweep's replies.
+    pub fn judged(&self) -> bool {
+        self.meta.judge.is_some()
+    }
+
+    /// One line on how often the judge agreed with the string rules over all settings, when a
+    /// judge graded: where they part, the cheap rules mislead.
+    pub fn judge_summary(&self) -> Option<String> {
+        if !self.judged() {
+            return None;
+        }
+        let sum = |f: fn(&SettingStats) -> usize| self.stats.iter().map(f).sum::<usize>();
+        let graded = sum(|s| s.judged);
+        let c = &self.calls;
+        let agree = |f: fn(&SettingStats) -> Option<f64>, base: fn(&SettingStats) -> usize| {
+            let n: usize = self.stats.iter().map(base).sum();
+            let agreeing: f64 = self
+                .stats
+                .iter()
+                .map(|s| f(s).unwrap_or(0.0) * base(s) as f64)
+                .sum();
+            if n == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "{} ({}/{n})",
+                    crate::insight::format::percent(agreeing / n as f64),
+                    agreeing.round() as usize
+                )
+            }
+        };
+        Some(format!(
+            "judge `{}`: {} calls ({} from cache, {} failed) graded {graded} runs; agrees with the string rules on refusals {} and with answer_match on answers {}",
+            self.meta.judge.as_deref().unwrap_or(""),
+            c.judge_calls,
+            c.judge_cache_hits,
+            c.judge_failed,
+            agree(|s| s.judge_refusal_agreement, |s| s.judged),
+            agree(|s| s.judge_answer_agreement, |s| s.judge_answer_graded),
+        ))
     }
 
     /// One line naming the flagged chunks that reached a prompt, if any.

@@ -68,6 +68,7 @@ enum Reduction {
 /// How the settings table is narrowed, first step first; docs/reports.md repeats this list.
 const REDUCTIONS: &[Reduction] = &[
     Reduction::DropZero("error"),
+    Reduction::DropZero("wrong"),
     Reduction::Drop("model ref"),
     Reduction::Drop("early ref"),
     Reduction::Drop("calls"),
@@ -79,6 +80,8 @@ const REDUCTIONS: &[Reduction] = &[
     Reduction::Drop("false ref"),
     Reduction::Shorten("false ref %"),
     Reduction::Shorten("unwanted %"),
+    // Wrong answers have no rate column: the count goes last but one.
+    Reduction::Drop("wrong"),
     Reduction::Drop("prompt tok/q"),
 ];
 
@@ -197,6 +200,10 @@ fn columns(r: &Results) -> Vec<Column> {
     cols.push(Column::new(
         "unwanted",
         each(&|i| stats[i].unwanted_answer.to_string()),
+    ));
+    cols.push(Column::new(
+        "wrong",
+        each(&|i| stats[i].wrong_answer.to_string()),
     ));
     cols.push(Column::new("error", each(&|i| stats[i].error.to_string())));
     type Rate = (Option<f64>, Option<crate::insight::wilson::Interval>);
@@ -344,6 +351,7 @@ mod tests {
                 "unwanted",
                 "answer",
                 "false ref",
+                "wrong",
                 "prompt tok/q"
             ]
         );

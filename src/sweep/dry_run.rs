@@ -103,6 +103,7 @@ mod tests {
         let pricing = Pricing {
             prompt_per_million: 2.0,
             completion_per_million: 0.0,
+            ..Pricing::default()
         };
         let dry = engine.dry_run(&ws, &grid, &pricing).await.unwrap();
         let sweep = engine.sweep(&ws, &grid).await.unwrap();

@@ -26,9 +26,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::classify::{classify, Rules, Verdict};
+use crate::classify::{classify, classify_graded, Rules, Verdict};
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
+use crate::judge::{self, Judged};
+use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
 use crate::retrieve::{Hit, Index};
 use crate::rewrite::{self, Rewrite};
@@ -64,6 +66,10 @@ pub struct Run {
     /// Time to the first streamed token.
     pub ttft: Option<Duration>,
     pub error: Option<CallError>,
+    /// Judge calls a production system would make for this run (0 or 1) and their tokens.
+    pub judge_calls: usize,
+    pub judge_prompt_tokens: u64,
+    pub judge_completion_tokens: u64,
     /// The answer call, an index into the sweep's call log; `None` for an early refusal.
     pub call: Option<u32>,
     /// The `model` rewrite call this run's question was asked through, an index into the log.
@@ -91,6 +97,15 @@ pub struct CallStats {
     pub errors_by_kind: std::collections::BTreeMap<String, usize>,
     /// Question texts embedded (one per distinct question or rewrite).
     pub question_embeddings: usize,
+    /// Distinct judge calls (one per distinct question, expected answers, passages and reply).
+    pub judge_calls: usize,
+    /// Judge calls answered from the judge's cache.
+    pub judge_cache_hits: usize,
+    /// Judge calls that failed after retries or replied something other than the rubric's
+    /// JSON (those grades are errors; the string rules stand).
+    pub judge_failed: usize,
+    /// Failed judge calls by error kind (`malformed` for a reply that is not the JSON).
+    pub judge_errors_by_kind: std::collections::BTreeMap<String, usize>,
 }
 
 impl CallStats {
@@ -197,6 +212,8 @@ pub struct Sweep {
 pub struct Engine {
     pub embedder: Arc<dyn Embedder>,
     pub model: Arc<dyn ChatModel>,
+    /// The judge that grades replies, when one is configured.
+    pub judge: Option<Arc<dyn ChatModel>>,
     pub rules: Rules,
     pub concurrency: usize,
     pub progress: Option<ProgressFn>,
@@ -276,6 +293,82 @@ impl Engine {
             self.progress.clone(),
         )
         .await
+    }
+
+    /// Grade every reply that is not the exact refusal sentence with the judge: one call per
+    /// distinct request. Per planned run, its grade (`None`: not judged).
+    async fn grade(
+        &self,
+        planned: &[PlannedRun],
+        questions: &[Question],
+        indexes: &[Index],
+        views: &[View],
+        replies: &[Result<ChatReply, CallError>],
+        calls: &mut CallStats,
+    ) -> Vec<Option<Judged>> {
+        let Some(judge) = &self.judge else {
+            return planned.iter().map(|_| None).collect();
+        };
+        // As in the planner, two levels: (answer call, question, view, passages) is cheap to
+        // hash and fixes the request (a template need not quote the question or the passages,
+        // so the call alone does not), so most runs never build one; the request itself then
+        // catches equal requests of different questions.
+        let mut requests: Vec<ChatRequest> = Vec::new();
+        let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
+        type Key = (usize, usize, usize, Vec<usize>);
+        let mut by_key: HashMap<Key, Option<usize>> = HashMap::new();
+        let slots: Vec<Option<usize>> = planned
+            .iter()
+            .map(|p| {
+                let c = p.call?;
+                let chunk_ids = p.passages.iter().map(|h| h.chunk).collect();
+                *by_key
+                    .entry((c, p.question, p.view, chunk_ids))
+                    .or_insert_with(|| {
+                        let reply = replies[c].as_ref().ok()?;
+                        if self.rules.refusal_tier(&reply.text) == Some(RefusalTier::Exact) {
+                            return None;
+                        }
+                        let q = &questions[p.question];
+                        let corpus = &indexes[q.corpus].corpus;
+                        let chunks: Vec<_> =
+                            p.passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
+                        let text = &views[p.view].text;
+                        let r = judge::request(text, &q.expect.answers, &chunks, &reply.text);
+                        Some(*by_request.entry(r.clone()).or_insert_with(|| {
+                            requests.push(r);
+                            requests.len() - 1
+                        }))
+                    })
+            })
+            .collect();
+        calls.judge_calls = requests.len();
+        let grades: Vec<Judged> = execute(
+            judge.clone(),
+            requests,
+            self.concurrency,
+            self.progress.clone(),
+        )
+        .await
+        .into_iter()
+        .map(|reply| {
+            let usage = reply.as_ref().map(|r| r.usage).unwrap_or_default();
+            calls.judge_cache_hits += usize::from(reply.as_ref().is_ok_and(|r| r.cached));
+            let grade = reply.and_then(|r| judge::parse(&r.text));
+            if let Err(e) = &grade {
+                calls.judge_failed += 1;
+                *calls
+                    .judge_errors_by_kind
+                    .entry(e.kind.as_str().to_string())
+                    .or_default() += 1;
+            }
+            Judged { grade, usage }
+        })
+        .collect();
+        slots
+            .into_iter()
+            .map(|slot| slot.map(|i| grades[i].clone()))
+            .collect()
     }
 
     /// The log digest of each request.
@@ -418,7 +511,7 @@ impl Engine {
             &views,
             lookup,
             &settings,
-            &self.rules.refusal,
+            &self.rules.prompt,
         );
         Ok(Prepared {
             questions,
@@ -473,16 +566,28 @@ impl Engine {
                 }
             }
         }
+        let mut judge_counts = CallStats::default();
+        let grades = self
+            .grade(
+                &planned,
+                &questions,
+                &indexes,
+                &views,
+                &replies,
+                &mut judge_counts,
+            )
+            .await;
         let runs: Vec<Run> = planned
             .iter()
-            .map(|p| {
+            .zip(&grades)
+            .map(|(p, judged)| {
                 let q = &questions[p.question];
                 let view = &views[p.view];
                 let reply = p.call.map(|c| &replies[c]);
                 let rewrite = (settings[p.setting].rewrite == Rewrite::Model)
                     .then(|| rewrites[p.question].as_ref())
                     .flatten();
-                let mut run = build_run(
+                let mut run = build_graded_run(
                     p,
                     q,
                     &indexes[q.corpus].corpus,
@@ -490,6 +595,7 @@ impl Engine {
                     settings[p.setting].k,
                     reply,
                     &self.rules,
+                    judged.as_ref(),
                 );
                 if let Some(r) = rewrite {
                     run.model_calls += 1;
@@ -516,7 +622,13 @@ impl Engine {
                 run
             })
             .collect();
-        let calls = CallStats::of(&log, &runs, question_embeddings);
+        let mut calls = CallStats::of(&log, &runs, question_embeddings);
+        // Judge calls are not in the call log (it holds the pipeline's own calls): their
+        // counters come from the grading step.
+        calls.judge_calls = judge_counts.judge_calls;
+        calls.judge_cache_hits = judge_counts.judge_cache_hits;
+        calls.judge_failed = judge_counts.judge_failed;
+        calls.judge_errors_by_kind = judge_counts.judge_errors_by_kind;
         let mut warnings = self.embedder.warnings();
         warnings.extend(self.model.warnings());
         Ok(Sweep {
@@ -551,8 +663,31 @@ pub fn build_run(
     reply: Option<&Result<ChatReply, CallError>>,
     rules: &Rules,
 ) -> Run {
+    build_graded_run(planned, question, corpus, view, k, reply, rules, None)
+}
+
+/// [`build_run`] with the judge's grade of the reply, when a judge graded it.
+#[allow(clippy::too_many_arguments)]
+pub fn build_graded_run(
+    planned: &PlannedRun,
+    question: &Question,
+    corpus: &crate::corpus::Corpus,
+    view: &View,
+    k: usize,
+    reply: Option<&Result<ChatReply, CallError>>,
+    rules: &Rules,
+    judged: Option<&Judged>,
+) -> Run {
     let top_k = &view.ranked[..k.min(view.ranked.len())];
-    let verdict = classify(question, corpus, top_k, &planned.passages, reply, rules);
+    let verdict = classify_graded(
+        question,
+        corpus,
+        top_k,
+        &planned.passages,
+        reply,
+        rules,
+        judged.map(|j| &j.grade),
+    );
     let mut run = Run {
         question: planned.question,
         setting: planned.setting,
@@ -569,6 +704,9 @@ pub fn build_run(
         latency: None,
         ttft: None,
         error: None,
+        judge_calls: usize::from(judged.is_some()),
+        judge_prompt_tokens: judged.map_or(0, |j| j.usage.prompt_tokens),
+        judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
         call: None,
         rewrite_call: None,
         repeats: Vec::new(),

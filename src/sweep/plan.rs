@@ -46,7 +46,7 @@ impl Plan {
         views: &[View],
         view_of: impl Fn(usize, &Setting) -> usize,
         settings: &[Setting],
-        refusal: &str,
+        prompt: &prompt::Prompt,
     ) -> Plan {
         // Two levels of deduplication: (view, chunk ids in order, format) is cheap to hash and
         // avoids building the same prompt text twice; the request itself catches equal prompts
@@ -74,7 +74,7 @@ impl Plan {
                         let chunks: Vec<_> =
                             passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
                         let request = ChatRequest {
-                            messages: prompt::build(&view.text, &chunks, refusal, setting.format),
+                            messages: prompt.build(&view.text, &chunks, setting.format),
                             seed: None,
                         };
                         *by_request.entry(request.clone()).or_insert_with(|| {

@@ -123,9 +123,11 @@ pub(crate) fn engine() -> Engine {
     Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
+        judge: None,
         rules: Rules {
             refusal: REFUSAL.into(),
             refusal_match: RefusalMatch::Lenient,
+            ..Rules::default()
         },
         concurrency: 3,
         progress: None,
@@ -188,7 +190,27 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 passages: sent,
                 call: None,
             };
-            let mut run = build_run(
+            // Every reply but the exact sentence is graded on its own, when there is a judge.
+            let judged = match (&engine.judge, &reply) {
+                (Some(judge), Some(Ok(r)))
+                    if engine.rules.refusal_tier(&r.text) != Some(RefusalTier::Exact) =>
+                {
+                    let chunks: Vec<_> = planned
+                        .passages
+                        .iter()
+                        .map(|h| &index.corpus.chunks[h.chunk])
+                        .collect();
+                    let request =
+                        crate::judge::request(&view.text, &q.expect.answers, &chunks, &r.text);
+                    let reply = judge.complete(&request).await;
+                    Some(Judged {
+                        usage: reply.as_ref().map(|r| r.usage).unwrap_or_default(),
+                        grade: reply.and_then(|r| crate::judge::parse(&r.text)),
+                    })
+                }
+                _ => None,
+            };
+            let mut run = build_graded_run(
                 &planned,
                 q,
                 &index.corpus,
@@ -196,6 +218,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 setting.k,
                 reply.as_ref(),
                 &engine.rules,
+                judged.as_ref(),
             );
             if let Some(u) = rewrite_usage {
                 run.model_calls += 1;
@@ -220,6 +243,35 @@ fn without_latency(mut runs: Vec<Run>) -> Vec<Run> {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn planned_grades_equal_independent_grading(
+        docs in prop::collection::vec(document(), 1..4),
+        qs in prop::collection::vec(
+            (
+                prop::collection::vec(prop::sample::select(VOCAB), 1..5),
+                any::<bool>(),
+                0usize..100,
+                prop::option::of(prop::collection::vec(prop::sample::select(VOCAB), 1..4)),
+            ),
+            1..8,
+        ),
+        grid in grid(),
+    ) {
+        // A paraphrasing model, so that replies take every tier, and the mock judge.
+        let ws = workspace(docs, qs);
+        let mut engine = engine();
+        engine.model = Arc::new(MockModel::default().paraphrasing(true));
+        engine.judge = Some(Arc::new(MockModel::default()));
+        engine.rules.patterns =
+            crate::prompt::RefusalPatterns::new(&["do not mention".into()]).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let planned = rt.block_on(engine.sweep(&ws, &grid)).unwrap();
+        let expected = rt.block_on(naive(&engine, &ws, &grid));
+        prop_assert_eq!(without_latency(planned.runs.clone()), without_latency(expected));
+        let graded = planned.runs.iter().filter(|r| r.judge_calls > 0).count();
+        prop_assert!(planned.calls.judge_calls <= graded);
+    }
 
     #[test]
     fn planned_sweep_equals_independent_evaluation(

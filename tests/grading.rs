@@ -1,0 +1,563 @@
+//! Grading end to end: a custom prompt reaches the server byte for byte; mock-llm's
+//! paraphrasing mode exercises each refusal tier and the judge's grades; bad templates,
+//! patterns and a judge that is down stop with one line.
+
+use serde_json::Value;
+
+use crate::http::{MockLlm, KEY_ENV};
+use crate::support::{col, read_csv, stderr, Project};
+
+const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
+
+/// Two answerable questions (one whose expected text has a digit, which the paraphrasing mode
+/// writes as a word) and four unanswerable ones whose lengths are 0, 1, 2 and 3 modulo 4, so
+/// that their paraphrased refusals need the exact, lenient, pattern and judge tiers.
+const SET: &str = "corpus: docs
+answerable:
+  - id: fee
+    question: How much does membership cost per term?
+    expect: {sources: [\"a.md#Membership fee\"], answer: [\"10 US dollars\"]}
+  - id: president
+    question: Who is the club president?
+    expect: {sources: [a.md#President], answer: [Sophea]}
+unanswerable:
+  - {id: exact, question: Is there a bus stop?}
+  - {id: lenient, question: Where is the lab?}
+  - {id: pattern, question: Is there a gym nearby?}
+  - {id: judge, question: Is there a bus?}
+";
+
+/// A project whose chat (and, with `judge`, judge) is the server at `url`.
+fn project(url: &str, judge: bool, prompt: &str) -> Project {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write("set.yaml", SET);
+    let judge = if judge {
+        format!("judge:\n  base_url: {url}\n  model: mock-judge\n  api_key_env: {KEY_ENV}\n  max_retries: 1\n  prompt_per_million: 1\n  headers: {{X-Judge-Token: judge-secret-77}}\n")
+    } else {
+        String::new()
+    };
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [set.yaml]\nchat:\n  kind: openai\n  base_url: {url}\n  model: mock\n  api_key_env: {KEY_ENV}\n  max_retries: 1\n{judge}prompt:\n{prompt}sweep:\n  min_score: 0\n  k: 1\n"
+        ),
+    );
+    p
+}
+
+fn sweep(p: &Project) -> std::process::Output {
+    p.cmd(&["sweep", "-q"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap()
+}
+
+/// runs.csv as (question id, [values of `columns`]) in file order.
+fn runs(p: &Project, columns: &[&str]) -> Vec<(String, Vec<String>)> {
+    let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    rows.iter()
+        .map(|r| {
+            let values = columns.iter().map(|c| col(&h, r, c).to_string()).collect();
+            (col(&h, r, "question_id").to_string(), values)
+        })
+        .collect()
+}
+
+fn summary(p: &Project, column: &str) -> String {
+    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
+    assert_eq!(rows.len(), 1);
+    col(&h, &rows[0], column).to_string()
+}
+
+fn row(id: &str, values: &[&str]) -> (String, Vec<String>) {
+    (id.into(), values.iter().map(|v| v.to_string()).collect())
+}
+
+const PATTERNS: &str = "  refusal_patterns:\n    - do(es)? not mention\n";
+const COLUMNS: &[&str] = &[
+    "outcome",
+    "refusal_match",
+    "answer_match",
+    "wrong_answer",
+    "judge_refused",
+    "judge_correct",
+    "judge_supported",
+];
+
+#[test]
+fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let p = project(&server.url, true, PATTERNS);
+    let out = sweep(&p);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        runs(&p, COLUMNS),
+        [
+            // "... costs ten US dollars ...": the substring rule misses it, the judge does not.
+            row(
+                "fee",
+                &["answer", "", "false", "false", "false", "true", "true"]
+            ),
+            row(
+                "president",
+                &["answer", "", "true", "false", "false", "true", "true"]
+            ),
+            // The exact sentence is never sent to the judge.
+            row("exact", &["model_refusal", "exact", "", "", "", "", ""]),
+            row(
+                "lenient",
+                &["model_refusal", "lenient", "", "", "true", "false", "false"]
+            ),
+            row(
+                "pattern",
+                &["model_refusal", "pattern", "", "", "true", "false", "false"]
+            ),
+            row(
+                "judge",
+                &["model_refusal", "judge", "", "", "true", "false", "false"]
+            ),
+        ]
+    );
+    for (column, value) in [
+        ("paraphrased_refusal", "3"),
+        ("wrong_answer", "0"),
+        ("answer_match_rate", "0.5000"),
+        ("judged", "5"),
+        ("judge_errors", "0"),
+        ("judged_correct_rate", "1.0000"),
+        ("judged_supported_rate", "1.0000"),
+        // The judge says "refused" where the string tiers do, except for the judge's own tier.
+        ("judge_refusal_agreement", "0.8000"),
+        // It calls the reworded fee answer right; answer_match called it wrong.
+        ("judge_answer_agreement", "0.5000"),
+        ("judge_calls", "5"),
+    ] {
+        assert_eq!(summary(&p, column), value, "{column}");
+    }
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    assert_eq!(json["identity"]["judge"], "mock-judge");
+    assert_eq!(json["summary"]["calls"]["judge_calls"], 5);
+    let judge_tokens = json["summary"]["settings"]["min_score=0,k=1"]["judge_prompt_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(judge_tokens > 0);
+    assert_eq!(
+        json["summary"]["settings"]["min_score=0,k=1"]["judge_cost"].as_f64(),
+        Some(judge_tokens as f64 / 1e6),
+        "priced at judge.prompt_per_million, apart from the model's cost"
+    );
+    assert_eq!(
+        json["summary"]["settings"]["min_score=0,k=1"]["cost"].as_f64(),
+        Some(0.0)
+    );
+    assert_eq!(server.stats()["judge_requests"], 5);
+    assert_eq!(
+        json["identity"]["config"]["judge"]["endpoint"]["headers"],
+        serde_json::json!(["X-Judge-Token"]),
+        "header names only"
+    );
+    for f in [
+        "reports/latest/results.json",
+        "reports/latest/report.html",
+        ".rageval/cache/judge.jsonl",
+    ] {
+        let text = p.read(f);
+        assert!(
+            !text.contains("judge-secret-77") && !text.contains("test-key"),
+            "{f} holds a secret"
+        );
+    }
+
+    // A rerun grades from the judge's cache.
+    let out = sweep(&p);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    assert_eq!(json["summary"]["calls"]["judge_cache_hits"], 5);
+    assert_eq!(
+        server.stats()["judge_requests"],
+        5,
+        "no judge call repeated"
+    );
+    assert_eq!(p.read(".rageval/cache/judge.jsonl").lines().count(), 5);
+}
+
+#[test]
+fn without_a_judge_the_string_tiers_decide() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let p = project(&server.url, false, PATTERNS);
+    let out = sweep(&p);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        runs(&p, &COLUMNS[..4]),
+        [
+            row("fee", &["answer", "", "false", "true"]),
+            row("president", &["answer", "", "true", "false"]),
+            row("exact", &["model_refusal", "exact", "", ""]),
+            row("lenient", &["model_refusal", "lenient", "", ""]),
+            row("pattern", &["model_refusal", "pattern", "", ""]),
+            // Only a judge reads this one as a refusal.
+            row("judge", &["unwanted_answer", "", "", ""]),
+        ]
+    );
+    assert_eq!(summary(&p, "paraphrased_refusal"), "2");
+    assert_eq!(summary(&p, "wrong_answer"), "1");
+    assert_eq!(summary(&p, "wrong_answer_rate"), "0.5000");
+    assert_eq!(summary(&p, "judged"), "0");
+    assert_eq!(server.stats()["judge_requests"], 0);
+
+    // With the strict flag only the exact sentence and the patterns count.
+    let out = p
+        .cmd(&["sweep", "-q", "--strict-refusal"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tiers: Vec<String> = runs(&p, &["refusal_match"])
+        .into_iter()
+        .map(|(_, v)| v[0].clone())
+        .collect();
+    assert_eq!(tiers, ["", "", "exact", "", "pattern", ""]);
+}
+
+#[test]
+fn the_builtin_mock_judge_grades_in_process() {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write("set.yaml", SET);
+    p.write(
+        "rageval.yaml",
+        "evalsets: [set.yaml]\njudge: {kind: mock}\nsweep: {min_score: 0, k: 1}\n",
+    );
+    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The builtin model does not paraphrase: every refusal is the sentence, never judged.
+    assert_eq!(
+        runs(&p, &COLUMNS[..5]),
+        [
+            row("fee", &["answer", "", "true", "false", "false"]),
+            row("president", &["answer", "", "true", "false", "false"]),
+            row("exact", &["model_refusal", "exact", "", "", ""]),
+            row("lenient", &["model_refusal", "exact", "", "", ""]),
+            row("pattern", &["model_refusal", "exact", "", "", ""]),
+            row("judge", &["model_refusal", "exact", "", "", ""]),
+        ]
+    );
+    assert!(
+        crate::support::stdout(&out).contains(
+            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n"
+        ),
+        "{}",
+        crate::support::stdout(&out)
+    );
+}
+
+#[test]
+fn a_custom_prompt_reaches_the_server_byte_for_byte_and_is_its_own_cache_key() {
+    let server = MockLlm::start(&["--keep-requests", "1"]);
+    let templates = "  refusal: Not in the docs.\n  system: \"Answer from the notes. If they say nothing, write: {refusal}\"\n  user: \"<notes>\\n{context}\\n</notes>\\nQ: {question} {{verbatim}}\"\n  passage: \"({n}) {heading} in {source}: {text}\"\n";
+    let p = project(&server.url, false, templates);
+    p.write(
+        "one.yaml",
+        "corpus: docs\nanswerable:\n  - question: Who is the club president?\n",
+    );
+    let run = |p: &Project| {
+        let out = p
+            .cmd(&["sweep", "-q", "--evalset", "one.yaml"])
+            .env(KEY_ENV, "test-key")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run(&p);
+    let kept = server.get("/requests");
+    let body: Value = serde_json::from_str(kept["requests"][0].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body["messages"],
+        serde_json::json!([
+            {"role": "system", "content": "Answer from the notes. If they say nothing, write: Not in the docs."},
+            {"role": "user", "content": "<notes>\n(1) President in a.md: The club president is Sophea.\n</notes>\nQ: Who is the club president? {verbatim}"},
+        ])
+    );
+    let calls = || server.stats()["chat_requests"].as_u64().unwrap();
+    let before = calls();
+    run(&p);
+    assert_eq!(
+        calls(),
+        before,
+        "the same prompt is answered from the cache"
+    );
+    let digest = |p: &Project| {
+        let v: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+        v["identity"]["config_digest"].as_str().unwrap().to_string()
+    };
+    let first = digest(&p);
+    let config = p
+        .read("rageval.yaml")
+        .replace("Q: {question}", "Question: {question}");
+    p.write("rageval.yaml", &config);
+    run(&p);
+    assert_eq!(
+        calls(),
+        before + 1,
+        "a changed template never reuses a cached reply"
+    );
+    assert_ne!(
+        digest(&p),
+        first,
+        "the template is part of the config digest"
+    );
+}
+
+/// `rageval sweep` on `config` must exit 2 with exactly `line` on stderr and write nothing.
+fn fails_with(config: &str, line: &str) {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write("set.yaml", SET);
+    p.write("rageval.yaml", config);
+    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), format!("error: {line}\n"));
+    assert!(
+        !p.path().join("reports").exists(),
+        "no report may be written"
+    );
+}
+
+#[test]
+fn an_unknown_placeholder_is_named_with_its_field_and_line() {
+    fails_with(
+        "evalsets: [set.yaml]\nprompt:\n  refusal: No.\n  user: \"Context: {context} Question: {qestion}\"\n",
+        "rageval.yaml:4: `prompt.user`: unknown placeholder `{qestion}`; this template takes `{context}`, `{question}`, `{refusal}` (write `{{` and `}}` for literal braces)",
+    );
+    fails_with(
+        "evalsets: [set.yaml]\nprompt:\n  passage: \"[{n}] {context}\"\n",
+        "rageval.yaml:3: `prompt.passage`: unknown placeholder `{context}`; this template takes `{n}`, `{source}`, `{heading}`, `{text}` (write `{{` and `}}` for literal braces)",
+    );
+}
+
+#[test]
+fn a_refusal_pattern_that_is_not_a_regex_is_named_with_its_line() {
+    fails_with(
+        "evalsets: [set.yaml]\nprompt:\n  refusal_patterns:\n    - do not mention\n    - \"(cannot|can't\"\n",
+        "rageval.yaml:5: `prompt.refusal_patterns[1]`: `(cannot|can't` is not a valid regular expression: unclosed group",
+    );
+}
+
+#[test]
+fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let down = format!("http://127.0.0.1:{port}/v1");
+    let p = project(&server.url, true, PATTERNS);
+    let config = p
+        .read("rageval.yaml")
+        .replacen(&format!("base_url: {}", server.url), "base_url: CHAT", 1)
+        .replace(
+            &format!("base_url: {}", server.url),
+            &format!("base_url: {down}"),
+        )
+        .replace("base_url: CHAT", &format!("base_url: {}", server.url));
+    p.write("rageval.yaml", &config);
+    let out = sweep(&p);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("error: every judge call failed (5 connect); no report written; is the judge server at `{down}` running?\n")
+    );
+    assert!(
+        !p.path().join("reports").exists(),
+        "no report may be written"
+    );
+    assert_eq!(server.stats()["judge_requests"], 0);
+
+    // With more retries the attempts pass the dead-server limit: the judge is given up early.
+    let config = p.read("rageval.yaml").replace(
+        "max_retries: 1\n  prompt",
+        "max_retries: 4\n  backoff_ms: 0\n  prompt",
+    );
+    p.write("rageval.yaml", &config);
+    let out = sweep(&p);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("error: the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?\n")
+    );
+    assert!(!p.path().join("reports").exists());
+}
+
+#[test]
+fn a_malformed_judge_reply_is_an_error_for_that_grade() {
+    let chat = MockLlm::start(&["--paraphrase"]);
+    let judge = MockLlm::start(&["--malformed-rate", "0.5", "--seed", "4"]);
+    let p = project(&chat.url, true, PATTERNS);
+    let config = p.read("rageval.yaml");
+    let at = config.find("judge:").unwrap();
+    let config = format!(
+        "{}{}",
+        &config[..at],
+        config[at..]
+            .replacen(&chat.url, &judge.url, 1)
+            .replace("max_retries: 1", "max_retries: 0")
+    );
+    p.write("rageval.yaml", &config);
+    let out = p
+        .cmd(&["sweep", "-q", "--allow-errors"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let failed = judge.stats()["faults"]["malformed"].as_u64().unwrap();
+    assert!(failed > 0 && failed < 5, "{failed}");
+    let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    let errors: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| !col(&h, r, "judge_error").is_empty())
+        .collect();
+    assert_eq!(errors.len() as u64, failed);
+    for r in errors {
+        assert!(
+            col(&h, r, "judge_error").starts_with("malformed: "),
+            "{r:?}"
+        );
+        assert_eq!(col(&h, r, "judge_refused"), "", "never a guess");
+        // The string tiers stand: the judge's own tier cannot apply without a grade.
+        assert_ne!(col(&h, r, "refusal_match"), "judge");
+    }
+    assert_eq!(summary(&p, "judge_errors"), failed.to_string());
+    assert_eq!(
+        stderr(&out),
+        format!("warning: {failed} of 5 judge calls failed ({failed} malformed); those grades are errors and the string rules stand\n")
+    );
+}
+
+/// A judge server of the test's own: it answers prose to a reply holding "Sorry" and the
+/// rubric's JSON to every other. Serves until the test process ends; returns its base URL.
+fn prose_judge() -> String {
+    use axum::routing::post;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/chat/completions",
+                post(|body: axum::body::Bytes| async move {
+                    let req: Value = serde_json::from_slice(&body).unwrap();
+                    let user = req["messages"][1]["content"].as_str().unwrap_or("");
+                    let content = if user.contains("Sorry") {
+                        "I cannot tell."
+                    } else {
+                        r#"{"refused": false, "correct": true, "supported": true}"#
+                    };
+                    axum::Json(serde_json::json!({
+                        "choices": [{"message": {"role": "assistant", "content": content}}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+                    }))
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
+}
+
+#[test]
+fn a_judge_reply_that_is_not_the_rubric_json_is_an_error_never_a_guess() {
+    let chat = MockLlm::start(&["--paraphrase"]);
+    let judge = prose_judge();
+    let p = project(&chat.url, true, PATTERNS);
+    let config = p.read("rageval.yaml");
+    let at = config.find("judge:").unwrap();
+    let config = format!(
+        "{}{}",
+        &config[..at],
+        config[at..].replacen(&chat.url, &judge, 1)
+    );
+    p.write("rageval.yaml", &config);
+    let out = sweep(&p);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: 1 of 5 judge calls failed (1 malformed); those grades are errors and the string rules stand (pass --allow-errors to accept them)\n"
+    );
+    let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    let judged = rows
+        .iter()
+        .find(|r| col(&h, r, "question_id") == "judge")
+        .unwrap();
+    assert_eq!(
+        [
+            "outcome",
+            "refusal_match",
+            "judge_refused",
+            "judge_correct",
+            "judge_supported",
+            "judge_error",
+            "judge_prompt_tokens",
+        ]
+        .map(|c| col(&h, judged, c)),
+        [
+            "unwanted_answer",
+            "",
+            "",
+            "",
+            "",
+            "malformed: the judge's reply is not the rubric's JSON (expected value at line 1 column 1): `I cannot tell.`",
+            "100",
+        ]
+    );
+    assert_eq!(summary(&p, "judge_errors"), "1");
+    assert_eq!(summary(&p, "judged"), "4");
+}
+
+#[test]
+fn judge_and_wrong_answer_fields_are_checked_at_load() {
+    fails_with(
+        "evalsets: [set.yaml]\njudge:\n  base_url: localhost:8787\n",
+        "rageval.yaml:3: `judge.base_url`: `localhost:8787` must start with http:// or https://",
+    );
+    fails_with(
+        "evalsets: [set.yaml]\njudge:\n  kind: mock\n  completion_per_million: -1\n",
+        "rageval.yaml:4: `judge.completion_per_million`: must be a price of 0 or more",
+    );
+    fails_with(
+        "evalsets: [set.yaml]\nrecommend:\n  max_wrong_answer_rate: 1.5\n",
+        "rageval.yaml:3: `recommend.max_wrong_answer_rate`: must be a rate from 0 to 1, got 1.5",
+    );
+}
+
+#[test]
+fn rageval_prompt_shows_what_the_templates_make() {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write(
+        "rageval.yaml",
+        "prompt:\n  system: \"Notes only. Else: {refusal}\"\n  user: \"{context}\\n\\n> {question}\"\n  passage: \"<{n}|{heading}> {text}\"\n",
+    );
+    let out = p
+        .cmd(&[
+            "prompt",
+            "Who is the club president?",
+            "--corpus",
+            "docs",
+            "--k",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        crate::support::stdout(&out),
+        "--- system\nNotes only. Else: I don't know based on the provided documents.\n--- user\n<1|President> The club president is Sophea.\n\n> Who is the club president?\n"
+    );
+}
