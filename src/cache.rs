@@ -167,8 +167,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The cache key of a chat request for `model`.
 pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
-    let material =
+    let mut material =
         json!({"model": model.model(), "params": model.params(), "messages": request.messages});
+    // Only a repeated sweep sends a seed: without one the key is what it always was.
+    if let Some(seed) = request.seed {
+        material["seed"] = json!(seed);
+    }
     sha256_hex(material.to_string().as_bytes())
 }
 

@@ -222,6 +222,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
 
+    /// Make every distinct model answer call N times (each with `seed` set to its repeat index) and report outcome rates over all repeats and flip rates
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }
@@ -284,6 +288,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "SHARE")]
     pub min_answer_match_rate: Option<f64>,
 
+    /// Highest share of repeated runs (`sweep --repeat N`) whose outcome differs from their question's most frequent one
+    #[arg(long, value_name = "SHARE")]
+    pub max_flip_rate: Option<f64>,
+
     /// Write the checks as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -324,6 +332,7 @@ impl GateArgs {
             self.max_prompt_tokens_per_question.is_some(),
             "--max-prompt-tokens-per-question",
         );
+        add(self.max_flip_rate.is_some(), "--max-flip-rate");
         add(
             self.min_answer_match_rate.is_some(),
             "--min-answer-match-rate",
@@ -447,4 +456,8 @@ pub struct MockLlmArgs {
     /// Request bodies larger than this get 413
     #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
     pub max_body_bytes: usize,
+
+    /// Refuse every chat request whose `seed` is odd (as `sweep --repeat N` sends), to test flip rates
+    #[arg(long)]
+    pub vary_per_repeat: bool,
 }

@@ -142,6 +142,17 @@ pub struct GridIdentity {
     pub order: String,
     pub format: String,
     pub rewrite: String,
+    /// `--repeat N`; absent for 1, so a sweep without repeats keeps its digest.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeat: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -204,6 +215,7 @@ impl EffectiveConfig {
                 order: spec(&c.sweep.order),
                 format: spec(&c.sweep.format),
                 rewrite: spec(&c.sweep.rewrite),
+                repeat: 1,
             },
             pricing: PricingIdentity {
                 prompt_per_million: c.pricing.prompt_per_million,

@@ -22,6 +22,7 @@ pub mod prompt;
 pub mod record;
 pub mod redact;
 pub mod refusal;
+pub mod repeat;
 pub mod retrieve;
 pub mod retriever;
 pub mod rewrite;

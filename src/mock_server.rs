@@ -45,6 +45,10 @@ pub struct ServerOptions {
     /// Larger request bodies get 413.
     pub max_body_bytes: usize,
     pub faults: Faults,
+    /// `--vary-per-repeat`: a request whose `seed` is odd is refused (the refusal sentence),
+    /// whatever the prompt; seed 0, even seeds and no seed get the usual reply. This is a
+    /// server that answers differently per repeat of `sweep --repeat N`, exactly predictably.
+    pub vary_per_repeat: bool,
     /// Reword answers and refusals deterministically.
     pub paraphrase: bool,
     /// Chat request bodies kept for `GET /requests` (the newest last).
@@ -289,14 +293,22 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
             .fetch_add(1, Ordering::Relaxed);
     }
     let model = req["model"].as_str().unwrap_or("mock").to_string();
-    let request = ChatRequest { messages };
+    let seed = req["seed"].as_u64();
+    let request = ChatRequest {
+        messages,
+        seed: None,
+    };
     if crate::judge::is_judge_request(&request) {
         state
             .counters
             .judge_requests
             .fetch_add(1, Ordering::Relaxed);
     }
-    let text = state.model.reply(&request);
+    let text = if state.opts.vary_per_repeat && seed.is_some_and(|s| s % 2 == 1) {
+        state.opts.refusal.clone()
+    } else {
+        state.model.reply(&request)
+    };
     let prompt_tokens = estimate_prompt_tokens(&request.messages);
     let completion_tokens = estimate_tokens(&text);
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});

@@ -67,7 +67,10 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
         role: Role::User,
         content: question.trim().to_string(),
     });
-    ChatRequest { messages }
+    ChatRequest {
+        messages,
+        seed: None,
+    }
 }
 
 /// A `model` rewrite's reply as a question, or why it is not used.

@@ -197,6 +197,8 @@ pub struct SweepSettings {
     pub dry_run: bool,
     /// `--shard I/N`: run only the questions of that shard.
     pub shard: Option<crate::sweep::Shard>,
+    /// `--repeat N`: every distinct answer call made N times (1: once, as without the flag).
+    pub repeat: u32,
 }
 
 impl SweepSettings {
@@ -315,13 +317,21 @@ impl SweepSettings {
             }
             None
         };
-        let identity =
-            crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
+        if !(1..=crate::repeat::MAX_REPEAT).contains(&args.repeat) {
+            bail!(
+                "invalid --repeat: must be from 1 to {}",
+                crate::repeat::MAX_REPEAT
+            );
+        }
+        let mut effective = crate::identity::EffectiveConfig::new(&cfg.config);
+        effective.sweep.repeat = args.repeat;
+        let identity = crate::identity::RunIdentity::new(effective);
         Ok(SweepSettings {
             identity,
             max_runs: args.max_runs,
             dry_run: args.dry_run,
             shard,
+            repeat: args.repeat,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {
@@ -430,6 +440,8 @@ impl GateSettings {
                 policy::check_share,
             )?
             .or(g.min_answer_match_rate),
+            max_flip_rate: flag("max-flip-rate", args.max_flip_rate, policy::check_share)?
+                .or(g.max_flip_rate),
         };
         let policy = Policy {
             setting,

@@ -151,6 +151,9 @@ pub struct SettingStats {
     pub judge_prompt_tokens: u64,
     pub judge_completion_tokens: u64,
     pub judge_cost: f64,
+    /// `--repeat N` (N > 1): outcome rates over all repeats and the flip rate; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stability: Option<crate::repeat::Stability>,
 }
 
 impl SettingStats {
@@ -179,7 +182,11 @@ pub fn aggregate<'a>(
     // (agreeing, graded) pairs for the judge's agreement with the string rules.
     let (mut refusal_agree, mut answer_agree, mut answer_graded) = (0, 0, 0);
     let (mut correct_base, mut supported_base) = (0, 0);
+    let mut repeated = Vec::new();
     for run in runs {
+        if !run.repeats.is_empty() {
+            repeated.push(run);
+        }
         let q = &questions[run.question];
         s.questions += 1;
         if q.answerable {
@@ -317,6 +324,7 @@ pub fn aggregate<'a>(
     s.judge_cost = (s.judge_prompt_tokens as f64 * pricing.judge_prompt_per_million
         + s.judge_completion_tokens as f64 * pricing.judge_completion_per_million)
         / 1e6;
+    s.stability = crate::repeat::Stability::of(repeated, questions);
     s
 }
 

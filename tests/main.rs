@@ -14,6 +14,7 @@ mod grading;
 mod hardening;
 mod http;
 mod insight;
+mod repeat;
 mod retrievers;
 mod scenarios;
 mod schema;

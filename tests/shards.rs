@@ -10,7 +10,7 @@ use crate::support::{read_csv, stderr, Project};
 
 /// A report without what varies from run to run: call timings and whether a reply came from
 /// the cache (results.json), the latency and TTFT columns (CSV).
-fn untimed(p: &Project, dir: &str) -> (Value, String, String, String) {
+pub(crate) fn untimed(p: &Project, dir: &str) -> (Value, String, String, String) {
     let mut v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
     for call in v["calls"].as_object_mut().unwrap().values_mut() {
         let call = call.as_object_mut().unwrap();
@@ -55,12 +55,13 @@ fn untimed(p: &Project, dir: &str) -> (Value, String, String, String) {
 }
 
 /// Sweep `args` whole into `whole`, and as `n` shards merged into `merged`.
-fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
+pub(crate) fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
     let run = |extra: &[&str]| {
         let mut all: Vec<&str> = vec!["sweep", "-q"];
         all.extend(args);
         all.extend(extra);
-        let out = p.cmd(&all).output().unwrap();
+        // The key matters only to a project whose models are served over HTTP.
+        let out = p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
     };
     run(&["--out", "whole"]);
@@ -77,7 +78,7 @@ fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-fn assert_same(p: &Project) {
+pub(crate) fn assert_same(p: &Project) {
     let (whole, merged) = (untimed(p, "whole"), untimed(p, "merged"));
     assert_eq!(whole.0, merged.0, "results.json");
     assert_eq!(whole.1, merged.1, "summary.csv");

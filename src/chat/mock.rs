@@ -278,9 +278,11 @@ mod tests {
         let refs: Vec<_> = chunks.iter().collect();
         let numbered = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Numbered),
+            seed: None,
         });
         let tagged = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Tagged),
+            seed: None,
         });
         assert_eq!(numbered, tagged, "the mock reads both formats alike");
         numbered
@@ -327,7 +329,10 @@ mod tests {
             content: " rewrite this ".into(),
         }];
         assert_eq!(
-            MockModel::default().reply(&ChatRequest { messages }),
+            MockModel::default().reply(&ChatRequest {
+                messages,
+                seed: None
+            }),
             "rewrite this"
         );
     }
@@ -368,6 +373,7 @@ mod tests {
         let ask = |q: &str| {
             m.reply(&ChatRequest {
                 messages: build(q, &refs, REFUSAL, Format::Numbered),
+                seed: None,
             })
         };
         assert_eq!(

@@ -20,6 +20,10 @@ use crate::BoxFuture;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
+    /// The repeat index of a `--repeat N` sweep (N above 1), sent as OpenAI's `seed` so a
+    /// repeated call is a distinct request, cached apart; `None` for a single sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
 }
 
 /// Token counts for one call.

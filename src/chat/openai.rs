@@ -51,6 +51,9 @@ impl OpenAiChat {
         if let Some(m) = self.max_tokens {
             body["max_tokens"] = json!(m);
         }
+        if let Some(seed) = request.seed {
+            body["seed"] = json!(seed);
+        }
         if self.stream {
             body["stream_options"] = json!({"include_usage": true});
         }

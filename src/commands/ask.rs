@@ -47,6 +47,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
         progress: None,
         judge: None,
         retriever,
+        repeat: 1,
     };
     let query = Query {
         corpus: 0,
@@ -127,6 +128,7 @@ pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
     }
     let request = ChatRequest {
         messages: messages(&s, &r),
+        seed: None,
     };
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,

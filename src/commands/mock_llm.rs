@@ -42,6 +42,7 @@ pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {
         dimensions: a.dimensions,
         refusal: REFUSAL.to_string(),
         max_body_bytes: a.max_body_bytes,
+        vary_per_repeat: a.vary_per_repeat,
         faults: Faults {
             seed: a.seed,
             fail_rate: a.fail_rate,

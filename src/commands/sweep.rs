@@ -23,10 +23,17 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     };
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
-    let runs = questions.saturating_mul(settings);
+    let runs = questions
+        .saturating_mul(settings)
+        .saturating_mul(u64::from(s.repeat));
     if runs > s.max_runs {
+        let repeats = if s.repeat > 1 {
+            format!(" x {} repeats", s.repeat)
+        } else {
+            String::new()
+        };
         anyhow::bail!(
-            "the sweep plans {runs} runs ({questions} questions x {settings} settings), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings{repeats}), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
             s.max_runs
         );
     }
@@ -48,6 +55,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
         retriever,
+        repeat: s.repeat,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
     if let Some((bar, _)) = bar {
@@ -213,6 +221,7 @@ async fn dry_run(
         concurrency: s.concurrency,
         progress: None,
         retriever,
+        repeat: s.repeat,
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
@@ -301,6 +310,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         c.cache_hits,
         c.failed,
     ));
+    after.extend(crate::repeat::summary_line(results));
     after.push(format!("wrote {}", written.join(", ")));
     let wrap = |lines: Vec<String>| -> String {
         lines

@@ -433,6 +433,9 @@ pub struct GateConfig {
     pub max_prompt_tokens_per_question: Option<f64>,
     /// Share of answered answerable questions whose answer holds an expected answer text.
     pub min_answer_match_rate: Option<f64>,
+    /// Share of repeated runs (`sweep --repeat N`) whose outcome differs from their
+    /// question's most frequent one.
+    pub max_flip_rate: Option<f64>,
 }
 
 impl Default for GateConfig {
@@ -448,6 +451,7 @@ impl Default for GateConfig {
             max_error_runs: 0,
             max_prompt_tokens_per_question: None,
             min_answer_match_rate: None,
+            max_flip_rate: None,
         }
     }
 }

@@ -177,6 +177,9 @@ struct Figures {
     /// Of those, the answers holding an expected text.
     answer_match: u64,
     prompt_tokens: u64,
+    /// Runs over all repeats, and those whose outcome is not their question's most frequent.
+    repeat_runs: u64,
+    flips: u64,
 }
 
 impl Figures {
@@ -202,6 +205,8 @@ impl Figures {
                 _ => {}
             }
             f.prompt_tokens += run.prompt_tokens;
+            f.repeat_runs += run.repeats;
+            f.flips += run.flips;
         }
         f
     }
@@ -308,6 +313,23 @@ fn limit_checks(f: &Figures, limits: &Limits) -> Vec<Check> {
             name: "prompt_tokens_per_question".into(),
             passed: ok,
             figures: format!("{per_q:.1} {} limit {limit}", if ok { "<=" } else { ">" }),
+        });
+    }
+    if let Some(limit) = limits.max_flip_rate {
+        checks.push(if f.repeat_runs <= f.questions {
+            Check {
+                name: "flip_rate".into(),
+                passed: true,
+                figures: "not measured: the sweep made no repeats (`--repeat N`)".into(),
+            }
+        } else {
+            let rate = f.flips as f64 / f.repeat_runs as f64;
+            let ok = rate <= limit + EPS;
+            Check {
+                name: "flip_rate".into(),
+                passed: ok,
+                figures: format!("{rate:.3} {} limit {limit:.3}", if ok { "<=" } else { ">" }),
+            }
         });
     }
     checks

@@ -46,6 +46,9 @@ pub struct Limits {
     pub max_error_runs: u64,
     pub max_prompt_tokens_per_question: Option<f64>,
     pub min_answer_match_rate: Option<f64>,
+    /// Highest share of repeated runs whose outcome differs from their question's most
+    /// frequent one (`--repeat N`).
+    pub max_flip_rate: Option<f64>,
 }
 
 /// A check of one number of the policy: the number, or why it is wrong.

@@ -73,6 +73,16 @@ pub struct RunRow {
     pub answer_match: Option<bool>,
     #[serde(default)]
     pub prompt_tokens: u64,
+    /// `--repeat N`: the run's repeats (N; 1 without repeats) and how many of them differ
+    /// from its most frequent outcome.
+    #[serde(default = "one")]
+    pub repeats: u64,
+    #[serde(default)]
+    pub flips: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// Read a results file through the record type and check it.
@@ -135,6 +145,8 @@ impl ResultsFile {
                     outcome: run.verdict.outcome,
                     answer_match: run.verdict.answer_match,
                     prompt_tokens: run.prompt_tokens,
+                    repeats: 1 + run.repeats.len() as u64,
+                    flips: crate::repeat::flips(run) as u64,
                 })
                 .collect(),
         }

@@ -89,6 +89,7 @@ fn absolute_limits_count_from_the_runs() {
         max_error_runs: 0,
         max_prompt_tokens_per_question: Some(100.0),
         min_answer_match_rate: Some(0.5),
+        max_flip_rate: None,
     };
     let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
     assert_eq!(rep.setting, "min_score=0.2,k=4");

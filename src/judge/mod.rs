@@ -91,6 +91,7 @@ pub fn request(
                 content: user,
             },
         ],
+        seed: None,
     }
 }
 

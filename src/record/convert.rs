@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 
 use super::{
     AskedRecord, AttackRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord, Record,
-    RunRecord, Summary, SCHEMA,
+    RepeatRecord, RunRecord, Summary, SCHEMA,
 };
 use crate::evalset::{Attack, Expect, Question};
 use crate::report::Results;
@@ -136,6 +136,14 @@ impl Record {
                     .map(|h| Passage(r.chunk_id(run.question, h.chunk).to_string(), h.score))
                     .collect(),
                 verdict: run.verdict.clone(),
+                repeats: run
+                    .repeats
+                    .iter()
+                    .map(|rep| RepeatRecord {
+                        call: rep.call.and_then(call_id),
+                        outcome: rep.outcome,
+                    })
+                    .collect(),
             })
             .collect();
         Record {
@@ -270,33 +278,51 @@ impl Record {
                         .ok_or_else(|| format!("a run names unknown call `{c}`"))?,
                 ),
             };
-            let mut run = Run {
-                question: q,
-                setting: s,
-                asked: texts[q]
-                    .1
-                    .get(strategy.as_str())
-                    .unwrap_or(&texts[q].0)
-                    .clone(),
-                rewrite_note: None,
-                best_score: asked.map_or(question.best_score, |a| a.best_score),
-                passages,
-                verdict: rec.verdict,
-                answer: refusal.clone(),
-                model_calls: 0,
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                tokens_estimated: false,
-                latency: None,
-                ttft: None,
-                error: None,
-                call: call.map(|(i, _, _)| i as u32),
-                rewrite_call: None,
-                // The record keeps the judge's grades (in the verdict), not its calls.
-                judge_calls: 0,
-                judge_prompt_tokens: 0,
-                judge_completion_tokens: 0,
-            };
+            let mut run =
+                Run {
+                    question: q,
+                    setting: s,
+                    asked: texts[q]
+                        .1
+                        .get(strategy.as_str())
+                        .unwrap_or(&texts[q].0)
+                        .clone(),
+                    rewrite_note: None,
+                    best_score: asked.map_or(question.best_score, |a| a.best_score),
+                    passages,
+                    verdict: rec.verdict,
+                    answer: refusal.clone(),
+                    model_calls: 0,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    tokens_estimated: false,
+                    latency: None,
+                    ttft: None,
+                    error: None,
+                    call: call.map(|(i, _, _)| i as u32),
+                    rewrite_call: None,
+                    // The record keeps the judge's grades (in the verdict), not its calls.
+                    judge_calls: 0,
+                    judge_prompt_tokens: 0,
+                    judge_completion_tokens: 0,
+                    repeats: rec
+                        .repeats
+                        .iter()
+                        .map(|rep| {
+                            let call =
+                                match &rep.call {
+                                    None => None,
+                                    Some(c) => Some(self.calls.get_index_of(c).ok_or_else(|| {
+                                        format!("a repeat names unknown call `{c}`")
+                                    })? as u32),
+                                };
+                            Ok(crate::repeat::Repeat {
+                                call,
+                                outcome: rep.outcome,
+                            })
+                        })
+                        .collect::<Result<_, String>>()?,
+                };
             if let Some((i, _, c)) = call {
                 run.model_calls = 1;
                 match &c.error {

@@ -177,6 +177,13 @@ pub struct CallRecord {
     pub error: Option<CallError>,
     /// The reply came from the response cache.
     pub cached: bool,
+    /// `--repeat N`: which repeat made the call (sent as its `seed`); absent for repeat 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(JsonSchema)]
@@ -215,6 +222,19 @@ pub struct RunRecord {
     pub passages: Vec<Passage>,
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// `--repeat N`: repeats 1 to N-1 of this run (the run itself is repeat 0), each its
+    /// answer call and outcome; absent for a sweep without repeats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatRecord>,
+}
+
+/// One later repeat of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RepeatRecord {
+    /// The answer call, a key of [`Record::calls`]; absent for an early refusal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    pub outcome: crate::classify::Outcome,
 }
 
 /// Why a results file cannot be used. Always exit status 2.
@@ -331,7 +351,11 @@ impl Record {
             if !self.settings.contains_key(&run.setting) {
                 return Err(format!("a run names unknown setting `{}`", run.setting));
             }
-            if let Some(c) = &run.call {
+            for c in run
+                .call
+                .iter()
+                .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
+            {
                 if !self.calls.contains_key(c) {
                     return Err(format!("a run names unknown call `{c}`"));
                 }

@@ -28,6 +28,11 @@ pub struct Summary {
     pub settings: IndexMap<String, SettingSummary>,
     /// Chunks the scan flags that reached at least one prompt.
     pub flagged_in_prompts: Vec<FlaggedSummary>,
+    /// `--repeat N` (N > 1): per question id, its flip rate over every setting (repeats whose
+    /// outcome differs from the question's most frequent one at their setting, over all its
+    /// repeats); absent without repeats.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub flip_rates: IndexMap<String, f64>,
 }
 
 /// One setting's statistics.
@@ -82,6 +87,11 @@ impl Summary {
                     pattern: pattern.into(),
                     runs,
                 })
+                .collect(),
+            flip_rates: crate::repeat::question_flip_rates(&r.runs, r.questions.len())
+                .into_iter()
+                .zip(&r.questions)
+                .map(|(rate, q)| (q.id.clone(), rate))
                 .collect(),
         }
     }

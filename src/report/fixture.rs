@@ -168,6 +168,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     ttft_ms: None,
                     error: None,
                     cached: false,
+                    repeat: 0,
                 };
                 let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
                 run.call = Some(i as u32);

@@ -23,7 +23,8 @@ pub struct DryRun {
     pub runs: usize,
     /// Runs no passage reaches: refused before the model, at no cost.
     pub early_refusals: usize,
-    /// Distinct prompts among the other runs: the answer calls a sweep needs.
+    /// Distinct prompts among the other runs: the answer calls a sweep needs (times N with
+    /// `--repeat N`: each repeat is its own request).
     pub distinct_prompts: usize,
     /// Of those, prompts the response cache already answers.
     pub cached_prompts: usize,
@@ -50,10 +51,12 @@ impl Engine {
             Vec::new()
         };
         let Prepared {
-            plan,
+            mut plan,
             question_embeddings,
             ..
         } = self.prepare(ws, grid, |_| None).await?;
+        // `--repeat N`: each repeat is its own request (its own seed and cache entry).
+        plan.requests = crate::repeat::requests(plan.requests, self.repeat);
         let uncached = |requests: &[crate::chat::ChatRequest]| -> Vec<usize> {
             (0..requests.len())
                 .filter(|&i| !self.model.is_cached(&requests[i]))

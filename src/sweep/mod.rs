@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::classify::{classify_graded, Rules, Verdict};
+use crate::classify::{classify, classify_graded, Rules, Verdict};
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
@@ -76,6 +76,8 @@ pub struct Run {
     pub call: Option<u32>,
     /// The `model` rewrite call this run's question was asked through, an index into the log.
     pub rewrite_call: Option<u32>,
+    /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
+    pub repeats: Vec<crate::repeat::Repeat>,
 }
 
 /// Counters for the calls a sweep made.
@@ -169,6 +171,7 @@ fn log_calls(
                     ttft_ms: r.ttft.map(crate::record::to_ms),
                     error: None,
                     cached: r.cached,
+                    repeat: 0,
                 },
                 Err(e) => CallRecord {
                     role,
@@ -178,6 +181,7 @@ fn log_calls(
                     ttft_ms: None,
                     error: Some(e.clone()),
                     cached: false,
+                    repeat: 0,
                 },
             };
             log.insert_full(digest, record).0 as u32
@@ -220,6 +224,8 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
     /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// `--repeat N`: every distinct answer call is made this many times (at least 1).
+    pub repeat: u32,
 }
 
 /// One search: the corpus slot it belongs to, the text searched, and the question it is for
@@ -624,9 +630,18 @@ impl Engine {
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
+        let distinct = requests.len();
+        let requests = crate::repeat::requests(requests, self.repeat);
         let digests = self.digests(&requests);
         let replies = self.call(requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
+        if self.repeat > 1 {
+            for (i, &c) in logged.iter().enumerate() {
+                if let Some((_, call)) = log.get_index_mut(c as usize) {
+                    call.repeat = (i / distinct) as u32;
+                }
+            }
+        }
         let mut judge_counts = CallStats::default();
         let grades = self
             .grade(
@@ -667,6 +682,19 @@ impl Engine {
                     run.rewrite_call = Some(r.call);
                 }
                 run.call = p.call.map(|c| logged[c]);
+                run.repeats = (1..self.repeat as usize)
+                    .map(|r| {
+                        let slot = p.call.map(|c| r * distinct + c);
+                        let top_k = &view.ranked[..settings[p.setting].k.min(view.ranked.len())];
+                        let corpus = &corpora[q.corpus];
+                        let reply = slot.map(|i| &replies[i]);
+                        crate::repeat::Repeat {
+                            call: slot.map(|i| logged[i]),
+                            outcome: classify(q, corpus, top_k, &p.passages, reply, &self.rules)
+                                .outcome,
+                        }
+                    })
+                    .collect();
                 run
             })
             .collect();
@@ -758,6 +786,7 @@ pub fn build_graded_run(
         judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
         call: None,
         rewrite_call: None,
+        repeats: Vec::new(),
     };
     match reply {
         None => {}

@@ -76,6 +76,7 @@ impl Plan {
                             passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
                         let request = ChatRequest {
                             messages: prompt.build(&view.text, &chunks, setting.format),
+                            seed: None,
                         };
                         *by_request.entry(request.clone()).or_insert_with(|| {
                             requests.push(request);

@@ -132,6 +132,7 @@ pub(crate) fn engine() -> Engine {
         concurrency: 3,
         progress: None,
         retriever: None,
+        repeat: 1,
     }
 }
 
@@ -174,6 +175,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 let chunks: Vec<_> = sent.iter().map(|h| &index.corpus.chunks[h.chunk]).collect();
                 let request = crate::chat::ChatRequest {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
+                    seed: None,
                 };
                 Some(engine.model.complete(&request).await)
             };
