@@ -232,6 +232,10 @@ impl Embedder for CachedEmbedder {
         self.inner.model()
     }
 
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.inner.max_input_tokens()
+    }
+
     fn embed<'a>(
         &'a self,
         texts: &'a [String],

@@ -66,8 +66,12 @@ impl RetryPolicy {
 /// One OpenAI-compatible server.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
-    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`.
+    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`, without its
+    /// query.
     pub base_url: String,
+    /// The base URL's query (`api-version=2024-06-01` for Azure's classic API), sent on every
+    /// request after the route.
+    query: Option<String>,
     /// The environment variable the key is read from (named in error messages).
     pub api_key_env: String,
     api_key: Option<Secret>,
@@ -85,6 +89,10 @@ impl Endpoint {
         timeout: Duration,
         retry: RetryPolicy,
     ) -> Result<Self, String> {
+        let (base_url, query) = match base_url.split_once('?') {
+            Some((base, query)) => (base, Some(query.to_string()).filter(|q| !q.is_empty())),
+            None => (base_url, None),
+        };
         let base_url = base_url.trim_end_matches('/').to_string();
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(format!(
@@ -106,6 +114,7 @@ impl Endpoint {
             .map(Secret);
         Ok(Endpoint {
             base_url,
+            query,
             api_key_env: api_key_env.to_string(),
             api_key,
             headers: map,
@@ -114,8 +123,14 @@ impl Endpoint {
         })
     }
 
+    /// The URL of a route: `{base_url}/{path}`, then the base URL's query if it had one
+    /// (`https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=...`).
     pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url, path.trim_start_matches('/'))
+        let url = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
+        match &self.query {
+            Some(q) => format!("{url}?{q}"),
+            None => url,
+        }
     }
 
     /// A POST with the endpoint's headers, key and timeout.
@@ -312,6 +327,37 @@ mod tests {
                 Duration::from_secs(1)
             );
         }
+    }
+
+    #[test]
+    fn a_base_url_query_goes_after_the_route() {
+        let ep = |url: &str| {
+            Endpoint::new(
+                url,
+                "UNSET_VAR",
+                &[],
+                Duration::from_secs(1),
+                RetryPolicy::default(),
+            )
+            .unwrap()
+        };
+        let azure = ep("https://x.openai.azure.com/openai/deployments/d/?api-version=2024-06-01");
+        assert_eq!(
+            azure.base_url,
+            "https://x.openai.azure.com/openai/deployments/d"
+        );
+        assert_eq!(
+            azure.url("chat/completions"),
+            "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01"
+        );
+        assert_eq!(
+            ep("http://h/v1/").url("/embeddings"),
+            "http://h/v1/embeddings"
+        );
+        assert_eq!(
+            ep("http://h/v1?").url("embeddings"),
+            "http://h/v1/embeddings"
+        );
     }
 
     #[test]

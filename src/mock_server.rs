@@ -85,6 +85,8 @@ struct AppState {
     rng: Mutex<fastrand::Rng>,
     model: MockModel,
     embedder: HashEmbedder,
+    /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
+    queries: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl AppState {
@@ -121,6 +123,7 @@ pub fn router(opts: ServerOptions) -> Router {
         model: MockModel::new(&opts.refusal),
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
+        queries: Mutex::default(),
         opts: opts.clone(),
     });
     Router::new()
@@ -129,7 +132,27 @@ pub fn router(opts: ServerOptions) -> Router {
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            count_query,
+        ))
         .with_state(state)
+}
+
+async fn count_query(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(q) = request.uri().query() {
+        *state
+            .queries
+            .lock()
+            .expect("queries lock")
+            .entry(q.to_string())
+            .or_default() += 1;
+    }
+    next.run(request).await
 }
 
 /// Serve until the process ends.
@@ -419,6 +442,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "texts_embedded": n(&c.texts_embedded),
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
+        "queries": state.queries.lock().expect("queries lock").clone(),
     }))
     .into_response()
 }

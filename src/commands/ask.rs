@@ -30,7 +30,8 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
             ws.sets[0].corpus_paths.clone()
         }
     };
-    let corpus = Corpus::load_many(&corpus_dirs)?;
+    let mut corpus = Corpus::load_many(&corpus_dirs)?;
+    corpus.split_long_sections(s.config.config.corpus.max_chunk_tokens);
     let index = build_index(s.pipeline.embedder.as_ref(), corpus).await?;
     let vector = s
         .pipeline
@@ -39,6 +40,13 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
         .await
         .context("cannot embed the question")?
         .remove(0);
+    if vector.len() != index.dimensions() {
+        bail!(
+            "the embedder returned {} dimensions for the question but {} for the chunks",
+            vector.len(),
+            index.dimensions()
+        );
+    }
     let top_k = index.search(&vector, s.k);
     let sent = s.order.apply(passing(&top_k, s.k, s.min_score.to_f64()));
     Ok(Retrieved { index, top_k, sent })

@@ -12,7 +12,8 @@ use crate::sweep::{Engine, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
-    let ws = Workspace::load(&s.evalsets)?;
+    let mut ws = Workspace::load(&s.evalsets)?;
+    ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),

@@ -19,13 +19,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify, Rules, Verdict};
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
-use crate::retrieve::{Hit, Index};
+use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::rewrite::{self, Rewrite};
 
 /// One (question, setting) run with its verdict.
@@ -251,15 +251,46 @@ impl Engine {
                 })
             })
             .collect();
+        if let Some((i, tokens, limit)) = too_long(self.embedder.as_ref(), &texts) {
+            let v = slots.iter().position(|&s| s == i).unwrap_or_default();
+            bail!(
+                "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
+                 (`embedder.max_input_tokens`: {limit})",
+                questions[views[v].question].id
+            );
+        }
         let vectors = self
             .embedder
             .embed(&texts)
             .await
             .context("cannot embed the questions")?;
         calls.question_embeddings = texts.len();
-        for (view, slot) in views.iter_mut().zip(slots) {
-            view.ranked =
-                indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
+        check_dimensions(&vectors, |i| {
+            let v = slots.iter().position(|&s| s == i).unwrap_or_default();
+            format!("question `{}`", questions[views[v].question].id)
+        })
+        .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
+        // All of a corpus's views are scored in one matrix product.
+        for (c, index) in indexes.iter().enumerate() {
+            let mine: Vec<usize> = (0..views.len())
+                .filter(|&v| questions[views[v].question].corpus == c)
+                .collect();
+            if let Some(&v) = mine
+                .iter()
+                .find(|&&v| vectors[slots[v]].len() != index.dimensions())
+            {
+                bail!(
+                    "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                    vectors[slots[v]].len(),
+                    questions[views[v].question].id,
+                    index.dimensions(),
+                    index.corpus.describe()
+                );
+            }
+            let queries: Vec<&[f32]> = mine.iter().map(|&v| vectors[slots[v]].as_slice()).collect();
+            for (&v, ranked) in mine.iter().zip(index.search_many(&queries, grid.max_k())) {
+                views[v].ranked = ranked;
+            }
         }
 
         // Per question, from its retrieval under the grid's first rewrite strategy (the one
@@ -339,11 +370,45 @@ impl Engine {
 /// Embed every chunk of `corpus` into a search index.
 pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
     let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
+    if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
+        let c = &corpus.chunks[i];
+        bail!(
+            "chunk `{}` (`{}`) of corpus `{}` is about {tokens} tokens, more than the embedder reads \
+             (`embedder.max_input_tokens`: {limit}); split its longest paragraph or code block, \
+             or lower `corpus.max_chunk_tokens`",
+            c.id,
+            c.label(),
+            corpus.describe()
+        );
+    }
     let vectors = embedder
         .embed(&texts)
         .await
         .with_context(|| format!("cannot embed corpus `{}`", corpus.root.display()))?;
+    if vectors.len() != texts.len() {
+        bail!(
+            "cannot embed corpus `{}`: the embedder returned {} vectors for {} chunks",
+            corpus.root.display(),
+            vectors.len(),
+            texts.len()
+        );
+    }
+    check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
+        .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
     Ok(Index::new(corpus, vectors))
+}
+
+/// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).
+/// Servers answer such an input with an error (llama-server: HTTP 500), not a truncation, so it
+/// is named before any request instead of being retried as a server fault.
+fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usize, usize, usize)> {
+    let limit = embedder.max_input_tokens()?;
+    texts
+        .iter()
+        .map(|t| crate::corpus::estimate_tokens(t))
+        .enumerate()
+        .find(|&(_, tokens)| tokens > limit)
+        .map(|(i, tokens)| (i, tokens, limit))
 }
 
 /// Put a run together from its plan, its verdict and its reply.
