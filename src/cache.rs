@@ -39,6 +39,15 @@ pub struct Store<V> {
     file: Mutex<File>,
     /// Lines that could not be read (a torn last record).
     pub skipped: usize,
+    warnings: Mutex<Warnings>,
+}
+
+/// Failed writes, for the command to print once: the first message and how many followed (a
+/// full disk fails every write of a sweep).
+#[derive(Debug, Default)]
+struct Warnings {
+    first: Option<String>,
+    more: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -91,6 +100,7 @@ impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
             entries: Mutex::new(entries),
             file: Mutex::new(file),
             skipped,
+            warnings: Mutex::default(),
         })
     }
 
@@ -112,6 +122,30 @@ impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
             .with_context(|| format!("cannot write cache `{}`", self.path.display()))?;
         self.entries.lock().expect("cache lock").insert(key, value);
         Ok(())
+    }
+
+    /// [`Store::put`], keeping a failure as a warning: a call whose answer cannot be cached
+    /// still counts.
+    pub fn put_or_warn(&self, key: String, value: V) {
+        if let Err(e) = self.put(key, value) {
+            let mut w = self.warnings.lock().expect("cache lock");
+            match w.first {
+                None => w.first = Some(format!("{e:#}")),
+                Some(_) => w.more += 1,
+            }
+        }
+    }
+
+    /// The warnings since the last call, as lines without a prefix.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let w = std::mem::take(&mut *self.warnings.lock().expect("cache lock"));
+        w.first
+            .map(|first| match w.more {
+                0 => first,
+                n => format!("{first} ({n} more cache writes failed)"),
+            })
+            .into_iter()
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -178,6 +212,10 @@ impl ChatModel for CachedModel {
         self.inner.params()
     }
 
+    fn warnings(&self) -> Vec<String> {
+        self.store.take_warnings()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -202,9 +240,7 @@ impl ChatModel for CachedModel {
                 usage: reply.usage,
                 latency_ms: reply.latency.as_secs_f64() * 1000.0,
             };
-            if let Err(e) = self.store.put(key, record) {
-                eprintln!("warning: {e:#}");
-            }
+            self.store.put_or_warn(key, record);
             Ok(reply)
         })
     }
@@ -236,6 +272,10 @@ impl Embedder for CachedEmbedder {
         self.inner.max_input_tokens()
     }
 
+    fn warnings(&self) -> Vec<String> {
+        self.store.take_warnings()
+    }
+
     fn embed<'a>(
         &'a self,
         texts: &'a [String],
@@ -265,9 +305,7 @@ impl Embedder for CachedEmbedder {
                 let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
                 let vectors = self.inner.embed(&batch).await?;
                 for (&i, v) in missing.iter().zip(vectors) {
-                    if let Err(e) = self.store.put(keys[i].clone(), v.clone()) {
-                        eprintln!("warning: {e:#}");
-                    }
+                    self.store.put_or_warn(keys[i].clone(), v.clone());
                     out[i] = Some(v);
                 }
                 // Repeats of a text take the vector of its first occurrence.
@@ -310,6 +348,26 @@ mod tests {
         let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
         assert_eq!(s.get("d"), Some(4));
         assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn failed_writes_are_kept_as_one_warning_not_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        // A read-only handle in place of the file: every write fails.
+        *s.file.lock().unwrap() = File::open(&path).unwrap();
+        s.put_or_warn("a".into(), 1);
+        s.put_or_warn("b".into(), 2);
+        s.put_or_warn("c".into(), 3);
+        let w = s.take_warnings();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with(&format!("cannot write cache `{}`: ", path.display())),
+            "{w:?}"
+        );
+        assert!(w[0].ends_with(" (2 more cache writes failed)"), "{w:?}");
+        assert_eq!(s.take_warnings(), Vec::<String>::new(), "taken once");
     }
 
     #[test]

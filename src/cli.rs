@@ -126,6 +126,10 @@ pub struct SweepArgs {
     #[arg(long)]
     pub gate: bool,
 
+    /// Refuse a sweep that plans more runs (questions x settings) than this, before any work
+    #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }

@@ -77,15 +77,15 @@ impl Corpus {
         if !meta.is_dir() {
             bail!("corpus `{}` is not a folder", root.display());
         }
+        let real_root = crate::input::canonical_root(root)
+            .map_err(|e| anyhow::anyhow!("cannot read corpus folder `{}`: {e}", root.display()))?;
         let mut files = Vec::new();
         collect_markdown(root, &mut files)?;
         files.sort();
         let mut chunks = Vec::new();
         for path in &files {
-            let raw = std::fs::read(path)
-                .with_context(|| format!("cannot read corpus file `{}`", path.display()))?;
-            let text = String::from_utf8(raw)
-                .map_err(|_| anyhow::anyhow!("corpus file `{}` is not UTF-8", path.display()))?;
+            let text = crate::input::read_document(&real_root, path)
+                .map_err(|e| anyhow::anyhow!("corpus file `{}`: {e}", path.display()))?;
             let rel = path
                 .strip_prefix(root)
                 .unwrap_or(path)

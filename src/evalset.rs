@@ -140,7 +140,8 @@ struct RawSet {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawItem {
-    question: String,
+    /// Checked to be a string where its field can be named (see [`yaml_kind`]).
+    question: serde_yaml::Value,
     id: Option<String>,
     expect: Option<RawExpect>,
     #[serde(default)]
@@ -182,7 +183,34 @@ impl OneOrMany {
 #[serde(deny_unknown_fields)]
 struct RawTurn {
     role: RawRole,
+    #[serde(deserialize_with = "text")]
     content: String,
+}
+
+/// A YAML string, and only a string: `null`, `~`, `true` or `12` are not text (serde_yaml
+/// would read `null` as the text "null").
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    match serde_yaml::Value::deserialize(d)? {
+        serde_yaml::Value::String(s) => Ok(s),
+        other => Err(D::Error::custom(format!(
+            "expected a string, found {}",
+            yaml_kind(&other)
+        ))),
+    }
+}
+
+/// What a YAML value is, for messages.
+fn yaml_kind(v: &serde_yaml::Value) -> &'static str {
+    match v {
+        serde_yaml::Value::Null => "null",
+        serde_yaml::Value::Bool(_) => "a boolean",
+        serde_yaml::Value::Number(_) => "a number",
+        serde_yaml::Value::Sequence(_) => "a list",
+        serde_yaml::Value::Mapping(_) => "a mapping",
+        serde_yaml::Value::Tagged(_) => "a tagged value",
+        serde_yaml::Value::String(_) => "a string",
+    }
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -194,14 +222,8 @@ enum RawRole {
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
 pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
-    let bytes = std::fs::read(path)
+    let text = crate::input::read_yaml(path)
         .map_err(|e| InputError::new(path, format!("cannot read question set: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        InputError::new(
-            path,
-            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
-    })?;
     if text.trim().is_empty() {
         return Err(InputError::new(
             path,
@@ -309,7 +331,14 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
                 }
                 (segs, name)
             };
-            let question = item.question.trim().to_string();
+            let question = match &item.question {
+                serde_yaml::Value::String(q) => q.trim().to_string(),
+                other => {
+                    let (s, f) = at("question");
+                    let msg = format!("expected a string, found {}", yaml_kind(other));
+                    return Err(err(&s, f, msg));
+                }
+            };
             if question.is_empty() {
                 let (s, f) = at("question");
                 return Err(err(&s, f, "is empty".into()));

@@ -5,6 +5,8 @@
 //! names the variable the key came from, never its value.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_AFTER};
@@ -63,21 +65,51 @@ impl RetryPolicy {
     }
 }
 
+/// Connection failures in a row after which a server is taken for dead: every later call fails
+/// at once, without a connection attempt, and the sweep stops with "is the server running?".
+pub const DEAD_AFTER: u32 = 20;
+
+/// Counts connection failures in a row across all calls to one server (any answer resets it).
+#[derive(Debug, Default)]
+pub struct DeadServer {
+    in_a_row: AtomicU32,
+    dead: AtomicBool,
+}
+
+impl DeadServer {
+    /// Whether [`DEAD_AFTER`] connection attempts in a row failed.
+    pub fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Relaxed)
+    }
+
+    fn record<T>(&self, outcome: &Result<T, Failure>) {
+        match outcome {
+            Err(f) if f.error.kind == ErrorKind::Connect => {
+                if self.in_a_row.fetch_add(1, Ordering::Relaxed) + 1 >= DEAD_AFTER {
+                    self.dead.store(true, Ordering::Relaxed);
+                }
+            }
+            _ => self.in_a_row.store(0, Ordering::Relaxed),
+        }
+    }
+}
+
 /// One OpenAI-compatible server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Endpoint {
-    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`, without its
-    /// query.
-    pub base_url: String,
-    /// The base URL's query (`api-version=2024-06-01` for Azure's classic API), sent on every
-    /// request after the route.
-    query: Option<String>,
+    /// Base URL including the version path, such as `http://127.0.0.1:8787/v1`; may hold
+    /// credentials, so it is only used to send requests.
+    base_url: String,
+    /// The base URL as shown in messages: [`crate::redact::url`] of it.
+    pub shown: String,
     /// The environment variable the key is read from (named in error messages).
     pub api_key_env: String,
     api_key: Option<Secret>,
     pub headers: HeaderMap,
     pub timeout: Duration,
     pub retry: RetryPolicy,
+    /// Shared by every clone: the calls of a sweep count together.
+    pub dead: Arc<DeadServer>,
 }
 
 impl Endpoint {
@@ -89,14 +121,11 @@ impl Endpoint {
         timeout: Duration,
         retry: RetryPolicy,
     ) -> Result<Self, String> {
-        let (base_url, query) = match base_url.split_once('?') {
-            Some((base, query)) => (base, Some(query.to_string()).filter(|q| !q.is_empty())),
-            None => (base_url, None),
-        };
         let base_url = base_url.trim_end_matches('/').to_string();
+        let shown = crate::redact::url(&base_url);
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(format!(
-                "base_url `{base_url}` must start with http:// or https://"
+                "base_url `{shown}` must start with http:// or https://"
             ));
         }
         let mut map = HeaderMap::new();
@@ -114,23 +143,28 @@ impl Endpoint {
             .map(Secret);
         Ok(Endpoint {
             base_url,
-            query,
+            shown,
             api_key_env: api_key_env.to_string(),
             api_key,
             headers: map,
             timeout,
             retry,
+            dead: Arc::default(),
         })
     }
 
-    /// The URL of a route: `{base_url}/{path}`, then the base URL's query if it had one
-    /// (`https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=...`).
+    /// The URL of `path` under the base URL (credentials included: for requests only).
+    /// A query in the base URL (`?api-version=...`) stays after the path.
     pub fn url(&self, path: &str) -> String {
-        let url = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
-        match &self.query {
-            Some(q) => format!("{url}?{q}"),
-            None => url,
-        }
+        let (base, query) = match self.base_url.find('?') {
+            Some(q) => self.base_url.split_at(q),
+            None => (self.base_url.as_str(), ""),
+        };
+        format!(
+            "{}/{}{query}",
+            base.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
     }
 
     /// A POST with the endpoint's headers, key and timeout.
@@ -153,6 +187,19 @@ impl Endpoint {
             rb = rb.header(AUTHORIZATION, v);
         }
         rb
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.shown)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers)
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish()
     }
 }
 
@@ -184,8 +231,8 @@ impl Failure {
     }
 }
 
-/// A transport error from reqwest, as a failure. URLs may appear; keys never do, since reqwest
-/// does not print headers.
+/// A transport error from reqwest, as a failure. Keys never appear, since reqwest does not
+/// print headers; URLs appear redacted.
 pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
     if e.is_timeout() {
         Failure::retryable(
@@ -195,7 +242,7 @@ pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
     } else if e.is_connect() {
         Failure::retryable(
             ErrorKind::Connect,
-            format!("cannot connect to {}", endpoint.base_url),
+            format!("cannot connect to {}", endpoint.shown),
         )
     } else {
         let mut msg = e.to_string();
@@ -204,7 +251,7 @@ pub fn transport_failure(e: &reqwest::Error, endpoint: &Endpoint) -> Failure {
             msg = format!("{msg}: {s}");
             source = s.source();
         }
-        Failure::retryable(ErrorKind::Transport, msg)
+        Failure::retryable(ErrorKind::Transport, crate::redact::urls_in(&msg))
     }
 }
 
@@ -230,10 +277,10 @@ pub fn status_failure(
         };
         return Failure::fatal(
             ErrorKind::Auth,
-            format!("{} {status} rejected {key}", endpoint.base_url),
+            format!("{} {status} rejected {key}", endpoint.shown),
         );
     }
-    let detail = server_message(body);
+    let detail = crate::redact::urls_in(&server_message(body));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let mut f = Failure::retryable(ErrorKind::RateLimited, format!("{status}{detail}"));
         f.retry_after = retry_after;
@@ -291,6 +338,35 @@ where
     }
 }
 
+/// [`with_retries`] under `endpoint`'s policy, counting connection failures in a row: once the
+/// server is dead ([`DEAD_AFTER`]), attempts fail at once without connecting.
+pub async fn call<T, F, Fut>(endpoint: &Endpoint, mut attempt: F) -> Result<T, CallError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let dead = endpoint.dead.clone();
+    with_retries(&endpoint.retry, || {
+        let next = (!dead.is_dead()).then(&mut attempt);
+        let dead = dead.clone();
+        let shown = &endpoint.shown;
+        async move {
+            let Some(next) = next else {
+                return Err(Failure::fatal(
+                    ErrorKind::Connect,
+                    format!(
+                        "cannot connect to {shown} ({DEAD_AFTER} connection attempts in a row failed; no more are made)"
+                    ),
+                ));
+            };
+            let outcome = next.await;
+            dead.record(&outcome);
+            outcome
+        }
+    })
+    .await
+}
+
 /// One client for every call: connections are pooled and reused.
 pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
@@ -311,6 +387,40 @@ mod tests {
     }
 
     #[test]
+    fn urls_keep_the_query_after_the_path_and_show_no_credential() {
+        let ep = Endpoint::new(
+            "http://u:sk-1@127.0.0.1:1/v1/?api-version=2",
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            ep.url("/chat/completions"),
+            "http://u:sk-1@127.0.0.1:1/v1/chat/completions?api-version=2"
+        );
+        assert_eq!(ep.shown, "http://<redacted>@127.0.0.1:1/v1/?<redacted>");
+        assert!(!format!("{ep:?}").contains("sk-1"));
+    }
+
+    #[test]
+    fn a_server_is_dead_after_connection_failures_in_a_row_only() {
+        let d = DeadServer::default();
+        let refused = || Err::<(), _>(Failure::retryable(ErrorKind::Connect, "refused"));
+        for _ in 0..DEAD_AFTER - 1 {
+            d.record(&refused());
+        }
+        d.record(&Err::<(), _>(Failure::retryable(ErrorKind::Server, "500")));
+        for _ in 0..DEAD_AFTER - 1 {
+            d.record(&refused());
+        }
+        assert!(!d.is_dead(), "an answer in between resets the count");
+        d.record(&refused());
+        assert!(d.is_dead());
+    }
+
+    #[test]
     fn backoff_grows_is_capped_and_honours_retry_after() {
         let p = RetryPolicy {
             max_attempts: 5,
@@ -327,37 +437,6 @@ mod tests {
                 Duration::from_secs(1)
             );
         }
-    }
-
-    #[test]
-    fn a_base_url_query_goes_after_the_route() {
-        let ep = |url: &str| {
-            Endpoint::new(
-                url,
-                "UNSET_VAR",
-                &[],
-                Duration::from_secs(1),
-                RetryPolicy::default(),
-            )
-            .unwrap()
-        };
-        let azure = ep("https://x.openai.azure.com/openai/deployments/d/?api-version=2024-06-01");
-        assert_eq!(
-            azure.base_url,
-            "https://x.openai.azure.com/openai/deployments/d"
-        );
-        assert_eq!(
-            azure.url("chat/completions"),
-            "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01"
-        );
-        assert_eq!(
-            ep("http://h/v1/").url("/embeddings"),
-            "http://h/v1/embeddings"
-        );
-        assert_eq!(
-            ep("http://h/v1?").url("embeddings"),
-            "http://h/v1/embeddings"
-        );
     }
 
     #[test]

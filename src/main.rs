@@ -16,15 +16,40 @@ fn main() {
             std::process::exit(ExitStatus::Error.code());
         }
     };
+    runtime.spawn(exit_on_signal());
     let status = match runtime.block_on(rageval::run(cli)) {
         Ok(status) => status,
         Err(e) if is_broken_pipe(&e) => ExitStatus::Success,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Every message passes the URL redaction once more, whatever produced it, and
+            // shows the control characters of names it quotes escaped.
+            let message = rageval::redact::urls_in(&format!("{e:#}"));
+            eprintln!("error: {}", rageval::safe_text::visible(&message));
             ExitStatus::Error
         }
     };
     std::process::exit(status.code());
+}
+
+/// On Ctrl-C (SIGINT) or SIGTERM, remove the report files being written, then exit as the
+/// signal would (128 + its number): a report folder never keeps half-written temporaries.
+async fn exit_on_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = int.recv() => 130,
+            _ = term.recv() => 143,
+        };
+        rageval::report::remove_in_flight();
+        std::process::exit(code);
+    }
 }
 
 /// `rageval sweep | head` closes stdout early; that is the reader's choice, not a failure.

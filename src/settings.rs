@@ -28,6 +28,9 @@ pub struct Pipeline {
     pub rules: Rules,
     pub pricing: Pricing,
     pub currency: String,
+    /// Whether the chat server refused [`crate::http::DEAD_AFTER`] connections in a row
+    /// (`openai` only): the sweep then stops early.
+    pub chat_dead: Option<Arc<crate::http::DeadServer>>,
 }
 
 fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
@@ -42,6 +45,7 @@ fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
         Duration::from_secs_f64(http.timeout_s),
         RetryPolicy {
             max_attempts: http.max_retries + 1,
+            base_delay: Duration::from_millis(http.backoff_ms),
             ..RetryPolicy::default()
         },
     )
@@ -78,12 +82,15 @@ impl Pipeline {
                 }
             }
         };
+        let mut chat_dead = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
+                let endpoint = endpoint(c.chat.http())?;
+                chat_dead = Some(endpoint.dead.clone());
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(
-                        endpoint(c.chat.http())?,
+                        endpoint,
                         &c.chat.model,
                         c.chat.temperature,
                         c.chat.max_tokens,
@@ -99,6 +106,7 @@ impl Pipeline {
         };
         let strict = strict_refusal || c.prompt.strict_refusal;
         Ok(Pipeline {
+            chat_dead,
             embedder,
             model,
             rules: Rules {
@@ -136,6 +144,10 @@ pub struct SweepSettings {
     pub allow_errors: bool,
     /// `--gate`: gate the results written to `out`.
     pub gate: Option<GateSettings>,
+    /// The effective settings that change a result, as recorded in results.json.
+    pub identity: crate::identity::RunIdentity,
+    /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
+    pub max_runs: u64,
 }
 
 impl SweepSettings {
@@ -244,7 +256,11 @@ impl SweepSettings {
             }
             None
         };
+        let identity =
+            crate::identity::RunIdentity::new(crate::identity::EffectiveConfig::new(&cfg.config));
         Ok(SweepSettings {
+            identity,
+            max_runs: args.max_runs,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

@@ -14,20 +14,14 @@ use std::time::{Duration, Instant};
 
 use crate::insight::{chart_data, figure, xss_project, PAYLOADS};
 use crate::support::SAMPLE_SWEEP as ARGS;
-use crate::support::{repo, Project};
+use crate::support::{repo, require_tool, Project};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Whether Chromium is installed; prints why the test is skipped when it is not.
+/// Whether Chromium is installed (under `CI=true` its absence fails the test).
 fn have_chromium() -> bool {
-    let found = Path::new(CHROMIUM).exists();
-    if !found {
-        eprintln!(
-            "note: {CHROMIUM} not found, browser test skipped (`.ci/run` installs Debian's chromium)"
-        );
-    }
-    found
+    require_tool(CHROMIUM, "Debian's `chromium` (`.ci/run` installs it)")
 }
 
 /// What one headless run printed.

@@ -247,7 +247,7 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
             "--seed",
             "7",
         ]);
-        let p = http_project(&server.url, false, "  max_retries: 12\n");
+        let p = http_project(&server.url, false, "  max_retries: 12\n  backoff_ms: 1\n");
         let out = p
             .cmd(&["sweep", "--no-cache"])
             .env(KEY_ENV, "test-key")
@@ -351,7 +351,7 @@ fn server_down_exits_2_and_writes_no_report() {
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
     for http_embedder in [false, true] {
-        let p = http_project(&url, http_embedder, "  max_retries: 1\n");
+        let p = http_project(&url, http_embedder, "  max_retries: 1\n  backoff_ms: 1\n");
         let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         let err = stderr(&out);
@@ -462,4 +462,53 @@ fn a_killed_sweep_keeps_finished_calls() {
         "the rerun calls only what was not finished"
     );
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
+}
+
+#[test]
+fn a_server_that_dies_mid_sweep_stops_it_early() {
+    let server = MockLlm::start(&["--delay-ms", "20"]);
+    let url = server.url.clone();
+    let p = http_project(&url, false, "  max_retries: 3\n  backoff_ms: 1\n");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+        .current_dir(p.path())
+        .args(["sweep", "--concurrency", "2", "--allow-errors"])
+        .env(KEY_ENV, "test-key")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let cached_lines = || {
+        std::fs::read_to_string(p.path().join(".rageval/cache/chat.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    while cached_lines() < 10 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(server);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    // Even with --allow-errors: most runs would be errors, the report would only look valid.
+    assert_eq!(status.code(), Some(2), "{err}");
+    let (head, tail) = err
+        .split_once(" connect); ")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        head.starts_with(
+            "error: the sweep stopped early: 20 connection attempts in a row failed ("
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        tail,
+        format!("no report written; is the model server at `{url}` running?\n")
+    );
+    assert!(!p.path().join("reports/latest").exists());
 }

@@ -348,3 +348,35 @@ fn streaming_records_time_to_first_token() {
     assert!(stdout(&out).contains("ttft p50/p95 ms"));
     assert!(server.stats()["chat_stream_requests"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn notes_come_from_the_command_and_quiet_hides_them() {
+    let server = MockLlm::start(&["--no-auth", "--fail-rate", "1"]);
+    let p = mock_chat_project(&server.url);
+    let config = p
+        .read("rageval.yaml")
+        .replace("}\ncache", ", max_retries: 0}\ncache");
+    p.write("rageval.yaml", &config);
+    let args = [
+        "sweep",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--min-score",
+        "0.1",
+        "--k",
+        "1",
+        "--rewrite",
+        "model",
+    ];
+    let out = p.cmd(&args).output().unwrap();
+    let error = "error: every model call failed (27 server); no report written; see the errors of the server at `URL`\n"
+        .replace("URL", &server.url);
+    assert_eq!(
+        stderr(&out),
+        format!("note: question `laptop-follow-up`: the rewrite call failed: server: 500 Internal Server Error: injected failure; using the question as asked\n{error}")
+    );
+    let mut quiet = vec!["-q"];
+    quiet.extend_from_slice(&args);
+    let out = p.cmd(&quiet).output().unwrap();
+    assert_eq!(stderr(&out), error, "--quiet prints no note");
+}

@@ -105,3 +105,58 @@ pub fn stdout(out: &std::process::Output) -> String {
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Tests skipped so far because a tool was missing (outside CI only).
+static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether `tool` can be run. Under `CI=true` a missing tool fails the test, naming what to
+/// install; elsewhere the skip is printed on the test's stdout (`--nocapture` shows it) and
+/// counted, and one line with the count is printed when the test binary exits. Callers return
+/// when it is `false`.
+pub fn require_tool(tool: &str, install: &str) -> bool {
+    require_tool_in(
+        tool,
+        install,
+        std::env::var("CI").is_ok_and(|v| v == "true"),
+    )
+}
+
+fn require_tool_in(tool: &str, install: &str, ci: bool) -> bool {
+    let found = std::process::Command::new(tool)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if found {
+        return true;
+    }
+    if ci {
+        panic!("`{tool}` is not installed: install {install} (CI=true does not skip tests)");
+    }
+    if SKIPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+        extern "C" {
+            fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
+        }
+        // SAFETY: `atexit` is the C library's; the handler only prints.
+        unsafe {
+            atexit(print_skipped);
+        }
+    }
+    println!("skipped: `{tool}` is not installed (install {install})");
+    false
+}
+
+/// The final line of a run that skipped tests: a green suite says what it did not check.
+extern "C" fn print_skipped() {
+    let n = SKIPPED.load(std::sync::atomic::Ordering::SeqCst);
+    println!("skipped {n} test(s) for missing tools (set CI=true to make them fail)");
+}
+
+#[test]
+#[should_panic(
+    expected = "`rageval-no-such-tool` is not installed: install the tool (CI=true does not skip tests)"
+)]
+fn a_missing_tool_fails_the_test_under_ci() {
+    require_tool_in("rageval-no-such-tool", "the tool", true);
+}

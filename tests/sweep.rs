@@ -1,6 +1,6 @@
 //! The main job: the sample sweep, its files and the invariants every setting must keep.
 
-use crate::support::{col, read_csv, stdout, Project, SAMPLE_SWEEP as ARGS};
+use crate::support::{col, read_csv, require_tool, stdout, Project, SAMPLE_SWEEP as ARGS};
 
 #[test]
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
@@ -145,12 +145,7 @@ fn runs_agree_with_the_summary_and_the_chapter() {
 
 #[test]
 fn python_csv_module_reads_both_files() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("python3 not installed; skipped");
+    if !require_tool("python3", "python3") {
         return;
     }
     let p = Project::sample();

@@ -109,6 +109,12 @@ pub trait ChatModel: Send + Sync {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, CallError>>;
+
+    /// Warnings gathered since the last call (a cache write that failed), for the command to
+    /// print: the library never writes to the terminal.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The rough estimate used when a server reports no usage: four characters per token, rounded

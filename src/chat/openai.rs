@@ -10,7 +10,7 @@ use super::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
     ErrorKind, Usage,
 };
-use crate::http::{self, status_failure, transport_failure, with_retries, Endpoint, Failure};
+use crate::http::{self, status_failure, transport_failure, Endpoint, Failure};
 use crate::BoxFuture;
 
 #[derive(Debug, Clone)]
@@ -193,7 +193,7 @@ impl ChatModel for OpenAiChat {
     ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
         Box::pin(async move {
             let body = self.body(request);
-            with_retries(&self.endpoint.retry, || self.attempt(request, body.clone())).await
+            http::call(&self.endpoint, || self.attempt(request, body.clone())).await
         })
     }
 }

@@ -73,9 +73,19 @@ fn early_note(s: &AskSettings, r: &Retrieved) -> String {
     )
 }
 
+/// Print what the models gathered as warnings (a response that could not be cached).
+fn print_warnings(s: &AskSettings) {
+    let mut warnings = s.pipeline.embedder.warnings();
+    warnings.extend(s.pipeline.model.warnings());
+    for w in warnings {
+        super::eprint_line(&format!("warning: {w}"));
+    }
+}
+
 /// `rageval prompt`: the exact messages, or a note that nothing would be sent.
 pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
+    print_warnings(&s);
     if r.sent.is_empty() {
         eprintln!("note: {}; nothing is sent", early_note(&s, &r));
         return Ok(ExitStatus::Success);
@@ -91,6 +101,7 @@ pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
 /// `rageval ask`: the answer with readable citations and the sources behind it.
 pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
+    print_warnings(&s);
     let chunks = &r.index.corpus.chunks;
     if r.sent.is_empty() {
         super::print(&format!(
@@ -107,6 +118,7 @@ pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
         Ok(reply) => reply,
         Err(e) => bail!("the model call failed: {e}"),
     };
+    print_warnings(&s);
     if is_refusal(
         &reply.text,
         &s.pipeline.rules.refusal,

@@ -44,7 +44,7 @@ pub fn run(s: &GateSettings) -> Result<ExitStatus> {
     text.push_str(&gate::output::human(&report));
     match s.summary {
         Summary::Stdout => super::print(&text)?,
-        Summary::Stderr => eprint!("{text}"),
+        Summary::Stderr => eprint!("{}", crate::safe_text::visible(&text)),
         Summary::Nowhere => {}
     }
     if let Some(path) = &s.junit {

@@ -29,8 +29,11 @@ pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {
             a.fail_status
         );
     }
-    if a.dimensions == 0 {
-        bail!("invalid --dimensions: must be at least 1");
+    if !(1..=crate::config::MAX_DIMENSIONS).contains(&a.dimensions) {
+        bail!(
+            "invalid --dimensions: must be from 1 to {}",
+            crate::config::MAX_DIMENSIONS
+        );
     }
     Ok(ServerOptions {
         api_key: (!a.no_auth).then(|| a.api_key.clone()),

@@ -9,9 +9,21 @@ pub mod validate;
 
 use std::io::Write;
 
-/// Write to stdout; a closed pipe (`rageval ... | head`) is not an error worth reporting.
+/// Write text for people to stdout, control characters and bidi overrides shown escaped
+/// ([`crate::safe_text::visible`]); a closed pipe (`rageval ... | head`) is not an error worth
+/// reporting.
 pub fn print(text: &str) -> std::io::Result<()> {
+    print_raw(&crate::safe_text::visible(text))
+}
+
+/// Write a document for programs (JSON, whose strings escape what they must) to stdout as is.
+pub fn print_raw(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// A line for people on stderr, shown as [`print`] shows text.
+pub fn eprint_line(line: &str) {
+    eprintln!("{}", crate::safe_text::visible(line));
 }

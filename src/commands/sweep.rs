@@ -14,6 +14,15 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let mut ws = Workspace::load(&s.evalsets)?;
     ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+    let questions = ws.questions().count() as u64;
+    let settings = s.grid.len() as u64;
+    let runs = questions.saturating_mul(settings);
+    if runs > s.max_runs {
+        anyhow::bail!(
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            s.max_runs
+        );
+    }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
@@ -26,11 +35,30 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if let Some((bar, _)) = &bar {
         bar.finish_and_clear();
     }
-    let sweep = sweep?;
+    let mut sweep = sweep?;
+    // The bar is gone: notes and warnings get lines of their own.
+    if !s.quiet {
+        for note in std::mem::take(&mut sweep.notes) {
+            super::eprint_line(&format!("note: {note}"));
+        }
+    }
+    for warning in std::mem::take(&mut sweep.warnings) {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
     let c = &sweep.calls;
+    if s.pipeline.chat_dead.as_ref().is_some_and(|d| d.is_dead()) {
+        // Every later call failed at once: a report would only look valid, and the cache
+        // keeps the calls that finished, so a rerun resumes.
+        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        anyhow::bail!(
+            "the sweep stopped early: {} connection attempts in a row failed ({}); no report written; is the model server at `{url}` running?",
+            crate::http::DEAD_AFTER,
+            kinds(&c.errors_by_kind)
+        );
+    }
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = s.config.config.chat.http().base_url();
+        let url = crate::redact::url(&s.config.config.chat.http().base_url());
         let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
             format!("check the key in `${}`", s.config.config.chat.api_key_env)
         } else if c
@@ -54,7 +82,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         OutputFormat::Json => {
             let mut buf = Vec::new();
             report::JsonResults.write(&results, &mut buf)?;
-            super::print(&String::from_utf8(buf)?)?;
+            super::print_raw(&String::from_utf8(buf)?)?;
         }
         OutputFormat::Table if !s.quiet => {
             let c = &results.calls;
@@ -142,39 +170,6 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             )
         })
         .collect();
-    let mut config = serde_json::to_value(&s.config.config).unwrap_or_default();
-    if let Some(obj) = config.as_object_mut() {
-        // Where reports go, how fast calls are made and how they are gated do not change a result.
-        obj.remove("out");
-        obj.remove("gate");
-        obj.remove("evalsets");
-        obj.remove("cache");
-        if let Some(sweep) = obj.get_mut("sweep").and_then(|v| v.as_object_mut()) {
-            sweep.remove("concurrency");
-        }
-        // Streaming changes how a reply arrives, not the reply.
-        if let Some(chat) = obj.get_mut("chat").and_then(|v| v.as_object_mut()) {
-            chat.remove("stream");
-        }
-        // Header values may hold credentials: keep the names only.
-        for section in ["chat", "embedder"] {
-            if let Some(headers) = obj
-                .get_mut(section)
-                .and_then(|v| v.get_mut("headers"))
-                .and_then(|h| h.as_object_mut())
-            {
-                for v in headers.values_mut() {
-                    *v = serde_json::Value::String("<redacted>".into());
-                }
-            }
-        }
-    }
-    // The recommendation policy judges results; it does not change them.
-    let mut digested = config.clone();
-    if let Some(obj) = digested.as_object_mut() {
-        obj.remove("recommend");
-    }
-    let config_digest = report::digest(&[digested.to_string().as_bytes()]);
     let evalsets = ws
         .sets
         .iter()
@@ -198,9 +193,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
         .collect();
     Results {
         meta: Meta {
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            config_digest,
-            config,
+            identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
             refusal: s.pipeline.rules.refusal.clone(),

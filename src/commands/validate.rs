@@ -36,7 +36,7 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {e:#}");
+                super::eprint_line(&format!("error: {e:#}"));
             }
         }
     }
@@ -44,7 +44,7 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
     if failed == 0 && files.len() > 1 {
         if let Err(e) = Workspace::load(&files) {
             failed += 1;
-            eprintln!("error: {e:#}");
+            super::eprint_line(&format!("error: {e:#}"));
         }
     }
     Ok(if failed == 0 {

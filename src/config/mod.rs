@@ -33,6 +33,9 @@ mod sections;
 
 pub use sections::*;
 
+/// Most buckets of the hash embedder: 65536 (a vector of 256 KiB per text).
+pub const MAX_DIMENSIONS: usize = 65_536;
+
 /// A loaded config and the folder its relative paths start from.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
@@ -50,7 +53,7 @@ impl LoadedConfig {
     pub fn load(explicit: Option<&Path>) -> Result<Self, InputError> {
         let path = match explicit {
             Some(p) => p.to_path_buf(),
-            None if Path::new("rageval.yaml").is_file() => PathBuf::from("rageval.yaml"),
+            None if Path::new("rageval.yaml").exists() => PathBuf::from("rageval.yaml"),
             None => {
                 return Ok(LoadedConfig {
                     config: Config::default(),
@@ -60,7 +63,7 @@ impl LoadedConfig {
                 })
             }
         };
-        let text = std::fs::read_to_string(&path)
+        let text = crate::input::read_yaml(&path)
             .map_err(|e| InputError::new(&path, format!("cannot read config: {e}")))?;
         let config: Config = if text.trim().is_empty() {
             Config::default()
@@ -92,11 +95,28 @@ impl LoadedConfig {
         use crate::yaml_loc::Seg::Key;
         let c = &self.config;
         for (section, http) in [("chat", c.chat.http()), ("embedder", c.embedder.http())] {
-            if !(http.timeout_s > 0.0 && http.timeout_s.is_finite()) {
+            if !(http.timeout_s > 0.0 && http.timeout_s <= MAX_TIMEOUT_S) {
                 return fail(
                     &[Key(section), Key("timeout_s")],
                     &format!("{section}.timeout_s"),
-                    "must be a number of seconds above 0".into(),
+                    format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
+                );
+            }
+            if http.max_retries > MAX_RETRIES {
+                return fail(
+                    &[Key(section), Key("max_retries")],
+                    &format!("{section}.max_retries"),
+                    format!("must be from 0 to {MAX_RETRIES}, got {}", http.max_retries),
+                );
+            }
+            if http.backoff_ms > MAX_BACKOFF_MS {
+                return fail(
+                    &[Key(section), Key("backoff_ms")],
+                    &format!("{section}.backoff_ms"),
+                    format!(
+                        "must be from 0 to {MAX_BACKOFF_MS} milliseconds, got {}",
+                        http.backoff_ms
+                    ),
                 );
             }
             if let Some(url) = &http.base_url {
@@ -104,7 +124,10 @@ impl LoadedConfig {
                     return fail(
                         &[Key(section), Key("base_url")],
                         &format!("{section}.base_url"),
-                        format!("`{url}` must start with http:// or https://"),
+                        format!(
+                            "`{}` must start with http:// or https://",
+                            crate::redact::url(url)
+                        ),
                     );
                 }
             }
@@ -147,11 +170,14 @@ impl LoadedConfig {
                 "must be at least 1 (leave it out for no limit)".into(),
             );
         }
-        if c.embedder.dimensions == 0 {
+        if !(1..=MAX_DIMENSIONS).contains(&c.embedder.dimensions) {
             return fail(
                 &[Key("embedder"), Key("dimensions")],
                 "embedder.dimensions",
-                "must be at least 1".into(),
+                format!(
+                    "must be from 1 to {MAX_DIMENSIONS}, got {}",
+                    c.embedder.dimensions
+                ),
             );
         }
         if c.sweep.concurrency == 0 {

@@ -12,8 +12,18 @@ pub struct HttpConfig<'a> {
     pub api_key_env: &'a str,
     pub timeout_s: f64,
     pub max_retries: u32,
+    pub backoff_ms: u64,
     pub headers: &'a std::collections::BTreeMap<String, String>,
 }
+
+/// Longest `timeout_s`: a day. Past it a value is a typo (and `1e20` no duration at all).
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+/// Most `max_retries`.
+pub const MAX_RETRIES: u32 = 100;
+/// Longest `backoff_ms`: a minute.
+pub const MAX_BACKOFF_MS: u64 = 60_000;
+/// Default `backoff_ms`.
+pub const DEFAULT_BACKOFF_MS: u64 = 200;
 
 impl HttpConfig<'_> {
     /// The base URL: the config's, else `$OPENAI_BASE_URL`, else OpenAI's.
@@ -38,6 +48,7 @@ macro_rules! http_view {
                     api_key_env: &self.api_key_env,
                     timeout_s: self.timeout_s,
                     max_retries: self.max_retries,
+                    backoff_ms: self.backoff_ms,
                     headers: &self.headers,
                 }
             }
@@ -68,6 +79,9 @@ pub struct EmbedderConfig {
     pub timeout_s: f64,
     /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
     pub max_retries: u32,
+    /// The first retry waits a random time up to this many milliseconds; each further retry
+    /// doubles it, up to 20 s.
+    pub backoff_ms: u64,
     /// Extra request headers (values are redacted in reports).
     pub headers: std::collections::BTreeMap<String, String>,
     /// The most tokens the model reads in one input (all-MiniLM-L6-v2: 512). A chunk or question
@@ -87,6 +101,7 @@ impl Default for EmbedderConfig {
             api_key_env: "OPENAI_API_KEY".into(),
             timeout_s: 60.0,
             max_retries: 4,
+            backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
             max_input_tokens: None,
         }
@@ -142,6 +157,9 @@ pub struct ChatConfig {
     pub timeout_s: f64,
     /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
     pub max_retries: u32,
+    /// The first retry waits a random time up to this many milliseconds; each further retry
+    /// doubles it, up to 20 s.
+    pub backoff_ms: u64,
     /// Extra request headers (values are redacted in reports).
     pub headers: std::collections::BTreeMap<String, String>,
 }
@@ -158,6 +176,7 @@ impl Default for ChatConfig {
             api_key_env: "OPENAI_API_KEY".into(),
             timeout_s: 120.0,
             max_retries: 4,
+            backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
         }
     }

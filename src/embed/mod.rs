@@ -29,6 +29,12 @@ pub trait Embedder: Send + Sync {
     /// One vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String])
         -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+
+    /// Warnings gathered since the last call (a cache write that failed), for the command to
+    /// print: the library never writes to the terminal.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Cosine similarity of two L2-normalised vectors, accumulated in f64 so that the result does

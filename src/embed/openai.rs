@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::{EmbedError, Embedder};
 use crate::chat::ErrorKind;
-use crate::http::{self, status_failure, transport_failure, with_retries, Endpoint, Failure};
+use crate::http::{self, status_failure, transport_failure, Endpoint, Failure};
 use crate::BoxFuture;
 
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ impl Embedder for OpenAiEmbedder {
             // check of a boxed future cannot see through a closure's lifetimes).
             let calls: Vec<_> = texts
                 .chunks(self.batch_size)
-                .map(|batch| with_retries(&self.endpoint.retry, move || self.batch(batch)))
+                .map(|batch| http::call(&self.endpoint, move || self.batch(batch)))
                 .collect();
             let batches: Vec<Vec<Vec<f32>>> = stream::iter(calls)
                 .buffered(self.concurrency)
@@ -113,7 +113,7 @@ impl Embedder for OpenAiEmbedder {
                     EmbedError(format!(
                         "{} at {}/embeddings: {}",
                         e.kind.as_str(),
-                        self.endpoint.base_url,
+                        self.endpoint.shown,
                         e.message
                     ))
                 })

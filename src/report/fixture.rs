@@ -167,9 +167,11 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         .collect();
     Results {
         meta: Meta {
-            tool_version: "0.0.0-test".into(),
-            config_digest: "sha256:0000".into(),
-            config: serde_json::json!({}),
+            identity: crate::identity::RunIdentity {
+                tool_version: "0.0.0-test".into(),
+                digest: "sha256:0000".into(),
+                config: crate::identity::EffectiveConfig::new(&Default::default()),
+            },
             embedder: "hash-1024".into(),
             model: "mock".into(),
             refusal: REFUSAL.into(),

@@ -28,6 +28,8 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // Shown, not obeyed: a bidi override would reorder the text around it.
+            c if crate::safe_text::needs_escape(c) => out.push_str(&c.escape_unicode().to_string()),
             c => out.push(c),
         }
     }
@@ -37,10 +39,24 @@ pub fn escape(text: &str) -> String {
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` become `\u` escapes, so
 /// that no string in it can close the element (`</script>`) or open a comment.
 pub fn script_json<T: serde::Serialize>(value: &T) -> Result<String> {
-    Ok(serde_json::to_string(value)?
+    let json = serde_json::to_string(value)?
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
-        .replace('&', "\\u0026"))
+        .replace('&', "\\u0026");
+    // Bidi controls (raw in JSON strings) become the visible text `\u{202e}`.
+    if !json.chars().any(crate::safe_text::is_bidi_control) {
+        return Ok(json);
+    }
+    Ok(json
+        .chars()
+        .map(|c| {
+            if crate::safe_text::is_bidi_control(c) {
+                format!("\\\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect())
 }
 
 const STYLE: &str = r#"
@@ -143,8 +159,8 @@ fn header(r: &Results, h: &mut String) {
         sets.join(", "),
         escape(&m.embedder),
         escape(&m.model),
-        escape(&m.tool_version),
-        escape(m.config_digest.get(..19).unwrap_or(&m.config_digest)),
+        escape(&m.identity.tool_version),
+        escape(m.identity.digest.get(..19).unwrap_or(&m.identity.digest)),
     );
 }
 

@@ -30,7 +30,12 @@ impl Exporter for MarkdownReport {
     }
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
-        write_report(r, MAX_ROWS, out)
+        // Names, ids and texts come from files: their control characters are shown escaped.
+        let mut text = Vec::new();
+        write_report(r, MAX_ROWS, &mut text)?;
+        let text = String::from_utf8(text)?;
+        out.write_all(crate::safe_text::visible(&text).as_bytes())?;
+        Ok(())
     }
 }
 

@@ -31,10 +31,9 @@ use crate::sweep::{CallStats, Run, Setting};
 /// Facts about the run that every report states.
 #[derive(Debug, Clone, Serialize)]
 pub struct Meta {
-    pub tool_version: String,
-    /// sha256 of the effective configuration and grid.
-    pub config_digest: String,
-    pub config: serde_json::Value,
+    /// `tool_version`, `config_digest` and `config`: who ran and with which settings.
+    #[serde(flatten)]
+    pub identity: crate::identity::RunIdentity,
     pub embedder: String,
     pub model: String,
     pub refusal: String,
@@ -279,6 +278,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report folder `{}`", dir.display()))?;
+    remove_stale_temporaries(dir);
     let mut written = Vec::new();
     for exporter in exporters() {
         let path = dir.join(exporter.file_name());
@@ -294,8 +294,11 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = tempfile::NamedTempFile::new_in(dir)
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
+    let _in_flight = InFlight::new(tmp.path());
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
         fill(&mut w).with_context(|| format!("cannot write `{}`", path.display()))?;
@@ -313,6 +316,71 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
     tmp.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())
+}
+
+/// How our temporary files start: `.rageval-tmp-<pid>-<random>`, so that a later run can tell
+/// its own stale ones (left by a `kill -9`) from anyone else's files.
+pub const TEMP_PREFIX: &str = ".rageval-tmp-";
+
+/// Temporary files being written now, for [`remove_in_flight`].
+static IN_FLIGHT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Registers a temporary file while it is written.
+struct InFlight(PathBuf);
+
+impl InFlight {
+    fn new(path: &Path) -> Self {
+        if let Ok(mut list) = IN_FLIGHT.lock() {
+            list.push(path.to_path_buf());
+        }
+        InFlight(path.to_path_buf())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut list) = IN_FLIGHT.lock() {
+            list.retain(|p| p != &self.0);
+        }
+    }
+}
+
+/// Remove the temporary files being written: for a process about to exit on a signal, whose
+/// destructors will not run.
+pub fn remove_in_flight() {
+    if let Ok(list) = IN_FLIGHT.lock() {
+        for path in list.iter() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Remove our temporary files in `dir` that no running process writes: their process is gone
+/// (seen in `/proc`), or, where there is no `/proc`, they are more than an hour old.
+pub fn remove_stale_temporaries(dir: &Path) {
+    let me = std::process::id();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(TEMP_PREFIX)) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        let stale = match pid {
+            Some(pid) if pid == me => false,
+            Some(pid) if Path::new("/proc/self").exists() => {
+                !Path::new(&format!("/proc/{pid}")).exists()
+            }
+            _ => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(3600)),
+        };
+        if stale && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// sha256 of some bytes, as `sha256:<hex>`.

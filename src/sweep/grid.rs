@@ -281,6 +281,23 @@ impl Grid {
     pub fn max_k(&self) -> usize {
         self.ks.iter().copied().max().unwrap_or(0)
     }
+
+    /// How many settings [`Grid::settings`] would give, without making them.
+    pub fn len(&self) -> usize {
+        [
+            self.min_scores.len(),
+            self.ks.len(),
+            self.orders.len(),
+            self.formats.len(),
+            self.rewrites.len(),
+        ]
+        .iter()
+        .fold(1usize, |n, &d| n.saturating_mul(d))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Parse a list of named values (`score,edge`): each known, duplicates dropped, order kept.

@@ -28,6 +28,10 @@ use crate::evalset::{Question, Workspace};
 use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::rewrite::{self, Rewrite};
 
+/// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
+/// costs memory in every report, and a typo in a range should not cost an hour.
+pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
+
 /// One (question, setting) run with its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
@@ -109,6 +113,12 @@ pub struct Sweep {
     /// searched, which is the highest minScore at which that source still reaches the prompt.
     /// `None` when the question names no source or none ranks that high.
     pub expected_scores: Vec<Option<f64>>,
+    /// Notes for the person running the sweep (a `model` rewrite not used, and why), without
+    /// a `note: ` prefix; the command prints them unless `--quiet`.
+    pub notes: Vec<String>,
+    /// Warnings (a response that could not be cached), without a `warning: ` prefix; the
+    /// command prints them always.
+    pub warnings: Vec<String>,
 }
 
 /// What the sweep needs besides the question sets.
@@ -191,12 +201,6 @@ impl Engine {
                     Usage::default(),
                 ),
             };
-            if let Some(why) = &note {
-                eprintln!(
-                    "note: question `{}`: {why}; using the question as asked",
-                    questions[q].id
-                );
-            }
             out[q] = Some(ModelRewrite { text, note, usage });
         }
         out
@@ -208,6 +212,17 @@ impl Engine {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let mut calls = CallStats::default();
         let rewrites = self.model_rewrites(&questions, grid, &mut calls).await;
+        let notes = questions
+            .iter()
+            .zip(&rewrites)
+            .filter_map(|(q, r)| {
+                let why = r.as_ref()?.note.as_ref()?;
+                Some(format!(
+                    "question `{}`: {why}; using the question as asked",
+                    q.id
+                ))
+            })
+            .collect();
 
         // One view per distinct text a question is asked as.
         let mut views: Vec<View> = Vec::new();
@@ -358,11 +373,15 @@ impl Engine {
                 run
             })
             .collect();
+        let mut warnings = self.embedder.warnings();
+        warnings.extend(self.model.warnings());
         Ok(Sweep {
             settings,
             runs,
             calls,
             expected_scores,
+            notes,
+            warnings,
         })
     }
 }

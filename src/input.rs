@@ -1,0 +1,228 @@
+//! Reading the files users hand us (config, question sets, corpus documents) without trusting
+//! them: only regular files are opened, corpus files must lie inside their folder, YAML is
+//! refused before parsing when it is too large or too deeply nested, and a leading byte-order
+//! mark is dropped everywhere alike.
+//!
+//! A FIFO is never opened (opening one blocks until a writer comes), and a link in a corpus that
+//! points outside it (`ln -s /proc/self/environ docs/notes.md`) is refused, so a pull request
+//! cannot turn the environment into a chunk that is sent to the model and written to reports.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest YAML file read (config or question set): 16 MiB.
+pub const MAX_YAML_BYTES: u64 = 16 * 1024 * 1024;
+/// Deepest flow nesting (`[` and `{` open at once) in a YAML file. Parsing time grows with the
+/// square of it; no hand-written file comes near.
+pub const MAX_YAML_DEPTH: usize = 64;
+/// Largest corpus document: 16 MiB.
+pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Why a file is not read. The message names no file: the caller's error does.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A folder, FIFO, socket or device, found without opening it.
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    #[error("it is larger than the limit of {} MiB", .0 / (1024 * 1024))]
+    TooLarge(u64),
+    #[error("not UTF-8 (byte {0})")]
+    NotUtf8(usize),
+    #[error(
+        "line {0}: flow nesting (`[` and `{{`) is deeper than the limit of {MAX_YAML_DEPTH} levels"
+    )]
+    TooDeep(usize),
+    /// A corpus file whose real path is outside its corpus folder.
+    #[error("it links to `{}`, outside the corpus folder `{}`", .target.display(), .root.display())]
+    OutsideCorpus { target: PathBuf, root: PathBuf },
+}
+
+/// What kind of file system entry `meta` describes, when it is not a plain file.
+fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a folder");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some("an odd kind of file")
+}
+
+/// Refuse anything but a regular file (links are followed), without opening it.
+/// `/dev/null` is the one device accepted: it reads as an empty file (`--config /dev/null`).
+pub fn check_regular(path: &Path) -> Result<(), FileError> {
+    let meta = std::fs::metadata(path)?;
+    match odd_kind(&meta) {
+        None => Ok(()),
+        Some(_) if path == Path::new("/dev/null") => Ok(()),
+        Some(kind) => Err(FileError::NotRegular(kind)),
+    }
+}
+
+/// Read at most `limit` bytes of a regular file; more is refused.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    check_regular(path)?;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    // The length is read through the handle too: a file that grows is still cut at the limit.
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(FileError::TooLarge(limit));
+    }
+    Ok(bytes)
+}
+
+/// Drop one leading UTF-8 byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// A YAML file as text: a regular file, at most [`MAX_YAML_BYTES`], UTF-8, flow nesting at
+/// most [`MAX_YAML_DEPTH`], without a byte-order mark.
+pub fn read_yaml(path: &Path) -> Result<String, FileError> {
+    let bytes = read_limited(path, MAX_YAML_BYTES)?;
+    let mut text =
+        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    if let Some(line) = too_deep(&text, MAX_YAML_DEPTH) {
+        return Err(FileError::TooDeep(line));
+    }
+    Ok(text)
+}
+
+/// The line where flow nesting first exceeds `max`, counting `[` and `{` outside quotes and
+/// comments. A cheap scan, so that a hostile file costs milliseconds, not the parser's minutes.
+pub fn too_deep(text: &str, max: usize) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum State {
+        Plain,
+        Single,
+        Double,
+        Comment,
+    }
+    let mut state = State::Plain;
+    let (mut depth, mut line) = (0usize, 1usize);
+    // Whether the previous character separates tokens (a `#` after one starts a comment).
+    let mut after_space = true;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            line += 1;
+            if state == State::Comment {
+                state = State::Plain;
+            }
+        }
+        match state {
+            State::Comment => {}
+            State::Single => {
+                if c == '\'' {
+                    if chars.peek() == Some(&'\'') {
+                        chars.next();
+                    } else {
+                        state = State::Plain;
+                    }
+                }
+            }
+            State::Double => match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => state = State::Plain,
+                _ => {}
+            },
+            State::Plain => match c {
+                '#' if after_space => state = State::Comment,
+                '\'' if after_space || depth > 0 => state = State::Single,
+                '"' if after_space || depth > 0 => state = State::Double,
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > max {
+                        return Some(line);
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+        after_space = c.is_whitespace() || matches!(c, '[' | '{' | ',' | ':');
+    }
+    None
+}
+
+/// A corpus document, `path` found under the corpus folder whose canonical path is `root`:
+/// its real path must lie inside `root` (a link inside the corpus is fine), and it must be a
+/// regular file. Returns the text without a byte-order mark.
+pub fn read_document(root: &Path, path: &Path) -> Result<String, FileError> {
+    let real = path.canonicalize()?;
+    if !real.starts_with(root) {
+        return Err(FileError::OutsideCorpus {
+            target: real,
+            root: root.to_path_buf(),
+        });
+    }
+    let bytes = read_limited(&real, MAX_DOCUMENT_BYTES)?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    Ok(strip_bom(&text).to_string())
+}
+
+/// The canonical form of a corpus folder (links resolved), for [`read_document`].
+pub fn canonical_root(root: &Path) -> std::io::Result<PathBuf> {
+    root.canonicalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_flow_brackets_outside_quotes_and_comments() {
+        assert_eq!(too_deep("a: [[[1]]]\n", 3), None);
+        assert_eq!(too_deep("a: [[[[1]]]]\n", 3), Some(1));
+        assert_eq!(too_deep("a: '[[[['\nb: \"{{{{\"\n# [[[[\n", 3), None);
+        assert_eq!(too_deep("a: 1\nb: {c: {d: {e: {f: 1}}}}\n", 3), Some(2));
+        // Closed brackets do not add up.
+        assert_eq!(too_deep(&"[1] ".repeat(1000), 3), None);
+        assert_eq!(too_deep("a: ['it''s [[[[', \"q \\\" [[[[\"]\n", 3), None);
+    }
+
+    #[test]
+    fn messages_name_what_is_wrong() {
+        assert_eq!(
+            FileError::NotRegular("a FIFO").to_string(),
+            "it is a FIFO, not a regular file"
+        );
+        assert_eq!(
+            FileError::TooLarge(MAX_YAML_BYTES).to_string(),
+            "it is larger than the limit of 16 MiB"
+        );
+        assert_eq!(
+            FileError::TooDeep(3).to_string(),
+            "line 3: flow nesting (`[` and `{`) is deeper than the limit of 64 levels"
+        );
+    }
+
+    #[test]
+    fn a_bom_is_dropped_once() {
+        assert_eq!(strip_bom("\u{feff}# a"), "# a");
+        assert_eq!(strip_bom("# a"), "# a");
+    }
+}

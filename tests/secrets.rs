@@ -1,0 +1,151 @@
+//! No secret leaves: a distinct canary in every place a credential can come from (the key's
+//! variable, URL userinfo and query in the config and in `$OPENAI_BASE_URL`, header values),
+//! then every output of sweep (with failing calls), ask, prompt and gate is searched for them.
+
+use std::path::Path;
+
+use crate::http::MockLlm;
+use crate::support::{stderr, stdout, Project};
+
+const KEY_ENV: &str = "RAGEVAL_CANARY_KEY";
+const CANARIES: &[&str] = &[
+    "CANARY-KEY",
+    "CANARY-USER",
+    "CANARY-PASSWORD",
+    "CANARY-QUERY",
+    "CANARY-ENV-USER",
+    "CANARY-ENV-QUERY",
+    "CANARY-HEADER",
+];
+
+/// `http://host:port/v1` with userinfo and a query holding canaries.
+fn with_credentials(url: &str, user: &str, query: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    format!("http://{user}@{rest}?api_key={query}")
+}
+
+fn config(chat_url: &str) -> String {
+    format!(
+        "evalsets: [evalsets/club.yaml]\n\
+         embedder:\n  kind: openai\n  model: hash-1024\n  api_key_env: {KEY_ENV}\n  headers: {{X-Canary: CANARY-HEADER}}\n\
+         chat:\n  kind: openai\n  base_url: {chat_url}\n  model: mock\n  api_key_env: {KEY_ENV}\n  max_retries: 0\n  headers: {{X-Canary: CANARY-HEADER}}\n\
+         sweep:\n  min_score: 0.1..0.3\n  k: 1,2\n"
+    )
+}
+
+/// Every file below `dir`, recursively.
+fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for canary in CANARIES {
+        assert!(!text.contains(canary), "{canary} in {what}:\n{text}");
+    }
+}
+
+#[test]
+fn no_canary_reaches_any_output_file_cache_or_message() {
+    let server = MockLlm::start(&["--no-auth", "--fail-rate", "0.2", "--drop-rate", "0.2"]);
+    let p = Project::sample();
+    let chat_url = with_credentials(&server.url, "CANARY-USER:CANARY-PASSWORD", "CANARY-QUERY");
+    p.write("rageval.yaml", &config(&chat_url));
+    // The embedder takes its URL from the environment.
+    let env_url = with_credentials(&server.url, "CANARY-ENV-USER", "CANARY-ENV-QUERY");
+    let run = |args: &[&str], config: &str| {
+        let mut all = vec!["--config", config];
+        all.extend_from_slice(args);
+        let out = p
+            .cmd(&all)
+            .env(KEY_ENV, "CANARY-KEY")
+            .env("OPENAI_BASE_URL", &env_url)
+            .output()
+            .unwrap();
+        assert_clean(&format!("stdout of {args:?}"), &stdout(&out));
+        assert_clean(&format!("stderr of {args:?}"), &stderr(&out));
+        out
+    };
+
+    let out = run(&["sweep", "--concurrency", "2"], "rageval.yaml");
+    assert_eq!(out.status.code(), Some(2), "failed calls: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: ") && err.contains("model calls failed"),
+        "{err}"
+    );
+    let out = run(&["sweep", "--allow-errors", "-q"], "rageval.yaml");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = p.read("reports/latest/runs.csv");
+    assert!(
+        runs.contains(",transport,"),
+        "a dropped call's error is recorded"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let port_url = server.url.trim_start_matches("http://");
+    assert_eq!(
+        json["config"]["chat"]["endpoint"]["base_url"],
+        format!("http://<redacted>@{port_url}?<redacted>")
+    );
+    assert_eq!(
+        json["config"]["embedder"]["endpoint"]["headers"],
+        serde_json::json!(["X-Canary"])
+    );
+    run(
+        &["ask", "How much does membership cost per term?"],
+        "rageval.yaml",
+    );
+    run(
+        &["prompt", "How much does membership cost per term?"],
+        "rageval.yaml",
+    );
+    run(&["gate", "--max-error-runs", "1000"], "rageval.yaml");
+
+    // A server that is down: the hint names its URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = with_credentials(
+        &format!("http://127.0.0.1:{port}/v1"),
+        "CANARY-USER:CANARY-PASSWORD",
+        "CANARY-QUERY",
+    );
+    p.write(
+        "dead.yaml",
+        &config(&dead).replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
+    );
+    let out = run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml");
+    assert_eq!(
+        stderr(&out),
+        format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n")
+    );
+    // A bad URL is named redacted too.
+    p.write(
+        "bad.yaml",
+        &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY"),
+    );
+    let out = run(&["sweep"], "bad.yaml");
+    assert_eq!(
+        stderr(&out),
+        "error: bad.yaml:9: `chat.base_url`: `ftp://<redacted>@127.0.0.1/v1?<redacted>` must start with http:// or https://\n"
+    );
+
+    for dir in ["reports", ".rageval"] {
+        for file in files(&p.path().join(dir)) {
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert_clean(&file.display().to_string(), &text);
+        }
+    }
+    assert!(p.path().join(".rageval/cache/chat.jsonl").exists());
+}
