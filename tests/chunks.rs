@@ -1,5 +1,7 @@
-//! Sections longer than an embedding model reads: `corpus.max_chunk_tokens` splits them, and
-//! `embedder.max_input_tokens` names a chunk still too long before any request is made.
+//! Real models' needs: `corpus.max_chunk_tokens` splits sections longer than an embedding model
+//! reads, `embedder.max_input_tokens` names a chunk still too long before any request is made,
+//! a base URL's query (Azure) reaches the server, and `--cache-dir` keeps the response cache
+//! where CI keeps it.
 
 use crate::http::{MockLlm, KEY_ENV};
 use crate::support::{col, read_csv, stderr, stdout, Project};
@@ -129,5 +131,39 @@ fn a_base_url_query_reaches_the_server_on_every_request() {
     assert_eq!(
         stats["queries"],
         serde_json::json!({"api-version=2024-06-01": 3})
+    );
+}
+
+#[test]
+fn cache_dir_moves_the_response_cache_and_a_rerun_makes_no_call() {
+    let server = MockLlm::start(&[]);
+    let p = project(&format!(
+        "chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: {KEY_ENV}}}\n",
+        server.url
+    ));
+    let sweep = || {
+        p.cmd(&[
+            "sweep",
+            "--min-score",
+            "0.1",
+            "--k",
+            "1",
+            "-q",
+            "--cache-dir",
+            "kept/cache",
+        ])
+        .env(KEY_ENV, "test-key")
+        .assert()
+        .success();
+    };
+    sweep();
+    assert_eq!(server.stats()["chat_requests"], 1);
+    assert_eq!(p.read("kept/cache/chat.jsonl").lines().count(), 1);
+    assert!(!p.path().join(".rageval").exists(), "cache.dir is not used");
+    sweep();
+    assert_eq!(
+        server.stats()["chat_requests"],
+        1,
+        "the rerun reads the moved cache"
     );
 }
