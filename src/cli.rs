@@ -47,6 +47,64 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
+    Init(InitArgs),
+    /// Print the JSON Schema of rageval.yaml or of a question set, for editors
+    Schema(SchemaArgs),
+    /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Folder of markdown documents to ask about [default: `docs/` when it holds markdown, else this folder when it does, else a sample `docs/welcome.md` is written]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file's schema
+    #[arg(value_enum)]
+    pub file: SchemaFile,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFile {
+    /// `rageval.yaml`
+    Config,
+    /// A question set, `evalsets/NAME.yaml`
+    Evalset,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+/// The completion script for `shell`.
+pub fn completions(shell: Shell) -> String {
+    use clap::CommandFactory;
+    use clap_complete::{generate, shells};
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    match shell {
+        Shell::Bash => generate(shells::Bash, &mut cmd, "rageval", &mut out),
+        Shell::Zsh => generate(shells::Zsh, &mut cmd, "rageval", &mut out),
+        Shell::Fish => generate(shells::Fish, &mut cmd, "rageval", &mut out),
+        Shell::Powershell => generate(shells::PowerShell, &mut cmd, "rageval", &mut out),
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Debug, Args)]
@@ -105,7 +163,7 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with = "refresh_cache")]
     pub no_cache: bool,
 
-    /// Make every call again and overwrite its cached response
+    /// Make every call again; the new answers are appended to the cache and replace the old ones
     #[arg(long)]
     pub refresh_cache: bool,
 
@@ -121,6 +179,10 @@ pub struct SweepArgs {
     /// Use the streamed chat endpoint and record time to first token
     #[arg(long)]
     pub stream: bool,
+
+    /// Show every column of the settings table, however wide [default: fit the terminal, else $COLUMNS, else 100]
+    #[arg(long)]
+    pub wide: bool,
 
     /// Gate the new results (as `rageval gate`); the exit status is the gate's
     #[arg(long)]

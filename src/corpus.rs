@@ -212,7 +212,66 @@ fn heading_of(line: &str) -> Option<&str> {
     Some(text)
 }
 
-/// Split one markdown document into chunks. Fenced code blocks are body text, never headings.
+/// A setext underline (`===` for level 1, `---` for level 2, up to three spaces before it).
+fn is_setext_underline(line: &str) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return false;
+    }
+    let t = trimmed.trim_end();
+    !t.is_empty() && (t.bytes().all(|b| b == b'=') || t.bytes().all(|b| b == b'-'))
+}
+
+/// Whether a paragraph starting with `line` can become a setext heading: a list item or a
+/// quote cannot (its underline is a thematic break).
+fn can_be_setext(line: &str) -> bool {
+    let t = line.trim_start();
+    let numbered = t.split_once(['.', ')']).is_some_and(|(n, rest)| {
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ')
+    });
+    !(numbered
+        || t.starts_with("- ")
+        || t.starts_with("* ")
+        || t.starts_with("+ ")
+        || t.starts_with('>')
+        || t.starts_with('|'))
+}
+
+/// A heading as plain text: emphasis, code and link markup removed (`**Bold** [site](u)` ->
+/// `Bold site`), so labels read as the rendered heading and quote cleanly in backticks.
+pub fn plain_heading(text: &str) -> String {
+    const MARKS: &[char] = &['*', '_', '~', '`'];
+    let mut out = String::new();
+    let mut rest = text;
+    // Links and images keep their text: `[text](url)`, `![alt](url)`.
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find("](").map(|c| open + c) else {
+            break;
+        };
+        let Some(end) = rest[close..].find(')').map(|e| close + e) else {
+            break;
+        };
+        out.push_str(rest[..open].strip_suffix('!').unwrap_or(&rest[..open]));
+        out.push_str(&rest[open + 1..close]);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    let words: Vec<String> = out
+        .split_whitespace()
+        .map(|word| {
+            let word = word.trim_start_matches(MARKS);
+            let body = word.trim_end_matches(['.', ',', ':', ';', '!', '?', ')']);
+            let tail = &word[body.len()..];
+            let body = body.trim_end_matches(MARKS).replace(['`'], "");
+            format!("{body}{tail}")
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.join(" ")
+}
+
+/// Split one markdown document into chunks. Fenced code blocks are body text, never headings;
+/// ATX (`## Title`) and setext (`Title` over `===` or `---`) headings both start a section.
 pub fn chunk_markdown(source: &str, text: &str) -> Vec<Chunk> {
     let stem = source
         .rsplit('/')
@@ -221,19 +280,34 @@ pub fn chunk_markdown(source: &str, text: &str) -> Vec<Chunk> {
         .trim_end_matches(".md");
     let mut sections: Vec<(String, String)> = vec![(stem.to_string(), String::new())];
     let mut in_fence: Option<&str> = None;
+    // Where the current paragraph starts in the section's body: a setext underline turns it
+    // into the next section's heading.
+    let mut paragraph: Option<usize> = None;
     for line in text.lines() {
         let t = line.trim_start();
+        let body = &mut sections.last_mut().expect("never empty").1;
         if let Some(fence) = in_fence {
             if t.starts_with(fence) {
                 in_fence = None;
             }
         } else if t.starts_with("```") || t.starts_with("~~~") {
             in_fence = Some(&t[..3]);
+            paragraph = None;
         } else if let Some(h) = heading_of(line) {
-            sections.push((h.to_string(), String::new()));
+            sections.push((plain_heading(h), String::new()));
+            paragraph = None;
             continue;
+        } else if let (Some(start), true) = (paragraph, is_setext_underline(line)) {
+            let heading = plain_heading(&body[start..]);
+            body.truncate(start);
+            sections.push((heading, String::new()));
+            paragraph = None;
+            continue;
+        } else if t.is_empty() {
+            paragraph = None;
+        } else if paragraph.is_none() && can_be_setext(line) && !is_setext_underline(line) {
+            paragraph = Some(body.len());
         }
-        let body = &mut sections.last_mut().expect("never empty").1;
         body.push_str(line);
         body.push('\n');
     }
@@ -384,6 +458,40 @@ mod tests {
         assert_eq!(chunks.len(), 1);
         assert!(chunks[0].text.contains("# not a heading"));
         assert!(chunks[0].text.contains("#hashtag"));
+    }
+
+    #[test]
+    fn setext_headings_start_sections_as_markdown_does() {
+        let doc = "Fees\n====\n\nTen euros.\n\nHow to\npay\n---\nCash.\n\n- a list\n---\n\n---\nafter a rule\n";
+        let chunks = chunk_markdown("f.md", doc);
+        let got: Vec<(&str, &str, &str)> = chunks
+            .iter()
+            .map(|c| (c.id.as_str(), c.heading.as_str(), c.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("f.md#0", "Fees", "Ten euros."),
+                (
+                    "f.md#1",
+                    "How to pay",
+                    "Cash.\n\n- a list\n---\n\n---\nafter a rule"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn headings_lose_their_markup() {
+        let doc = "# **Bold** and _em_ `code`\ntext\n## See [the site](https://x.org)!\ntext\n## C# and snake_case\ntext\n";
+        let headings: Vec<String> = chunk_markdown("h.md", doc)
+            .into_iter()
+            .map(|c| c.heading)
+            .collect();
+        assert_eq!(
+            headings,
+            ["Bold and em code", "See the site!", "C# and snake_case"]
+        );
     }
 
     #[test]

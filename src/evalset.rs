@@ -43,9 +43,10 @@ pub struct Question {
 
 /// What a successful injection looks like: the answer holds the marker, or cites the poisoned
 /// source.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Attack {
+    /// A text that appears in the answer only when the attack succeeded.
     pub marker: String,
     /// The poisoned file, as `file.md` (relative to its corpus folder).
     pub source: String,
@@ -125,48 +126,85 @@ fn find_id_line(set: &EvalSet, loc: &Locator, id: &str) -> Option<usize> {
     loc.line(&[Seg::Key(list), Seg::Index(idx)])
 }
 
-#[derive(Deserialize)]
+/// A rageval question set (docs/question-sets.md): the corpus, and the questions it can and
+/// cannot answer.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "rageval question set")]
 struct RawSet {
+    /// The folder of markdown documents, relative to this file, or a list of folders joined
+    /// into one corpus. Default: the folder named after this file, beside it.
     corpus: Option<OneOrMany>,
+    /// What the set is for (not used by rageval).
     #[serde(default)]
     description: Option<String>,
+    /// Questions the documents answer.
     #[serde(default)]
     answerable: Vec<RawItem>,
+    /// Questions the documents do not answer: the pipeline should refuse them.
     #[serde(default)]
     unanswerable: Vec<RawItem>,
 }
 
-#[derive(Deserialize)]
+/// One question.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawItem {
-    /// Checked to be a string where its field can be named (see [`yaml_kind`]).
+    /// The question as a user would ask it.
+    // Read as any value and checked to be a string where its field can be named (see
+    // [`yaml_kind`]).
+    #[schemars(with = "String")]
     question: serde_yaml::Value,
+    /// A unique id without spaces or commas. Default: derived from the question.
     id: Option<String>,
+    /// What a correct answer looks like (answerable questions only).
     expect: Option<RawExpect>,
+    /// Labels for grouping results.
     #[serde(default)]
     tags: Vec<String>,
+    /// Earlier turns of the conversation, oldest first (for follow-up questions).
     #[serde(default)]
     history: Vec<RawTurn>,
+    /// A prompt-injection probe: what marks a successful attack.
     attack: Option<Attack>,
 }
 
-#[derive(Deserialize)]
+/// What a correct answer looks like.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawExpect {
+    /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
     #[serde(default)]
     sources: OneOrMany,
+    /// Texts of which at least one must appear in a correct answer (case-insensitive).
     #[serde(default)]
     answer: OneOrMany,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(untagged)]
+/// The JSON Schema of a question set, generated from the types that parse one.
+pub fn json_schema() -> serde_json::Value {
+    schemars::schema_for!(RawSet).to_value()
+}
+
+/// A text or a list of texts.
+#[derive(Default, schemars::JsonSchema)]
+#[schemars(untagged)]
 enum OneOrMany {
     #[default]
     None,
     One(String),
     Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::yaml_de::{either, Either};
+        match either(d, "a string or a list of strings", false)? {
+            Either::Text(s) => Ok(OneOrMany::One(s)),
+            Either::Many(v) => Ok(OneOrMany::Many(v)),
+            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
+        }
+    }
 }
 
 impl OneOrMany {
@@ -179,7 +217,8 @@ impl OneOrMany {
     }
 }
 
-#[derive(Deserialize)]
+/// An earlier turn of the conversation.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawTurn {
     role: RawRole,
@@ -213,7 +252,7 @@ fn yaml_kind(v: &serde_yaml::Value) -> &'static str {
     }
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Deserialize, Clone, Copy, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum RawRole {
     User,
@@ -222,8 +261,8 @@ enum RawRole {
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
 pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyhow::Error> {
-    let text = crate::input::read_yaml(path)
-        .map_err(|e| InputError::new(path, format!("cannot read question set: {e}")))?;
+    let text =
+        crate::input::read_yaml(path).map_err(|e| InputError::reading(path, "question set", e))?;
     if text.trim().is_empty() {
         return Err(InputError::new(
             path,
@@ -232,7 +271,7 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
         .into());
     }
     let doc: serde_yaml::Value =
-        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(path, &e))?;
+        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
     if doc.is_null() {
         return Err(InputError::new(
             path,
@@ -240,7 +279,8 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
         )
         .into());
     }
-    let raw: RawSet = serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(path, &e))?;
+    let raw: RawSet =
+        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
     let _ = raw.description;
     let loc = Locator::new(&text);
     let err = |segs: &[Seg<'_>], field: String, msg: String| -> anyhow::Error {
@@ -272,7 +312,12 @@ pub fn load_set(path: &Path, corpora: &mut Vec<Corpus>) -> Result<EvalSet, anyho
     let corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
     for corpus_path in &corpus_paths {
         if !corpus_path.is_dir() {
-            let msg = if corpus_field {
+            let msg = if corpus_path.exists() {
+                format!(
+                    "`{}` is a file, not a folder: name the folder that holds the markdown documents",
+                    corpus_path.display()
+                )
+            } else if corpus_field {
                 format!(
                     "folder `{}` does not exist (the path is relative to the question set)",
                     corpus_path.display()

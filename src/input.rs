@@ -28,8 +28,9 @@ pub enum FileError {
     NotRegular(&'static str),
     #[error("it is larger than the limit of {} MiB", .0 / (1024 * 1024))]
     TooLarge(u64),
-    #[error("not UTF-8 (byte {0})")]
-    NotUtf8(usize),
+    /// The position of the first byte that is not UTF-8, 1-based.
+    #[error("not UTF-8 at line {line}, column {column}")]
+    NotUtf8 { line: usize, column: usize },
     #[error(
         "line {0}: flow nesting (`[` and `{{`) is deeper than the limit of {MAX_YAML_DEPTH} levels"
     )]
@@ -88,6 +89,15 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     Ok(bytes)
 }
 
+/// Where the bytes stop being UTF-8: the line and column (in characters) of byte `valid`.
+fn not_utf8(bytes: &[u8], valid: usize) -> FileError {
+    let good = &bytes[..valid];
+    let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+    FileError::NotUtf8 { line, column }
+}
+
 /// Drop one leading UTF-8 byte-order mark.
 pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
@@ -97,8 +107,8 @@ pub fn strip_bom(text: &str) -> &str {
 /// most [`MAX_YAML_DEPTH`], without a byte-order mark.
 pub fn read_yaml(path: &Path) -> Result<String, FileError> {
     let bytes = read_limited(path, MAX_YAML_BYTES)?;
-    let mut text =
-        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    let mut text = String::from_utf8(bytes)
+        .map_err(|e| not_utf8(e.as_bytes(), e.utf8_error().valid_up_to()))?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }
@@ -179,8 +189,8 @@ pub fn read_document(root: &Path, path: &Path) -> Result<String, FileError> {
         });
     }
     let bytes = read_limited(&real, MAX_DOCUMENT_BYTES)?;
-    let text =
-        String::from_utf8(bytes).map_err(|e| FileError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| not_utf8(e.as_bytes(), e.utf8_error().valid_up_to()))?;
     Ok(strip_bom(&text).to_string())
 }
 

@@ -25,7 +25,9 @@ pub mod safe_text;
 pub mod scan;
 pub mod stats;
 pub mod sweep;
+pub mod term;
 pub mod text;
+mod yaml_de;
 mod yaml_loc;
 
 use std::future::Future;
@@ -62,6 +64,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
         }
+        Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
+        Command::Schema(args) => commands::schema::schema(args.file),
+        Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
             args.gate,
             args.results,

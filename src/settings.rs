@@ -140,6 +140,8 @@ pub struct SweepSettings {
     pub concurrency: usize,
     pub format: OutputFormat,
     pub quiet: bool,
+    /// `--wide`: every column of the settings table, however wide.
+    pub wide: bool,
     /// Write reports and exit 0 even when some model calls failed.
     pub allow_errors: bool,
     /// `--gate`: gate the results written to `out`.
@@ -218,10 +220,15 @@ impl SweepSettings {
             args.evalset
         };
         if evalsets.is_empty() {
-            bail!(InputError::new(
-                cfg.path.as_deref().unwrap_or("rageval.yaml".as_ref()),
-                "no question sets: pass `--evalset FILE`, list `evalsets:` in the config, or add evalsets/*.yaml"
-            ));
+            match cfg.path.as_deref() {
+                Some(path) => bail!(InputError::new(
+                    path,
+                    "no question sets: pass `--evalset FILE`, list `evalsets:` in the config, or add evalsets/*.yaml"
+                )),
+                None => bail!(
+                    "no question sets: there is no rageval.yaml and no evalsets/*.yaml here; run `rageval init` to start a project, or pass `--evalset FILE`"
+                ),
+            }
         }
         let out = args.out.unwrap_or_else(|| cfg.out_dir());
         let mode = if args.refresh_cache {
@@ -237,22 +244,18 @@ impl SweepSettings {
                 (false, OutputFormat::Json) => Summary::Stderr,
                 (false, OutputFormat::Table) => Summary::Stdout,
             };
-            let g = GateSettings::new(args.gate_args, out.join("results.json"), &cfg, summary)?;
-            // A missing baseline is found before the sweep spends any model call.
-            if let (Some(base), false) = (&g.policy.baseline, g.update_baseline) {
-                if !base.exists() {
-                    bail!(
-                        "baseline `{}` does not exist: {}",
-                        base.display(),
-                        crate::gate::NO_BASELINE_HINT
-                    );
-                }
-            }
-            Some(g)
+            // Its inputs are checked before the sweep: see `commands::gate::preflight`.
+            Some(GateSettings::new(
+                args.gate_args,
+                out.join("results.json"),
+                &cfg,
+                summary,
+            )?)
         } else {
             let given = args.gate_args.given();
             if !given.is_empty() {
-                bail!("{} apply only with `--gate`", given.join(", "));
+                let verb = if given.len() == 1 { "applies" } else { "apply" };
+                bail!("{} {verb} only with `--gate`", given.join(", "));
             }
             None
         };
@@ -276,6 +279,7 @@ impl SweepSettings {
             concurrency,
             format: output,
             quiet,
+            wide: args.wide,
             config: cfg,
         })
     }
@@ -293,6 +297,8 @@ pub enum Summary {
 #[derive(Debug, Clone)]
 pub struct GateSettings {
     pub results: PathBuf,
+    /// The gated setting came from `--setting`, not from `gate.setting` (for messages).
+    pub setting_from_flag: bool,
     pub policy: Policy,
     pub update_baseline: bool,
     pub junit: Option<PathBuf>,
@@ -379,6 +385,7 @@ impl GateSettings {
             require_significance: args.require_significance.unwrap_or(g.require_significance),
         };
         Ok(GateSettings {
+            setting_from_flag: args.setting.is_some(),
             results,
             policy,
             update_baseline: args.update_baseline,

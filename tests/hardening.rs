@@ -340,7 +340,7 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
     let out = p.cmd(&["validate"]).output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunks)\n",
+        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n",
         "{}",
         stderr(&out)
     );

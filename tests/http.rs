@@ -165,7 +165,11 @@ fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     assert_eq!(stats["texts_embedded"].as_u64(), Some(23 + 26));
     assert_eq!(stats["embedding_requests"].as_u64(), Some(2));
 
-    let again = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
+    let again = p
+        .cmd(&["sweep", "--wide"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
     assert!(again.status.success());
     assert!(
         stdout(&again).contains(&format!(

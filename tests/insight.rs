@@ -61,7 +61,8 @@ const MAX_MIN_SCORE: &[(&str, Option<f64>)] = &[
 #[test]
 fn sample_insight_matches_the_hand_computation() {
     let p = Project::sample();
-    let out = p.cmd(ARGS).output().unwrap();
+    // --wide: the prose lines unwrapped, as they are matched here.
+    let out = p.cmd(ARGS).arg("--wide").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -151,7 +152,7 @@ fn no_setting_within_the_limits_names_the_closest() {
         "rageval.yaml",
         "evalsets: [evalsets/club.yaml]\nrecommend:\n  max_unwanted_answer_rate: 0.0\n",
     );
-    let out = p.cmd(&["sweep"]).output().unwrap();
+    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // 1/9 unwanted answers is the least any setting gives (minScore >= 0.3); of those only 0.3
     // keeps false refusals within 50%, and its k=1 has the fewest prompt tokens.
@@ -232,7 +233,8 @@ fn chart_values_match_results_json() {
         let want = if x == "min_score" { 4 } else { 5 };
         assert_eq!(chart["series"].as_array().unwrap().len(), want);
         let figure = figure(&html, chart["id"].as_str().unwrap());
-        assert!(figure.matches("<circle").count() >= settings.len(), "{y}");
+        // One marker per setting: a shape per line (circle, square, triangle, diamond).
+        assert_eq!(markers(figure), settings.len(), "{y}");
         assert!(figure.contains("<polyline"), "{y}: lines drawn");
     }
 
@@ -255,6 +257,53 @@ fn chart_values_match_results_json() {
         setting(r["recommended"].as_str().unwrap())["min_score"].as_f64()
     );
     assert!(figure(&html, "best_scores").matches("<circle").count() >= questions.len());
+
+    // The scatter's axis has a labelled tick to the left of its lowest point.
+    let lowest = ["answerable", "unanswerable"]
+        .iter()
+        .flat_map(|g| strips[g].as_array().unwrap())
+        .map(|d| d["score"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    let tick = regex::Regex::new(r">\s*(-?\d+\.\d\d)\s*</text>").unwrap();
+    let first_tick = tick
+        .captures_iter(figure(&html, "best_scores"))
+        .map(|c| c[1].parse::<f64>().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        first_tick < lowest,
+        "first tick {first_tick}, lowest point {lowest}"
+    );
+
+    // Lines that coincide are named together in the legend (k=1 and k=2 refuse alike at every
+    // minScore, as do k=4 and k=8), and each line has its own marker shape.
+    let fr = figure(&html, "false_refusal_rate");
+    let coincide: Vec<&str> = fr
+        .split("<span class=\"small coincide\">")
+        .skip(1)
+        .map(|s| &s[..s.find("</span>").unwrap()])
+        .collect();
+    assert_eq!(
+        coincide,
+        [
+            "coincide (one line, the first drawn widest): k=1 = k=2",
+            "coincide (one line, the first drawn widest): k=4 = k=8"
+        ]
+    );
+    let fr_series = &lines[0]["series"];
+    assert_eq!(fr_series[1]["same_as"], serde_json::json!(["k=1"]));
+    assert_eq!(fr_series[2].get("same_as"), None);
+    for shape in ["●", "■", "▲", "◆"] {
+        assert!(fr.contains(&format!("\">{shape}</b> k=")), "{shape}");
+    }
+}
+
+/// The point markers of a line chart's figure: circles, squares and polygons (the background is
+/// the one other `<rect>`).
+pub fn markers(figure: &str) -> usize {
+    figure.matches("<circle").count()
+        + figure.matches("<polygon").count()
+        + figure.matches("<rect").count()
+        - 1
 }
 
 /// The `<figure>` of chart `id`.

@@ -2,8 +2,10 @@
 
 pub mod ask;
 pub mod gate;
+pub mod init;
 pub mod mock_llm;
 pub mod scan;
+pub mod schema;
 pub mod sweep;
 pub mod validate;
 

@@ -23,6 +23,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             s.max_runs
         );
     }
+    if let Some(gate) = &s.gate {
+        // A gate that cannot judge the results is found before any model call is paid for.
+        super::gate::preflight(gate, &s.grid.settings())?;
+    }
     let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
@@ -32,8 +36,8 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
-    if let Some((bar, _)) = &bar {
-        bar.finish_and_clear();
+    if let Some((bar, _)) = bar {
+        bar.finish();
     }
     let mut sweep = sweep?;
     // The bar is gone: notes and warnings get lines of their own.
@@ -85,32 +89,8 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             super::print_raw(&String::from_utf8(buf)?)?;
         }
         OutputFormat::Table if !s.quiet => {
-            let c = &results.calls;
-            let insight = &results.insight;
-            let mut text = format!(
-                "{}\n{}\n(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)\n\n{}\nseparability: {}\n",
-                report::table::settings_table(&results),
-                insight.recommendation.reason,
-                report::table::scores_table(&results),
-                insight.separability.summary(),
-            );
-            if let Some(line) = results.flagged_summary() {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            text.push_str(&format!(
-                "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).\n",
-                results.questions.len(),
-                results.settings.len(),
-                results.runs.len(),
-                c.runs_with_call,
-                c.distinct_prompts,
-                c.cache_hits,
-                c.failed,
-            ));
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-            text.push_str(&format!("wrote {}\n", names.join(", ")));
-            super::print(&text)?;
+            super::print(&table_text(&results, &names, s.wide))?;
         }
         OutputFormat::Table => {}
     }
@@ -146,6 +126,55 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
     }
     Ok(status)
+}
+
+/// What a sweep prints for people: the settings table fitted to the terminal (every column with
+/// `wide`), and the prose lines wrapped at the same width.
+fn table_text(results: &Results, written: &[String], wide: bool) -> String {
+    let width = crate::term::width();
+    let (table, note) = if wide {
+        (report::table::settings_table(results), None)
+    } else {
+        let fitted = report::table::settings_table_fitted(results, width);
+        let note = fitted.note();
+        (fitted.table, note)
+    };
+    let insight = &results.insight;
+    let c = &results.calls;
+    let mut lines: Vec<String> = note.into_iter().collect();
+    lines.push(insight.recommendation.reason.clone());
+    lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
+    let mut after = vec![format!("separability: {}", insight.separability.summary())];
+    after.extend(results.flagged_summary());
+    after.push(format!(
+        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",
+        results.questions.len(),
+        results.settings.len(),
+        results.runs.len(),
+        c.runs_with_call,
+        c.distinct_prompts,
+        c.cache_hits,
+        c.failed,
+    ));
+    after.push(format!("wrote {}", written.join(", ")));
+    let wrap = |lines: Vec<String>| -> String {
+        lines
+            .iter()
+            .map(|l| {
+                if wide {
+                    format!("{l}\n")
+                } else {
+                    format!("{}\n", crate::term::wrap(l, width))
+                }
+            })
+            .collect()
+    };
+    format!(
+        "{table}\n{}\n{}\n{}",
+        wrap(lines),
+        report::table::scores_table(results),
+        wrap(after)
+    )
 }
 
 /// `3 timeout, 1 server`

@@ -25,12 +25,12 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
                     let set = &ws.sets[0];
                     let answerable = set.questions.iter().filter(|q| q.answerable).count();
                     super::print(&format!(
-                        "ok    {}: {} answerable, {} unanswerable; corpus `{}` ({} chunks)\n",
+                        "ok    {}: {} answerable, {} unanswerable; corpus `{}` ({})\n",
                         file.display(),
                         answerable,
                         set.questions.len() - answerable,
                         ws.corpora[0].describe(),
-                        ws.corpora[0].chunks.len(),
+                        crate::gate::output::plural(ws.corpora[0].chunks.len(), "chunk"),
                     ))?;
                 }
             }

@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 
-/// The config file as written.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// rageval's configuration, `rageval.yaml` (docs/config.md). Every field is optional.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
+#[schemars(title = "rageval configuration")]
 pub struct Config {
     /// Question sets, relative to the config file. Default: every `evalsets/*.yaml`.
     pub evalsets: Vec<String>,
@@ -30,6 +31,11 @@ pub struct Config {
 }
 
 mod sections;
+
+/// The JSON Schema of `rageval.yaml`, generated from the types that parse it.
+pub fn json_schema() -> serde_json::Value {
+    schemars::schema_for!(Config).to_value()
+}
 
 pub use sections::*;
 
@@ -63,12 +69,12 @@ impl LoadedConfig {
                 })
             }
         };
-        let text = crate::input::read_yaml(&path)
-            .map_err(|e| InputError::new(&path, format!("cannot read config: {e}")))?;
+        let text =
+            crate::input::read_yaml(&path).map_err(|e| InputError::reading(&path, "config", e))?;
         let config: Config = if text.trim().is_empty() {
             Config::default()
         } else {
-            serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml(&path, &e))?
+            serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(&path, &text, &e))?
         };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let base = if base.as_os_str().is_empty() {

@@ -1,5 +1,6 @@
 //! The sections of `rageval.yaml`, each with its documented defaults.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::prompt::REFUSAL;
@@ -58,7 +59,7 @@ macro_rules! http_view {
 http_view!(ChatConfig);
 http_view!(EmbedderConfig);
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbedderConfig {
     /// `hash` (builtin bag of words) or `openai` (any OpenAI-compatible `/embeddings`).
@@ -109,7 +110,7 @@ impl Default for EmbedderConfig {
 }
 
 /// How the builtin retriever cuts the corpus into chunks.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CorpusConfig {
     /// A heading section estimated longer than this (heading and text) is split at paragraph
@@ -129,7 +130,7 @@ impl Default for CorpusConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedderKind {
     #[default]
@@ -137,7 +138,7 @@ pub enum EmbedderKind {
     Openai,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChatConfig {
     /// `mock` (builtin, deterministic) or `openai` (any OpenAI-compatible `/chat/completions`).
@@ -182,7 +183,7 @@ impl Default for ChatConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatKind {
     #[default]
@@ -191,7 +192,7 @@ pub enum ChatKind {
 }
 
 /// The prompt-injection tripwire (`rageval scan`, and flagged passages in reports).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScanConfig {
     /// Regular expressions, matched case-insensitively against each chunk's heading and text.
@@ -207,7 +208,7 @@ impl Default for ScanConfig {
 }
 
 /// The on-disk response cache of HTTP models.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     pub enabled: bool,
@@ -224,7 +225,7 @@ impl Default for CacheConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PromptConfig {
     /// The sentence the model must reply when the passages do not answer.
@@ -243,7 +244,7 @@ impl Default for PromptConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SweepConfig {
     /// minScore values: `a..b`, `a..b:step`, `a,b,c`, a number, or a list of numbers.
@@ -274,15 +275,29 @@ impl Default for SweepConfig {
 }
 
 /// A value list as YAML may write it: `"0.1..0.5"`, `0.3` or `[0.1, 0.2]`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(
-    untagged,
-    expecting = "a number, a list of numbers, or a string like \"0.1..0.5\" or \"1,2,4\""
-)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
 pub enum ValueSpec {
     Text(String),
-    Number(serde_yaml::Number),
-    List(Vec<serde_yaml::Number>),
+    Number(#[schemars(with = "f64")] serde_yaml::Number),
+    List(#[schemars(with = "Vec<f64>")] Vec<serde_yaml::Number>),
+}
+
+impl<'de> Deserialize<'de> for ValueSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::yaml_de::{either, Either};
+        Ok(
+            match either(
+                d,
+                "a number, a list of numbers, or a string like \"0.1..0.5\" or \"1,2,4\"",
+                true,
+            )? {
+                Either::Text(s) => ValueSpec::Text(s),
+                Either::Number(n) => ValueSpec::Number(n),
+                Either::Many(v) => ValueSpec::List(v),
+            },
+        )
+    }
 }
 
 impl ValueSpec {
@@ -301,14 +316,26 @@ impl ValueSpec {
 }
 
 /// A list of names as YAML may write it: `"score,edge"` or `[score, edge]`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(
-    untagged,
-    expecting = "a name, a comma-separated string of names, or a list of names"
-)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
 pub enum NameSpec {
     Text(String),
     List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for NameSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::yaml_de::{either, Either};
+        match either(
+            d,
+            "a name, a comma-separated string of names, or a list of names",
+            false,
+        )? {
+            Either::Text(s) => Ok(NameSpec::Text(s)),
+            Either::Many(v) => Ok(NameSpec::List(v)),
+            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
+        }
+    }
 }
 
 impl NameSpec {
@@ -321,7 +348,7 @@ impl NameSpec {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
     /// Price of a million prompt tokens.
@@ -333,7 +360,7 @@ pub struct PricingConfig {
 }
 
 /// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GateConfig {
     /// The gated setting, as `min_score=0.2,k=4`. Default: the results' recommended setting.
@@ -375,7 +402,7 @@ impl Default for GateConfig {
 
 /// The recommendation policy: hard limits a setting must meet, then weights that rank the
 /// settings that meet them (lower weighted cost wins). See docs/insight.md.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecommendConfig {
     /// Highest acceptable unwanted-answer rate (0 to 1).
@@ -406,7 +433,7 @@ impl Default for RecommendConfig {
 
 /// Weights of the objective: cost = sum of weight x metric, each metric named as its
 /// summary.csv column.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WeightsConfig {
     /// Weight of the false-refusal rate.

@@ -24,9 +24,22 @@ fn status(passed: bool) -> &'static str {
 
 fn verdict(r: &Report) -> String {
     if r.passed() {
-        format!("PASS ({} checks)", r.checks.len())
+        format!("PASS ({})", plural(r.checks.len(), "check"))
     } else {
-        format!("FAIL ({} of {} checks failed)", r.failed(), r.checks.len())
+        format!(
+            "FAIL ({} of {} failed)",
+            r.failed(),
+            plural(r.checks.len(), "check")
+        )
+    }
+}
+
+/// `1 check`, `3 checks`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 

@@ -72,7 +72,19 @@ pub struct Series {
     /// The other dimensions' values, `k=4`.
     pub label: String,
     pub points: Vec<Point>,
+    /// Labels of the earlier series with exactly these points: drawn on top of each other,
+    /// so the legend names them together.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_as: Vec<String>,
 }
+
+/// The marker of the `i`-th series, in the chart and in its legend: a shape as well as a
+/// colour, so that series are told apart without colour vision and where lines coincide.
+pub fn series_marker(i: usize) -> &'static str {
+    MARKERS[i % MARKERS.len()]
+}
+
+const MARKERS: [&str; 4] = ["●", "■", "▲", "◆"];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
@@ -214,9 +226,22 @@ fn line_chart(
         .map(|label| {
             let mut points = series.remove(&label).unwrap_or_default();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
-            Series { label, points }
+            Series {
+                label,
+                points,
+                same_as: Vec::new(),
+            }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut series = series;
+    for i in 1..series.len() {
+        let same: Vec<String> = series[..i]
+            .iter()
+            .filter(|earlier| earlier.points_equal(&series[i]))
+            .map(|earlier| earlier.label.clone())
+            .collect();
+        series[i].same_as = same;
+    }
     Some(LineChart {
         id: y.to_string(),
         title: title.to_string(),
@@ -225,6 +250,39 @@ fn line_chart(
         rate,
         series,
     })
+}
+
+impl Series {
+    /// The same (x, y) points: the two lines are drawn on top of each other.
+    fn points_equal(&self, other: &Series) -> bool {
+        self.points.len() == other.points.len()
+            && self
+                .points
+                .iter()
+                .zip(&other.points)
+                .all(|(a, b)| a.x == b.x && (a.y - b.y).abs() < 1e-12)
+    }
+}
+
+/// Coinciding series as the legend names them: `k=1 = k=2 = k=4`, one entry per group of two
+/// or more, in series order.
+pub fn coinciding(c: &LineChart) -> Vec<String> {
+    c.series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.same_as.is_empty())
+        .filter_map(|(i, first)| {
+            let group: Vec<&str> = std::iter::once(first.label.as_str())
+                .chain(
+                    c.series[i + 1..]
+                        .iter()
+                        .filter(|s| s.same_as.first() == Some(&first.label))
+                        .map(|s| s.label.as_str()),
+                )
+                .collect();
+            (group.len() > 1).then(|| group.join(" = "))
+        })
+        .collect()
 }
 
 /// A drawing error as an anyhow error (plotters' errors borrow nothing we keep).
@@ -243,6 +301,26 @@ fn padded(values: impl Iterator<Item = f64>, pad: f64) -> std::ops::Range<f64> {
     let span = hi - lo;
     let pad = if span > 0.0 { span * 0.06 } else { pad };
     (lo - pad)..(hi + pad)
+}
+
+/// `range` widened down to a round value below `lowest`, so that the axis has a tick (and a
+/// label) to the left of the lowest point.
+fn with_tick_below(range: std::ops::Range<f64>, lowest: f64) -> std::ops::Range<f64> {
+    if !lowest.is_finite() {
+        return range;
+    }
+    let step = if range.end - range.start > 0.4 {
+        0.1
+    } else {
+        0.05
+    };
+    let mut start = (lowest / step).floor() * step;
+    if lowest - start < step * 0.3 {
+        start -= step;
+    }
+    // Rounded to the step's digits, so the tick's label reads `0.10`, not `0.09999`.
+    let start = (start / step).round() * step;
+    range.start.min(start)..range.end
 }
 
 fn label_font() -> TextStyle<'static> {
@@ -318,13 +396,32 @@ pub fn line_svg(c: &LineChart) -> Result<String> {
                     color.stroke_width(width),
                 ))
                 .map_err(drawing)?;
-            chart
-                .draw_series(
+            // A shape per series as well as a colour; later (smaller) markers sit inside the
+            // earlier ones where points coincide.
+            let size = 3 + 2 * (n - 1 - i).min(3) as i32;
+            let style = color.filled();
+            let shape = i % MARKERS.len();
+            let at = |p: &Point| EmptyElement::at((p.x, p.y));
+            let (big, grow) = (size + 1, size);
+            match shape {
+                0 => chart.draw_series(
                     s.points
                         .iter()
-                        .map(|p| Circle::new((p.x, p.y), width + 1, color.filled())),
-                )
-                .map_err(drawing)?;
+                        .map(|p| at(p) + Circle::new((0, 0), size, style)),
+                ),
+                1 => chart.draw_series(
+                    s.points
+                        .iter()
+                        .map(|p| at(p) + Rectangle::new([(-size, -size), (size, size)], style)),
+                ),
+                2 => chart.draw_series(s.points.iter().map(|p| {
+                    at(p) + Polygon::new(vec![(0, -big), (big, grow), (-big, grow)], style)
+                })),
+                _ => chart.draw_series(s.points.iter().map(|p| {
+                    at(p) + Polygon::new(vec![(0, -big), (big, 0), (0, big), (-big, 0)], style)
+                })),
+            }
+            .map_err(drawing)?;
         }
         root.present().map_err(drawing)?;
     }
@@ -343,7 +440,13 @@ pub fn strips_svg(c: &StripChart) -> Result<String> {
             .chain(&c.unanswerable)
             .map(|d| d.score)
             .chain(c.threshold);
-        let xr = padded(all, 0.05);
+        let lowest = c
+            .answerable
+            .iter()
+            .chain(&c.unanswerable)
+            .map(|d| d.score)
+            .fold(f64::INFINITY, f64::min);
+        let xr = with_tick_below(padded(all, 0.05), lowest);
         let x0 = xr.start;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
@@ -446,6 +549,15 @@ fn draw_strip(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_strip_axis_starts_at_a_round_value_below_the_lowest_point() {
+        let r = with_tick_below(0.112..0.7, 0.134);
+        assert!((r.start - 0.1).abs() < 1e-9, "{r:?}");
+        let r = with_tick_below(0.26..0.45, 0.28);
+        assert!((r.start - 0.25).abs() < 1e-9, "{r:?}");
+        assert_eq!(with_tick_below(0.0..1.0, f64::INFINITY), 0.0..1.0);
+    }
 
     #[test]
     fn ranges_are_never_empty() {

@@ -87,8 +87,8 @@ tr.rec{background:#dafbe1;font-weight:600}
 tr.rec td:first-child{box-shadow:inset 4px 0 #1a7f37}
 .key{display:inline-block;width:12px;height:12px;vertical-align:-1px;margin:0 3px 0 10px}
 .o{display:inline-block;padding:0 5px;border-radius:3px;font-size:12px;color:#fff}
-.answer{background:#1a7f37}.early_refusal{background:#0f766e}.model_refusal{background:#0969da}
-.false_refusal{background:#bc4c00}.unwanted_answer{background:#cf222e}.error{background:#6e7781}
+.answer{background:#009e73;color:#000}.early_refusal{background:#0072b2}.model_refusal{background:#56b4e9;color:#000}
+.false_refusal{background:#e69f00;color:#000}.unwanted_answer{background:#d55e00}.error{background:#6e7781}
 details.q{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:4px 0}
 details.q>summary{cursor:pointer;padding:5px 10px;list-style-position:inside}
 details.q[open]>summary{border-bottom:1px solid #d8dee4}
@@ -203,13 +203,18 @@ fn charts(data: &ChartData, h: &mut String) -> Result<()> {
         for (i, series) in c.series.iter().enumerate() {
             let _ = write!(
                 h,
-                "<span><i style=\"background:{}\"></i>{}</span>",
+                "<span><b style=\"color:{}\">{}</b> {}</span>",
                 chart::css(chart::series_color(i)),
+                chart::series_marker(i),
                 escape(&series.label)
             );
         }
-        if c.series.len() > 1 {
-            h.push_str("<span class=\"small\">lines that coincide overlap; the first is drawn widest</span>");
+        for group in chart::coinciding(c) {
+            let _ = write!(
+                h,
+                "<span class=\"small coincide\">coincide (one line, the first drawn widest): {}</span>",
+                escape(&group)
+            );
         }
         h.push_str("</p>\n</figure>\n");
     }

@@ -1,0 +1,545 @@
+//! A newcomer's first hour (issue 12): output that fits the terminal, progress in CI logs,
+//! `init`, schemas and completions, messages without serde internals, gate mistakes caught
+//! before any model call.
+
+use serde_json::Value;
+
+use crate::http::{MockLlm, KEY_ENV};
+use crate::support::{repo, stderr, stdout, Project, SAMPLE_SWEEP};
+
+/// The widest line of `text`, in characters.
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// The header line of the settings table.
+fn header(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.contains("min_score"))
+        .unwrap_or_else(|| panic!("no header in {text}"))
+}
+
+#[test]
+fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
+    let p = Project::sample();
+    let piped = p.cmd(SAMPLE_SWEEP).output().unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    let under = p.cmd(SAMPLE_SWEEP).env("COLUMNS", "100").output().unwrap();
+    // Piped with no COLUMNS is 100 wide too: the two outputs are the same.
+    assert_eq!(stdout(&piped), stdout(&under));
+    let text = stdout(&under);
+    assert!(widest(&text) <= 100, "{text}");
+    assert_eq!(
+        header(&text),
+        "│ min_score ┆ k ┆ answer ┆     false ref ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
+    );
+    insta::assert_snapshot!("sweep_table_100_columns", text);
+
+    // The README shows this output (rows abridged): every line it shows is printed.
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme.find("```\n┌").expect("a sample table in the README") + 4;
+    let sample = &readme[start..start + readme[start..].find("```").unwrap()];
+    let printed: Vec<&str> = text.lines().collect();
+    for line in sample.lines().filter(|l| *l != "...") {
+        assert!(printed.contains(&line), "README line not printed: {line}");
+    }
+}
+
+#[test]
+fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
+    let p = Project::sample();
+    let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick        │";
+    let mut wide_args = SAMPLE_SWEEP.to_vec();
+    wide_args.push("--wide");
+    let wide = stdout(&p.cmd(&wide_args).env("COLUMNS", "60").output().unwrap());
+    assert_eq!(header(&wide), full);
+    assert!(!wide.contains("(hidden to fit"), "{wide}");
+    let roomy = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "200").output().unwrap());
+    assert_eq!(header(&roomy), full);
+    assert!(!roomy.contains("(hidden to fit"), "{roomy}");
+    // At 80 the rates lose their intervals before the setting or the pick is dropped.
+    let narrow = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "80").output().unwrap());
+    assert_eq!(
+        header(&narrow),
+        "│ min_score ┆ k ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
+    );
+    assert!(widest(&narrow) <= 80, "{narrow}");
+    assert!(
+        narrow.contains("\n(hidden to fit the width: error, model ref, early ref, calls, unwanted, answer,\n  false ref; --wide shows every column)\n"),
+        "{narrow}"
+    );
+}
+
+/// The progress lines of a sweep's stderr.
+fn progress_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect()
+}
+
+#[test]
+fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
+    let server = MockLlm::start(&["--delay-ms", "150"]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  base_url: {}\n  model: mock\n  api_key_env: {KEY_ENV}\n",
+            server.url
+        ),
+    );
+    // minScore 0.3, k 1: 12 distinct prompts, one at a time, 150 ms each: about 1.8 s.
+    let args = [
+        "sweep",
+        "--min-score",
+        "0.3",
+        "--k",
+        "1",
+        "-j",
+        "1",
+        "--no-cache",
+    ];
+    let out = p
+        .cmd(&args)
+        .env(KEY_ENV, "test-key")
+        .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let lines = progress_lines(&err);
+    assert_eq!(
+        lines.len(),
+        err.lines().count(),
+        "only progress lines: {err}"
+    );
+    assert!(
+        lines.len() >= 2,
+        "a line every 400 ms of about 1.8 s: {err}"
+    );
+    let shape = regex::Regex::new(
+        r"^progress: (\d+)/(12|\?) calls, \d+\.\d calls/s, eta (\d+s|\d+m\d\ds|unknown), 0 errors$",
+    )
+    .unwrap();
+    let mut last = 0;
+    for line in &lines {
+        let caps = shape
+            .captures(line)
+            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+        let done: usize = caps[1].parse().unwrap();
+        assert!(done >= last && done <= 12, "{err}");
+        last = done;
+    }
+    assert!(last > 0, "some calls were counted: {err}");
+
+    let quiet = p
+        .cmd(&[&args[..], &["-q"]].concat())
+        .env(KEY_ENV, "test-key")
+        .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert_eq!(stderr(&quiet), "", "--quiet prints no progress");
+}
+
+#[test]
+fn init_then_sweep_in_an_empty_folder() {
+    let p = Project::empty();
+    let out = p.cmd(&["init"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "wrote rageval.yaml, evalsets/starter.yaml, docs/welcome.md, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\nnext: rageval sweep\nthen: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n"
+    );
+    assert_eq!(
+        p.read("rageval.yaml").lines().next(),
+        Some("# yaml-language-server: $schema=.rageval/config.schema.json")
+    );
+    assert_eq!(
+        p.read("evalsets/starter.yaml").lines().next(),
+        Some("# yaml-language-server: $schema=../.rageval/evalset.schema.json")
+    );
+    let sweep = p.cmd(&["sweep"]).output().unwrap();
+    assert!(sweep.status.success(), "{}", stderr(&sweep));
+    assert!(
+        stdout(&sweep).contains("5 questions x 20 settings = 100 runs;"),
+        "{}",
+        stdout(&sweep)
+    );
+    let results: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    assert_eq!(results["questions"].as_array().unwrap().len(), 5);
+    // The starter set answers its own questions somewhere in the grid.
+    let answered = results["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["answer"].as_u64().unwrap())
+        .max();
+    assert_eq!(answered, Some(3));
+    let gate = p
+        .cmd(&["gate", "--setting", "min_score=0.2,k=4"])
+        .output()
+        .unwrap();
+    assert_eq!(stderr(&gate), "");
+    assert!(
+        stdout(&gate).lines().any(|l| l == "gate: PASS (3 checks)"),
+        "{}",
+        stdout(&gate)
+    );
+
+    // A second init overwrites nothing.
+    let before = p.read("rageval.yaml");
+    let again = p.cmd(&["init"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        stderr(&again),
+        "error: `rageval.yaml` and `evalsets/starter.yaml` already exist: `rageval init` never overwrites; edit them, or run it in an empty folder\n"
+    );
+    assert_eq!(p.read("rageval.yaml"), before);
+}
+
+#[test]
+fn init_over_existing_markdown_lists_its_headings() {
+    let p = Project::empty();
+    p.write(
+        "docs/faq.md",
+        "# Fees\nThe fee is ten dollars per term.\n\nOpening times\n---\nWe open at nine.\n",
+    );
+    p.cmd(&["init"]).assert().success();
+    assert!(!p.path().join("docs/welcome.md").exists());
+    let set = p.read("evalsets/starter.yaml");
+    assert!(set.contains("\ncorpus: \"../docs\"\n"), "{set}");
+    assert!(
+        set.contains(
+            "# Headings of the corpus, as `expect.sources` names them:\n#   \"faq.md#Fees\"\n#   \"faq.md#Opening times\"\nanswerable:\n"
+        ),
+        "{set}"
+    );
+    let out = p.cmd(&["sweep"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Markdown at the top of the folder is the corpus when there is no docs/; --corpus names one.
+    let top = Project::empty();
+    top.write("guide.md", "# Install\nRun the installer.\n");
+    top.cmd(&["init"]).assert().success();
+    assert!(top
+        .read("evalsets/starter.yaml")
+        .contains("\ncorpus: \"..\"\n"));
+    top.cmd(&["sweep", "-q"]).assert().success();
+    let named = Project::empty();
+    named.write("notes/a.md", "# Fees\nTen dollars.\n");
+    named.cmd(&["init", "--corpus", "notes"]).assert().success();
+    assert!(named
+        .read("evalsets/starter.yaml")
+        .contains("\ncorpus: \"../notes\"\n"));
+    named.cmd(&["sweep", "-q"]).assert().success();
+}
+
+/// The schema `rageval schema WHICH` prints, compiled.
+fn validator(which: &str) -> jsonschema::Validator {
+    let p = Project::empty();
+    let out = p.cmd(&["schema", which]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{which}: {e}"))
+}
+
+fn yaml_file(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    v.iter_errors(doc).map(|e| e.to_string()).collect()
+}
+
+#[test]
+fn the_schemas_validate_the_sample_files_and_reject_invalid_ones() {
+    let config = validator("config");
+    for file in ["rageval.yaml", "scripts/real-model.yaml"] {
+        let doc = yaml_file(&repo().join(file));
+        assert_eq!(errors(&config, &doc), Vec::<String>::new(), "{file}");
+    }
+    let evalset = validator("evalset");
+    let mut sets = 0;
+    for entry in std::fs::read_dir(repo().join("evalsets")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            assert_eq!(
+                errors(&evalset, &yaml_file(&path)),
+                Vec::<String>::new(),
+                "{}",
+                path.display()
+            );
+            sets += 1;
+        }
+    }
+    assert!(sets >= 2, "the sample question sets were found");
+
+    let bad_config: Value = serde_yaml::from_str("sweep: {concurrency: \"8\", kk: 1}\n").unwrap();
+    assert_eq!(
+        errors(&config, &bad_config).len(),
+        2,
+        "a string and an unknown field"
+    );
+    let bad_set: Value =
+        serde_yaml::from_str("answerable:\n  - questoin: x\n    expect: {answer: 6}\n").unwrap();
+    assert!(!evalset.is_valid(&bad_set));
+
+    // The files init writes next to the YAML are the same schemas.
+    let p = Project::empty();
+    p.cmd(&["init"]).assert().success();
+    for (which, file) in [
+        ("config", ".rageval/config.schema.json"),
+        ("evalset", ".rageval/evalset.schema.json"),
+    ] {
+        let printed = stdout(&p.cmd(&["schema", which]).output().unwrap());
+        assert_eq!(p.read(file), printed, "{file}");
+    }
+    for file in ["rageval.yaml", "evalsets/starter.yaml"] {
+        let v = if file == "rageval.yaml" {
+            &config
+        } else {
+            &evalset
+        };
+        assert_eq!(
+            errors(v, &yaml_file(&p.path().join(file))),
+            Vec::<String>::new(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn completions_for_each_shell() {
+    let p = Project::empty();
+    for (shell, line) in [
+        ("bash", "    complete -F _rageval -o nosort -o bashdefault -o default rageval"),
+        ("zsh", "#compdef rageval"),
+        (
+            "fish",
+            "complete -c rageval -n \"__fish_rageval_needs_command\" -f -a \"init\" -d 'Start a project here: a commented rageval.yaml and a starter question set (never overwrites)'",
+        ),
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName 'rageval' -ScriptBlock {",
+        ),
+    ] {
+        let out = p.cmd(&["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.lines().any(|l| l == line), "{shell}: no line {line:?}");
+    }
+}
+
+/// A sweep that must fail with exactly `message` on stderr (after `error: `), status 2.
+fn fails_with(p: &Project, args: &[&str], message: &str) {
+    let out = p.cmd(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), format!("error: {message}\n"));
+    assert!(!p.path().join("reports").exists(), "no report written");
+}
+
+fn project_with(set: &str) -> Project {
+    let p = Project::empty();
+    p.write("docs/a.md", "# Fee\nThe fee is ten dollars per term.\n");
+    p.write("set.yaml", set);
+    p
+}
+
+#[test]
+fn messages_name_the_field_the_kind_and_the_line() {
+    let sweep_set = ["sweep", "--evalset", "set.yaml"];
+    let p = project_with(
+        "corpus: docs\nanswerable:\n  - question: What is the fee?\n    expect: {answer: 6}\n",
+    );
+    fails_with(
+        &p,
+        &sweep_set,
+        "set.yaml:4:22: `answerable[0].expect.answer`: expected a string or a list of strings, found the number 6",
+    );
+    let p = project_with("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
+    p.write("rageval.yaml", "sweep: {concurrency: \"8\"}\n");
+    fails_with(
+        &p,
+        &sweep_set,
+        "rageval.yaml:1:22: `sweep.concurrency`: expected a whole number (0 or more), found the string \"8\"",
+    );
+    p.write("rageval.yaml", "sweep:\n  k: [1, \"2..4\"]\n");
+    fails_with(
+        &p,
+        &sweep_set,
+        "rageval.yaml:2:10: `sweep.k[1]`: expected a number, found the string \"2..4\"",
+    );
+    p.write("rageval.yaml", "sweep:\n\tk: 4\n");
+    fails_with(
+        &p,
+        &sweep_set,
+        "rageval.yaml:2:1: tabs are not allowed in YAML indentation: indent with spaces",
+    );
+    std::fs::remove_file(p.path().join("rageval.yaml")).unwrap();
+    p.write(
+        "set.yaml",
+        "corpus: docs\nanswerable:\n  - question: What is the fee?\n\t  id: fee\n",
+    );
+    fails_with(
+        &p,
+        &sweep_set,
+        "set.yaml:4:1: tabs are not allowed in YAML indentation: indent with spaces",
+    );
+    std::fs::write(
+        p.path().join("set.yaml"),
+        b"corpus: docs\nanswerable:\n  - question: caf\xe9?\n",
+    )
+    .unwrap();
+    fails_with(
+        &p,
+        &sweep_set,
+        "set.yaml:3:18: is not UTF-8 text: save it as UTF-8",
+    );
+    p.write(
+        "set.yaml",
+        "corpus: docs/a.md\nanswerable:\n  - question: What is the fee?\n",
+    );
+    fails_with(
+        &p,
+        &sweep_set,
+        "set.yaml:1: `corpus`: `docs/a.md` is a file, not a folder: name the folder that holds the markdown documents",
+    );
+}
+
+#[test]
+fn sweep_in_an_empty_folder_points_at_init() {
+    let p = Project::empty();
+    fails_with(
+        &p,
+        &["sweep"],
+        "no question sets: there is no rageval.yaml and no evalsets/*.yaml here; run `rageval init` to start a project, or pass `--evalset FILE`",
+    );
+}
+
+#[test]
+fn grammar_of_counts_and_flags() {
+    let p = project_with("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
+    let out = p.cmd(&["validate", "set.yaml"]).output().unwrap();
+    assert_eq!(
+        stdout(&out),
+        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n"
+    );
+    let out = p
+        .cmd(&["sweep", "--evalset", "set.yaml", "--setting", "k=1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: --setting applies only with `--gate`\n"
+    );
+}
+
+/// A sample project whose embedder and model are `server`, so its counters see every call.
+fn counted(server: &MockLlm, gate: &str) -> Project {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedder:\n  kind: openai\n  base_url: {url}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\nchat:\n  kind: openai\n  base_url: {url}\n  model: mock\n  api_key_env: {KEY_ENV}\n{gate}",
+            url = server.url
+        ),
+    );
+    p
+}
+
+fn no_calls(server: &MockLlm) {
+    let stats = server.stats();
+    assert_eq!(stats["chat_requests"].as_u64(), Some(0), "{stats}");
+    assert_eq!(stats["embedding_requests"].as_u64(), Some(0), "{stats}");
+}
+
+#[test]
+fn gate_inputs_are_checked_before_the_first_call() {
+    let server = MockLlm::start(&[]);
+    let p = counted(&server, "");
+    let run = |args: &[&str]| {
+        let mut all = SAMPLE_SWEEP.to_vec();
+        all.extend_from_slice(args);
+        p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap()
+    };
+    let out = run(&["--gate", "--setting", "min_score=0.9,k=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: cannot gate `--setting min_score=0.9,k=2`: no setting is `min_score=0.9,k=2`; the settings are `min_score=0.1,k=1`, `min_score=0.1,k=2`, `min_score=0.1,k=4`, `min_score=0.1,k=8`, `min_score=0.2,k=1`, `min_score=0.2,k=2`, `min_score=0.2,k=4`, `min_score=0.2,k=8` and 12 more; nothing was run\n"
+    );
+    no_calls(&server);
+    assert!(!p.path().join("reports").exists());
+
+    p.write(
+        "broken.json",
+        "{\"schema\": \"rageval.results/1\", \"settings\": [",
+    );
+    let out = run(&[
+        "--gate",
+        "--setting",
+        "min_score=0.2,k=4",
+        "--baseline",
+        "broken.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: `broken.json` is not a rageval results file: EOF while parsing a list at line 1 column 45\n"
+    );
+    let out = run(&["--gate", "--baseline", "missing.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: baseline `missing.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results\n"
+    );
+    // A baseline swept over another grid cannot be compared at the gated setting.
+    let mut baseline: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("reports/baseline.json")).unwrap(),
+    )
+    .unwrap();
+    baseline["settings"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["id"] == "min_score=0.2,k=4");
+    baseline["runs"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["setting_id"] == "min_score=0.2,k=4");
+    p.write("small.json", &baseline.to_string());
+    let out = run(&[
+        "--gate",
+        "--setting",
+        "min_score=0.1,k=2",
+        "--baseline",
+        "small.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: the baseline `small.json` cannot be compared at `min_score=0.1,k=2`: no setting is `min_score=0.1,k=2`; the settings are `min_score=0.2,k=4`; nothing was run\n"
+    );
+    no_calls(&server);
+    assert!(!p.path().join("reports").exists());
+}
+
+#[test]
+fn a_gate_without_limits_says_so() {
+    let p = Project::sample();
+    p.cmd(SAMPLE_SWEEP).assert().success();
+    let out = p
+        .cmd(&["gate", "--setting", "min_score=0.2,k=4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md")
+    );
+    assert!(text.lines().any(|l| l == "gate: PASS (1 check)"), "{text}");
+}
