@@ -6,6 +6,12 @@ unanswerable ones mix words that appear nowhere in the corpus with a common corp
 retrieval still finds something. Deterministic for a given seed.
 
     benches/gen_evalset.py --corpus evalsets/club --answerable 1700 --unanswerable 900 --out target/bench/big.yaml
+
+With --make-sections N, the corpus folder is first (re)written with N synthetic sections (20 per
+file, 40 to 120 words each from a vocabulary of invented words), so that retrieval can be measured
+over a corpus of any size:
+
+    benches/gen_evalset.py --make-sections 2000 --corpus target/bench/w1/docs --answerable 1300 --unanswerable 700 --out target/bench/w1/set.yaml
 """
 import argparse, json, os, random, re
 
@@ -30,6 +36,22 @@ def sections(corpus):
             out.append((f"{name}#{heading}", " ".join(body)))
     return out
 
+def make_corpus(folder, sections, rng):
+    """Write `sections` synthetic heading sections into folder/docNNN.md, 20 per file."""
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(".md"):
+            os.remove(os.path.join(folder, name))
+    syllables = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze", "bo", "di"]
+    vocab = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(4000)})
+    for f in range(0, sections, 20):
+        lines = []
+        for n in range(f, min(f + 20, sections)):
+            lines += [f"## Topic {n} {rng.choice(vocab)}", "",
+                      " ".join(rng.choice(vocab) for _ in range(rng.randint(40, 120))) + ".", ""]
+        with open(os.path.join(folder, f"doc{f // 20:03}.md"), "w", encoding="utf-8") as out:
+            out.write("\n".join(lines))
+
 def words(text):
     return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 2]
 
@@ -40,8 +62,11 @@ def main():
     ap.add_argument("--unanswerable", type=int, default=900)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--make-sections", type=int, default=0)
     a = ap.parse_args()
     rng = random.Random(a.seed)
+    if a.make_sections:
+        make_corpus(a.corpus, a.make_sections, rng)
     secs = sections(a.corpus)
     vocab = sorted({w for _, t in secs for w in words(t)})
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)

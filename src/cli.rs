@@ -194,6 +194,11 @@ pub struct SweepArgs {
     #[arg(long)]
     pub refresh_cache: bool,
 
+    /// Keep the response cache in DIR instead of `cache.dir` (a folder the machine keeps
+    /// between CI runs, say)
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+
     /// Exit 0 even when some model calls failed (their runs are `error` in the reports)
     #[arg(long)]
     pub allow_errors: bool,

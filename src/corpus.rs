@@ -35,7 +35,8 @@ impl Chunk {
         format!("{}\n{}", self.heading, self.text)
     }
 
-    /// Whether `name` (`file.md#Heading` or `file.md#N`) designates this chunk.
+    /// Whether `name` (`file.md#Heading` or `file.md#N`) designates this chunk. A part of a split
+    /// section (`file.md#N.P`) answers to its section's heading and to its section's id.
     pub fn matches(&self, name: &str) -> bool {
         // Compared in parts: this runs for every hit of every run, and `label` allocates.
         name == self.id
@@ -43,6 +44,11 @@ impl Chunk {
                 .strip_prefix(self.source.as_str())
                 .and_then(|rest| rest.strip_prefix('#'))
                 .is_some_and(|heading| heading == self.heading)
+            || self
+                .id
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
     }
 }
 
@@ -136,6 +142,20 @@ impl Corpus {
             .map(|r| r.display().to_string())
             .collect::<Vec<_>>()
             .join(" + ")
+    }
+
+    /// Split every section whose text (heading and body, as the embedder sees it) is estimated
+    /// at more than `max_tokens` into parts that fit; 0 keeps every section whole. See
+    /// [`split_section`].
+    pub fn split_long_sections(&mut self, max_tokens: usize) {
+        if max_tokens == 0 {
+            return;
+        }
+        let chunks = std::mem::take(&mut self.chunks);
+        self.chunks = chunks
+            .into_iter()
+            .flat_map(|c| split_section(c, max_tokens))
+            .collect();
     }
 
     /// The chunk that `name` (`file.md#Heading` or `file.md#N`) designates, if any.
@@ -308,6 +328,99 @@ pub fn chunk_markdown(source: &str, text: &str) -> Vec<Chunk> {
         .collect()
 }
 
+/// A section too long for `max_tokens` as parts that fit, split at paragraph boundaries (blank
+/// lines outside fenced code blocks), never inside a fenced code block. Every part keeps the
+/// section's heading and source; part `P` (from 1) of section `file.md#N` is `file.md#N.P`. A
+/// single paragraph or code block longer than the limit stays one part: the embedder's own limit
+/// (`embedder.max_input_tokens`) then names it before the sweep.
+pub fn split_section(chunk: Chunk, max_tokens: usize) -> Vec<Chunk> {
+    if estimate_tokens(&chunk.embed_text()) <= max_tokens {
+        return vec![chunk];
+    }
+    let heading = estimate_tokens(&chunk.heading);
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for block in paragraphs(&chunk.text) {
+        let joined = if current.is_empty() {
+            block.to_string()
+        } else {
+            format!("{current}\n\n{block}")
+        };
+        if current.is_empty() || heading + estimate_tokens(&joined) <= max_tokens {
+            current = joined;
+        } else {
+            parts.push(std::mem::replace(&mut current, block.to_string()));
+        }
+    }
+    parts.push(current);
+    if parts.len() == 1 {
+        return vec![chunk];
+    }
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(p, text)| Chunk {
+            id: format!("{}.{}", chunk.id, p + 1),
+            source: chunk.source.clone(),
+            heading: chunk.heading.clone(),
+            text,
+        })
+        .collect()
+}
+
+/// The paragraphs of a section body: runs of lines between blank lines, where a fenced code
+/// block (blank lines and all) belongs to the paragraph it starts in.
+fn paragraphs(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut end = 0;
+    let mut in_fence: Option<&str> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let t = line.trim();
+        if let Some(fence) = in_fence {
+            if t.starts_with(fence) {
+                in_fence = None;
+            }
+        } else if t.is_empty() {
+            if let Some(s) = start.take() {
+                out.push(text[s..end].trim_end());
+            }
+            continue;
+        } else if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = Some(&t[..3]);
+        }
+        start.get_or_insert(at);
+        end = offset;
+    }
+    if let Some(s) = start {
+        out.push(text[s..end].trim_end());
+    }
+    out
+}
+
+/// Estimated tokens of `text` for a subword (WordPiece or BPE) embedding model, leaning high so
+/// that a text under a model's limit by this estimate is under it in fact: every punctuation
+/// mark or symbol counts one, every word one per started four characters.
+pub fn estimate_tokens(text: &str) -> usize {
+    let mut tokens = 0;
+    let mut word = 0usize;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            word += 1;
+            continue;
+        }
+        tokens += word.div_ceil(4);
+        word = 0;
+        if !c.is_whitespace() {
+            tokens += 1;
+        }
+    }
+    tokens + word.div_ceil(4)
+}
+
 /// Collapse every run of whitespace to one space and trim: one passage, one line.
 pub fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -410,6 +523,109 @@ mod tests {
             ok.describe(),
             format!("{} + {}", roots[0].display(), roots[1].display())
         );
+    }
+
+    /// A section of `paragraphs` paragraphs of 10 estimated tokens each (`wordN` is 2 per word).
+    fn long_section(paragraphs: usize) -> String {
+        let body: Vec<String> = (0..paragraphs)
+            .map(|p| format!("para{p} aaaa bbbb cccc dddd."))
+            .collect();
+        format!("# Intro\nshort\n# Long\n{}\n", body.join("\n\n"))
+    }
+
+    #[test]
+    fn estimates_count_punctuation_and_started_four_letter_pieces() {
+        assert_eq!(estimate_tokens(""), 0);
+        // hello: 2, `,`: 1, world: 2, `!`: 1
+        assert_eq!(estimate_tokens("Hello, world!"), 6);
+        assert_eq!(estimate_tokens("a bb ccc dddd eeeee"), 6);
+        assert_eq!(estimate_tokens("para0 aaaa bbbb cccc dddd."), 7);
+    }
+
+    #[test]
+    fn a_long_section_splits_at_paragraphs_and_each_part_keeps_its_heading() {
+        let mut corpus = Corpus {
+            root: ".".into(),
+            roots: vec![".".into()],
+            chunks: chunk_markdown("g.md", &long_section(5)),
+        };
+        // "Long" is 1 token; each paragraph 7; joined paragraphs 14, 21: three fit in 22.
+        corpus.split_long_sections(22);
+        let ids: Vec<_> = corpus.chunks.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["g.md#0", "g.md#1.1", "g.md#1.2"]);
+        assert_eq!(
+            corpus.chunks[1].text,
+            "para0 aaaa bbbb cccc dddd.\n\npara1 aaaa bbbb cccc dddd.\n\npara2 aaaa bbbb cccc dddd."
+        );
+        assert_eq!(
+            corpus.chunks[2].text,
+            "para3 aaaa bbbb cccc dddd.\n\npara4 aaaa bbbb cccc dddd."
+        );
+        for part in &corpus.chunks[1..] {
+            assert_eq!(
+                (part.heading.as_str(), part.source.as_str()),
+                ("Long", "g.md")
+            );
+            assert!(estimate_tokens(&part.embed_text()) <= 22);
+            assert!(part.matches("g.md#Long") && part.matches("g.md#1"));
+            assert!(!part.matches("g.md#0") && !part.matches("g.md#1.") && !part.matches("g.md#"));
+        }
+        assert_eq!(
+            corpus.find("g.md#Long").map(|c| c.id.as_str()),
+            Some("g.md#1.1")
+        );
+        assert_eq!(
+            corpus.find("g.md#1.2").map(|c| c.id.as_str()),
+            Some("g.md#1.2")
+        );
+    }
+
+    #[test]
+    fn a_section_id_does_not_match_parts_of_a_longer_id() {
+        let part = Chunk {
+            id: "g.md#12.1".into(),
+            source: "g.md".into(),
+            heading: "H".into(),
+            text: "t".into(),
+        };
+        assert!(part.matches("g.md#12"));
+        assert!(!part.matches("g.md#1") && !part.matches("g.md#12.1x"));
+    }
+
+    #[test]
+    fn sections_within_the_limit_or_a_zero_limit_stay_whole() {
+        let whole = chunk_markdown("g.md", &long_section(5));
+        for limit in [0, 36, 1000] {
+            let mut corpus = Corpus {
+                root: ".".into(),
+                roots: vec![".".into()],
+                chunks: whole.clone(),
+            };
+            corpus.split_long_sections(limit);
+            assert_eq!(corpus.chunks, whole, "limit {limit}");
+        }
+    }
+
+    #[test]
+    fn a_fenced_code_block_is_never_split_even_when_too_long() {
+        let code = "```sh\nrun one\n\nrun two\n\nrun three\n```";
+        let doc = format!("# Setup\nFirst step.\n\n{code}\n\nLast step.\n");
+        let chunk = chunk_markdown("s.md", &doc).remove(0);
+        let parts = split_section(chunk, 5);
+        let texts: Vec<_> = parts.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["First step.", code, "Last step."]);
+        assert!(
+            estimate_tokens(code) > 5,
+            "the block alone is over the limit"
+        );
+        let ids: Vec<_> = parts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["s.md#0.1", "s.md#0.2", "s.md#0.3"]);
+    }
+
+    #[test]
+    fn one_paragraph_over_the_limit_stays_one_chunk() {
+        let chunk = chunk_markdown("p.md", "# P\none two three four five six\n").remove(0);
+        assert_eq!(split_section(chunk.clone(), 3), vec![chunk]);
     }
 
     #[test]

@@ -71,6 +71,15 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Split the corpora's long sections (`corpus.max_chunk_tokens`); see
+    /// [`Corpus::split_long_sections`]. Expected sources still match: a part answers to its
+    /// section's heading and id.
+    pub fn split_long_sections(&mut self, max_tokens: usize) {
+        for corpus in &mut self.corpora {
+            corpus.split_long_sections(max_tokens);
+        }
+    }
+
     /// Load and check the sets at `paths`; ids must be unique across all of them.
     pub fn load(paths: &[PathBuf]) -> Result<Self, anyhow::Error> {
         Workspace::load_for(paths, false)

@@ -100,6 +100,8 @@ struct AppState {
     model: MockModel,
     embedder: HashEmbedder,
     requests: Mutex<std::collections::VecDeque<String>>,
+    /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
+    queries: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl AppState {
@@ -137,6 +139,7 @@ pub fn router(opts: ServerOptions) -> Router {
         requests: Mutex::new(Default::default()),
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
+        queries: Mutex::default(),
         opts: opts.clone(),
     });
     Router::new()
@@ -146,7 +149,27 @@ pub fn router(opts: ServerOptions) -> Router {
         .route("/stats", get(stats))
         .route("/requests", get(requests))
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            count_query,
+        ))
         .with_state(state)
+}
+
+async fn count_query(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(q) = request.uri().query() {
+        *state
+            .queries
+            .lock()
+            .expect("queries lock")
+            .entry(q.to_string())
+            .or_default() += 1;
+    }
+    next.run(request).await
 }
 
 /// Serve until the process ends.
@@ -458,6 +481,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "texts_embedded": n(&c.texts_embedded),
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
+        "queries": state.queries.lock().expect("queries lock").clone(),
     }))
     .into_response()
 }

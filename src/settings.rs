@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use std::time::Duration;
 
@@ -77,7 +77,8 @@ impl Pipeline {
                         c.embedder.batch_size,
                         c.embedder.concurrency,
                     )
-                    .map_err(|e| anyhow::anyhow!(e))?,
+                    .map_err(|e| anyhow::anyhow!(e))?
+                    .with_max_input_tokens(c.embedder.max_input_tokens),
                 );
                 match cache {
                     Some(mode) => Arc::new(CachedEmbedder::new(http, &cache_dir, mode)?),
@@ -252,6 +253,12 @@ impl SweepSettings {
         cfg.config.chat.stream |= args.stream;
         if args.no_cache {
             cfg.config.cache.enabled = false;
+        }
+        if let Some(dir) = args.cache_dir {
+            // Relative to the current folder, as every other flag's path is.
+            let dir = std::path::absolute(&dir)
+                .with_context(|| format!("invalid --cache-dir `{}`", dir.display()))?;
+            cfg.config.cache.dir = dir.to_string_lossy().into_owned();
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
         if concurrency == 0 {

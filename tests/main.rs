@@ -3,6 +3,7 @@
 mod support;
 
 mod browser;
+mod chunks;
 mod commands;
 mod dry_run;
 mod errors;

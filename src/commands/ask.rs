@@ -22,7 +22,7 @@ struct Retrieved {
 async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
     let retriever =
         crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
-    let corpus = match (&s.corpus, &retriever) {
+    let mut corpus = match (&s.corpus, &retriever) {
         // A foreign retriever brings its own passages.
         (None, Some(_)) => Corpus {
             root: ".".into(),
@@ -39,6 +39,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
             Corpus::load_many(&ws.sets[0].corpus_paths)?
         }
     };
+    corpus.split_long_sections(s.config.config.corpus.max_chunk_tokens);
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),

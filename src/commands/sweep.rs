@@ -13,7 +13,8 @@ use crate::sweep::{Engine, Shard, Sweep};
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let foreign = s.config.config.retriever.kind != crate::config::RetrieverKind::Builtin;
-    let ws = Workspace::load_for(&s.evalsets, foreign)?;
+    let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
+    ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
     let evalsets = set_meta(&ws);
     let (ws, positions, sets) = shard_workspace(ws, s.shard);
     let shape = Shape {

@@ -14,6 +14,8 @@ use crate::error::InputError;
 pub struct Config {
     /// Question sets, relative to the config file. Default: every `evalsets/*.yaml`.
     pub evalsets: Vec<String>,
+    /// How markdown sections become chunks.
+    pub corpus: CorpusConfig,
     pub embedder: EmbedderConfig,
     pub chat: ChatConfig,
     pub prompt: PromptConfig,
@@ -230,6 +232,13 @@ impl LoadedConfig {
                 &[Key("chat"), Key("temperature")],
                 "chat.temperature",
                 "must be between 0 and 2".into(),
+            );
+        }
+        if c.embedder.max_input_tokens == Some(0) {
+            return fail(
+                &[Key("embedder"), Key("max_input_tokens")],
+                "embedder.max_input_tokens",
+                "must be at least 1 (leave it out for no limit)".into(),
             );
         }
         if !(1..=MAX_DIMENSIONS).contains(&c.embedder.dimensions) {

@@ -86,6 +86,9 @@ pub struct EmbedderConfig {
     pub backoff_ms: u64,
     /// Extra request headers (values are redacted in reports).
     pub headers: std::collections::BTreeMap<String, String>,
+    /// The most tokens the model reads in one input (all-MiniLM-L6-v2: 512). A chunk or question
+    /// estimated longer is refused before the sweep, naming it. Default: no limit.
+    pub max_input_tokens: Option<usize>,
 }
 
 impl Default for EmbedderConfig {
@@ -102,6 +105,28 @@ impl Default for EmbedderConfig {
             max_retries: 4,
             backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
+            max_input_tokens: None,
+        }
+    }
+}
+
+/// How the builtin retriever cuts the corpus into chunks.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorpusConfig {
+    /// A heading section estimated longer than this (heading and text) is split at paragraph
+    /// boundaries into parts that each keep the heading; 0 keeps every section whole.
+    pub max_chunk_tokens: usize,
+}
+
+/// Fits common embedding models: all-MiniLM-L6-v2 was trained on 256 word pieces and reads 512
+/// at most; BGE and E5 read 512. The estimate leans high, so 256 is about 200 real tokens.
+pub const DEFAULT_MAX_CHUNK_TOKENS: usize = 256;
+
+impl Default for CorpusConfig {
+    fn default() -> Self {
+        CorpusConfig {
+            max_chunk_tokens: DEFAULT_MAX_CHUNK_TOKENS,
         }
     }
 }

@@ -20,6 +20,12 @@ pub trait Embedder: Send + Sync {
     /// A name that identifies the model: part of cache keys and reports.
     fn model(&self) -> String;
 
+    /// The most tokens the model reads in one input, when known: longer texts are refused before
+    /// any request (a server answers them with an error, not a truncation).
+    fn max_input_tokens(&self) -> Option<usize> {
+        None
+    }
+
     /// One vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String])
         -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;

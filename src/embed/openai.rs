@@ -14,6 +14,7 @@ pub struct OpenAiEmbedder {
     model: String,
     batch_size: usize,
     concurrency: usize,
+    max_input_tokens: Option<usize>,
 }
 
 impl OpenAiEmbedder {
@@ -29,7 +30,14 @@ impl OpenAiEmbedder {
             model: model.to_string(),
             batch_size: batch_size.max(1),
             concurrency: concurrency.max(1),
+            max_input_tokens: None,
         })
+    }
+
+    /// Refuse texts estimated longer than `tokens` before sending them.
+    pub fn with_max_input_tokens(mut self, tokens: Option<usize>) -> Self {
+        self.max_input_tokens = tokens;
+        self
     }
 
     async fn batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
@@ -81,6 +89,10 @@ impl Embedder for OpenAiEmbedder {
         self.model.clone()
     }
 
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.max_input_tokens
+    }
+
     fn embed<'a>(
         &'a self,
         texts: &'a [String],
@@ -97,6 +109,7 @@ impl Embedder for OpenAiEmbedder {
             let batches: Vec<Vec<Vec<f32>>> = stream::iter(calls)
                 .buffered(self.concurrency)
                 .map_err(|e| {
+                    // The URL without its query, which may hold a key.
                     EmbedError(format!(
                         "{} at {}/embeddings: {}",
                         e.kind.as_str(),

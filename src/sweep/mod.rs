@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify, classify_graded, Rules, Verdict};
@@ -33,7 +33,7 @@ use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
-use crate::retrieve::{Hit, Index};
+use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::retriever::{PassageTable, Retriever};
 use crate::rewrite::{self, Rewrite};
 
@@ -329,17 +329,49 @@ impl Engine {
             .collect();
         let Some(retriever) = &self.retriever else {
             let indexes = self.index(corpora).await?;
+            // The query that first asks each distinct text, to name it in errors.
+            let asker = |slot: usize| {
+                let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
+                queries[q].question
+            };
+            if let Some((i, tokens, limit)) = too_long(self.embedder.as_ref(), &texts) {
+                bail!(
+                    "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
+                     (`embedder.max_input_tokens`: {limit})",
+                    asker(i)
+                );
+            }
             // Each distinct text is embedded once, in one request.
             let vectors = self
                 .embedder
                 .embed(&texts)
                 .await
                 .context("cannot embed the questions")?;
-            let ranked = queries
-                .iter()
-                .zip(&slots)
-                .map(|(q, &slot)| indexes[q.corpus].search(&vectors[slot], k))
-                .collect();
+            check_dimensions(&vectors, |i| format!("question `{}`", asker(i)))
+                .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
+            let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
+            // All of a corpus's queries are scored in one matrix product.
+            for (c, index) in indexes.iter().enumerate() {
+                let mine: Vec<usize> = (0..queries.len())
+                    .filter(|&q| queries[q].corpus == c)
+                    .collect();
+                if let Some(&q) = mine
+                    .iter()
+                    .find(|&&q| vectors[slots[q]].len() != index.dimensions())
+                {
+                    bail!(
+                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                        vectors[slots[q]].len(),
+                        queries[q].question,
+                        index.dimensions(),
+                        index.corpus.describe()
+                    );
+                }
+                let vs: Vec<&[f32]> = mine.iter().map(|&q| vectors[slots[q]].as_slice()).collect();
+                for (&q, hits) in mine.iter().zip(index.search_many(&vs, k)) {
+                    ranked[q] = hits;
+                }
+            }
             return Ok(Ranking {
                 corpora: indexes.into_iter().map(|i| i.corpus).collect(),
                 ranked,
@@ -723,11 +755,45 @@ impl Engine {
 /// Embed every chunk of `corpus` into a search index.
 pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
     let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
+    if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
+        let c = &corpus.chunks[i];
+        bail!(
+            "chunk `{}` (`{}`) of corpus `{}` is about {tokens} tokens, more than the embedder reads \
+             (`embedder.max_input_tokens`: {limit}); split its longest paragraph or code block, \
+             or lower `corpus.max_chunk_tokens`",
+            c.id,
+            c.label(),
+            corpus.describe()
+        );
+    }
     let vectors = embedder
         .embed(&texts)
         .await
         .with_context(|| format!("cannot embed corpus `{}`", corpus.root.display()))?;
+    if vectors.len() != texts.len() {
+        bail!(
+            "cannot embed corpus `{}`: the embedder returned {} vectors for {} chunks",
+            corpus.root.display(),
+            vectors.len(),
+            texts.len()
+        );
+    }
+    check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
+        .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
     Ok(Index::new(corpus, vectors))
+}
+
+/// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).
+/// Servers answer such an input with an error (llama-server: HTTP 500), not a truncation, so it
+/// is named before any request instead of being retried as a server fault.
+fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usize, usize, usize)> {
+    let limit = embedder.max_input_tokens()?;
+    texts
+        .iter()
+        .map(|t| crate::corpus::estimate_tokens(t))
+        .enumerate()
+        .find(|&(_, tokens)| tokens > limit)
+        .map(|(i, tokens)| (i, tokens, limit))
 }
 
 /// Put a run together from its plan, its verdict and its reply.

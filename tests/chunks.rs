@@ -1,0 +1,169 @@
+//! Real models' needs: `corpus.max_chunk_tokens` splits sections longer than an embedding model
+//! reads, `embedder.max_input_tokens` names a chunk still too long before any request is made,
+//! a base URL's query (Azure) reaches the server, and `--cache-dir` keeps the response cache
+//! where CI keeps it.
+
+use crate::http::{MockLlm, KEY_ENV};
+use crate::support::{col, read_csv, stderr, stdout, Project};
+
+/// Four paragraphs of 20 to 23 estimated tokens under a 3-token heading: a limit of 40 puts
+/// each paragraph in a part of its own.
+const GUIDE: &str = "# Install\nDownload the tool and run it once.\n\n# Long section\n\
+Membership fees are paid by bank transfer before the first meeting of each term.\n\n\
+The robotics lab opens at nine in the morning on weekdays for every member.\n\n\
+Lost badges are replaced for five dollars at the office with a photo card.\n\n\
+Parking permits for the north garage cost twelve dollars monthly and are sold online.\n";
+
+const QUESTION: &str = "How much do parking permits for the north garage cost?";
+
+fn project(config: &str) -> Project {
+    let p = Project::empty();
+    p.write("docs/guide.md", GUIDE);
+    p.write(
+        "set.yaml",
+        &format!(
+            "corpus: docs\nanswerable:\n  - id: parking\n    question: {QUESTION}\n    expect: {{sources: [guide.md#Long section], answer: [twelve dollars]}}\n"
+        ),
+    );
+    p.write("rageval.yaml", &format!("evalsets: [set.yaml]\n{config}"));
+    p
+}
+
+/// (passages, expected_in_top_k, outcome) of the one run of a k=1 sweep.
+fn one_run(p: &Project) -> (String, String, String) {
+    p.cmd(&["sweep", "--min-score", "0.1", "--k", "1", "-q"])
+        .assert()
+        .success();
+    let (header, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+    assert_eq!(rows.len(), 1);
+    let get = |name| col(&header, &rows[0], name).to_string();
+    (get("passages"), get("expected_in_top_k"), get("outcome"))
+}
+
+#[test]
+fn a_long_section_is_split_and_its_heading_still_names_the_expected_source() {
+    let split = project("corpus: {max_chunk_tokens: 40}\n");
+    assert_eq!(
+        one_run(&split),
+        ("guide.md#1.4".into(), "true".into(), "answer".into())
+    );
+    let whole = project("corpus: {max_chunk_tokens: 0}\n");
+    assert_eq!(
+        one_run(&whole),
+        ("guide.md#1".into(), "true".into(), "answer".into())
+    );
+}
+
+#[test]
+fn the_prompt_holds_only_the_part_that_matched_under_the_section_heading() {
+    let p = project("corpus: {max_chunk_tokens: 40}\n");
+    let out = p
+        .cmd(&["prompt", QUESTION, "--k", "1", "--min-score", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let passage = "[1] (source: guide.md#Long section) Parking permits for the north garage cost twelve dollars monthly and are sold online.";
+    assert!(text.lines().any(|l| l == passage), "{text}");
+    assert!(!text.contains("Lost badges"), "{text}");
+}
+
+fn http_project(url: &str, config: &str) -> Project {
+    project(&format!(
+        "embedder: {{kind: openai, base_url: \"{url}\", model: hash-1024, api_key_env: {KEY_ENV}, max_input_tokens: 40}}\n{config}"
+    ))
+}
+
+#[test]
+fn a_chunk_over_the_embedders_limit_is_named_before_any_request() {
+    let server = MockLlm::start(&[]);
+    let p = http_project(&server.url, "corpus: {max_chunk_tokens: 0}\n");
+    let out = p
+        .cmd(&["sweep", "-q"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: chunk `guide.md#1` (`guide.md#Long section`) of corpus `docs` is about 88 tokens, \
+         more than the embedder reads (`embedder.max_input_tokens`: 40); split its longest \
+         paragraph or code block, or lower `corpus.max_chunk_tokens`\n"
+    );
+    assert_eq!(server.stats()["embedding_requests"], 0);
+    assert!(!p.path().join("reports").exists());
+
+    // Split to fit, the same corpus goes through.
+    let p = http_project(&server.url, "corpus: {max_chunk_tokens: 40}\n");
+    p.cmd(&["sweep", "-q"])
+        .env(KEY_ENV, "test-key")
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_base_url_query_reaches_the_server_on_every_request() {
+    let server = MockLlm::start(&[]);
+    let url = format!("{}?api-version=2024-06-01", server.url);
+    let p = project(&format!(
+        "embedder: {{kind: openai, base_url: \"{url}\", model: hash-1024, api_key_env: {KEY_ENV}}}\n\
+         chat: {{kind: openai, base_url: \"{url}\", model: mock, api_key_env: {KEY_ENV}}}\n"
+    ));
+    p.cmd(&[
+        "sweep",
+        "--min-score",
+        "0.1",
+        "--k",
+        "1,2",
+        "-q",
+        "--no-cache",
+    ])
+    .env(KEY_ENV, "test-key")
+    .assert()
+    .success();
+    let stats = server.stats();
+    // The corpus and the question embedded; one chat call (`Install` scores under 0.1, so k=2
+    // sends the prompt k=1 sends).
+    assert_eq!(
+        (&stats["embedding_requests"], &stats["chat_requests"]),
+        (&serde_json::json!(2), &serde_json::json!(1))
+    );
+    assert_eq!(
+        stats["queries"],
+        serde_json::json!({"api-version=2024-06-01": 3})
+    );
+}
+
+#[test]
+fn cache_dir_moves_the_response_cache_and_a_rerun_makes_no_call() {
+    let server = MockLlm::start(&[]);
+    let p = project(&format!(
+        "chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: {KEY_ENV}}}\n",
+        server.url
+    ));
+    let sweep = || {
+        p.cmd(&[
+            "sweep",
+            "--min-score",
+            "0.1",
+            "--k",
+            "1",
+            "-q",
+            "--cache-dir",
+            "kept/cache",
+        ])
+        .env(KEY_ENV, "test-key")
+        .assert()
+        .success();
+    };
+    sweep();
+    assert_eq!(server.stats()["chat_requests"], 1);
+    assert_eq!(p.read("kept/cache/chat.jsonl").lines().count(), 1);
+    assert!(!p.path().join(".rageval").exists(), "cache.dir is not used");
+    sweep();
+    assert_eq!(
+        server.stats()["chat_requests"],
+        1,
+        "the rerun reads the moved cache"
+    );
+}
