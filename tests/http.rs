@@ -44,6 +44,11 @@ impl MockLlm {
         MockLlm { child, url, addr }
     }
 
+    /// `GET path`: (status, body).
+    pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
+        raw(&self.addr, "GET", path, &[], b"")
+    }
+
     /// `GET /stats`.
     pub fn stats(&self) -> Value {
         let (status, body) = raw(&self.addr, "GET", "/stats", &[], b"");
@@ -92,7 +97,7 @@ fn raw(
 }
 
 /// A sample project whose config sends chat (and optionally embeddings) to `url`.
-fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
+pub fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
     let p = Project::sample();
     let embedder = if http_embedder {
         format!("embedder:\n  kind: openai\n  base_url: {url}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\n  batch_size: 64\n")
@@ -109,7 +114,7 @@ fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project {
 }
 
 /// results.json without the figures that vary from run to run (latency) or name the backend.
-fn comparable(p: &Project, out: &str) -> (Value, Value) {
+pub fn comparable(p: &Project, out: &str) -> (Value, Value) {
     let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
     for run in v["runs"].as_array_mut().unwrap() {
         run.as_object_mut().unwrap().remove("latency_ms");
@@ -125,7 +130,7 @@ fn comparable(p: &Project, out: &str) -> (Value, Value) {
     (v["runs"].take(), v["settings"].take())
 }
 
-fn builtin(p: &Project) -> (Value, Value) {
+pub fn builtin(p: &Project) -> (Value, Value) {
     p.cmd(&[
         "sweep",
         "--config",

@@ -6,6 +6,7 @@ mod browser;
 mod commands;
 mod errors;
 mod first_hour;
+mod fleet;
 mod gate;
 mod gate_errors;
 mod gate_output;

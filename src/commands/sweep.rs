@@ -26,7 +26,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         // A gate that cannot judge the results is found before any model call is paid for.
         super::gate::preflight(gate, &s.grid.settings())?;
     }
-    let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
+    let bar = crate::progress::call_bar(
+        s.quiet || s.format == OutputFormat::Json,
+        s.pipeline.rate_limited.clone(),
+    );
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
@@ -52,7 +55,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if s.pipeline.chat_dead.as_ref().is_some_and(|d| d.is_dead()) {
         // Every later call failed at once: a report would only look valid, and the cache
         // keeps the calls that finished, so a rerun resumes.
-        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        let url = s.config.config.chat.http().shown();
         anyhow::bail!(
             "the sweep stopped early: {} connection attempts in a row failed ({}); no report written; is the model server at `{url}` running?",
             crate::http::DEAD_AFTER,
@@ -61,7 +64,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        let url = s.config.config.chat.http().shown();
         let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
             format!("check the key in `${}`", s.config.config.chat.api_key_env)
         } else if c
