@@ -32,7 +32,7 @@ for c in $LEVELS; do
 import json, sys
 c, t0, t1, path = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 d = json.load(open(path))
-calls = d["calls"]["distinct_prompts"]
+calls = d["summary"]["calls"]["distinct_prompts"]
 wall = t1 - t0
 ideal = calls * 0.020 / c
 verdict = "ok" if wall <= 1.5 * ideal else "SLOW"

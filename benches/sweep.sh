@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Wall time of the builtin sweep: the sample set, and a generated set 100 times larger.
+# Wall time, peak memory and results.json size of the builtin sweep: the sample set, and a
+# generated set 100 times larger.
 #   benches/sweep.sh            # uses target/release/rageval (built if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,15 +13,19 @@ run() {
   local label=$1; shift
   local t0 t1
   t0=$(date +%s.%N)
-  "$BIN" sweep --config /dev/null "$@" --min-score 0.1..0.5 --k 1,2,4,8 --out target/bench/out -q
+  /usr/bin/time -v -o target/bench/time.txt \
+    "$BIN" sweep --config /dev/null "$@" --min-score 0.1..0.5 --k 1,2,4,8 --out target/bench/out -q
   t1=$(date +%s.%N)
   python3 - "$label" "$t0" "$t1" <<'PY'
-import json, sys
+import json, os, re, sys
 label, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-d = json.load(open("target/bench/out/results.json"))
-c = d["calls"]
+path = "target/bench/out/results.json"
+d = json.load(open(path))
+c = d["summary"]["calls"]
+rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", open("target/bench/time.txt").read())
 print(f"{label:<18} questions={len(d['questions']):>5} settings={len(d['settings'])} runs={len(d['runs']):>6} "
-      f"distinct_prompts={c['distinct_prompts']:>5} wall={t1 - t0:.2f}s")
+      f"distinct_prompts={c['distinct_prompts']:>5} wall={t1 - t0:.2f}s "
+      f"peak_rss={int(rss.group(1)) / 1024:.0f}MB results.json={os.path.getsize(path) / 1e6:.1f}MB")
 PY
 }
 run "sample (26 q)" --evalset evalsets/club.yaml

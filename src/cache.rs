@@ -212,6 +212,14 @@ impl ChatModel for CachedModel {
         self.inner.params()
     }
 
+    fn is_cached(&self, request: &ChatRequest) -> bool {
+        self.mode == CacheMode::Use
+            && self
+                .store
+                .get(&chat_key(self.inner.as_ref(), request))
+                .is_some()
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.store.take_warnings()
     }

@@ -17,7 +17,7 @@ use crate::evalset::Question;
 use crate::prompt::{citations, is_refusal, RefusalMatch};
 use crate::retrieve::Hit;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Answer,
@@ -57,7 +57,7 @@ impl fmt::Display for Outcome {
 }
 
 /// Where a refusal happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Refusal {
     /// No hit passed minScore; no model call was made.
@@ -76,7 +76,7 @@ impl Refusal {
 }
 
 /// The stage a false refusal is blamed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// An expected chunk was in the top k but scored under minScore.
@@ -99,29 +99,40 @@ impl Stage {
 
 /// The verdict on one run. Diagnostics that need an expectation the question does not state are
 /// `None`, never a guess.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<Refusal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<Stage>,
     /// Whether an expected source was among the top k, before minScore.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_in_top_k: Option<bool>,
     /// Whether an expected source was among the passages sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_in_prompt: Option<bool>,
     /// Rank (1 = best score) of the first expected passage among the passages sent; `None` when
     /// none was sent or the question names no source. 1 / rank is the run's reciprocal rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_rank: Option<usize>,
     /// Share of the expected sources with a passage among those sent (0 for an early refusal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_recall: Option<f64>,
     /// Chunk ids the answer cited, in order of first citation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cited: Vec<String>,
     /// `[n]` citations with no passage n.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid_citations: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_cited: Option<bool>,
     /// Whether one of the expected answer texts appears in the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_match: Option<bool>,
     /// For a question with an `attack`: whether the answer holds its marker or cites the
     /// poisoned source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub injected: Option<bool>,
 }
 

@@ -31,6 +31,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every question over a grid of settings and write reports
@@ -47,12 +49,25 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
+    Merge(MergeArgs),
     /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
     Init(InitArgs),
     /// Print the JSON Schema of rageval.yaml or of a question set, for editors
     Schema(SchemaArgs),
     /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report folders (or their results.json files)
+    #[arg(required = true, value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Folder for the merged reports
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +201,14 @@ pub struct SweepArgs {
     /// Refuse a sweep that plans more runs (questions x settings) than this, before any work
     #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
+
+    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Run only shard I of N: the questions whose id hashes to I (docs/ci.md); `rageval merge` joins the shards' results
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 
     #[command(flatten)]
     pub gate_args: GateArgs,

@@ -13,11 +13,13 @@ use crate::redact;
 
 /// Who made a run and with what: `tool_version`, `config_digest` and `config` in
 /// results.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunIdentity {
     /// The rageval version that ran.
     pub tool_version: String,
-    /// `sha256:<hex>` of `config` as compact JSON. Equal digests: the same settings.
+    /// `sha256:<hex>` of the values of `config` that differ from the defaults, as compact
+    /// JSON (see [`crate::record::digest`]). Equal digests: the same settings; a field added
+    /// with a default changes no digest.
     #[serde(rename = "config_digest")]
     pub digest: String,
     pub config: EffectiveConfig,
@@ -26,7 +28,7 @@ pub struct RunIdentity {
 /// The effective settings that change a result: config fields with defaults filled in and
 /// flags merged. Where reports go, how fast calls are made, caching, streaming, gating and the
 /// recommendation policy do not change a result and are not here.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EffectiveConfig {
     pub embedder: EmbedderIdentity,
@@ -38,9 +40,10 @@ pub struct EffectiveConfig {
     pub scan_patterns: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmbedderIdentity {
+    #[schemars(with = "String")]
     pub kind: EmbedderKind,
     /// `hash-<dimensions>` for the builtin embedder, else `embedder.model`.
     pub model: String,
@@ -48,9 +51,10 @@ pub struct EmbedderIdentity {
     pub endpoint: Option<EndpointIdentity>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatIdentity {
+    #[schemars(with = "String")]
     pub kind: ChatKind,
     /// `mock` for the builtin model, else `chat.model`.
     pub model: String,
@@ -61,7 +65,7 @@ pub struct ChatIdentity {
 }
 
 /// An OpenAI-compatible server as it may be shown: no credential in any field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointIdentity {
     /// The effective base URL (config, else `$OPENAI_BASE_URL`, else OpenAI's), or the list
@@ -76,7 +80,7 @@ pub struct EndpointIdentity {
     pub max_retries: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PromptIdentity {
     pub refusal: String,
@@ -84,7 +88,7 @@ pub struct PromptIdentity {
 }
 
 /// The grid, as spec text in the flag syntax (`0.1..0.5`, `1,2,4,8`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GridIdentity {
     pub min_score: String,
@@ -94,7 +98,7 @@ pub struct GridIdentity {
     pub rewrite: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PricingIdentity {
     pub prompt_per_million: f64,
@@ -190,10 +194,14 @@ impl RunIdentity {
     /// This rageval's identity for `config`.
     pub fn new(config: EffectiveConfig) -> Self {
         // Plain structs with string keys: serialising cannot fail.
-        let json = serde_json::to_vec(&config.digested()).expect("the identity serialises");
+        // The servers' addresses are left out of both sides (see `digested`).
+        let value = |c: &EffectiveConfig| {
+            serde_json::to_value(c.digested()).expect("the identity serialises")
+        };
+        let defaults = EffectiveConfig::new(&Config::default());
         RunIdentity {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            digest: crate::report::digest(&[&json]),
+            digest: crate::record::digest::config_digest(&value(&config), &value(&defaults)),
             config,
         }
     }
@@ -278,6 +286,20 @@ mod tests {
         assert_eq!(
             json["config"]["chat"]["endpoint"]["base_url"],
             serde_json::json!("http://127.0.0.1:1/v1")
+        );
+    }
+
+    #[test]
+    fn the_default_config_digests_as_nothing_set() {
+        // Every value at its default: the digest of `{}`, whatever fields later versions add
+        // with defaults.
+        let a = RunIdentity::new(EffectiveConfig::new(&Config::default()));
+        assert_eq!(a.digest, crate::report::digest(&[b"{}"]));
+        let mut c = Config::default();
+        c.chat.temperature = 0.5;
+        assert_eq!(
+            RunIdentity::new(EffectiveConfig::new(&c)).digest,
+            crate::report::digest(&[br#"{"chat":{"temperature":0.5}}"#])
         );
     }
 }

@@ -18,6 +18,7 @@ pub mod insight;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;
+pub mod record;
 pub mod redact;
 pub mod retrieve;
 pub mod rewrite;
@@ -73,5 +74,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
     }
 }

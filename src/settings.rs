@@ -174,6 +174,10 @@ pub struct SweepSettings {
     pub identity: crate::identity::RunIdentity,
     /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
     pub max_runs: u64,
+    /// `--dry-run`: plan and count, make no chat call, write no report.
+    pub dry_run: bool,
+    /// `--shard I/N`: run only the questions of that shard.
+    pub shard: Option<crate::sweep::Shard>,
 }
 
 impl SweepSettings {
@@ -254,7 +258,22 @@ impl SweepSettings {
         } else {
             CacheMode::Use
         };
-        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(mode))?;
+        let shard = match &args.shard {
+            Some(spec) => Some(
+                spec.parse::<crate::sweep::Shard>()
+                    .map_err(|e| anyhow::anyhow!("invalid --shard: {e}"))?,
+            ),
+            None => None,
+        };
+        // Each shard keeps its own cache files, so shards on one machine never share one.
+        let mut cache_cfg = cfg.clone();
+        if let Some(sh) = shard {
+            cache_cfg.config.cache.dir = format!(
+                "{}/shard-{}-of-{}",
+                cfg.config.cache.dir, sh.index, sh.count
+            );
+        }
+        let pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
         let gate = if args.gate {
             // With --format json, stdout belongs to the results document.
             let summary = match (quiet, output) {
@@ -282,6 +301,8 @@ impl SweepSettings {
         Ok(SweepSettings {
             identity,
             max_runs: args.max_runs,
+            dry_run: args.dry_run,
+            shard,
             gate,
             allow_errors: args.allow_errors,
             grid: Grid {

@@ -14,7 +14,9 @@ use crate::insight::wilson::{wilson, Interval};
 use crate::sweep::Run;
 
 /// Prices per million tokens, for the cost estimate.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Pricing {
     pub prompt_per_million: f64,
     pub completion_per_million: f64,
@@ -22,7 +24,7 @@ pub struct Pricing {
 
 /// The aggregates of one setting. Token counts and calls are what a production system would
 /// spend if it ran every question independently at this setting.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SettingStats {
     /// Questions in the sweep.
     pub questions: usize,

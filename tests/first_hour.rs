@@ -167,12 +167,12 @@ fn init_then_sweep_in_an_empty_folder() {
         stdout(&sweep)
     );
     let results: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(results["questions"].as_array().unwrap().len(), 5);
+    assert_eq!(results["questions"].as_object().unwrap().len(), 5);
     // The starter set answers its own questions somewhere in the grid.
-    let answered = results["settings"]
-        .as_array()
+    let answered = results["summary"]["settings"]
+        .as_object()
         .unwrap()
-        .iter()
+        .values()
         .map(|s| s["answer"].as_u64().unwrap())
         .max();
     assert_eq!(answered, Some(3));
@@ -502,13 +502,13 @@ fn gate_inputs_are_checked_before_the_first_call() {
     )
     .unwrap();
     baseline["settings"]
-        .as_array_mut()
+        .as_object_mut()
         .unwrap()
-        .retain(|s| s["id"] == "min_score=0.2,k=4");
+        .retain(|id, _| id == "min_score=0.2,k=4");
     baseline["runs"]
         .as_array_mut()
         .unwrap()
-        .retain(|r| r["setting_id"] == "min_score=0.2,k=4");
+        .retain(|r| r["setting"] == "min_score=0.2,k=4");
     p.write("small.json", &baseline.to_string());
     let out = run(&[
         "--gate",

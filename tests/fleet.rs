@@ -19,7 +19,9 @@ fn dead_url() -> String {
 
 fn distinct_prompts(p: &Project) -> u64 {
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    json["calls"]["distinct_prompts"].as_u64().unwrap()
+    json["summary"]["calls"]["distinct_prompts"]
+        .as_u64()
+        .unwrap()
 }
 
 fn chat_requests(server: &MockLlm) -> u64 {
@@ -66,10 +68,10 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     // Both servers are recorded, and the digest is that of a one-server run.
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
     assert_eq!(
-        json["config"]["chat"]["endpoint"]["base_url"],
+        json["identity"]["config"]["chat"]["endpoint"]["base_url"],
         serde_json::json!([a.url, b.url])
     );
-    let fleet_digest = json["config_digest"].clone();
+    let fleet_digest = json["identity"]["config_digest"].clone();
     let single = http_project(&a.url, true, "");
     let out = single
         .cmd(&["sweep", "--no-cache"])
@@ -78,7 +80,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let json: Value = serde_json::from_str(&single.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["config_digest"], fleet_digest);
+    assert_eq!(json["identity"]["config_digest"], fleet_digest);
 }
 
 #[test]
@@ -108,7 +110,7 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
         "every call was served once, by the live server"
     );
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["calls"]["failed"], 0);
+    assert_eq!(json["summary"]["calls"]["failed"], 0);
 }
 
 #[test]

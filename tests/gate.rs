@@ -299,7 +299,7 @@ fn sweep_gate_flags_and_config() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert_eq!(doc["schema"], "rageval.results/1");
+    assert_eq!(doc["schema"], "rageval.results/2");
     assert!(stderr(&out).contains("FAIL  false_refusal_rate 0.176 > limit 0.100"));
     // The config's gate section, with a line number for a bad value.
     p.write(
@@ -343,8 +343,12 @@ fn the_recommended_setting_is_gated_by_default() {
     ])
     .assert()
     .success();
+    let doc: Value = serde_json::from_str(&p.read("now/results.json")).unwrap();
+    assert_eq!(doc["summary"]["recommended"], "min_score=0.3,k=4");
+    // The summary is written for readers, never trusted: the gate recomputes the
+    // recommendation from the runs and the recorded policy.
     edit_json(&p, "now/results.json", |d| {
-        d["recommended"] = "min_score=0.3,k=4".into()
+        d["summary"]["recommended"] = "min_score=0.2,k=4".into()
     });
     let out = p.cmd(&["gate", "now/results.json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));

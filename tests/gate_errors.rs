@@ -69,13 +69,19 @@ fn unusable_input_exits_2_with_a_clear_message() {
         ]),
         &["baseline `other/results.json` cannot be compared at `min_score=0.2,k=4`"],
     );
-    // A newer major version of the schema.
+    // A newer version of the schema.
     edit_json(&p, "other/results.json", |d| {
-        d["schema"] = "rageval.results/2".into()
+        d["schema"] = "rageval.results/3".into()
     });
     unusable(
         &gate(&["other/results.json", "--setting", "min_score=0.3,k=4"]),
-        &["has schema `rageval.results/2`", "rageval.results/1"],
+        &["`other/results.json` has schema `rageval.results/3`, but this rageval reads `rageval.results/2`; rerun the sweep with this version, or read it with the rageval that wrote it"],
+    );
+    // A baseline of the first version says how to refresh it.
+    p.write("old.json", r#"{"schema": "rageval.results/1", "runs": []}"#);
+    unusable(
+        &gate(&["now/results.json", "--setting", "min_score=0.2,k=4", "--baseline", "old.json"]),
+        &["`old.json` has schema `rageval.results/1`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline old.json`"],
     );
     p.write("broken.json", "{\"schema\": ");
     unusable(
@@ -91,16 +97,25 @@ fn a_heavily_changed_question_set_is_not_compared() {
     sweep(&p, "now");
     let drop = |p: &Project, n: usize| {
         p.write("now/results.json", &p.read("base/results.json"));
+        // The first n questions in question-set order (a `Value` would sort them by id).
+        #[derive(serde::Deserialize)]
+        struct Ids {
+            questions: indexmap::IndexMap<String, serde::de::IgnoredAny>,
+        }
+        let ids: Ids = serde_json::from_str(&p.read("base/results.json")).unwrap();
+        let gone: Vec<Value> = ids
+            .questions
+            .keys()
+            .take(n)
+            .map(|k| k.as_str().into())
+            .collect();
         edit_json(p, "now/results.json", |d| {
-            let gone: Vec<Value> = d["questions"].as_array().unwrap()[..n]
-                .iter()
-                .map(|q| q["id"].clone())
-                .collect();
-            d["questions"].as_array_mut().unwrap().drain(..n);
+            let questions = d["questions"].as_object_mut().unwrap();
+            questions.retain(|k, _| !gone.iter().any(|g| g == k.as_str()));
             d["runs"]
                 .as_array_mut()
                 .unwrap()
-                .retain(|r| !gone.contains(&r["question_id"]));
+                .retain(|r| !gone.contains(&r["question"]));
         });
     };
     // 6 of 26 questions gone (23%): the comparison is meaningless.

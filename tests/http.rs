@@ -113,21 +113,32 @@ pub fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project
     p
 }
 
-/// results.json without the figures that vary from run to run (latency) or name the backend.
+/// results.json without the figures that vary from run to run (latency) or name the backend
+/// (call digests cover the model's name and parameters): each run with its call's reply and
+/// tokens in place of the digest, and the settings' statistics.
 pub fn comparable(p: &Project, out: &str) -> (Value, Value) {
     let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
+    let calls = v["calls"].take();
     for run in v["runs"].as_array_mut().unwrap() {
-        run.as_object_mut().unwrap().remove("latency_ms");
-        run.as_object_mut().unwrap().remove("ttft_ms");
+        let run = run.as_object_mut().unwrap();
+        if let Some(digest) = run.remove("call") {
+            let call = &calls[digest.as_str().unwrap()];
+            run.insert("reply".into(), call["reply"].clone());
+            run.insert("usage".into(), call["usage"].clone());
+        }
     }
-    for s in v["settings"].as_array_mut().unwrap() {
+    for s in v["summary"]["settings"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
         let s = s.as_object_mut().unwrap();
         s.remove("latency_p50_ms");
         s.remove("latency_p95_ms");
         s.remove("ttft_p50_ms");
         s.remove("ttft_p95_ms");
     }
-    (v["runs"].take(), v["settings"].take())
+    (v["runs"].take(), v["summary"]["settings"].take())
 }
 
 pub fn builtin(p: &Project) -> (Value, Value) {
@@ -159,7 +170,9 @@ fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     );
 
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
+    let distinct = json["summary"]["calls"]["distinct_prompts"]
+        .as_u64()
+        .unwrap();
     let stats = server.stats();
     assert_eq!(
         stats["chat_requests"].as_u64(),
@@ -461,8 +474,10 @@ fn a_killed_sweep_keeps_finished_calls() {
     let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
-    let hits = json["calls"]["cache_hits"].as_u64().unwrap();
+    let distinct = json["summary"]["calls"]["distinct_prompts"]
+        .as_u64()
+        .unwrap();
+    let hits = json["summary"]["calls"]["cache_hits"].as_u64().unwrap();
     let made_second = server.stats()["chat_requests"].as_u64().unwrap() - made_first;
     assert!(hits >= 20, "{hits}");
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::support::{stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
+use crate::support::{entries, setting_row, stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
 
 fn json(p: &Project, rel: &str) -> Value {
     serde_json::from_str(&p.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
@@ -74,14 +74,14 @@ fn sample_insight_matches_the_hand_computation() {
     assert!(text.contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them"), "{text}");
 
     let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["recommended"], "min_score=0.3,k=1");
-    let rec = &r["recommendation"];
+    assert_eq!(r["summary"]["recommended"], "min_score=0.3,k=1");
+    let rec = &r["summary"]["recommendation"];
     assert_eq!(rec["setting"], "min_score=0.3,k=1");
     assert_eq!(rec["feasible"], 4);
     assert!(close(rec["cost"].as_f64().unwrap(), 0.8081, 1e-4), "{rec}");
-    assert_eq!(rec["policy"]["max_unwanted_answer_rate"], 0.2);
+    assert_eq!(r["summary"]["policy"]["max_unwanted_answer_rate"], 0.2);
 
-    let sep = &r["separability"];
+    let sep = &r["summary"]["separability"];
     assert!(
         close(sep["auc"].as_f64().unwrap(), 123.5 / 153.0, 1e-12),
         "{sep}"
@@ -95,18 +95,21 @@ fn sample_insight_matches_the_hand_computation() {
         1e-6
     ));
 
-    let questions = r["questions"].as_array().unwrap();
+    let questions = r["questions"].as_object().unwrap();
     assert_eq!(
-        questions.iter().filter(|q| q["answerable"] == true).count(),
+        questions
+            .values()
+            .filter(|q| q["answerable"] == true)
+            .count(),
         MAX_MIN_SCORE.len()
     );
     for &(id, step) in MAX_MIN_SCORE {
-        let q = questions.iter().find(|q| q["id"] == id).expect(id);
+        let q = &questions[id];
         let Some(step) = step else {
-            assert_eq!(q["max_min_score"], Value::Null, "{q}");
+            assert_eq!(q["expected_score"], Value::Null, "{q}");
             continue;
         };
-        let v = q["max_min_score"]
+        let v = q["expected_score"]
             .as_f64()
             .unwrap_or_else(|| panic!("{id}: {q}"));
         assert!(
@@ -114,16 +117,16 @@ fn sample_insight_matches_the_hand_computation() {
             "{id}: {v} not in [{step}, {step}+0.001)"
         );
     }
-    for q in questions.iter().filter(|q| q["answerable"] == false) {
-        assert_eq!(q["max_min_score"], Value::Null, "{q}");
+    for q in questions.values().filter(|q| q["answerable"] == false) {
+        assert_eq!(q["expected_score"], Value::Null, "{q}");
     }
 
     // The Pareto column and the recommended row agree with results.json.
-    let settings = r["settings"].as_array().unwrap();
+    let settings = entries(&p.read("reports/latest/results.json"), "settings");
     let pareto: Vec<&str> = settings
         .iter()
-        .filter(|s| s["pareto"] == true)
-        .map(|s| s["id"].as_str().unwrap())
+        .filter(|(id, _)| r["summary"]["settings"][id]["pareto"] == true)
+        .map(|(id, _)| id.as_str())
         .collect();
     assert_eq!(
         pareto,
@@ -159,10 +162,10 @@ fn no_setting_within_the_limits_names_the_closest() {
     let line = "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)";
     assert!(stdout(&out).contains(line), "{}", stdout(&out));
     let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["recommended"], Value::Null);
-    assert_eq!(r["recommendation"]["reason"], line);
+    assert_eq!(r["summary"]["recommended"], Value::Null);
+    assert_eq!(r["summary"]["recommendation"]["reason"], line);
     assert_eq!(
-        r["recommendation"]["closest"]["misses"][0]["limit"],
+        r["summary"]["recommendation"]["closest"]["misses"][0]["limit"],
         "max_unwanted_answer_rate"
     );
 }
@@ -200,8 +203,9 @@ fn chart_values_match_results_json() {
     let r = json(&p, "reports/latest/results.json");
     let html = p.read("reports/latest/report.html");
     let charts = chart_data(&html);
-    let settings = r["settings"].as_array().unwrap();
-    let setting = |id: &str| settings.iter().find(|s| s["id"] == id).expect(id);
+    let text = p.read("reports/latest/results.json");
+    let settings = entries(&text, "settings");
+    let setting = |id: &str| setting_row(&r, id);
 
     let lines = charts["lines"].as_array().unwrap();
     let ids: Vec<&str> = lines.iter().map(|c| c["id"].as_str().unwrap()).collect();
@@ -239,22 +243,22 @@ fn chart_values_match_results_json() {
     }
 
     let strips = &charts["strips"];
-    let questions = r["questions"].as_array().unwrap();
+    let questions = entries(&text, "questions");
     for (group, answerable) in [("answerable", true), ("unanswerable", false)] {
         let dots = strips[group].as_array().unwrap();
-        let want: Vec<&Value> = questions
+        let want: Vec<&(String, Value)> = questions
             .iter()
-            .filter(|q| q["answerable"] == answerable)
+            .filter(|(_, q)| q["answerable"] == answerable)
             .collect();
         assert_eq!(dots.len(), want.len());
-        for (dot, q) in dots.iter().zip(want) {
-            assert_eq!(dot["question"], q["id"]);
+        for (dot, (id, q)) in dots.iter().zip(want) {
+            assert_eq!(dot["question"], id.as_str());
             assert_eq!(dot["score"].as_f64(), q["best_score"].as_f64());
         }
     }
     assert_eq!(
         strips["threshold"].as_f64(),
-        setting(r["recommended"].as_str().unwrap())["min_score"].as_f64()
+        setting(r["summary"]["recommended"].as_str().unwrap())["min_score"].as_f64()
     );
     assert!(figure(&html, "best_scores").matches("<circle").count() >= questions.len());
 
@@ -367,11 +371,11 @@ pub fn xss_project() -> Project {
 fn corpus_markup_reaches_report_html_only_as_text() {
     let p = xss_project();
     let html = p.read("reports/latest/report.html");
-    let answers: Vec<String> = json(&p, "reports/latest/results.json")["runs"]
-        .as_array()
+    let answers: Vec<String> = json(&p, "reports/latest/results.json")["calls"]
+        .as_object()
         .unwrap()
-        .iter()
-        .map(|r| r["answer"].as_str().unwrap().to_string())
+        .values()
+        .map(|c| c["reply"].as_str().unwrap().to_string())
         .collect();
     assert!(
         answers

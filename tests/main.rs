@@ -4,6 +4,7 @@ mod support;
 
 mod browser;
 mod commands;
+mod dry_run;
 mod errors;
 mod first_hour;
 mod fleet;
@@ -16,4 +17,5 @@ mod insight;
 mod scenarios;
 mod schema;
 mod secrets;
+mod shards;
 mod sweep;

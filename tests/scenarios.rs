@@ -46,10 +46,10 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
     }
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
     let ids: Vec<&str> = json["settings"]
-        .as_array()
+        .as_object()
         .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
+        .keys()
+        .map(String::as_str)
         .collect();
     assert!(
         ids.contains(&"min_score=0.2,k=4,order=edge,format=tagged"),
@@ -59,7 +59,9 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         ids.contains(&"min_score=0.2,k=4"),
         "defaults stay out of ids"
     );
-    let distinct = json["calls"]["distinct_prompts"].as_u64().unwrap();
+    let distinct = json["summary"]["calls"]["distinct_prompts"]
+        .as_u64()
+        .unwrap();
     assert_eq!(server.stats()["chat_requests"].as_u64(), Some(distinct));
     // The table shows the new columns.
     let text = stdout(&out);
@@ -195,7 +197,7 @@ fn injection_set_reports_attack_success_per_setting() {
     assert!(col(&rh, pay, "answer").contains("000-123-456"));
     assert!(col(&rh, pay, "flagged_passages").contains("payments-update.md#1"));
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let flagged: Vec<&str> = json["flagged_in_prompts"]
+    let flagged: Vec<&str> = json["summary"]["flagged_in_prompts"]
         .as_array()
         .unwrap()
         .iter()

@@ -93,11 +93,11 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
     let port_url = server.url.trim_start_matches("http://");
     assert_eq!(
-        json["config"]["chat"]["endpoint"]["base_url"],
+        json["identity"]["config"]["chat"]["endpoint"]["base_url"],
         format!("http://<redacted>@{port_url}?<redacted>")
     );
     assert_eq!(
-        json["config"]["embedder"]["endpoint"]["headers"],
+        json["identity"]["config"]["embedder"]["endpoint"]["headers"],
         serde_json::json!(["X-Canary"])
     );
     run(

@@ -109,6 +109,35 @@ pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A map of results.json (`questions`, `settings` or `calls`) as `(key, value)` pairs in file
+/// order; a `serde_json::Value` would sort the keys.
+pub fn entries(text: &str, field: &str) -> Vec<(String, serde_json::Value)> {
+    #[derive(serde::Deserialize)]
+    struct Maps {
+        questions: indexmap::IndexMap<String, serde_json::Value>,
+        settings: indexmap::IndexMap<String, serde_json::Value>,
+        calls: indexmap::IndexMap<String, serde_json::Value>,
+    }
+    let maps: Maps = serde_json::from_str(text).unwrap();
+    let map = match field {
+        "questions" => maps.questions,
+        "settings" => maps.settings,
+        "calls" => maps.calls,
+        other => panic!("results.json has no map `{other}`"),
+    };
+    map.into_iter().collect()
+}
+
+/// A setting of results.json as one object: its dimension values and its statistics.
+pub fn setting_row(doc: &serde_json::Value, id: &str) -> serde_json::Value {
+    let mut row = doc["settings"][id].clone();
+    let stats = doc["summary"]["settings"][id].as_object().unwrap().clone();
+    let obj = row.as_object_mut().unwrap();
+    obj.extend(stats);
+    obj.insert("id".into(), id.into());
+    row
+}
+
 /// Tests skipped so far because a tool was missing (outside CI only).
 static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

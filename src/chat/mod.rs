@@ -110,6 +110,12 @@ pub trait ChatModel: Send + Sync {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, CallError>>;
 
+    /// Whether `request` would be answered without calling the model (from a cache): what
+    /// `sweep --dry-run` counts as a cached prompt.
+    fn is_cached(&self, _request: &ChatRequest) -> bool {
+        false
+    }
+
     /// Warnings gathered since the last call (a cache write that failed), for the command to
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {

@@ -95,7 +95,7 @@ pub fn unguarded(s: &GateSettings) -> Option<String> {
 /// call was made and the previous reports were overwritten.
 pub fn preflight(s: &GateSettings, grid: &[Setting]) -> Result<()> {
     let planned = ResultsFile {
-        schema: format!("{}/{}", gate::results::FAMILY, gate::results::MAJOR),
+        schema: crate::record::SCHEMA.into(),
         recommended: None,
         dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
         config_digest: None,

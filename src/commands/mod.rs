@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod gate;
 pub mod init;
+pub mod merge;
 pub mod mock_llm;
 pub mod scan;
 pub mod schema;

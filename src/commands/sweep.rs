@@ -8,11 +8,18 @@ use crate::exit::ExitStatus;
 use crate::report::{self, Exporter, Meta, Results, SetMeta};
 use crate::settings::SweepSettings;
 use crate::stats::aggregate;
-use crate::sweep::{Engine, Sweep};
+use crate::sweep::{Engine, Shard, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let ws = Workspace::load(&s.evalsets)?;
+    let evalsets = set_meta(&ws);
+    let (ws, positions, sets) = shard_workspace(ws, s.shard);
+    let shape = Shape {
+        evalsets,
+        positions,
+        sets,
+    };
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
     let runs = questions.saturating_mul(settings);
@@ -25,6 +32,9 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if let Some(gate) = &s.gate {
         // A gate that cannot judge the results is found before any model call is paid for.
         super::gate::preflight(gate, &s.grid.settings())?;
+    }
+    if s.dry_run {
+        return dry_run(&s, &ws).await;
     }
     let bar = crate::progress::call_bar(
         s.quiet || s.format == OutputFormat::Json,
@@ -81,7 +91,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             kinds(&c.errors_by_kind)
         );
     }
-    let results = collect(&s, &ws, sweep);
+    let results = collect(&s, &ws, sweep, shape);
     let written = report::write_all(&results, &s.out)?;
 
     match s.format {
@@ -128,6 +138,80 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         }
     }
     Ok(status)
+}
+
+/// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
+pub struct Shape {
+    pub evalsets: Vec<SetMeta>,
+    pub positions: Vec<usize>,
+    pub sets: Vec<usize>,
+}
+
+/// `--dry-run`: plan, count and print; no chat call, no report.
+async fn dry_run(s: &SweepSettings, ws: &Workspace) -> Result<ExitStatus> {
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        rules: s.pipeline.rules.clone(),
+        concurrency: s.concurrency,
+        progress: None,
+    };
+    let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
+    match s.format {
+        OutputFormat::Json => {
+            let doc = serde_json::json!({ "dry_run": [&dry], "currency": s.pipeline.currency });
+            super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        }
+        OutputFormat::Table => super::print(&dry_run_text(&[dry], &s.pipeline.currency))?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The dry run's table, one row per chat model, and what it did and did not do.
+fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "chat model",
+        "runs",
+        "early refusals",
+        "distinct prompts",
+        "cached prompts",
+        "rewrites (cached)",
+        "calls to make",
+        "prompt tokens (est.)",
+        "prompt cost (est.)",
+    ]);
+    for d in rows {
+        t.add_row([
+            d.model.clone(),
+            d.runs.to_string(),
+            d.early_refusals.to_string(),
+            d.distinct_prompts.to_string(),
+            d.cached_prompts.to_string(),
+            format!("{} ({})", d.rewrite_calls, d.cached_rewrites),
+            d.calls.to_string(),
+            d.prompt_tokens.to_string(),
+            format!("{:.4} {currency}", d.prompt_cost),
+        ]);
+    }
+    for i in 1..9 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
+    let mut text = format!(
+        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts.\n{t}\n"
+    );
+    text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
+    if rows.iter().any(|d| d.rewrite_calls > 0) {
+        text.push_str(
+            "follow-ups are planned as asked: their `model` rewrites are counted, not made.\n",
+        );
+    }
+    text
 }
 
 /// What a sweep prints for people: the settings table fitted to the terminal (every column with
@@ -188,21 +272,10 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// Aggregate a finished sweep into the value every report reads.
-pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
-    let questions: Vec<_> = ws.questions().cloned().collect();
-    let n = questions.len();
-    let stats = (0..sweep.settings.len())
-        .map(|i| {
-            aggregate(
-                &sweep.runs[i * n..(i + 1) * n],
-                &questions,
-                &s.pipeline.pricing,
-            )
-        })
-        .collect();
-    let evalsets = ws
-        .sets
+/// What results record of each question set: path, corpus, counts and digests, of the whole
+/// set (a shard runs only some of its questions).
+fn set_meta(ws: &Workspace) -> Vec<SetMeta> {
+    ws.sets
         .iter()
         .map(|set| {
             let corpus = &ws.corpora[set.questions[0].corpus];
@@ -221,6 +294,40 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
                 corpus_digest: report::digest(&parts),
             }
         })
+        .collect()
+}
+
+/// The workspace with only the questions of `shard`, the position of each kept question in the
+/// whole sweep's order, and its question set.
+fn shard_workspace(mut ws: Workspace, shard: Option<Shard>) -> (Workspace, Vec<usize>, Vec<usize>) {
+    let (mut positions, mut sets) = (Vec::new(), Vec::new());
+    let mut position = 0;
+    for (i, set) in ws.sets.iter_mut().enumerate() {
+        set.questions.retain(|q| {
+            position += 1;
+            let keep = shard.is_none_or(|sh| sh.contains(&q.id));
+            if keep {
+                positions.push(position - 1);
+                sets.push(i);
+            }
+            keep
+        });
+    }
+    (ws, positions, sets)
+}
+
+/// Aggregate a finished sweep into the value every report reads.
+pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
+    let questions: Vec<_> = ws.questions().cloned().collect();
+    let n = questions.len();
+    let stats = (0..sweep.settings.len())
+        .map(|i| {
+            aggregate(
+                &sweep.runs[i * n..(i + 1) * n],
+                &questions,
+                &s.pipeline.pricing,
+            )
+        })
         .collect();
     Results {
         meta: Meta {
@@ -230,8 +337,15 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep) -> Results {
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,
             currency: s.pipeline.currency.clone(),
-            evalsets,
+            pricing: s.pipeline.pricing,
+            policy: s.config.config.recommend.clone(),
+            evalsets: shape.evalsets,
         },
+        shard: s.shard,
+        positions: shape.positions,
+        question_set: shape.sets,
+        corpora: ws.corpora.iter().map(|c| c.describe()).collect(),
+        call_log: sweep.call_log,
         chunk_ids: ws
             .corpora
             .iter()

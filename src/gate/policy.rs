@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn unnamed_dimensions_mean_their_defaults() {
-        let text = r#"{"schema": "rageval.results/1", "dimensions": ["min_score", "k", "order"],
+        let text = r#"{"schema": "rageval.results/2", "dimensions": ["min_score", "k", "order"],
             "settings": [
               {"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4, "order": "score"},
               {"id": "min_score=0.2,k=4,order=edge", "min_score": 0.2, "k": 4, "order": "edge"}
@@ -244,7 +244,7 @@ mod tests {
             })
             .collect();
         let text = format!(
-            r#"{{"schema": "rageval.results/1", "dimensions": ["min_score", "k"],
+            r#"{{"schema": "rageval.results/2", "dimensions": ["min_score", "k"],
             "settings": [{}], "questions": [], "runs": []}}"#,
             settings.join(",")
         );

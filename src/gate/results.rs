@@ -1,41 +1,19 @@
-//! Reading `results.json` back: only the fields the gate needs, after a schema version check.
+//! What the gate reads of a results record: questions, settings and the runs' outcomes.
 //!
-//! The writer is `report::json`; `docs/results-schema.md` describes the format. A reader accepts
-//! any document of the same major version (`rageval.results/1`, `rageval.results/1.3`) and
-//! ignores fields it does not know, so additive changes never break a gate.
+//! results.json is read through [`crate::record::Record`], the type that writes it; this is the
+//! gate's view of it, built from the positional [`Results`] the record converts to, so that the
+//! recommendation and every figure come from the same code the reports use.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
 use crate::classify::Outcome;
+use crate::record::Record;
+use crate::report::Results;
 
-/// The schema family and the major version this reader understands.
-pub const FAMILY: &str = "rageval.results";
-pub const MAJOR: u32 = 1;
-
-/// Why a results file cannot be used. Always exit status 2.
-#[derive(Debug, thiserror::Error)]
-pub enum ResultsError {
-    #[error("cannot read results `{}`: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("`{}` is not a rageval results file: {source}", path.display())]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-    #[error(
-        "`{}` has schema `{found}`, but this rageval reads `{FAMILY}/{MAJOR}`; rerun the sweep with this version, or gate with the rageval that wrote it",
-        path.display()
-    )]
-    Schema { path: PathBuf, found: String },
-    #[error("`{}` is inconsistent: {message}", path.display())]
-    Inconsistent { path: PathBuf, message: String },
-}
+pub use crate::record::RecordError as ResultsError;
 
 /// The parts of a results document that the gate reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -97,59 +75,74 @@ pub struct RunRow {
     pub prompt_tokens: u64,
 }
 
-/// The schema line alone, read before the rest so that a newer format gets a clear message
-/// instead of a complaint about some field.
-#[derive(Deserialize)]
-struct SchemaOnly {
-    schema: Option<String>,
-}
-
-/// Read and check a results file.
+/// Read a results file through the record type and check it.
 pub fn load(path: &Path) -> Result<ResultsFile, ResultsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(path, &text)
+    let record = Record::load(path)?;
+    let results = record
+        .into_results()
+        .map_err(|message| ResultsError::Inconsistent {
+            path: path.to_path_buf(),
+            message,
+        })?;
+    Ok(ResultsFile::of(&results))
 }
 
-/// Parse and check the text of a results file.
-pub fn parse(path: &Path, text: &str) -> Result<ResultsFile, ResultsError> {
-    let json = |source| ResultsError::Json {
-        path: path.to_path_buf(),
-        source,
-    };
-    let head: SchemaOnly = serde_json::from_str(text).map_err(json)?;
-    let found = head.schema.unwrap_or_default();
-    if !same_major(&found) {
-        return Err(ResultsError::Schema {
-            path: path.to_path_buf(),
-            found,
-        });
-    }
-    let doc: ResultsFile = serde_json::from_str(text).map_err(json)?;
-    doc.check().map_err(|message| ResultsError::Inconsistent {
-        path: path.to_path_buf(),
-        message,
-    })?;
+/// A gate view written by hand, for the gate's unit tests.
+#[cfg(test)]
+pub fn parse(_path: &Path, text: &str) -> Result<ResultsFile, String> {
+    let doc: ResultsFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    doc.check()?;
     Ok(doc)
 }
 
-/// `rageval.results/1` and `rageval.results/1.N` are readable; anything else is not.
-fn same_major(schema: &str) -> bool {
-    let Some(version) = schema
-        .strip_prefix(FAMILY)
-        .and_then(|rest| rest.strip_prefix('/'))
-    else {
-        return false;
-    };
-    let major = version.split_once('.').map_or(version, |(m, _)| m);
-    major.parse::<u32>() == Ok(MAJOR)
-}
-
 impl ResultsFile {
+    /// The gate's view of `r`.
+    pub fn of(r: &Results) -> ResultsFile {
+        let settings = (0..r.settings.len())
+            .map(|i| SettingRow {
+                id: r.setting_id(i).to_string(),
+                fields: r.settings[i].to_map().into_iter().collect(),
+            })
+            .collect();
+        ResultsFile {
+            schema: crate::record::SCHEMA.into(),
+            recommended: r
+                .insight
+                .recommendation
+                .setting
+                .clone()
+                .map(Recommended::Id),
+            dimensions: crate::sweep::Setting::COLUMNS
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+            config_digest: Some(r.meta.identity.digest.clone()),
+            settings,
+            questions: r
+                .questions
+                .iter()
+                .map(|q| QuestionRow {
+                    id: q.id.clone(),
+                    answerable: q.answerable,
+                })
+                .collect(),
+            runs: r
+                .runs
+                .iter()
+                .map(|run| RunRow {
+                    question_id: r.questions[run.question].id.clone(),
+                    setting_id: r.setting_id(run.setting).to_string(),
+                    outcome: run.verdict.outcome,
+                    answer_match: run.verdict.answer_match,
+                    prompt_tokens: run.prompt_tokens,
+                })
+                .collect(),
+        }
+    }
+
     /// Every question has at most one run per setting, and every run names a known question
     /// and setting.
+    #[cfg(test)]
     fn check(&self) -> Result<(), String> {
         let mut questions = HashMap::new();
         for q in &self.questions {
@@ -210,34 +203,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn accepts_the_same_major_version_only() {
-        assert!(same_major("rageval.results/1"));
-        assert!(same_major("rageval.results/1.4"));
-        assert!(!same_major("rageval.results/2"));
-        assert!(!same_major("rageval.results/10"));
-        assert!(!same_major("rageval.results/"));
-        assert!(!same_major("other.results/1"));
-        assert!(!same_major(""));
-    }
-
-    #[test]
-    fn names_the_found_schema() {
-        let err = parse(Path::new("r.json"), r#"{"schema": "rageval.results/2"}"#).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("`rageval.results/2`"), "{msg}");
-        assert!(msg.contains("rageval.results/1"), "{msg}");
-    }
-
-    #[test]
     fn reads_recommended_as_an_id_or_an_object() {
-        let base = r#""schema": "rageval.results/1", "settings": [], "questions": [], "runs": []"#;
+        let base = r#""schema": "rageval.results/2", "settings": [], "questions": [], "runs": []"#;
         let doc = parse(Path::new("r.json"), &format!("{{{base}}}")).unwrap();
-        assert!(doc.recommended.is_none());
-        let doc = parse(
-            Path::new("r.json"),
-            &format!(r#"{{{base}, "recommended": null}}"#),
-        )
-        .unwrap();
         assert!(doc.recommended.is_none());
         let doc = parse(
             Path::new("r.json"),
@@ -257,16 +225,32 @@ mod tests {
     fn rejects_duplicate_runs_and_unknown_names() {
         let doc = |runs: &str| {
             format!(
-                r#"{{"schema": "rageval.results/1", "settings": [{{"id": "s"}}],
+                r#"{{"schema": "rageval.results/2", "settings": [{{"id": "s"}}],
                 "questions": [{{"id": "q", "answerable": true}}], "runs": [{runs}]}}"#
             )
         };
         let run = r#"{"question_id": "q", "setting_id": "s", "outcome": "answer"}"#;
         assert!(parse(Path::new("r.json"), &doc(run)).is_ok());
         let err = parse(Path::new("r.json"), &doc(&format!("{run}, {run}"))).unwrap_err();
-        assert!(err.to_string().contains("two runs"), "{err}");
+        assert_eq!(err, "question `q` has two runs at setting `s`");
         let bad = r#"{"question_id": "x", "setting_id": "s", "outcome": "answer"}"#;
         let err = parse(Path::new("r.json"), &doc(bad)).unwrap_err();
-        assert!(err.to_string().contains("unknown question `x`"), "{err}");
+        assert_eq!(err, "a run names unknown question `x`");
+    }
+
+    #[test]
+    fn the_fixture_reads_as_the_reports_see_it() {
+        let r = crate::report::fixture::results();
+        let doc = ResultsFile::of(&r);
+        assert_eq!(doc.questions.len(), 3);
+        assert_eq!(doc.settings[3].id, "min_score=0.4,k=2");
+        assert_eq!(doc.settings[3].fields["min_score"], serde_json::json!(0.4));
+        let runs = doc.runs_at("min_score=0.2,k=2").unwrap();
+        assert_eq!(runs["vp"].outcome, Outcome::UnwantedAnswer);
+        assert_eq!(runs["fee"].prompt_tokens, 150);
+        assert_eq!(
+            doc.recommended.as_ref().map(Recommended::id),
+            r.insight.recommendation.setting.as_deref()
+        );
     }
 }

@@ -21,7 +21,7 @@ fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> ResultsFile {
         })
         .collect();
     let text = format!(
-        r#"{{"schema": "rageval.results/1", "dimensions": ["min_score", "k"],
+        r#"{{"schema": "rageval.results/2", "dimensions": ["min_score", "k"],
         "settings": [{{"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4}}],
         "questions": [{}], "runs": [{}]}}"#,
         questions.join(","),

@@ -20,7 +20,7 @@ use crate::sweep::Setting;
 const COST_EPSILON: f64 = 1e-12;
 
 /// A hard limit of the policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     MaxUnwantedAnswerRate,
@@ -54,7 +54,7 @@ impl Limit {
 }
 
 /// A limit a setting breaks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Miss {
     pub limit: Limit,
     /// The limit as configured.
@@ -91,7 +91,7 @@ impl Miss {
 }
 
 /// When no setting meets the limits: the one that comes closest.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Closest {
     pub setting: String,
     /// The limits it misses, smallest miss first.
@@ -99,7 +99,7 @@ pub struct Closest {
 }
 
 /// The recommendation and why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recommendation {
     /// The recommended setting's id; `None` when no setting meets the limits.
     pub setting: Option<String>,

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 /// One question's scores.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct QuestionScores {
     pub id: String,
     pub answerable: bool,
@@ -23,7 +23,7 @@ pub struct QuestionScores {
 }
 
 /// minScore values that separate the groups: every value in `(above, up_to]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CleanRange {
     /// The best score of an unanswerable question: a threshold must be strictly above it.
     pub above: f64,
@@ -32,7 +32,7 @@ pub struct CleanRange {
 }
 
 /// How well the best score separates the two groups.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Separability {
     /// Questions with a best score in each group.
     pub answerable: usize,

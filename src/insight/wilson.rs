@@ -11,7 +11,7 @@ use serde::Serialize;
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// A rate with its 95% Wilson interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Interval {
     pub lo: f64,
     pub hi: f64,

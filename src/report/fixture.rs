@@ -15,9 +15,10 @@ use crate::config::RecommendConfig;
 use crate::corpus::{chunk_markdown, Corpus};
 use crate::evalset::{Expect, Question};
 use crate::prompt::{RefusalMatch, REFUSAL};
+use crate::record::{CallRecord, CallRole};
 use crate::retrieve::Hit;
 use crate::stats::{aggregate, Pricing};
-use crate::sweep::{build_run, CallStats, PlannedRun, Run, Setting, View};
+use crate::sweep::{build_run, CallLog, CallStats, PlannedRun, Run, Setting, View};
 
 /// Chunks: 0 `a.md > Fee`, 1 `a.md > Refunds`, 2 `b.md > Other`.
 fn corpus() -> Corpus {
@@ -111,6 +112,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     };
     let ranked = ranked();
     let mut runs: Vec<Run> = Vec::new();
+    // One call per run that needs one, so that each keeps its own latency.
+    let mut call_log = CallLog::new();
     for (s, setting) in settings.iter().enumerate() {
         for (q, question) in questions.iter().enumerate() {
             let passages: Vec<Hit> =
@@ -146,7 +149,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 text: question.question.clone(),
                 ranked: ranked[q].clone(),
             };
-            runs.push(build_run(
+            let mut run = build_run(
                 &planned,
                 question,
                 &corpus,
@@ -154,7 +157,21 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 setting.k,
                 answer.as_ref(),
                 &rules,
-            ));
+            );
+            if let Some(Ok(reply)) = &answer {
+                let record = CallRecord {
+                    role: CallRole::Answer,
+                    reply: reply.text.clone(),
+                    usage: reply.usage,
+                    latency_ms: Some(crate::record::to_ms(reply.latency)),
+                    ttft_ms: None,
+                    error: None,
+                    cached: false,
+                };
+                let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
+                run.call = Some(i as u32);
+            }
+            runs.push(run);
         }
     }
     let n = questions.len();
@@ -165,6 +182,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let stats = (0..settings.len())
         .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
         .collect();
+    let calls = CallStats::of(&call_log, &runs, 3);
     Results {
         meta: Meta {
             identity: crate::identity::RunIdentity {
@@ -177,6 +195,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
             refusal: REFUSAL.into(),
             strict_refusal: false,
             currency: "USD".into(),
+            pricing,
+            policy: policy.clone(),
             evalsets: vec![SetMeta {
                 path: "set.yaml".into(),
                 corpus: "docs".into(),
@@ -193,13 +213,12 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         settings,
         stats,
         runs,
-        calls: CallStats {
-            runs_with_call: 8,
-            distinct_prompts: 7,
-            failed: 0,
-            question_embeddings: 3,
-            ..CallStats::default()
-        },
+        calls,
+        call_log,
+        corpora: vec!["docs".into()],
+        shard: None,
+        positions: vec![0, 1, 2],
+        question_set: vec![0, 0, 0],
         flagged: vec![Default::default()],
         insight: Default::default(),
         setting_text: Default::default(),

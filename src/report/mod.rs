@@ -15,12 +15,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
-pub use self::json::{JsonResults, SCHEMA};
+pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use crate::record::SCHEMA;
 
 use crate::config::RecommendConfig;
 use crate::evalset::Question;
@@ -28,8 +30,8 @@ use crate::insight::{Insight, QuestionFacts};
 use crate::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
 
-/// Facts about the run that every report states.
-#[derive(Debug, Clone, Serialize)]
+/// Facts about the run that every report states: the identity of a results record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
     /// `tool_version`, `config_digest` and `config`: who ran and with which settings.
     #[serde(flatten)]
@@ -39,10 +41,15 @@ pub struct Meta {
     pub refusal: String,
     pub strict_refusal: bool,
     pub currency: String,
+    /// Prices per million tokens, for the cost estimates.
+    pub pricing: crate::stats::Pricing,
+    /// How the recommended setting is chosen.
+    #[schemars(with = "serde_json::Value")]
+    pub policy: RecommendConfig,
     pub evalsets: Vec<SetMeta>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SetMeta {
     pub path: String,
     pub corpus: String,
@@ -58,12 +65,22 @@ pub struct SetMeta {
 #[derive(Debug)]
 pub struct Results {
     pub meta: Meta,
+    /// Corpus names (their folders), by corpus index.
+    pub corpora: Vec<String>,
+    /// The shard these results cover, when the sweep ran one.
+    pub shard: Option<crate::sweep::Shard>,
+    /// Per question: its position in the whole sweep's question order (a shard's questions
+    /// are some of them), and its question set (an index into `meta.evalsets`).
+    pub positions: Vec<usize>,
+    pub question_set: Vec<usize>,
     pub questions: Vec<Question>,
     pub settings: Vec<Setting>,
     pub stats: Vec<SettingStats>,
     /// Setting-major.
     pub runs: Vec<Run>,
     pub calls: CallStats,
+    /// Every distinct model call; runs name theirs by index.
+    pub call_log: crate::sweep::CallLog,
     /// Chunk ids by corpus, to name passages.
     pub chunk_ids: Vec<Vec<String>>,
     /// Chunks the scan flags, by corpus: chunk index -> the pattern that matched.

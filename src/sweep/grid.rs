@@ -211,6 +211,43 @@ impl Setting {
         }
     }
 
+    /// The setting as an ordered map `{dimension: value}`, in [`Setting::COLUMNS`] order: how
+    /// the results record stores it.
+    pub fn to_map(&self) -> indexmap::IndexMap<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map.into_iter().collect(),
+            _ => unreachable!("a setting serializes as an object"),
+        }
+    }
+
+    /// The setting [`Setting::to_map`] wrote; an error names a missing or malformed value.
+    pub fn from_map(map: &indexmap::IndexMap<String, serde_json::Value>) -> Result<Self, String> {
+        let get = |name: &str| {
+            map.get(name)
+                .ok_or_else(|| format!("no value for dimension `{name}`"))
+        };
+        let text = |name: &str| -> Result<String, String> {
+            match get(name)? {
+                serde_json::Value::String(s) => Ok(s.clone()),
+                // Rust prints floats without an exponent (0.00001, never 1e-5).
+                serde_json::Value::Number(n) => Ok(match n.as_f64() {
+                    Some(f) if !(n.is_u64() || n.is_i64()) => f.to_string(),
+                    _ => n.to_string(),
+                }),
+                other => Err(format!("`{name}` is `{other}`, not a value")),
+            }
+        };
+        let k = text("k")?;
+        Ok(Setting {
+            min_score: text("min_score")?.parse()?,
+            k: k.parse()
+                .map_err(|_| format!("`k` is `{k}`, not a whole number"))?,
+            order: text("order")?.parse()?,
+            format: text("format")?.parse()?,
+            rewrite: text("rewrite")?.parse()?,
+        })
+    }
+
     /// A compact, stable identifier: `min_score=0.3,k=4`, plus every dimension that is not at
     /// its default (`min_score=0.3,k=4,order=edge`), so ids of older results stay valid.
     pub fn id(&self) -> String {

@@ -7,13 +7,17 @@
 //! prefix of that one result filtered by minScore; the property test in this module checks
 //! that the planned sweep equals evaluating every setting on its own.
 
+mod dry_run;
 pub mod grid;
 mod plan;
 mod run;
+pub mod shard;
 
+pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
+pub use shard::Shard;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +29,7 @@ use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::classify::{classify, Rules, Verdict};
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
+use crate::record::{CallRecord, CallRole};
 use crate::retrieve::{Hit, Index};
 use crate::rewrite::{self, Rewrite};
 
@@ -59,10 +64,14 @@ pub struct Run {
     /// Time to the first streamed token.
     pub ttft: Option<Duration>,
     pub error: Option<CallError>,
+    /// The answer call, an index into the sweep's call log; `None` for an early refusal.
+    pub call: Option<u32>,
+    /// The `model` rewrite call this run's question was asked through, an index into the log.
+    pub rewrite_call: Option<u32>,
 }
 
 /// Counters for the calls a sweep made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct CallStats {
     /// Runs that needed the model to answer (at least one hit passed).
     pub runs_with_call: usize,
@@ -83,29 +92,88 @@ pub struct CallStats {
 }
 
 impl CallStats {
-    /// Count a batch of replies: cache hits and failures by kind. Returns the failures.
-    fn tally(&mut self, replies: &[Result<ChatReply, CallError>]) -> usize {
-        let mut failed = 0;
-        for reply in replies {
-            match reply {
-                Ok(r) => self.cache_hits += usize::from(r.cached),
-                Err(e) => {
-                    failed += 1;
-                    *self
-                        .errors_by_kind
-                        .entry(e.kind.as_str().to_string())
-                        .or_default() += 1;
+    /// The counters of a call log and the runs that use it.
+    pub fn of(log: &CallLog, runs: &[Run], question_embeddings: usize) -> CallStats {
+        let mut c = CallStats {
+            question_embeddings,
+            runs_with_call: runs.iter().filter(|r| r.call.is_some()).count(),
+            ..CallStats::default()
+        };
+        for call in log.values() {
+            let answer = call.role == CallRole::Answer;
+            if answer {
+                c.distinct_prompts += 1;
+            } else {
+                c.rewrite_calls += 1;
+            }
+            c.cache_hits += usize::from(call.cached);
+            if let Some(e) = &call.error {
+                if answer {
+                    c.failed += 1;
+                } else {
+                    c.rewrite_failed += 1;
                 }
+                *c.errors_by_kind
+                    .entry(e.kind.as_str().to_string())
+                    .or_default() += 1;
             }
         }
-        failed
+        c
     }
+}
+
+/// Every distinct model call of a sweep, by request digest, in the order they were planned.
+pub type CallLog = indexmap::IndexMap<String, CallRecord>;
+
+/// The digest that names a request in the call log: the first 16 hex digits of its cache key.
+pub fn request_digest(model: &dyn ChatModel, request: &ChatRequest) -> String {
+    let mut digest = crate::cache::chat_key(model, request);
+    digest.truncate(16);
+    digest
+}
+
+/// Add the calls named by `digests` and their `replies` to `log`; returns each one's index.
+fn log_calls(
+    log: &mut CallLog,
+    role: CallRole,
+    digests: Vec<String>,
+    replies: &[Result<ChatReply, CallError>],
+) -> Vec<u32> {
+    digests
+        .into_iter()
+        .zip(replies)
+        .map(|(digest, reply)| {
+            let record = match reply {
+                Ok(r) => CallRecord {
+                    role,
+                    reply: r.text.clone(),
+                    usage: r.usage,
+                    latency_ms: Some(crate::record::to_ms(r.latency)),
+                    ttft_ms: r.ttft.map(crate::record::to_ms),
+                    error: None,
+                    cached: r.cached,
+                },
+                Err(e) => CallRecord {
+                    role,
+                    reply: String::new(),
+                    usage: Usage::default(),
+                    latency_ms: None,
+                    ttft_ms: None,
+                    error: Some(e.clone()),
+                    cached: false,
+                },
+            };
+            log.insert_full(digest, record).0 as u32
+        })
+        .collect()
 }
 
 /// Everything a sweep produced.
 #[derive(Debug)]
 pub struct Sweep {
     pub settings: Vec<Setting>,
+    /// Every distinct model call; runs name theirs by index.
+    pub call_log: CallLog,
     /// Setting-major: all questions of setting 0, then setting 1, ...
     pub runs: Vec<Run>,
     pub calls: CallStats,
@@ -130,11 +198,57 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
 }
 
+/// A sweep planned up to its answer calls (see [`Engine::prepare`]).
+pub(crate) struct Prepared {
+    pub questions: Vec<Question>,
+    pub indexes: Vec<Index>,
+    pub views: Vec<View>,
+    pub settings: Vec<Setting>,
+    pub plan: Plan,
+    pub expected_scores: Vec<Option<f64>>,
+    pub question_embeddings: usize,
+}
+
+/// The `model` rewrite requests of the follow-up questions.
+pub(crate) struct RewriteRequests {
+    /// The follow-up questions, by index.
+    pub wanted: Vec<usize>,
+    /// Distinct requests: equal follow-ups (same turns, same question) share one.
+    pub requests: Vec<ChatRequest>,
+    /// Per wanted question, its request.
+    pub slot: Vec<usize>,
+}
+
+pub(crate) fn rewrite_requests(questions: &[Question]) -> RewriteRequests {
+    let wanted: Vec<usize> = (0..questions.len())
+        .filter(|&q| !questions[q].history.is_empty())
+        .collect();
+    let mut requests: Vec<ChatRequest> = Vec::new();
+    let mut index: HashMap<ChatRequest, usize> = HashMap::new();
+    let slot: Vec<usize> = wanted
+        .iter()
+        .map(|&q| {
+            let r = rewrite::request(&questions[q].question, &questions[q].history);
+            *index.entry(r.clone()).or_insert_with(|| {
+                requests.push(r);
+                requests.len() - 1
+            })
+        })
+        .collect();
+    RewriteRequests {
+        wanted,
+        requests,
+        slot,
+    }
+}
+
 /// The outcome of a `model` rewrite of one follow-up question.
 struct ModelRewrite {
     text: String,
     note: Option<String>,
     usage: Usage,
+    /// Its call, an index into the call log.
+    call: u32,
 }
 
 impl Engine {
@@ -158,35 +272,32 @@ impl Engine {
         .await
     }
 
+    /// The log digest of each request.
+    fn digests(&self, requests: &[ChatRequest]) -> Vec<String> {
+        requests
+            .iter()
+            .map(|r| request_digest(self.model.as_ref(), r))
+            .collect()
+    }
+
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
     async fn model_rewrites(
         &self,
         questions: &[Question],
         grid: &Grid,
-        calls: &mut CallStats,
+        log: &mut CallLog,
     ) -> Vec<Option<ModelRewrite>> {
         if !grid.rewrites.contains(&Rewrite::Model) {
             return questions.iter().map(|_| None).collect();
         }
-        let wanted: Vec<usize> = (0..questions.len())
-            .filter(|&q| !questions[q].history.is_empty())
-            .collect();
-        // Equal follow-ups (same turns, same question) share one call.
-        let mut requests: Vec<ChatRequest> = Vec::new();
-        let mut index: HashMap<ChatRequest, usize> = HashMap::new();
-        let slot: Vec<usize> = wanted
-            .iter()
-            .map(|&q| {
-                let r = rewrite::request(&questions[q].question, &questions[q].history);
-                *index.entry(r.clone()).or_insert_with(|| {
-                    requests.push(r);
-                    requests.len() - 1
-                })
-            })
-            .collect();
-        calls.rewrite_calls = requests.len();
+        let RewriteRequests {
+            wanted,
+            requests,
+            slot,
+        } = rewrite_requests(questions);
+        let digests = self.digests(&requests);
         let replies = self.call(requests).await;
-        calls.rewrite_failed = calls.tally(&replies);
+        let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
             let question = &questions[q].question;
@@ -201,28 +312,26 @@ impl Engine {
                     Usage::default(),
                 ),
             };
-            out[q] = Some(ModelRewrite { text, note, usage });
+            out[q] = Some(ModelRewrite {
+                text,
+                note,
+                usage,
+                call: logged[i],
+            });
         }
         out
     }
 
-    /// Run the whole grid.
-    pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
+    /// Everything before the first answer call: retrieval for every text a question is asked
+    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) and the plan.
+    pub(crate) async fn prepare(
+        &self,
+        ws: &Workspace,
+        grid: &Grid,
+        rewritten: impl Fn(usize) -> Option<String>,
+    ) -> Result<Prepared> {
         let indexes = self.index(ws).await?;
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let mut calls = CallStats::default();
-        let rewrites = self.model_rewrites(&questions, grid, &mut calls).await;
-        let notes = questions
-            .iter()
-            .zip(&rewrites)
-            .filter_map(|(q, r)| {
-                let why = r.as_ref()?.note.as_ref()?;
-                Some(format!(
-                    "question `{}`: {why}; using the question as asked",
-                    q.id
-                ))
-            })
-            .collect();
 
         // One view per distinct text a question is asked as.
         let mut views: Vec<View> = Vec::new();
@@ -235,9 +344,7 @@ impl Engine {
                     _ if question.history.is_empty() => question.question.clone(),
                     Rewrite::None => question.question.clone(),
                     Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
-                    Rewrite::Model => rewrites[q]
-                        .as_ref()
-                        .map_or_else(|| question.question.clone(), |r| r.text.clone()),
+                    Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
                 };
                 let v = match views[first..].iter().position(|v| v.text == text) {
                     Some(v) => first + v,
@@ -271,7 +378,7 @@ impl Engine {
             .embed(&texts)
             .await
             .context("cannot embed the questions")?;
-        calls.question_embeddings = texts.len();
+        let question_embeddings = texts.len();
         for (view, slot) in views.iter_mut().zip(slots) {
             view.ranked =
                 indexes[questions[view.question].corpus].search(&vectors[slot], grid.max_k());
@@ -299,10 +406,7 @@ impl Engine {
 
         let settings = grid.settings();
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
-        let Plan {
-            runs: planned,
-            requests,
-        } = Plan::new(
+        let plan = Plan::new(
             &questions,
             &indexes,
             &views,
@@ -310,16 +414,56 @@ impl Engine {
             &settings,
             &self.rules.refusal,
         );
-        calls.distinct_prompts = requests.len();
+        Ok(Prepared {
+            questions,
+            indexes,
+            views,
+            settings,
+            plan,
+            expected_scores,
+            question_embeddings,
+        })
+    }
+
+    /// Run the whole grid.
+    pub async fn sweep(&self, ws: &Workspace, grid: &Grid) -> Result<Sweep> {
+        let questions: Vec<_> = ws.questions().cloned().collect();
+        let mut log = CallLog::new();
+        let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
+        let notes = questions
+            .iter()
+            .zip(&rewrites)
+            .filter_map(|(q, r)| {
+                let why = r.as_ref()?.note.as_ref()?;
+                Some(format!(
+                    "question `{}`: {why}; using the question as asked",
+                    q.id
+                ))
+            })
+            .collect();
+        let Prepared {
+            questions,
+            indexes,
+            views,
+            settings,
+            plan: Plan {
+                runs: planned,
+                requests,
+            },
+            expected_scores,
+            question_embeddings,
+        } = self
+            .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
+            .await?;
+        let digests = self.digests(&requests);
         let replies = self.call(requests).await;
-        calls.failed = calls.tally(&replies);
+        let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         let runs: Vec<Run> = planned
             .iter()
             .map(|p| {
                 let q = &questions[p.question];
                 let view = &views[p.view];
                 let reply = p.call.map(|c| &replies[c]);
-                calls.runs_with_call += usize::from(reply.is_some());
                 let rewrite = (settings[p.setting].rewrite == Rewrite::Model)
                     .then(|| rewrites[p.question].as_ref())
                     .flatten();
@@ -338,14 +482,18 @@ impl Engine {
                     run.completion_tokens += r.usage.completion_tokens;
                     run.tokens_estimated |= r.usage.estimated;
                     run.rewrite_note = r.note.clone();
+                    run.rewrite_call = Some(r.call);
                 }
+                run.call = p.call.map(|c| logged[c]);
                 run
             })
             .collect();
+        let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut warnings = self.embedder.warnings();
         warnings.extend(self.model.warnings());
         Ok(Sweep {
             settings,
+            call_log: log,
             runs,
             calls,
             expected_scores,
@@ -393,6 +541,8 @@ pub fn build_run(
         latency: None,
         ttft: None,
         error: None,
+        call: None,
+        rewrite_call: None,
     };
     match reply {
         None => {}
@@ -415,4 +565,4 @@ pub fn build_run(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -119,7 +119,7 @@ fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
     }
 }
 
-fn engine() -> Engine {
+pub(crate) fn engine() -> Engine {
     Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
@@ -206,9 +206,12 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
     runs
 }
 
+/// Runs without what an independent evaluation cannot know: timings and call-log indices.
 fn without_latency(mut runs: Vec<Run>) -> Vec<Run> {
     for r in &mut runs {
         r.latency = None;
+        r.call = None;
+        r.rewrite_call = None;
     }
     runs
 }
@@ -237,6 +240,11 @@ proptest! {
         let expected = rt.block_on(naive(&engine, &ws, &grid));
         prop_assert_eq!(planned.runs.len(), grid.settings().len() * ws.questions().count());
         prop_assert_eq!(without_latency(planned.runs.clone()), without_latency(expected));
+        // Every run that needed the model names the logged call whose reply it shows.
+        for run in &planned.runs {
+            let logged = run.call.map(|c| planned.call_log[c as usize].reply.as_str());
+            prop_assert_eq!(logged, (!run.passages.is_empty()).then_some(&*run.answer));
+        }
         // One call per distinct prompt, and never more calls than runs that need one.
         prop_assert!(planned.calls.distinct_prompts <= planned.calls.runs_with_call);
     }

@@ -1,0 +1,184 @@
+//! Joining the partial records of `sweep --shard I/N` into the record of the whole sweep.
+//!
+//! Records merge only when they describe the same sweep: the same rageval, configuration,
+//! models, question sets, corpora and grid, and together every shard exactly once. Questions
+//! are then put back in the whole sweep's order, calls joined by digest and runs concatenated;
+//! everything derived is recomputed by whoever reads the merged record.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::Record;
+
+/// Why records cannot be merged: one line naming the files and the difference.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot merge: {0}")]
+pub struct MergeError(pub String);
+
+fn fail<T>(message: String) -> Result<T, MergeError> {
+    Err(MergeError(message))
+}
+
+/// Merge the records of every shard of one sweep. `parts` pairs each record with its file.
+pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
+    let Some(((first_path, first), rest)) = parts.split_first() else {
+        return fail("no results to merge".into());
+    };
+    let name = |p: &Path| format!("`{}`", p.display());
+    for (path, r) in rest {
+        same_sweep((first_path, first), (path, r))?;
+    }
+    check_shards(&parts)?;
+
+    let mut merged = first.clone();
+    merged.shard = None;
+    merged.summary = None;
+    merged.question_embeddings = 0;
+    merged.questions.clear();
+    merged.runs.clear();
+    let mut owner: HashMap<String, &Path> = HashMap::new();
+    for (path, r) in &parts {
+        for (id, q) in &r.questions {
+            if let Some(other) = owner.insert(id.clone(), path) {
+                return fail(format!(
+                    "question `{id}` is in both {} and {}",
+                    name(other),
+                    name(path)
+                ));
+            }
+            merged.questions.insert(id.clone(), q.clone());
+        }
+        for (digest, call) in &r.calls {
+            merged
+                .calls
+                .entry(digest.clone())
+                .or_insert_with(|| call.clone());
+        }
+        merged.runs.extend(r.runs.iter().cloned());
+        merged.question_embeddings += r.question_embeddings;
+    }
+    merged
+        .questions
+        .sort_by(|_, a, _, b| a.position.cmp(&b.position));
+    let expected: usize = merged
+        .identity
+        .evalsets
+        .iter()
+        .map(|s| s.answerable + s.unanswerable)
+        .sum();
+    if merged.questions.len() != expected {
+        return fail(format!(
+            "the shards hold {} questions, but their question sets have {expected}",
+            merged.questions.len()
+        ));
+    }
+    Ok(merged)
+}
+
+/// `b` records the same sweep as `a`, or an error names the first difference.
+fn same_sweep(a: (&Path, &Record), b: (&Path, &Record)) -> Result<(), MergeError> {
+    let ((pa, ra), (pb, rb)) = (a, b);
+    let both = format!("`{}` and `{}`", pa.display(), pb.display());
+    let (ia, ib) = (&ra.identity, &rb.identity);
+    if ia.identity.tool_version != ib.identity.tool_version {
+        return fail(format!(
+            "{both} were written by different rageval versions ({} and {})",
+            ia.identity.tool_version, ib.identity.tool_version
+        ));
+    }
+    let sets = |r: &Record| -> Vec<String> {
+        r.identity.evalsets.iter().map(|s| s.path.clone()).collect()
+    };
+    if sets(ra) != sets(rb) {
+        return fail(format!(
+            "{both} ran different question sets ({} and {})",
+            sets(ra).join(", "),
+            sets(rb).join(", ")
+        ));
+    }
+    for (sa, sb) in ia.evalsets.iter().zip(&ib.evalsets) {
+        if sa != sb {
+            let what = if sa.digest != sb.digest {
+                "its file differs"
+            } else {
+                "its corpus differs"
+            };
+            return fail(format!(
+                "{both} ran different versions of question set `{}`: {what}",
+                sa.path
+            ));
+        }
+    }
+    if ra.dimensions != rb.dimensions || ra.settings != rb.settings {
+        let only = |x: &Record, y: &Record| {
+            x.settings
+                .keys()
+                .find(|id| y.settings.get(*id) != x.settings.get(*id))
+                .cloned()
+        };
+        let detail = match (only(ra, rb), only(rb, ra)) {
+            (Some(id), _) => format!("setting `{id}` is in `{}` only", pa.display()),
+            (None, Some(id)) => format!("setting `{id}` is in `{}` only", pb.display()),
+            (None, None) => "their settings are in another order".into(),
+        };
+        return fail(format!("{both} swept different grids: {detail}"));
+    }
+    if ia.identity.digest != ib.identity.digest {
+        return fail(format!(
+            "{both} were made with different configurations (config digest {} and {})",
+            ia.identity.digest, ib.identity.digest
+        ));
+    }
+    if ia != ib {
+        return fail(format!(
+            "{both} were made with different models or policies (embedder {} and {}, model {} and {})",
+            ia.embedder, ib.embedder, ia.model, ib.model
+        ));
+    }
+    if ra.corpora != rb.corpora {
+        return fail(format!("{both} searched different corpora"));
+    }
+    Ok(())
+}
+
+/// Every part is a shard of the same N, and together they are shards 1 to N once each.
+fn check_shards(parts: &[(PathBuf, Record)]) -> Result<(), MergeError> {
+    let mut count = None;
+    let mut seen: HashMap<u32, &Path> = HashMap::new();
+    for (path, r) in parts {
+        let Some(shard) = r.shard else {
+            return fail(format!(
+                "`{}` holds a whole sweep, not a shard: merge joins the results of `rageval sweep --shard I/N`",
+                path.display()
+            ));
+        };
+        match count {
+            None => count = Some((shard.count, path)),
+            Some((n, other)) if n != shard.count => {
+                return fail(format!(
+                    "`{}` is a shard of {n} but `{}` is shard {shard}",
+                    other.display(),
+                    path.display()
+                ))
+            }
+            Some(_) => {}
+        }
+        if let Some(other) = seen.insert(shard.index, path) {
+            return fail(format!(
+                "shard {shard} is given twice (`{}` and `{}`)",
+                other.display(),
+                path.display()
+            ));
+        }
+    }
+    if let Some((n, _)) = count {
+        let missing: Vec<String> = (1..=n)
+            .filter(|i| !seen.contains_key(i))
+            .map(|i| format!("{i}/{n}"))
+            .collect();
+        if !missing.is_empty() {
+            return fail(format!("shard {} is missing", missing.join(", ")));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! The derived part of results.json: per-setting statistics, the recommendation and score
+//! separability, as the reports show them. Written for readers; never read back (the reader
+//! recomputes it from the record).
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::config::RecommendConfig;
+use crate::insight::{Recommendation, Separability};
+use crate::report::Results;
+use crate::stats::SettingStats;
+use crate::sweep::CallStats;
+
+/// Everything derived from the record.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Counters of the calls the sweep made.
+    pub calls: CallStats,
+    /// The recommended setting's id, or null when no setting meets the policy's limits.
+    pub recommended: Option<String>,
+    pub recommendation: Recommendation,
+    /// The policy the recommendation followed (`recommend` in rageval.yaml).
+    #[schemars(with = "serde_json::Value")]
+    pub policy: RecommendConfig,
+    pub separability: Separability,
+    /// Per setting id, in grid order.
+    pub settings: IndexMap<String, SettingSummary>,
+    /// Chunks the scan flags that reached at least one prompt.
+    pub flagged_in_prompts: Vec<FlaggedSummary>,
+}
+
+/// One setting's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SettingSummary {
+    #[serde(flatten)]
+    pub stats: SettingStats,
+    /// No other setting has fewer false refusals, unwanted answers and prompt tokens at once.
+    pub pareto: bool,
+    pub recommended: bool,
+    /// Runs whose prompt held a chunk the scan flags.
+    pub flagged_in_prompt_runs: usize,
+}
+
+/// A flagged chunk that reached a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FlaggedSummary {
+    pub chunk: String,
+    /// The pattern that matched.
+    pub pattern: String,
+    /// Runs whose prompt held it.
+    pub runs: usize,
+}
+
+impl Summary {
+    pub fn of(r: &Results) -> Summary {
+        Summary {
+            calls: r.calls.clone(),
+            recommended: r.insight.recommendation.setting.clone(),
+            recommendation: r.insight.recommendation.clone(),
+            policy: r.insight.policy.clone(),
+            separability: r.insight.separability.clone(),
+            settings: r
+                .stats
+                .iter()
+                .enumerate()
+                .map(|(i, stats)| {
+                    let summary = SettingSummary {
+                        stats: stats.clone(),
+                        pareto: r.insight.is_pareto(i),
+                        recommended: r.insight.is_recommended(i),
+                        flagged_in_prompt_runs: r.flagged_runs(i),
+                    };
+                    (r.setting_id(i).to_string(), summary)
+                })
+                .collect(),
+            flagged_in_prompts: r
+                .flagged_in_prompts()
+                .into_iter()
+                .map(|(chunk, pattern, runs)| FlaggedSummary {
+                    chunk: chunk.into(),
+                    pattern: pattern.into(),
+                    runs,
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The record round-trips and says exactly what is wrong with a file it cannot use.
+
+use std::path::Path;
+
+use super::*;
+use crate::report::fixture;
+
+fn bytes(record: &Record) -> String {
+    let mut out = Vec::new();
+    record.write(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn write_read_write_gives_the_same_bytes() {
+    let first = bytes(&Record::of(&fixture::results()));
+    let read = Record::parse(Path::new("r.json"), &first).unwrap();
+    assert_eq!(read.summary, None, "the summary is recomputed, never read");
+    let results = read.into_results().unwrap();
+    let second = bytes(&Record::of(&results));
+    assert_eq!(first, second);
+}
+
+#[test]
+fn reading_back_gives_the_reports_the_same_results() {
+    let r = fixture::results();
+    let back = Record::parse(Path::new("r.json"), &bytes(&Record::of(&r)))
+        .unwrap()
+        .into_results()
+        .unwrap();
+    assert_eq!(back.runs, r.runs);
+    assert_eq!(back.stats, r.stats);
+    assert_eq!(back.questions, r.questions);
+    assert_eq!(back.settings, r.settings);
+    assert_eq!(back.calls, r.calls);
+    assert_eq!(back.insight, r.insight);
+    assert_eq!(back.expected_scores, r.expected_scores);
+    assert_eq!(back.chunk_labels, r.chunk_labels);
+}
+
+#[test]
+fn runs_carry_ids_and_the_answer_text_is_written_once() {
+    let text = bytes(&Record::of(&fixture::results()));
+    // One line per run, no question text or answer in it.
+    let runs: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("    {\"question\":"))
+        .collect();
+    assert_eq!(runs.len(), 12);
+    assert_eq!(
+        runs[1],
+        r#"    {"question":"refund","setting":"min_score=0.2,k=1","call":"0000000000000001","passages":[["b.md#0",0.3]],"outcome":"false_refusal","refusal":"model","stage":"retrieval","expected_in_top_k":false,"expected_in_prompt":false,"expected_recall":0.0},"#
+    );
+    assert_eq!(text.matches("The fee is ten dollars. [1]\"").count(), 3);
+}
+
+#[test]
+fn a_first_version_file_says_how_to_refresh_it() {
+    let err = Record::parse(
+        Path::new("reports/baseline.json"),
+        r#"{"schema": "rageval.results/1", "runs": []}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`reports/baseline.json` has schema `rageval.results/1`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline reports/baseline.json`"
+    );
+    let err = Record::parse(Path::new("r.json"), r#"{"schema": "rageval.results/3"}"#).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`r.json` has schema `rageval.results/3`, but this rageval reads `rageval.results/2`; rerun the sweep with this version, or read it with the rageval that wrote it"
+    );
+}
+
+#[test]
+fn inconsistent_records_name_the_problem() {
+    let good = bytes(&Record::of(&fixture::results()));
+    let check = |from: &str, to: &str| {
+        assert!(good.contains(from), "{from}");
+        Record::parse(Path::new("r.json"), &good.replacen(from, to, 1))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        check(r#""question":"refund""#, r#""question":"nope""#),
+        "`r.json` is inconsistent: a run names unknown question `nope`"
+    );
+    assert_eq!(
+        check(r#""passages":[["b.md#0""#, r#""passages":[["b.md#9""#),
+        "`r.json` is inconsistent: a run of question `refund` names unknown chunk `b.md#9`"
+    );
+    assert_eq!(
+        check(r#""call":"0000000000000001""#, r#""call":"ffff""#),
+        "`r.json` is inconsistent: a run names unknown call `ffff`"
+    );
+    assert_eq!(
+        check(
+            r#"{"question":"refund","setting":"min_score=0.2,k=1""#,
+            r#"{"question":"refund","setting":"min_score=0.2,k=2""#
+        ),
+        "`r.json` is inconsistent: question `refund` has two runs at setting `min_score=0.2,k=2`"
+    );
+    // A run left out is found when the record is turned into results.
+    let line = good
+        .lines()
+        .find(|l| l.starts_with(r#"    {"question":"refund","setting":"min_score=0.2,k=1""#))
+        .unwrap();
+    let err = Record::parse(
+        Path::new("r.json"),
+        &good.replacen(&format!("{line}\n"), "", 1),
+    )
+    .unwrap()
+    .into_results()
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "question `refund` has no run at setting `min_score=0.2,k=1`"
+    );
+}
+
+#[test]
+fn the_committed_schema_is_the_generated_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
+    let generated = Record::json_schema();
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/results.schema.json is stale: regenerate it with `UPDATE_SCHEMA=1 cargo test --lib record::`"
+    );
+}
+
+#[test]
+fn scores_round_trip_to_the_last_bit() {
+    // Floats whose shortest form has 17 digits: serde_json's default parser may miss them by
+    // one bit; the record reads them with `float_roundtrip`.
+    let mut r = fixture::results();
+    r.runs[0].passages[0].score = 0.223_606_792_420_072_86;
+    r.expected_scores[1] = Some(0.195_180_016_008_302_81);
+    let r = r.with_insight(&crate::config::RecommendConfig::default());
+    let first = bytes(&Record::of(&r));
+    let back = Record::parse(Path::new("r.json"), &first)
+        .unwrap()
+        .into_results()
+        .unwrap();
+    assert_eq!(back.runs[0].passages[0].score, 0.223_606_792_420_072_86);
+    assert_eq!(back.expected_scores[1], Some(0.195_180_016_008_302_81));
+    assert_eq!(bytes(&Record::of(&back)), first);
+}

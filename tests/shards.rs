@@ -1,0 +1,272 @@
+//! `sweep --shard I/N` and `rageval merge`: merged shards give the reports of one unsharded
+//! sweep (apart from timings), on the sample and on a generated set; bad specs and records of
+//! different sweeps are refused with one line and no report.
+
+use serde_json::Value;
+
+use crate::gate::unusable;
+use crate::http::{http_project, MockLlm, KEY_ENV};
+use crate::support::{read_csv, stderr, Project};
+
+/// A report without what varies from run to run: call timings and whether a reply came from
+/// the cache (results.json), the latency and TTFT columns (CSV).
+fn untimed(p: &Project, dir: &str) -> (Value, String, String, String) {
+    let mut v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
+    for call in v["calls"].as_object_mut().unwrap().values_mut() {
+        let call = call.as_object_mut().unwrap();
+        for field in ["latency_ms", "ttft_ms", "cached"] {
+            call.remove(field);
+        }
+    }
+    for s in v["summary"]["settings"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        let s = s.as_object_mut().unwrap();
+        s.retain(|k, _| !k.starts_with("latency") && !k.starts_with("ttft"));
+    }
+    v["summary"]["calls"]
+        .as_object_mut()
+        .unwrap()
+        .remove("cache_hits");
+    let csv = |name: &str| {
+        let (header, rows) = read_csv(&p.read(&format!("{dir}/{name}")));
+        let keep: Vec<usize> = (0..header.len())
+            .filter(|&i| !header[i].starts_with("latency") && !header[i].starts_with("ttft"))
+            .collect();
+        std::iter::once(&header)
+            .chain(&rows)
+            .map(|row| {
+                keep.iter()
+                    .map(|&i| row[i].as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    (
+        v,
+        csv("summary.csv"),
+        csv("runs.csv"),
+        p.read(&format!("{dir}/report.md")),
+    )
+}
+
+/// Sweep `args` whole into `whole`, and as `n` shards merged into `merged`.
+fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
+    let run = |extra: &[&str]| {
+        let mut all: Vec<&str> = vec!["sweep", "-q"];
+        all.extend(args);
+        all.extend(extra);
+        let out = p.cmd(&all).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run(&["--out", "whole"]);
+    let mut dirs = Vec::new();
+    for i in 1..=n {
+        let (spec, dir) = (format!("{i}/{n}"), format!("shard-{i}"));
+        run(&["--shard", &spec, "--out", &dir]);
+        dirs.push(dir);
+    }
+    let mut merge = vec!["merge", "-q"];
+    merge.extend(dirs.iter().map(String::as_str));
+    merge.extend(["--out", "merged"]);
+    let out = p.cmd(&merge).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn assert_same(p: &Project) {
+    let (whole, merged) = (untimed(p, "whole"), untimed(p, "merged"));
+    assert_eq!(whole.0, merged.0, "results.json");
+    assert_eq!(whole.1, merged.1, "summary.csv");
+    assert_eq!(whole.2, merged.2, "runs.csv");
+    assert_eq!(whole.3, merged.3, "report.md");
+}
+
+#[test]
+fn two_shards_merged_equal_the_whole_sample_sweep() {
+    let p = Project::sample();
+    whole_and_merged(
+        &p,
+        &[
+            "--evalset",
+            "evalsets/club.yaml",
+            "--rewrite",
+            "none,heuristic",
+        ],
+        2,
+    );
+    assert_same(&p);
+    // Each shard is a partial record of its own questions, and says which shard it is.
+    let shard: Value = serde_json::from_str(&p.read("shard-1/results.json")).unwrap();
+    assert_eq!(shard["shard"], serde_json::json!({"index": 1, "count": 2}));
+    let (a, b) = (
+        shard["questions"].as_object().unwrap().len(),
+        serde_json::from_str::<Value>(&p.read("shard-2/results.json")).unwrap()["questions"]
+            .as_object()
+            .unwrap()
+            .len(),
+    );
+    assert_eq!((a + b, a > 0, b > 0), (26, true, true));
+    // The merged record gates as the whole one does.
+    let gate = |dir: &str| {
+        let out = p
+            .cmd(&[
+                "gate",
+                &format!("{dir}/results.json"),
+                "--setting",
+                "min_score=0.2,k=4",
+            ])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).replace(dir, "DIR"),
+        )
+    };
+    assert_eq!(gate("whole"), gate("merged"));
+}
+
+#[test]
+fn three_shards_merged_equal_the_whole_generated_sweep() {
+    let p = Project::sample();
+    let known = [
+        "membership",
+        "fee",
+        "laptop",
+        "loan",
+        "showcase",
+        "president",
+        "refund",
+        "term",
+    ];
+    let alien = ["parking", "wifi", "chess", "drone", "locker", "printer"];
+    let mut yaml = String::from("corpus: club\nanswerable:\n");
+    for i in 0..150 {
+        let (a, b) = (known[i % known.len()], known[(i / 3) % known.len()]);
+        yaml.push_str(&format!(
+            "  - id: gen-a{i}\n    question: What about the {a} and the {b}, case {i}?\n"
+        ));
+    }
+    yaml.push_str("unanswerable:\n");
+    for i in 0..70 {
+        let (a, b) = (alien[i % alien.len()], known[i % known.len()]);
+        yaml.push_str(&format!(
+            "  - id: gen-u{i}\n    question: Is there a {a} for the {b}, case {i}?\n"
+        ));
+    }
+    p.write("evalsets/generated.yaml", &yaml);
+    whole_and_merged(
+        &p,
+        &[
+            "--evalset",
+            "evalsets/club.yaml",
+            "--evalset",
+            "evalsets/generated.yaml",
+        ],
+        3,
+    );
+    assert_same(&p);
+    let v: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
+    assert_eq!(v["questions"].as_object().unwrap().len(), 26 + 220);
+}
+
+#[test]
+fn bad_shard_specs_exit_2_without_a_report() {
+    let p = Project::sample();
+    for (spec, why) in [
+        (
+            "3/2",
+            "`3/2` names no shard: I runs from 1 to N, and N is at least 1",
+        ),
+        (
+            "0/2",
+            "`0/2` names no shard: I runs from 1 to N, and N is at least 1",
+        ),
+        (
+            "a/b",
+            "`a/b` is not `I/N` with whole numbers (write e.g. `1/4`)",
+        ),
+    ] {
+        let out = p.cmd(&["sweep", "--shard", spec]).output().unwrap();
+        unusable(&out, &[&format!("error: invalid --shard: {why}")]);
+        assert!(!p.path().join("reports").exists());
+    }
+}
+
+#[test]
+fn records_of_different_sweeps_are_not_merged() {
+    let p = Project::sample();
+    let sweep = |extra: &[&str]| {
+        let mut all = vec!["sweep", "-q", "--evalset", "evalsets/club.yaml"];
+        all.extend(extra);
+        assert!(p.cmd(&all).output().unwrap().status.success());
+    };
+    sweep(&["--shard", "1/2", "--out", "a1"]);
+    sweep(&["--shard", "2/2", "--out", "a2"]);
+    sweep(&["--shard", "2/2", "--k", "2", "--out", "grid"]);
+    sweep(&["--shard", "2/2", "--strict-refusal", "--out", "config"]);
+    sweep(&["--shard", "2/3", "--out", "three"]);
+    sweep(&["--out", "whole"]);
+    let merge = |dirs: &[&str]| {
+        let mut all = vec!["merge"];
+        all.extend(dirs);
+        all.extend(["--out", "merged"]);
+        p.cmd(&all).output().unwrap()
+    };
+    let refused = |dirs: &[&str], line: &str| {
+        let out = merge(dirs);
+        unusable(&out, &[line]);
+        assert_eq!(stderr(&out).trim_end(), line);
+        assert!(!p.path().join("merged").exists(), "no report");
+    };
+    refused(
+        &["a1", "grid"],
+        "error: cannot merge: `a1/results.json` and `grid/results.json` swept different grids: setting `min_score=0.1,k=1` is in `a1/results.json` only",
+    );
+    let digest = |dir: &str| -> String {
+        let v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
+        v["identity"]["config_digest"].as_str().unwrap().to_string()
+    };
+    refused(
+        &["a1", "config"],
+        &format!(
+            "error: cannot merge: `a1/results.json` and `config/results.json` were made with different configurations (config digest {} and {})",
+            digest("a1"),
+            digest("config")
+        ),
+    );
+    refused(&["a1"], "error: cannot merge: shard 2/2 is missing");
+    refused(
+        &["a1", "three"],
+        "error: cannot merge: `a1/results.json` is a shard of 2 but `three/results.json` is shard 2/3",
+    );
+    refused(
+        &["a1", "whole"],
+        "error: cannot merge: `whole/results.json` holds a whole sweep, not a shard: merge joins the results of `rageval sweep --shard I/N`",
+    );
+    assert!(merge(&["a1", "a2"]).status.success());
+}
+
+#[test]
+fn shards_keep_their_own_cache_files() {
+    let server = MockLlm::start(&[]);
+    let p = http_project(&server.url, true, "");
+    for spec in ["1/2", "2/2"] {
+        let out = p
+            .cmd(&["sweep", "-q", "--shard", spec])
+            .env(KEY_ENV, "test-key")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    for shard in ["shard-1-of-2", "shard-2-of-2"] {
+        for file in ["chat.jsonl", "embeddings.jsonl"] {
+            let path = p.path().join(".rageval/cache").join(shard).join(file);
+            assert!(path.metadata().unwrap().len() > 0, "{}", path.display());
+        }
+    }
+    assert!(!p.path().join(".rageval/cache/chat.jsonl").exists());
+}
