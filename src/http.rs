@@ -3,6 +3,10 @@
 //! The API key is read from the environment when a client is built and kept in a [`Secret`]
 //! that never prints; no error message, log line, cache record or report contains it. A 401
 //! names the variable the key came from, never its value.
+//!
+//! A section's servers (`base_url` as a list) and its rate limit are [`Endpoints`]
+//! (http/fleet.rs, http/limit.rs): every OpenAI-compatible client takes one and calls
+//! [`call_any`], so each gets several servers and rate limits through the same config fields.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -13,6 +17,12 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_A
 use reqwest::StatusCode;
 
 use crate::chat::{CallError, ErrorKind};
+
+mod fleet;
+mod limit;
+
+pub use fleet::{call_any, Endpoints};
+pub use limit::{Held, RateLimiter};
 
 /// A value that must never be shown.
 #[derive(Clone)]
@@ -80,6 +90,11 @@ impl DeadServer {
     /// Whether [`DEAD_AFTER`] connection attempts in a row failed.
     pub fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Relaxed)
+    }
+
+    /// Take the server for dead (a fleet, once every one of its servers is).
+    fn mark(&self) {
+        self.dead.store(true, Ordering::Relaxed);
     }
 
     fn record<T>(&self, outcome: &Result<T, Failure>) {

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ChatKind, Config, EmbedderKind, HttpConfig};
+use crate::config::{BaseUrls, ChatKind, Config, EmbedderKind, HttpConfig};
 use crate::redact;
 
 /// Who made a run and with what: `tool_version`, `config_digest` and `config` in
@@ -104,9 +104,10 @@ pub struct ChatIdentity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointIdentity {
-    /// The effective base URL (config, else `$OPENAI_BASE_URL`, else OpenAI's), its userinfo
-    /// and query shown as `<redacted>`.
-    pub base_url: String,
+    /// The effective base URL (config, else `$OPENAI_BASE_URL`, else OpenAI's), or the list
+    /// of them as the config gave it, each with its userinfo and query shown as `<redacted>`.
+    /// Not part of the digest: which servers answered does not change a result.
+    pub base_url: BaseUrls,
     /// The variable the key is read from; never the key.
     pub api_key_env: String,
     /// Names of the extra headers; never their values.
@@ -166,7 +167,13 @@ pub struct PricingIdentity {
 impl EndpointIdentity {
     fn new(http: HttpConfig<'_>) -> Self {
         EndpointIdentity {
-            base_url: redact::url(http.base_url().trim_end_matches('/')),
+            base_url: {
+                let shown = |u: &String| redact::url(u.trim_end_matches('/'));
+                match http.base_url {
+                    Some(BaseUrls::Many(urls)) => BaseUrls::Many(urls.iter().map(shown).collect()),
+                    _ => BaseUrls::One(shown(&http.base_urls()[0])),
+                }
+            },
             api_key_env: http.api_key_env.to_string(),
             headers: http.headers.keys().cloned().collect(),
             timeout_s: http.timeout_s,
@@ -254,11 +261,29 @@ impl EffectiveConfig {
     }
 }
 
+impl EffectiveConfig {
+    /// What the digest covers: everything but the servers' addresses, so listing another
+    /// server, or the same ones in another order, keeps the digest (and the baseline's).
+    fn digested(&self) -> EffectiveConfig {
+        let mut c = self.clone();
+        for ep in [&mut c.embedder.endpoint, &mut c.chat.endpoint]
+            .into_iter()
+            .flatten()
+        {
+            ep.base_url = BaseUrls::Many(Vec::new());
+        }
+        c
+    }
+}
+
 impl RunIdentity {
     /// This rageval's identity for `config`.
     pub fn new(config: EffectiveConfig) -> Self {
         // Plain structs with string keys: serialising cannot fail.
-        let value = |c: &EffectiveConfig| serde_json::to_value(c).expect("the identity serialises");
+        // The servers' addresses are left out of both sides (see `digested`).
+        let value = |c: &EffectiveConfig| {
+            serde_json::to_value(c.digested()).expect("the identity serialises")
+        };
         let defaults = EffectiveConfig::new(&Config::default());
         RunIdentity {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -289,7 +314,7 @@ mod tests {
         let ep = id.config.chat.endpoint.as_ref().unwrap();
         assert_eq!(
             ep.base_url,
-            "http://<redacted>@127.0.0.1:8787/v1?<redacted>"
+            BaseUrls::One("http://<redacted>@127.0.0.1:8787/v1?<redacted>".into())
         );
         assert_eq!(ep.headers, ["X-Api-Key"]);
         assert_eq!(id.config.embedder.endpoint, None, "the builtin embedder");
@@ -340,8 +365,46 @@ mod tests {
             "{json}"
         );
         let ep = id.config.judge.unwrap().endpoint.unwrap();
-        assert_eq!(ep.base_url, "http://<redacted>@127.0.0.1:9/v1");
+        assert_eq!(
+            ep.base_url,
+            BaseUrls::One("http://<redacted>@127.0.0.1:9/v1".into())
+        );
         assert_eq!(ep.headers, ["X-Key"]);
+    }
+
+    #[test]
+    fn servers_are_listed_redacted_but_leave_the_digest_alone() {
+        let digest = |yaml: &str| RunIdentity::new(EffectiveConfig::new(&http_config(yaml)));
+        let one = digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n");
+        let two = digest(
+            "chat:\n  kind: openai\n  base_url: [http://127.0.0.1:1/v1, 'http://k:sk-x@127.0.0.1:2/v1/']\n",
+        );
+        let swapped = digest(
+            "chat:\n  kind: openai\n  base_url: ['http://k:sk-x@127.0.0.1:2/v1/', http://127.0.0.1:1/v1]\n",
+        );
+        assert_eq!(
+            two.config.chat.endpoint.as_ref().unwrap().base_url,
+            BaseUrls::Many(vec![
+                "http://127.0.0.1:1/v1".into(),
+                "http://<redacted>@127.0.0.1:2/v1".into()
+            ])
+        );
+        assert!(!serde_json::to_string(&two).unwrap().contains("sk-x"));
+        assert_eq!(one.digest, two.digest, "the count of servers");
+        assert_eq!(two.digest, swapped.digest, "their order");
+        // What the servers are asked still counts.
+        let other =
+            digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n  model: m2\n");
+        assert_ne!(one.digest, other.digest);
+        // A list reads back as written; a recorded single URL stays a string.
+        let back: RunIdentity =
+            serde_json::from_str(&serde_json::to_string(&two).unwrap()).unwrap();
+        assert_eq!(back, two);
+        let json = serde_json::to_value(&one).unwrap();
+        assert_eq!(
+            json["config"]["chat"]["endpoint"]["base_url"],
+            serde_json::json!("http://127.0.0.1:1/v1")
+        );
     }
 
     #[test]

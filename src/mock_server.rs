@@ -93,9 +93,16 @@ struct Counters {
     hung: AtomicU64,
 }
 
+/// Most chat arrival times kept for `GET /stats/arrivals`.
+const MAX_ARRIVALS: usize = 10_000;
+
 struct AppState {
     opts: ServerOptions,
     counters: Counters,
+    /// When the server started, and when each chat request arrived (the first
+    /// [`MAX_ARRIVALS`]), so tests can check a client's pacing by the server's clock.
+    started: std::time::Instant,
+    arrivals: Mutex<Vec<Duration>>,
     rng: Mutex<fastrand::Rng>,
     model: MockModel,
     embedder: HashEmbedder,
@@ -140,6 +147,8 @@ pub fn router(opts: ServerOptions) -> Router {
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
         queries: Mutex::default(),
+        started: std::time::Instant::now(),
+        arrivals: Mutex::new(Vec::new()),
         opts: opts.clone(),
     });
     Router::new()
@@ -148,6 +157,7 @@ pub fn router(opts: ServerOptions) -> Router {
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/requests", get(requests))
+        .route("/stats/arrivals", get(arrivals))
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -275,6 +285,12 @@ fn content_text(v: &Value) -> String {
 }
 
 async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    {
+        let mut a = state.arrivals.lock().expect("arrivals lock");
+        if a.len() < MAX_ARRIVALS {
+            a.push(state.started.elapsed());
+        }
+    }
     if let Err(r) = authorize(&state, &headers) {
         return r;
     }
@@ -496,6 +512,14 @@ async fn requests(State(state): State<Arc<AppState>>) -> Response {
         .cloned()
         .collect();
     Json(json!({ "requests": kept })).into_response()
+}
+
+/// `{"chat_ms": [...]}`: when each chat request arrived, in milliseconds since the server
+/// started, in arrival order.
+async fn arrivals(State(state): State<Arc<AppState>>) -> Response {
+    let a = state.arrivals.lock().expect("arrivals lock");
+    let ms: Vec<f64> = a.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    Json(json!({ "chat_ms": ms })).into_response()
 }
 
 /// The address text users connect to.

@@ -1,5 +1,6 @@
 //! Progress over model calls, on stderr and never with `--quiet`: a bar on a terminal, and
 //! elsewhere (a CI log, a file) a plain line every few seconds, so long work is never silent.
+//! Under a rate limit both also say how long calls were held back by it.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::http::Held;
 use crate::sweep::{CallEvent, ProgressFn};
 
 /// How often a plain progress line is written when stderr is not a terminal.
@@ -60,22 +62,23 @@ impl Counts {
 }
 
 /// The progress display and the callback that feeds it, or nothing when no one would see it.
-pub fn call_bar(quiet: bool) -> Option<(Progress, ProgressFn)> {
+/// With `held` (a rate limit is set), it shows the time calls waited for the limit.
+pub fn call_bar(quiet: bool, held: Option<Arc<Held>>) -> Option<(Progress, ProgressFn)> {
     if quiet {
         return None;
     }
     if std::io::stderr().is_terminal() {
-        return Some(bar());
+        return Some(bar(held));
     }
     let interval = std::env::var(INTERVAL_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|&ms| ms > 0)
         .map_or(DEFAULT_INTERVAL, Duration::from_millis);
-    Some(lines(interval))
+    Some(lines(interval, held))
 }
 
-fn bar() -> (Progress, ProgressFn) {
+fn bar(held: Option<Arc<Held>>) -> (Progress, ProgressFn) {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
@@ -97,9 +100,13 @@ fn bar() -> (Progress, ProgressFn) {
             b.set_length(e.total as u64);
         }
         b.set_message(format!(
-            "cached {} errors {}",
+            "cached {} errors {}{}",
             counts.cached.load(Ordering::Relaxed),
-            counts.failed.load(Ordering::Relaxed)
+            counts.failed.load(Ordering::Relaxed),
+            held.as_ref().map_or(String::new(), |h| format!(
+                " rate-limited {}",
+                duration(h.total().as_secs_f64())
+            ))
         ));
         b.set_position(e.done as u64);
     });
@@ -107,7 +114,7 @@ fn bar() -> (Progress, ProgressFn) {
 }
 
 /// A line every `interval` on stderr until stopped; nothing at all for work shorter than that.
-fn lines(interval: Duration) -> (Progress, ProgressFn) {
+fn lines(interval: Duration, held: Option<Arc<Held>>) -> (Progress, ProgressFn) {
     let counts = Arc::new(Counts::default());
     let stop = Arc::new(AtomicBool::new(false));
     let (c, s) = (counts.clone(), stop.clone());
@@ -121,12 +128,15 @@ fn lines(interval: Duration) -> (Progress, ProgressFn) {
                 continue;
             }
             next += interval;
-            let text = line(
+            let mut text = line(
                 c.done.load(Ordering::Relaxed),
                 c.total.load(Ordering::Relaxed),
                 c.failed.load(Ordering::Relaxed),
                 elapsed,
             );
+            if let Some(h) = &held {
+                text.push_str(&held_suffix(h.total()));
+            }
             // A closed stderr is no reason to stop the sweep.
             let _ = writeln!(std::io::stderr(), "{text}");
         }
@@ -161,6 +171,11 @@ pub fn line(done: usize, total: usize, errors: usize, elapsed: Duration) -> Stri
     )
 }
 
+/// `, 12s held by the rate limit`: appended to a progress line under a rate limit.
+pub fn held_suffix(held: Duration) -> String {
+    format!(", {} held by the rate limit", duration(held.as_secs_f64()))
+}
+
 /// `45s`, `3m05s`, `1h02m`
 fn duration(secs: f64) -> String {
     let s = secs.ceil() as u64;
@@ -192,5 +207,10 @@ mod tests {
             "progress: 1/400 calls, 1.0 calls/s, eta 6m39s, 2 errors"
         );
         assert_eq!(duration(3725.0), "1h02m");
+        assert_eq!(
+            held_suffix(Duration::from_millis(12_300)),
+            ", 13s held by the rate limit"
+        );
+        assert_eq!(held_suffix(Duration::ZERO), ", 0s held by the rate limit");
     }
 }

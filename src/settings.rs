@@ -15,7 +15,7 @@ use crate::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::error::InputError;
 use crate::gate::policy::{self, Limits, Policy};
-use crate::http::{Endpoint, RetryPolicy};
+use crate::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy};
 use crate::prompt::{RefusalMatch, RefusalPatterns};
 use crate::stats::Pricing;
 use crate::sweep::grid::{self, Decimal, Grid};
@@ -30,30 +30,47 @@ pub struct Pipeline {
     pub currency: String,
     /// The judge model, when `judge:` is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
-    /// Whether the chat server refused [`crate::http::DEAD_AFTER`] connections in a row
+    /// Whether every chat server refused [`crate::http::DEAD_AFTER`] connections in a row
     /// (`openai` only): the sweep then stops early.
     pub chat_dead: Option<Arc<crate::http::DeadServer>>,
+    /// Time calls were held back by a rate limit, when any section sets one (for progress).
+    pub rate_limited: Option<Arc<Held>>,
     /// The same for the judge's server.
     pub judge_dead: Option<Arc<crate::http::DeadServer>>,
 }
 
-fn endpoint(http: HttpConfig<'_>) -> Result<Endpoint> {
-    Endpoint::new(
-        &http.base_url(),
-        http.api_key_env,
-        &http
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect::<Vec<_>>(),
-        Duration::from_secs_f64(http.timeout_s),
-        RetryPolicy {
-            max_attempts: http.max_retries + 1,
-            base_delay: Duration::from_millis(http.backoff_ms),
-            ..RetryPolicy::default()
-        },
+/// The servers of a section with its rate limit; waiting is counted in `held`.
+fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoints> {
+    let headers: Vec<(String, String)> = http
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let servers = http
+        .base_urls()
+        .iter()
+        .map(|url| {
+            Endpoint::new(
+                url,
+                http.api_key_env,
+                &headers,
+                Duration::from_secs_f64(http.timeout_s),
+                RetryPolicy {
+                    max_attempts: http.max_retries + 1,
+                    base_delay: Duration::from_millis(http.backoff_ms),
+                    ..RetryPolicy::default()
+                },
+            )
+            .map_err(|e| anyhow::anyhow!(e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let limiter = RateLimiter::new(
+        http.requests_per_minute,
+        http.tokens_per_minute,
+        held.clone(),
     )
-    .map_err(|e| anyhow::anyhow!(e))
+    .map(Arc::new);
+    Ok(Endpoints::new(servers, limiter))
 }
 
 impl Pipeline {
@@ -67,12 +84,18 @@ impl Pipeline {
         let c = &cfg.config;
         let cache_dir = cfg.resolve(&c.cache.dir);
         let cache = cache.filter(|_| c.cache.enabled);
+        let held = Arc::new(Held::default());
+        let mut rate_limited = false;
         let embedder: Arc<dyn Embedder> = match c.embedder.kind {
             EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
             EmbedderKind::Openai => {
                 let http: Arc<dyn Embedder> = Arc::new(
                     OpenAiEmbedder::new(
-                        endpoint(c.embedder.http())?,
+                        {
+                            let endpoints = endpoint(c.embedder.http(), &held)?;
+                            rate_limited |= endpoints.limiter.is_some();
+                            endpoints
+                        },
                         &c.embedder.model,
                         c.embedder.batch_size,
                         c.embedder.concurrency,
@@ -90,8 +113,9 @@ impl Pipeline {
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
-                let endpoint = endpoint(c.chat.http())?;
+                let endpoint = endpoint(c.chat.http(), &held)?;
                 chat_dead = Some(endpoint.dead.clone());
+                rate_limited |= endpoint.limiter.is_some();
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(
                         endpoint,
@@ -116,8 +140,9 @@ impl Pipeline {
             }
             Some(j) => {
                 // Temperature 0 and no token cap: a grade should not depend on the dice.
-                let endpoint = endpoint(j.http())?;
+                let endpoint = endpoint(j.http(), &held)?;
                 judge_dead = Some(endpoint.dead.clone());
+                rate_limited |= endpoint.limiter.is_some();
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
                         .map_err(|e| anyhow::anyhow!(e))?,
@@ -143,6 +168,7 @@ impl Pipeline {
         Ok(Pipeline {
             chat_dead,
             judge_dead,
+            rate_limited: rate_limited.then_some(held),
             embedder,
             model,
             judge,

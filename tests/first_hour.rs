@@ -236,7 +236,7 @@ fn init_over_existing_markdown_lists_its_headings() {
 }
 
 /// The schema `rageval schema WHICH` prints, compiled.
-fn validator(which: &str) -> jsonschema::Validator {
+pub fn validator(which: &str) -> jsonschema::Validator {
     let p = Project::empty();
     let out = p.cmd(&["schema", which]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -249,7 +249,7 @@ fn yaml_file(path: &std::path::Path) -> Value {
     serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+pub fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc).map(|e| e.to_string()).collect()
 }
 

@@ -116,7 +116,7 @@ pub fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project
 /// results.json without the figures that vary from run to run (latency) or name the backend
 /// (call digests cover the model's name and parameters): each run with its call's reply and
 /// tokens in place of the digest, and the settings' statistics.
-fn comparable(p: &Project, out: &str) -> (Value, Value) {
+pub fn comparable(p: &Project, out: &str) -> (Value, Value) {
     let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
     let calls = v["calls"].take();
     for run in v["runs"].as_array_mut().unwrap() {
@@ -141,7 +141,7 @@ fn comparable(p: &Project, out: &str) -> (Value, Value) {
     (v["runs"].take(), v["summary"]["settings"].take())
 }
 
-fn builtin(p: &Project) -> (Value, Value) {
+pub fn builtin(p: &Project) -> (Value, Value) {
     p.cmd(&[
         "sweep",
         "--config",

@@ -8,6 +8,7 @@ mod commands;
 mod dry_run;
 mod errors;
 mod first_hour;
+mod fleet;
 mod gate;
 mod gate_errors;
 mod gate_output;

@@ -10,13 +10,13 @@ use super::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
     ErrorKind, Usage,
 };
-use crate::http::{self, status_failure, transport_failure, Endpoint, Failure};
+use crate::http::{self, status_failure, transport_failure, Endpoint, Endpoints, Failure};
 use crate::BoxFuture;
 
 #[derive(Debug, Clone)]
 pub struct OpenAiChat {
     client: reqwest::Client,
-    endpoint: Endpoint,
+    endpoints: Endpoints,
     model: String,
     temperature: f64,
     max_tokens: Option<u32>,
@@ -24,8 +24,9 @@ pub struct OpenAiChat {
 }
 
 impl OpenAiChat {
+    /// A client of `endpoints`: one server, or several sharing a rate limit.
     pub fn new(
-        endpoint: Endpoint,
+        endpoints: impl Into<Endpoints>,
         model: &str,
         temperature: f64,
         max_tokens: Option<u32>,
@@ -33,12 +34,18 @@ impl OpenAiChat {
     ) -> Result<Self, String> {
         Ok(OpenAiChat {
             client: http::client()?,
-            endpoint,
+            endpoints: endpoints.into(),
             model: model.to_string(),
             temperature,
             max_tokens,
             stream,
         })
+    }
+
+    /// What a request costs under `tokens_per_minute`: the prompt-token estimate plus
+    /// `max_tokens` (what a hosted API reserves for the reply), when set.
+    fn cost(&self, request: &ChatRequest) -> u64 {
+        estimate_prompt_tokens(&request.messages) + u64::from(self.max_tokens.unwrap_or(0))
     }
 
     fn body(&self, request: &ChatRequest) -> Vec<u8> {
@@ -60,27 +67,31 @@ impl OpenAiChat {
         serde_json::to_vec(&body).expect("a JSON value serializes")
     }
 
-    async fn attempt(&self, request: &ChatRequest, body: Vec<u8>) -> Result<ChatReply, Failure> {
+    async fn attempt(
+        &self,
+        server: &Endpoint,
+        request: &ChatRequest,
+        body: Vec<u8>,
+    ) -> Result<ChatReply, Failure> {
         let started = Instant::now();
-        let mut response = self
-            .endpoint
+        let mut response = server
             .post(&self.client, "chat/completions", body)
             .send()
             .await
-            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+            .map_err(|e| transport_failure(&e, server))?;
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
             let bytes = response.bytes().await.unwrap_or_default();
-            return Err(status_failure(status, &headers, &bytes, &self.endpoint));
+            return Err(status_failure(status, &headers, &bytes, server));
         }
         let (text, usage, ttft) = if self.stream {
-            read_stream(&mut response, started, &self.endpoint).await?
+            read_stream(&mut response, started, server).await?
         } else {
             let bytes = response
                 .bytes()
                 .await
-                .map_err(|e| transport_failure(&e, &self.endpoint))?;
+                .map_err(|e| transport_failure(&e, server))?;
             let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 Failure::fatal(ErrorKind::Malformed, format!("response is not JSON: {e}"))
             })?;
@@ -196,7 +207,47 @@ impl ChatModel for OpenAiChat {
     ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
         Box::pin(async move {
             let body = self.body(request);
-            http::call(&self.endpoint, || self.attempt(request, body.clone())).await
+            http::call_any(&self.endpoints, self.cost(request), |server| {
+                self.attempt(server, request, body.clone())
+            })
+            .await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::RetryPolicy;
+    use crate::prompt::{Message, Role};
+
+    #[test]
+    fn a_request_costs_its_prompt_estimate_plus_max_tokens() {
+        let server = Endpoint::new(
+            "http://127.0.0.1:1/v1",
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .unwrap();
+        let request = ChatRequest {
+            messages: vec![
+                Message {
+                    role: Role::System,
+                    content: "abcde".into(),
+                },
+                Message {
+                    role: Role::User,
+                    content: "abcd".into(),
+                },
+            ],
+            seed: None,
+        };
+        // 5 characters: 2 tokens; 4 characters: 1.
+        let chat = OpenAiChat::new(server.clone(), "m", 0.0, Some(100), false).unwrap();
+        assert_eq!(chat.cost(&request), 103);
+        let chat = OpenAiChat::new(server, "m", 0.0, None, false).unwrap();
+        assert_eq!(chat.cost(&request), 3);
     }
 }

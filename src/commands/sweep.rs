@@ -47,7 +47,10 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if s.dry_run {
         return dry_run(&s, &ws, retriever).await;
     }
-    let bar = crate::progress::call_bar(s.quiet || s.format == OutputFormat::Json);
+    let bar = crate::progress::call_bar(
+        s.quiet || s.format == OutputFormat::Json,
+        s.pipeline.rate_limited.clone(),
+    );
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
@@ -76,7 +79,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     if s.pipeline.chat_dead.as_ref().is_some_and(|d| d.is_dead()) {
         // Every later call failed at once: a report would only look valid, and the cache
         // keeps the calls that finished, so a rerun resumes.
-        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        let url = s.config.config.chat.http().shown();
         anyhow::bail!(
             "the sweep stopped early: {} connection attempts in a row failed ({}); no report written; is the model server at `{url}` running?",
             crate::http::DEAD_AFTER,
@@ -85,7 +88,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = crate::redact::url(&s.config.config.chat.http().base_url());
+        let url = s.config.config.chat.http().shown();
         let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
             format!("check the key in `${}`", s.config.config.chat.api_key_env)
         } else if c
@@ -104,7 +107,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     let judge_url = || {
         let j = s.config.config.judge.as_ref();
-        crate::redact::url(&j.map(|j| j.http().base_url()).unwrap_or_default())
+        j.map(|j| j.http().shown()).unwrap_or_default()
     };
     if s.pipeline.judge_dead.as_ref().is_some_and(|d| d.is_dead()) {
         anyhow::bail!(

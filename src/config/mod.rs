@@ -103,7 +103,7 @@ impl LoadedConfig {
         let fail = |segs: &[crate::yaml_loc::Seg<'_>], field: &str, msg: String| {
             Err(InputError::new(path, msg).at(loc.line(segs)).field(field))
         };
-        use crate::yaml_loc::Seg::Key;
+        use crate::yaml_loc::Seg::{Index, Key};
         let c = &self.config;
         let judge = c.judge.as_ref().map(|j| ("judge", j.http()));
         let sections = [("chat", c.chat.http()), ("embedder", c.embedder.http())];
@@ -132,15 +132,52 @@ impl LoadedConfig {
                     ),
                 );
             }
-            if let Some(url) = &http.base_url {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
+            if let Some(urls) = &http.base_url {
+                if urls.urls().is_empty() {
                     return fail(
                         &[Key(section), Key("base_url")],
                         &format!("{section}.base_url"),
-                        format!(
-                            "`{}` must start with http:// or https://",
-                            crate::redact::url(url)
-                        ),
+                        "lists no URL (leave it out for the default)".into(),
+                    );
+                }
+                for (i, url) in urls.urls().iter().enumerate() {
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        let (segs, field) = match urls {
+                            BaseUrls::One(_) => (
+                                vec![Key(section), Key("base_url")],
+                                format!("{section}.base_url"),
+                            ),
+                            BaseUrls::Many(_) => (
+                                vec![Key(section), Key("base_url"), Index(i)],
+                                format!("{section}.base_url[{i}]"),
+                            ),
+                        };
+                        return fail(
+                            &segs,
+                            &field,
+                            format!(
+                                "`{}` must start with http:// or https://",
+                                crate::redact::url(url)
+                            ),
+                        );
+                    }
+                }
+            }
+            if let Some(r) = http.requests_per_minute {
+                if !(1..=MAX_REQUESTS_PER_MINUTE).contains(&r) {
+                    return fail(
+                        &[Key(section), Key("requests_per_minute")],
+                        &format!("{section}.requests_per_minute"),
+                        format!("must be from 1 to {MAX_REQUESTS_PER_MINUTE} (leave it out for no limit), got {r}"),
+                    );
+                }
+            }
+            if let Some(t) = http.tokens_per_minute {
+                if !(1..=MAX_TOKENS_PER_MINUTE).contains(&t) {
+                    return fail(
+                        &[Key(section), Key("tokens_per_minute")],
+                        &format!("{section}.tokens_per_minute"),
+                        format!("must be from 1 to {MAX_TOKENS_PER_MINUTE} (leave it out for no limit), got {t}"),
                     );
                 }
             }

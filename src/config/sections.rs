@@ -9,13 +9,20 @@ use crate::prompt::REFUSAL;
 /// `embedder` share.
 #[derive(Debug, Clone)]
 pub struct HttpConfig<'a> {
-    pub base_url: &'a Option<String>,
+    pub base_url: &'a Option<BaseUrls>,
     pub api_key_env: &'a str,
     pub timeout_s: f64,
     pub max_retries: u32,
     pub backoff_ms: u64,
     pub headers: &'a std::collections::BTreeMap<String, String>,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u64>,
 }
+
+/// Most `requests_per_minute`: a million (past it the limit paces nothing a server notices).
+pub const MAX_REQUESTS_PER_MINUTE: u32 = 1_000_000;
+/// Most `tokens_per_minute`: ten billion.
+pub const MAX_TOKENS_PER_MINUTE: u64 = 10_000_000_000;
 
 /// Longest `timeout_s`: a day. Past it a value is a typo (and `1e20` no duration at all).
 pub const MAX_TIMEOUT_S: f64 = 86_400.0;
@@ -27,16 +34,54 @@ pub const MAX_BACKOFF_MS: u64 = 60_000;
 pub const DEFAULT_BACKOFF_MS: u64 = 200;
 
 impl HttpConfig<'_> {
-    /// The base URL: the config's, else `$OPENAI_BASE_URL`, else OpenAI's.
-    pub fn base_url(&self) -> String {
-        self.base_url
-            .clone()
-            .or_else(|| {
-                std::env::var("OPENAI_BASE_URL")
-                    .ok()
-                    .filter(|u| !u.is_empty())
-            })
-            .unwrap_or_else(|| "https://api.openai.com/v1".into())
+    /// The base URLs in their listed order: the config's, else `$OPENAI_BASE_URL`, else
+    /// OpenAI's.
+    pub fn base_urls(&self) -> Vec<String> {
+        match self.base_url {
+            Some(urls) if !urls.urls().is_empty() => urls.urls().to_vec(),
+            _ => vec![std::env::var("OPENAI_BASE_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| "https://api.openai.com/v1".into())],
+        }
+    }
+
+    /// The base URLs as messages show them: redacted, comma-separated.
+    pub fn shown(&self) -> String {
+        self.base_urls()
+            .iter()
+            .map(|u| crate::redact::url(u))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `base_url`: one server, or a list of servers that serve the same model (each call goes to
+/// the one with the fewest calls in flight; docs/http.md).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum BaseUrls {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl BaseUrls {
+    pub fn urls(&self) -> &[String] {
+        match self {
+            BaseUrls::One(u) => std::slice::from_ref(u),
+            BaseUrls::Many(v) => v,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BaseUrls {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::yaml_de::{either, Either};
+        match either(d, "a URL or a list of URLs", false)? {
+            Either::Text(s) => Ok(BaseUrls::One(s)),
+            Either::Many(v) => Ok(BaseUrls::Many(v)),
+            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
+        }
     }
 }
 
@@ -51,6 +96,8 @@ macro_rules! http_view {
                     max_retries: self.max_retries,
                     backoff_ms: self.backoff_ms,
                     headers: &self.headers,
+                    requests_per_minute: self.requests_per_minute,
+                    tokens_per_minute: self.tokens_per_minute,
                 }
             }
         }
@@ -73,8 +120,9 @@ pub struct EmbedderConfig {
     pub batch_size: usize,
     /// Embedding requests in flight at once (`openai` only).
     pub concurrency: usize,
-    /// Base URL with the version path (`openai` only). Default: `$OPENAI_BASE_URL`, else OpenAI's.
-    pub base_url: Option<String>,
+    /// Base URL with the version path (`openai` only), or a list of servers of the same model.
+    /// Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<BaseUrls>,
     /// The environment variable holding the API key; the key itself never goes in a file.
     pub api_key_env: String,
     /// Seconds before an attempt is abandoned.
@@ -89,6 +137,11 @@ pub struct EmbedderConfig {
     /// The most tokens the model reads in one input (all-MiniLM-L6-v2: 512). A chunk or question
     /// estimated longer is refused before the sweep, naming it. Default: no limit.
     pub max_input_tokens: Option<usize>,
+    /// Requests sent per minute at most, paced evenly (`openai` only). Default: no limit.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens sent per minute at most: a request costs its estimated prompt tokens plus
+    /// `max_tokens` (`openai` only). Default: no limit.
+    pub tokens_per_minute: Option<u64>,
 }
 
 impl Default for EmbedderConfig {
@@ -106,6 +159,8 @@ impl Default for EmbedderConfig {
             backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
             max_input_tokens: None,
+            requests_per_minute: None,
+            tokens_per_minute: None,
         }
     }
 }
@@ -151,8 +206,9 @@ pub struct ChatConfig {
     pub max_tokens: Option<u32>,
     /// Use the streamed endpoint (records time to first token).
     pub stream: bool,
-    /// Base URL with the version path (`openai` only). Default: `$OPENAI_BASE_URL`, else OpenAI's.
-    pub base_url: Option<String>,
+    /// Base URL with the version path (`openai` only), or a list of servers of the same model.
+    /// Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<BaseUrls>,
     /// The environment variable holding the API key; the key itself never goes in a file.
     pub api_key_env: String,
     /// Seconds before an attempt is abandoned.
@@ -164,6 +220,11 @@ pub struct ChatConfig {
     pub backoff_ms: u64,
     /// Extra request headers (values are redacted in reports).
     pub headers: std::collections::BTreeMap<String, String>,
+    /// Requests sent per minute at most, paced evenly (`openai` only). Default: no limit.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens sent per minute at most: a request costs its estimated prompt tokens plus
+    /// `max_tokens` (`openai` only). Default: no limit.
+    pub tokens_per_minute: Option<u64>,
 }
 
 impl Default for ChatConfig {
@@ -180,6 +241,8 @@ impl Default for ChatConfig {
             max_retries: 4,
             backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
         }
     }
 }
@@ -285,8 +348,9 @@ pub struct JudgeConfig {
     pub kind: ChatKind,
     /// Model name sent to the server.
     pub model: String,
-    /// Base URL with the version path. Default: `$OPENAI_BASE_URL`, else OpenAI's.
-    pub base_url: Option<String>,
+    /// Base URL with the version path, or a list of them (calls go to the server with the
+    /// fewest in flight). Default: `$OPENAI_BASE_URL`, else OpenAI's.
+    pub base_url: Option<BaseUrls>,
     /// The environment variable holding the API key; the key itself never goes in a file.
     pub api_key_env: String,
     /// Seconds before an attempt is abandoned.
@@ -298,6 +362,11 @@ pub struct JudgeConfig {
     pub backoff_ms: u64,
     /// Extra request headers (values are redacted in reports).
     pub headers: std::collections::BTreeMap<String, String>,
+    /// Requests sent per minute at most, paced evenly. Default: no limit.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens sent per minute at most: a request costs its estimated prompt tokens. Default:
+    /// no limit.
+    pub tokens_per_minute: Option<u64>,
     /// Price of a million judge prompt tokens.
     pub prompt_per_million: f64,
     /// Price of a million judge completion tokens.
@@ -315,6 +384,8 @@ impl Default for JudgeConfig {
             max_retries: 4,
             backoff_ms: DEFAULT_BACKOFF_MS,
             headers: Default::default(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
             prompt_per_million: 0.0,
             completion_per_million: 0.0,
         }

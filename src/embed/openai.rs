@@ -3,14 +3,14 @@
 use serde_json::{json, Value};
 
 use super::{EmbedError, Embedder};
-use crate::chat::ErrorKind;
-use crate::http::{self, status_failure, transport_failure, Endpoint, Failure};
+use crate::chat::{estimate_tokens, ErrorKind};
+use crate::http::{self, status_failure, transport_failure, Endpoint, Endpoints, Failure};
 use crate::BoxFuture;
 
 #[derive(Debug, Clone)]
 pub struct OpenAiEmbedder {
     client: reqwest::Client,
-    endpoint: Endpoint,
+    endpoints: Endpoints,
     model: String,
     batch_size: usize,
     concurrency: usize,
@@ -18,15 +18,16 @@ pub struct OpenAiEmbedder {
 }
 
 impl OpenAiEmbedder {
+    /// A client of `endpoints`: one server, or several sharing a rate limit.
     pub fn new(
-        endpoint: Endpoint,
+        endpoints: impl Into<Endpoints>,
         model: &str,
         batch_size: usize,
         concurrency: usize,
     ) -> Result<Self, String> {
         Ok(OpenAiEmbedder {
             client: http::client()?,
-            endpoint,
+            endpoints: endpoints.into(),
             model: model.to_string(),
             batch_size: batch_size.max(1),
             concurrency: concurrency.max(1),
@@ -40,22 +41,21 @@ impl OpenAiEmbedder {
         self
     }
 
-    async fn batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
+    async fn batch(&self, server: &Endpoint, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
         let body = serde_json::to_vec(&json!({"model": self.model, "input": texts})).expect("JSON");
-        let response = self
-            .endpoint
+        let response = server
             .post(&self.client, "embeddings", body)
             .send()
             .await
-            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+            .map_err(|e| transport_failure(&e, server))?;
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| transport_failure(&e, &self.endpoint))?;
+            .map_err(|e| transport_failure(&e, server))?;
         if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, &self.endpoint));
+            return Err(status_failure(status, &headers, &bytes, server));
         }
         let malformed =
             |m: &str| Failure::fatal(ErrorKind::Malformed, format!("embeddings response {m}"));
@@ -104,7 +104,13 @@ impl Embedder for OpenAiEmbedder {
             // check of a boxed future cannot see through a closure's lifetimes).
             let calls: Vec<_> = texts
                 .chunks(self.batch_size)
-                .map(|batch| http::call(&self.endpoint, move || self.batch(batch)))
+                .map(|batch| {
+                    // Under `tokens_per_minute` a batch costs the estimated tokens of its texts.
+                    let tokens = batch.iter().map(|t| estimate_tokens(t)).sum();
+                    http::call_any(&self.endpoints, tokens, move |server| {
+                        self.batch(server, batch)
+                    })
+                })
                 .collect();
             let batches: Vec<Vec<Vec<f32>>> = stream::iter(calls)
                 .buffered(self.concurrency)
@@ -113,7 +119,7 @@ impl Embedder for OpenAiEmbedder {
                     EmbedError(format!(
                         "{} at {}/embeddings: {}",
                         e.kind.as_str(),
-                        self.endpoint.shown,
+                        self.endpoints.shown,
                         e.message
                     ))
                 })
