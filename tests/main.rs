@@ -18,6 +18,7 @@ mod http;
 mod insight;
 mod repeat;
 mod retrievers;
+mod scale;
 mod scenarios;
 mod schema;
 mod secrets;
