@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+use crate::sweep::request_digest;
 
 /// What the executor reports after each finished call.
 #[derive(Debug, Clone, Copy)]
@@ -71,4 +72,58 @@ pub async fn execute(
         .into_iter()
         .map(|r| r.expect("every request index is taken by exactly one worker"))
         .collect()
+}
+
+/// The log digest of each request ([`request_digest`]), worked out on every core: each is a
+/// JSON rendering and a sha256 of the whole prompt, and a large sweep has tens of thousands.
+pub fn digests(model: &dyn ChatModel, requests: &[ChatRequest]) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = requests.len().div_ceil(threads).max(256);
+    if requests.len() <= per_thread {
+        return requests.iter().map(|r| request_digest(model, r)).collect();
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = requests
+            .chunks(per_thread)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|r| request_digest(model, r))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| {
+                p.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::mock::MockModel;
+    use crate::prompt::{Message, Role};
+
+    #[test]
+    fn digests_on_every_core_equal_one_at_a_time_in_order() {
+        let model = MockModel::default();
+        let requests: Vec<ChatRequest> = (0..1000)
+            .map(|i| ChatRequest {
+                messages: vec![Message {
+                    role: Role::User,
+                    content: format!("question {i}"),
+                }],
+                seed: None,
+            })
+            .collect();
+        let one_by_one: Vec<String> = requests.iter().map(|r| request_digest(&model, r)).collect();
+        assert_eq!(digests(&model, &requests), one_by_one);
+        assert_eq!(digests(&model, &requests[..3]), one_by_one[..3]);
+        assert!(digests(&model, &[]).is_empty());
+    }
 }
