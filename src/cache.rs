@@ -191,7 +191,7 @@ pub struct CachedReply {
 /// A chat model behind the cache. Failed calls are not cached.
 pub struct CachedModel {
     inner: Arc<dyn ChatModel>,
-    store: Store<CachedReply>,
+    store: Arc<Store<CachedReply>>,
     mode: CacheMode,
     pub hits: AtomicUsize,
 }
@@ -204,12 +204,31 @@ impl CachedModel {
     /// A cache in a file of its own: the judge's replies live in `judge.jsonl`, apart from the
     /// model's, so the two never share a key.
     pub fn open(inner: Arc<dyn ChatModel>, file: &Path, mode: CacheMode) -> Result<Self> {
-        Ok(CachedModel {
+        Ok(Self::sharing(
             inner,
-            store: Store::open(file, mode)?,
+            Arc::new(Store::open(file, mode)?),
+            mode,
+        ))
+    }
+
+    /// A model behind a store other models share: the chat profiles of one sweep all live in
+    /// `chat.jsonl` (their keys differ by model identity), written through one handle.
+    pub fn sharing(
+        inner: Arc<dyn ChatModel>,
+        store: Arc<Store<CachedReply>>,
+        mode: CacheMode,
+    ) -> Self {
+        CachedModel {
+            inner,
+            store,
             mode,
             hits: AtomicUsize::new(0),
-        })
+        }
+    }
+
+    /// The store [`CachedModel::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<CachedReply>>> {
+        Ok(Arc::new(Store::open(&dir.join("chat.jsonl"), mode)?))
     }
 }
 

@@ -37,6 +37,15 @@ pub struct Pipeline {
     pub rate_limited: Option<Arc<Held>>,
     /// The same for the judge's server.
     pub judge_dead: Option<Arc<crate::http::DeadServer>>,
+    /// The chat models of `--chat`/`--temperature` besides `model` (see
+    /// [`Pipeline::add_chat_variants`]); empty otherwise.
+    pub chat_variants: Vec<crate::sweep::ChatVariant>,
+    /// The response cache `model` writes through, which the variants share.
+    chat_store: Option<Arc<crate::cache::Store<crate::cache::CachedReply>>>,
+    /// Whether calls are cached, and how (`None`: not at all).
+    cache: Option<CacheMode>,
+    cache_dir: PathBuf,
+    held: Arc<Held>,
 }
 
 /// The servers of a section with its rate limit; waiting is counted in `held`.
@@ -110,6 +119,7 @@ impl Pipeline {
             }
         };
         let mut chat_dead = None;
+        let mut chat_store = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
@@ -127,7 +137,11 @@ impl Pipeline {
                     .map_err(|e| anyhow::anyhow!(e))?,
                 );
                 match cache {
-                    Some(mode) => Arc::new(CachedModel::new(http, &cache_dir, mode)?),
+                    Some(mode) => {
+                        let store = CachedModel::open_store(&cache_dir, mode)?;
+                        chat_store = Some(store.clone());
+                        Arc::new(CachedModel::sharing(http, store, mode))
+                    }
                     None => http,
                 }
             }
@@ -168,7 +182,12 @@ impl Pipeline {
         Ok(Pipeline {
             chat_dead,
             judge_dead,
-            rate_limited: rate_limited.then_some(held),
+            chat_variants: Vec::new(),
+            chat_store,
+            cache,
+            cache_dir,
+            rate_limited: rate_limited.then_some(held.clone()),
+            held,
             embedder,
             model,
             judge,
@@ -198,6 +217,93 @@ impl Pipeline {
             },
         })
     }
+}
+
+impl Pipeline {
+    /// Build the chat model of every (profile, temperature) of `grid` but the configured one:
+    /// a profile is `models.NAME` (`default`: the `chat:` section) with the temperature set.
+    /// A variant with the identity of one already built (same model and parameters) reuses
+    /// it, so its equal requests are one call; all share `chat.jsonl`.
+    pub fn add_chat_variants(&mut self, cfg: &LoadedConfig, grid: &Grid) -> Result<()> {
+        let c = &cfg.config;
+        let mut built: Vec<((String, String), Arc<dyn ChatModel>)> = vec![(
+            (self.model.model(), self.model.params().to_string()),
+            self.model.clone(),
+        )];
+        for profile in &grid.chats {
+            let section = chat_profile(cfg, profile)?;
+            for &temperature in &grid.temperatures {
+                if profile == crate::sweep::grid::DEFAULT_PROFILE && temperature.is_none() {
+                    continue;
+                }
+                let mut section = section.clone();
+                if let Some(t) = temperature {
+                    section.temperature = t.to_f64();
+                }
+                section.stream |= c.chat.stream;
+                let raw: Arc<dyn ChatModel> = match section.kind {
+                    ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+                    ChatKind::Openai => {
+                        let endpoint = endpoint(section.http(), &self.held)?;
+                        if endpoint.limiter.is_some() {
+                            self.rate_limited = Some(self.held.clone());
+                        }
+                        Arc::new(
+                            OpenAiChat::new(
+                                endpoint,
+                                &section.model,
+                                section.temperature,
+                                section.max_tokens,
+                                section.stream,
+                            )
+                            .map_err(|e| anyhow::anyhow!(e))?,
+                        )
+                    }
+                };
+                let id = (raw.model(), raw.params().to_string());
+                let model = match built.iter().find(|(b, _)| *b == id) {
+                    Some((_, m)) => m.clone(),
+                    None => {
+                        let model: Arc<dyn ChatModel> = match (self.cache, section.kind) {
+                            (Some(mode), ChatKind::Openai) => {
+                                let store = match &self.chat_store {
+                                    Some(s) => s.clone(),
+                                    None => {
+                                        let s = CachedModel::open_store(&self.cache_dir, mode)?;
+                                        self.chat_store = Some(s.clone());
+                                        s
+                                    }
+                                };
+                                Arc::new(CachedModel::sharing(raw, store, mode))
+                            }
+                            _ => raw,
+                        };
+                        built.push((id, model.clone()));
+                        model
+                    }
+                };
+                self.chat_variants.push(crate::sweep::ChatVariant {
+                    profile: profile.clone(),
+                    temperature,
+                    model,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The config section of chat profile `name`; an unknown name lists the known ones.
+fn chat_profile<'c>(cfg: &'c LoadedConfig, name: &str) -> Result<&'c crate::config::ChatConfig> {
+    if name == crate::sweep::grid::DEFAULT_PROFILE {
+        return Ok(&cfg.config.chat);
+    }
+    cfg.config.models.get(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "invalid --chat: unknown chat profile `{name}`; the config defines {}",
+            crate::config::profiles::known(cfg.config.models.keys())
+        )
+    })
 }
 
 /// Everything `rageval sweep` needs, checked.
@@ -269,9 +375,34 @@ impl SweepSettings {
             .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
         let rewrites = grid::parse_names(&rewrite_spec)
             .map_err(|e| anyhow::anyhow!("invalid --rewrite: {e}"))?;
+        let chat_spec = args
+            .chat
+            .or_else(|| cfg.config.sweep.chat.as_ref().map(|s| s.to_spec()));
+        let chats = match &chat_spec {
+            None => vec![grid::DEFAULT_PROFILE.to_string()],
+            Some(spec) => {
+                grid::parse_profiles(spec).map_err(|e| anyhow::anyhow!("invalid --chat: {e}"))?
+            }
+        };
+        for name in &chats {
+            chat_profile(&cfg, name)?;
+        }
+        let temperature_spec = args
+            .temperature
+            .or_else(|| cfg.config.sweep.temperature.as_ref().map(|s| s.to_spec()));
+        let temperatures = match &temperature_spec {
+            None => vec![None],
+            Some(spec) => grid::parse_temperatures(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --temperature: {e}"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
         cfg.config.sweep.order = crate::config::NameSpec::Text(order_spec);
         cfg.config.sweep.format = crate::config::NameSpec::Text(format_spec);
         cfg.config.sweep.rewrite = crate::config::NameSpec::Text(rewrite_spec);
+        cfg.config.sweep.chat = chat_spec.map(crate::config::NameSpec::Text);
+        cfg.config.sweep.temperature = temperature_spec.map(crate::config::ValueSpec::Text);
         // The effective values go back into the config, so reports and the digest show them.
         cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
         cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
@@ -327,7 +458,7 @@ impl SweepSettings {
                 cfg.config.cache.dir, sh.index, sh.count
             );
         }
-        let pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
+        let mut pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
         let gate = if args.gate {
             // With --format json, stdout belongs to the results document.
             let summary = match (quiet, output) {
@@ -356,6 +487,18 @@ impl SweepSettings {
                 crate::repeat::MAX_REPEAT
             );
         }
+        let grid = Grid {
+            min_scores,
+            ks,
+            orders,
+            formats,
+            rewrites,
+            chats,
+            temperatures,
+            embedders: vec![grid::DEFAULT_PROFILE.to_string()],
+            chunk_tokens: vec![None],
+        };
+        pipeline.add_chat_variants(&cache_cfg, &grid)?;
         let mut effective = crate::identity::EffectiveConfig::new(&cfg.config);
         effective.sweep.repeat = args.repeat;
         let identity = crate::identity::RunIdentity::new(effective);
@@ -367,13 +510,7 @@ impl SweepSettings {
             repeat: args.repeat,
             gate,
             allow_errors: args.allow_errors,
-            grid: Grid {
-                min_scores,
-                ks,
-                orders,
-                formats,
-                rewrites,
-            },
+            grid,
             evalsets,
             out,
             pipeline,

@@ -49,11 +49,20 @@ fn values(v: &Value) -> Vec<&Value> {
     }
 }
 
-/// The sample, follow-ups rewritten and injection probes, so that most optional parts appear.
+/// The sample, follow-ups rewritten, injection probes and two chat profiles, so that most
+/// optional parts appear.
 fn full_sweep() -> Project {
     let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nmodels:\n  alt:\n    kind: mock\n",
+    );
     p.cmd(&[
         "sweep",
+        "--chat",
+        "default,alt",
+        "--temperature",
+        "0",
         "--evalset",
         "evalsets/club.yaml",
         "--evalset",

@@ -8,6 +8,7 @@ use crate::exit::ExitStatus;
 use crate::report::{self, Exporter, Meta, Results, SetMeta};
 use crate::settings::SweepSettings;
 use crate::stats::aggregate;
+use crate::sweep::grid::DEFAULT_PROFILE;
 use crate::sweep::{Engine, Shard, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
@@ -54,6 +55,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
         judge: s.pipeline.judge.clone(),
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
@@ -219,6 +221,7 @@ async fn dry_run(
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
         // A dry run makes no chat call, so nothing to grade.
         judge: None,
         rules: s.pipeline.rules.clone(),
@@ -230,10 +233,10 @@ async fn dry_run(
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
         OutputFormat::Json => {
-            let doc = serde_json::json!({ "dry_run": [&dry], "currency": s.pipeline.currency });
+            let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&dry_run_text(&[dry], &s.pipeline.currency))?,
+        OutputFormat::Table => super::print(&dry_run_text(&dry, &s.pipeline.currency))?,
     }
     Ok(ExitStatus::Success)
 }
@@ -254,9 +257,15 @@ fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
         "prompt tokens (est.)",
         "prompt cost (est.)",
     ]);
+    // With profiles, a row names its profile and the model behind it.
+    let profiled = rows.len() > 1 || rows.iter().any(|d| d.profile != DEFAULT_PROFILE);
     for d in rows {
         t.add_row([
-            d.model.clone(),
+            if profiled {
+                format!("{} ({})", d.profile, d.model)
+            } else {
+                d.model.clone()
+            },
             d.runs.to_string(),
             d.early_refusals.to_string(),
             d.distinct_prompts.to_string(),

@@ -151,14 +151,14 @@ impl Record {
             identity: r.meta.clone(),
             shard: r.shard,
             summary: Some(Summary::of(r)),
-            dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
+            dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
             corpora,
             questions,
             settings: r
                 .settings
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map()))
+                .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map(r.recorded())))
                 .collect(),
             calls,
             runs,

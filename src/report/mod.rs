@@ -107,6 +107,10 @@ pub struct SettingText {
     ids: Vec<String>,
     /// Every dimension's value, per setting, in [`Setting::COLUMNS`] order.
     values: Vec<Vec<String>>,
+    /// The dimensions results.json and the CSV files name (see [`Results::recorded`]).
+    recorded: Vec<usize>,
+    /// Their values, per setting.
+    recorded_values: Vec<Vec<String>>,
 }
 
 impl Results {
@@ -117,11 +121,39 @@ impl Results {
     }
 
     fn text(&self) -> &SettingText {
-        self.setting_text.get_or_init(|| SettingText {
-            dims: crate::sweep::grid::shown_columns(&self.settings),
-            ids: self.settings.iter().map(Setting::id).collect(),
-            values: self.settings.iter().map(Setting::values).collect(),
+        self.setting_text.get_or_init(|| {
+            let values: Vec<Vec<String>> = self.settings.iter().map(Setting::values).collect();
+            let recorded = crate::sweep::grid::recorded_columns(&self.settings);
+            SettingText {
+                dims: crate::sweep::grid::shown_columns(&self.settings),
+                ids: self.settings.iter().map(Setting::id).collect(),
+                recorded_values: values
+                    .iter()
+                    .map(|v| recorded.iter().map(|&i| v[i].clone()).collect())
+                    .collect(),
+                recorded,
+                values,
+            }
         })
+    }
+
+    /// The dimensions results.json and the CSV files name: the first five always, a model
+    /// dimension when some setting moves it off its default.
+    pub fn recorded(&self) -> &[usize] {
+        &self.text().recorded
+    }
+
+    /// Names of [`Results::recorded`].
+    pub fn recorded_names(&self) -> Vec<&'static str> {
+        self.recorded()
+            .iter()
+            .map(|&i| Setting::COLUMNS[i])
+            .collect()
+    }
+
+    /// Setting `s`'s values for [`Results::recorded`].
+    pub fn recorded_values(&self, s: usize) -> &[String] {
+        &self.text().recorded_values[s]
     }
 
     /// The dimension columns worth showing: minScore and k, and any other dimension that some

@@ -12,12 +12,14 @@ pub mod grid;
 mod plan;
 mod run;
 pub mod shard;
+mod slots;
 
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
+pub use slots::{ChatSlots, ChatVariant};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -217,6 +219,9 @@ pub struct Sweep {
 pub struct Engine {
     pub embedder: Arc<dyn Embedder>,
     pub model: Arc<dyn ChatModel>,
+    /// The chat models settings name besides `model` (`--chat`, `--temperature`); empty when
+    /// every setting uses `model`.
+    pub chat_variants: Vec<ChatVariant>,
     /// The judge that grades replies, when one is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
     pub rules: Rules,
@@ -254,6 +259,8 @@ pub(crate) struct Prepared {
     pub plan: Plan,
     pub expected_scores: Vec<Option<f64>>,
     pub question_embeddings: usize,
+    /// The chat models the plan's requests name by slot.
+    pub slots: Arc<ChatSlots>,
 }
 
 /// The `model` rewrite requests of the follow-up questions.
@@ -398,10 +405,19 @@ impl Engine {
         })
     }
 
-    /// Make every request with the engine's model, concurrency and progress.
-    async fn call(&self, requests: Vec<ChatRequest>) -> Vec<Result<ChatReply, CallError>> {
+    /// The engine's chat models, one slot per distinct identity.
+    pub fn slots(&self) -> Arc<ChatSlots> {
+        Arc::new(ChatSlots::new(self.model.clone(), &self.chat_variants))
+    }
+
+    /// Make every request with its slot's model, the engine's concurrency and progress.
+    async fn call(
+        &self,
+        slots: &Arc<ChatSlots>,
+        requests: Vec<ChatRequest>,
+    ) -> Vec<Result<ChatReply, CallError>> {
         execute(
-            self.model.clone(),
+            slots.clone(),
             requests,
             self.concurrency,
             self.progress.clone(),
@@ -485,11 +501,11 @@ impl Engine {
             .collect()
     }
 
-    /// The log digest of each request.
-    fn digests(&self, requests: &[ChatRequest]) -> Vec<String> {
+    /// The log digest of each request, by its slot's model.
+    fn digests(slots: &ChatSlots, requests: &[ChatRequest]) -> Vec<String> {
         requests
             .iter()
-            .map(|r| request_digest(self.model.as_ref(), r))
+            .map(|r| request_digest(slots.model(r.slot).as_ref(), r))
             .collect()
     }
 
@@ -508,8 +524,10 @@ impl Engine {
             requests,
             slot,
         } = rewrite_requests(questions);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        // Rewrites are asked of the configured `chat:` model (slot 0).
+        let slots = self.slots();
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
@@ -612,6 +630,8 @@ impl Engine {
             .collect();
 
         let settings = grid.settings();
+        let slots = self.slots();
+        let slot_of = slots.of_settings(&settings)?;
         let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
         let plan = Plan::new(
             &questions,
@@ -619,6 +639,7 @@ impl Engine {
             &views,
             lookup,
             &settings,
+            &slot_of,
             &self.rules.prompt,
         );
         Ok(Prepared {
@@ -629,6 +650,7 @@ impl Engine {
             plan,
             expected_scores,
             question_embeddings,
+            slots,
         })
     }
 
@@ -659,13 +681,14 @@ impl Engine {
             },
             expected_scores,
             question_embeddings,
+            slots,
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
         let distinct = requests.len();
         let requests = crate::repeat::requests(requests, self.repeat);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         if self.repeat > 1 {
             for (i, &c) in logged.iter().enumerate() {
@@ -738,7 +761,7 @@ impl Engine {
         calls.judge_failed = judge_counts.judge_failed;
         calls.judge_errors_by_kind = judge_counts.judge_errors_by_kind;
         let mut warnings = self.embedder.warnings();
-        warnings.extend(self.model.warnings());
+        warnings.extend(slots.warnings());
         Ok(Sweep {
             settings,
             call_log: log,
