@@ -286,17 +286,24 @@ impl ChatModel for CachedModel {
 /// An embedder behind the cache: only texts it has not seen are sent.
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
-    store: Store<Vec<f32>>,
+    store: Arc<Store<Vec<f32>>>,
     mode: CacheMode,
 }
 
 impl CachedEmbedder {
     pub fn new(inner: Arc<dyn Embedder>, dir: &Path, mode: CacheMode) -> Result<Self> {
-        Ok(CachedEmbedder {
-            inner,
-            store: Store::open(&dir.join("embeddings.jsonl"), mode)?,
-            mode,
-        })
+        Ok(Self::sharing(inner, Self::open_store(dir, mode)?, mode))
+    }
+
+    /// An embedder behind a store other embedders share: the embedder profiles of one sweep
+    /// all live in `embeddings.jsonl` (their keys differ by model), written through one handle.
+    pub fn sharing(inner: Arc<dyn Embedder>, store: Arc<Store<Vec<f32>>>, mode: CacheMode) -> Self {
+        CachedEmbedder { inner, store, mode }
+    }
+
+    /// The store [`CachedEmbedder::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<Vec<f32>>>> {
+        Ok(Arc::new(Store::open(&dir.join("embeddings.jsonl"), mode)?))
     }
 }
 

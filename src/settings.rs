@@ -42,6 +42,11 @@ pub struct Pipeline {
     pub chat_variants: Vec<crate::sweep::ChatVariant>,
     /// The response cache `model` writes through, which the variants share.
     chat_store: Option<Arc<crate::cache::Store<crate::cache::CachedReply>>>,
+    /// The embedder profiles of `--embedder` besides `default` (see
+    /// [`Pipeline::add_embedders`]), by name; empty otherwise.
+    pub embedders: Vec<(String, Arc<dyn Embedder>)>,
+    /// The embedding cache `embedder` writes through, which the profiles share.
+    embed_store: Option<Arc<crate::cache::Store<Vec<f32>>>>,
     /// Whether calls are cached, and how (`None`: not at all).
     cache: Option<CacheMode>,
     cache_dir: PathBuf,
@@ -95,6 +100,7 @@ impl Pipeline {
         let cache = cache.filter(|_| c.cache.enabled);
         let held = Arc::new(Held::default());
         let mut rate_limited = false;
+        let mut embed_store = None;
         let embedder: Arc<dyn Embedder> = match c.embedder.kind {
             EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
             EmbedderKind::Openai => {
@@ -113,7 +119,11 @@ impl Pipeline {
                     .with_max_input_tokens(c.embedder.max_input_tokens),
                 );
                 match cache {
-                    Some(mode) => Arc::new(CachedEmbedder::new(http, &cache_dir, mode)?),
+                    Some(mode) => {
+                        let store = CachedEmbedder::open_store(&cache_dir, mode)?;
+                        embed_store = Some(store.clone());
+                        Arc::new(CachedEmbedder::sharing(http, store, mode))
+                    }
                     None => http,
                 }
             }
@@ -184,6 +194,8 @@ impl Pipeline {
             judge_dead,
             chat_variants: Vec::new(),
             chat_store,
+            embedders: Vec::new(),
+            embed_store,
             cache,
             cache_dir,
             rate_limited: rate_limited.then_some(held.clone()),
@@ -293,6 +305,73 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// Build the embedder of every profile of `grid` but `default`, sharing
+    /// `embeddings.jsonl`.
+    pub fn add_embedders(&mut self, cfg: &LoadedConfig, grid: &Grid) -> Result<()> {
+        for name in &grid.embedders {
+            if name == crate::sweep::grid::DEFAULT_PROFILE {
+                continue;
+            }
+            let e = embedder_profile(cfg, name)?;
+            let embedder: Arc<dyn Embedder> = match e.kind {
+                EmbedderKind::Hash => Arc::new(HashEmbedder::new(e.dimensions)),
+                EmbedderKind::Openai => {
+                    let endpoints = endpoint(e.http(), &self.held)?;
+                    if endpoints.limiter.is_some() {
+                        self.rate_limited = Some(self.held.clone());
+                    }
+                    let http: Arc<dyn Embedder> = Arc::new(
+                        OpenAiEmbedder::new(endpoints, &e.model, e.batch_size, e.concurrency)
+                            .map_err(|e| anyhow::anyhow!(e))?
+                            .with_max_input_tokens(e.max_input_tokens),
+                    );
+                    match self.cache {
+                        Some(mode) => {
+                            let store = match &self.embed_store {
+                                Some(s) => s.clone(),
+                                None => {
+                                    let s = CachedEmbedder::open_store(&self.cache_dir, mode)?;
+                                    self.embed_store = Some(s.clone());
+                                    s
+                                }
+                            };
+                            Arc::new(CachedEmbedder::sharing(http, store, mode))
+                        }
+                        None => http,
+                    }
+                }
+            };
+            self.embedders.push((name.clone(), embedder));
+        }
+        Ok(())
+    }
+
+    /// The embedder of profile `name` (`default`: [`Pipeline::embedder`]).
+    pub fn embedder_of(&self, name: &str) -> Arc<dyn Embedder> {
+        self.embedders
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| self.embedder.clone(), |(_, e)| e.clone())
+    }
+}
+
+/// The config section of embedder profile `name`; an unknown name lists the known ones.
+fn embedder_profile<'c>(
+    cfg: &'c LoadedConfig,
+    name: &str,
+) -> Result<&'c crate::config::EmbedderConfig> {
+    if name == crate::sweep::grid::DEFAULT_PROFILE {
+        return Ok(&cfg.config.embedder);
+    }
+    cfg.config.embedders.get(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "invalid --embedder: unknown embedder profile `{name}`; the config defines {}",
+            crate::config::profiles::known(cfg.config.embedders.keys())
+        )
+    })
+}
+
 /// The config section of chat profile `name`; an unknown name lists the known ones.
 fn chat_profile<'c>(cfg: &'c LoadedConfig, name: &str) -> Result<&'c crate::config::ChatConfig> {
     if name == crate::sweep::grid::DEFAULT_PROFILE {
@@ -387,6 +466,44 @@ impl SweepSettings {
         for name in &chats {
             chat_profile(&cfg, name)?;
         }
+        let embedder_spec = args
+            .embedder
+            .or_else(|| cfg.config.sweep.embedder.as_ref().map(|s| s.to_spec()));
+        let embedders = match &embedder_spec {
+            None => vec![grid::DEFAULT_PROFILE.to_string()],
+            Some(spec) => grid::parse_profiles(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --embedder: {e}"))?,
+        };
+        for name in &embedders {
+            embedder_profile(&cfg, name)?;
+        }
+        let chunk_spec = args
+            .chunk_tokens
+            .or_else(|| cfg.config.sweep.chunk_tokens.as_ref().map(|s| s.to_spec()));
+        let chunk_tokens = match &chunk_spec {
+            None => vec![None],
+            Some(spec) => grid::parse_chunk_tokens(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --chunk-tokens: {e}"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
+        let retriever_kind = cfg.config.retriever.kind;
+        if chunk_spec.is_some() && retriever_kind != crate::config::RetrieverKind::Builtin {
+            bail!(
+                "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
+                if retriever_kind == crate::config::RetrieverKind::Http {
+                    "http"
+                } else {
+                    "pgvector"
+                }
+            );
+        }
+        if embedder_spec.is_some() && retriever_kind == crate::config::RetrieverKind::Http {
+            bail!(
+                "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
+            );
+        }
         let temperature_spec = args
             .temperature
             .or_else(|| cfg.config.sweep.temperature.as_ref().map(|s| s.to_spec()));
@@ -403,6 +520,8 @@ impl SweepSettings {
         cfg.config.sweep.rewrite = crate::config::NameSpec::Text(rewrite_spec);
         cfg.config.sweep.chat = chat_spec.map(crate::config::NameSpec::Text);
         cfg.config.sweep.temperature = temperature_spec.map(crate::config::ValueSpec::Text);
+        cfg.config.sweep.embedder = embedder_spec.map(crate::config::NameSpec::Text);
+        cfg.config.sweep.chunk_tokens = chunk_spec.map(crate::config::ValueSpec::Text);
         // The effective values go back into the config, so reports and the digest show them.
         cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
         cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
@@ -495,10 +614,11 @@ impl SweepSettings {
             rewrites,
             chats,
             temperatures,
-            embedders: vec![grid::DEFAULT_PROFILE.to_string()],
-            chunk_tokens: vec![None],
+            embedders,
+            chunk_tokens,
         };
         pipeline.add_chat_variants(&cache_cfg, &grid)?;
+        pipeline.add_embedders(&cache_cfg, &grid)?;
         let mut effective = crate::identity::EffectiveConfig::new(&cfg.config);
         effective.sweep.repeat = args.repeat;
         let identity = crate::identity::RunIdentity::new(effective);

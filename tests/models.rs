@@ -292,3 +292,282 @@ fn bad_profiles_in_the_config_name_file_line_and_field() {
         assert!(!p.path().join("reports").exists());
     }
 }
+
+/// A builtin project (hash embedder, mock model) with embedder profile `small`: the
+/// `mock-llm` server's 64-bucket hash embedder over HTTP.
+fn embedders(url: &str) -> Project {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: openai\n    base_url: {url}\n    model: hash-64\n    api_key_env: {KEY_ENV}\n"
+        ),
+    );
+    p
+}
+
+/// The chunks of the sample's corpus, as a sweep records them.
+fn chunk_ids(doc: &Value) -> Vec<String> {
+    doc["corpora"]["evalsets/club"]["chunks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
+    let server = MockLlm::start(&["--dimensions", "64"]);
+    let p = embedders(&server.url);
+    let doc = sweep(&p, &["--no-cache", "--embedder", "default,small"]);
+    assert_eq!(doc["settings"].as_object().unwrap().len(), 2 * 20);
+    // One embedding per (question, embedder); the corpus once per embedder, in one request.
+    assert_eq!(doc["question_embeddings"], 2 * 26);
+    let stats = server.stats();
+    assert_eq!(stats["embedding_requests"], 2, "{stats}");
+    assert_eq!(
+        stats["texts_embedded"].as_u64(),
+        Some(chunk_ids(&doc).len() as u64 + 26)
+    );
+
+    // Each embedder's insight is the insight of a sweep with that embedder alone.
+    let alone = |embedder: &str| -> Value {
+        let q = Project::sample();
+        q.write(
+            "rageval.yaml",
+            &format!("evalsets: [evalsets/club.yaml]\n{embedder}"),
+        );
+        sweep(&q, &[])
+    };
+    let plain = alone("");
+    let small = alone(&format!(
+        "embedder:\n  kind: openai\n  base_url: {}\n  model: hash-64\n  api_key_env: {KEY_ENV}\n",
+        server.url
+    ));
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    let labels: Vec<&str> = per
+        .iter()
+        .map(|v| v["retrieval"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["embedder=default", "embedder=small"]);
+    assert_eq!(per[0]["separability"], plain["summary"]["separability"]);
+    assert_eq!(per[1]["separability"], small["summary"]["separability"]);
+    assert_ne!(per[0]["separability"]["auc"], per[1]["separability"]["auc"]);
+    assert_eq!(
+        per[0]["recommendation"]["setting"],
+        plain["summary"]["recommendation"]["setting"]
+    );
+    // The small embedder's recommendation names its own settings.
+    let with_suffix = |v: &Value| v.as_str().map(|id| format!("{id},embedder=small"));
+    assert_eq!(
+        per[1]["recommendation"]["closest"]["setting"]
+            .as_str()
+            .or(per[1]["recommendation"]["setting"].as_str())
+            .map(String::from),
+        with_suffix(if small["summary"]["recommendation"]["setting"].is_null() {
+            &small["summary"]["recommendation"]["closest"]["setting"]
+        } else {
+            &small["summary"]["recommendation"]["setting"]
+        })
+    );
+    // Per-question scores under each embedder, for merge and the gate to read back.
+    let q = &doc["questions"]["fee-per-term"];
+    assert_eq!(
+        q["retrieval"]["embedder=small"]["best_score"],
+        small["questions"]["fee-per-term"]["best_score"]
+    );
+    assert_eq!(
+        q["best_score"],
+        plain["questions"]["fee-per-term"]["best_score"]
+    );
+
+    // The terminal footer and report.md show both.
+    let out = p
+        .cmd(&["sweep", "--embedder", "default,small", "--wide"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let sep = |v: &Value| {
+        v["separability"]["auc"]
+            .as_f64()
+            .map(|a| format!("AUC {a:.3}"))
+            .unwrap()
+    };
+    for (label, v) in [("embedder=default", &per[0]), ("embedder=small", &per[1])] {
+        let line = format!("{label}: separability: {}", sep(v));
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with(&line)).count(),
+            1,
+            "{line} in {text}"
+        );
+        assert!(p
+            .read("reports/latest/report.md")
+            .contains(&format!("- {line}")));
+    }
+}
+
+/// Four paragraphs of 20 to 23 estimated tokens under a 3-token heading (as in chunks.rs): a
+/// size of 40 puts each in a part of its own, 256 keeps the section whole.
+const GUIDE: &str = "# Install\nDownload the tool and run it once.\n\n# Long section\n\
+Membership fees are paid by bank transfer before the first meeting of each term.\n\n\
+The robotics lab opens at nine in the morning on weekdays for every member.\n\n\
+Lost badges are replaced for five dollars at the office with a photo card.\n\n\
+Parking permits for the north garage cost twelve dollars monthly and are sold online.\n";
+
+#[test]
+fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
+    let server = MockLlm::start(&[]);
+    let p = Project::empty();
+    p.write("docs/guide.md", GUIDE);
+    p.write(
+        "set.yaml",
+        "corpus: docs\nanswerable:\n  - id: parking\n    question: How much do parking permits for the north garage cost?\n    expect: {sources: [guide.md#Long section], answer: [twelve dollars]}\nunanswerable:\n  - id: pool\n    question: When does the swimming pool open?\n",
+    );
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [set.yaml]\nembedder:\n  kind: openai\n  base_url: {}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\nsweep:\n  min_score: 0.1\n  k: 1\n",
+            server.url
+        ),
+    );
+    let plain = sweep(&p, &["--no-cache"]);
+    let before = server.stats()["texts_embedded"].as_u64().unwrap();
+    let doc = sweep(&p, &["--no-cache", "--chunk-tokens", "40,256"]);
+    // The default cut (256) first, with its ids; the parts of the 40-token cut follow.
+    let chunks: Vec<String> = doc["corpora"]["docs"]["chunks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            "guide.md#0",
+            "guide.md#1",
+            "guide.md#1.1",
+            "guide.md#1.2",
+            "guide.md#1.3",
+            "guide.md#1.4"
+        ]
+    );
+    // Every distinct chunk and question embedded once: one index per size from them.
+    assert_eq!(
+        server.stats()["texts_embedded"].as_u64().unwrap() - before,
+        6 + 2
+    );
+    assert_eq!(doc["question_embeddings"], 2);
+    let passages = |doc: &Value, setting: &str| -> Vec<Value> {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["setting"] == setting)
+            .map(|r| json!([r["question"], r["passages"], r["outcome"]]))
+            .collect()
+    };
+    assert_eq!(
+        passages(&doc, "min_score=0.1,k=1,chunk_tokens=256"),
+        passages(&plain, "min_score=0.1,k=1")
+    );
+    let sent = |setting: &str| -> Vec<Value> {
+        passages(&doc, setting)
+            .iter()
+            .map(|r| r[1][0][0].clone())
+            .collect()
+    };
+    // The pool question is refused early at both sizes: no passage.
+    assert_eq!(
+        sent("min_score=0.1,k=1,chunk_tokens=40"),
+        [json!("guide.md#1.4"), Value::Null]
+    );
+    assert_eq!(
+        sent("min_score=0.1,k=1,chunk_tokens=256"),
+        [json!("guide.md#1"), Value::Null]
+    );
+    // The table and summary.csv show the dimension.
+    let csv = p.read("reports/latest/summary.csv");
+    assert!(csv.starts_with("min_score,k,order,format,rewrite,chunk_tokens,questions,"));
+    let out = p
+        .cmd(&["sweep", "--chunk-tokens", "40,256"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().find(|l| l.contains("min_score")).unwrap();
+    assert!(header.contains("┆ chunk_tokens ┆"), "{header}");
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    let labels: Vec<&str> = per
+        .iter()
+        .map(|v| v["retrieval"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["chunk_tokens=40", "chunk_tokens=256"]);
+}
+
+#[test]
+fn bad_retrieval_dimensions_are_refused_before_any_work() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
+    );
+    for (args, message) in [
+        (
+            &["--embedder", "small,big"][..],
+            "error: invalid --embedder: unknown embedder profile `big`; the config defines `default`, `small`",
+        ),
+        (
+            &["--chunk-tokens", "0,128"][..],
+            "error: invalid --chunk-tokens: a chunk size must be a whole number from 1 to 1000000, got `0`",
+        ),
+    ] {
+        let mut all = vec!["sweep"];
+        all.extend(args);
+        let out = p.cmd(&all).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), format!("{message}\n"));
+        assert!(!p.path().join("reports").exists());
+    }
+    // A foreign retriever has its own chunks.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nretriever:\n  kind: pgvector\n  table: chunks\n",
+    );
+    let out = p.cmd(&["sweep", "--chunk-tokens", "128"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: invalid --chunk-tokens: `retriever.kind: pgvector` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only\n"
+    );
+    assert!(!p.path().join("reports").exists());
+}
+
+#[test]
+fn shards_of_an_embedder_and_chunk_size_sweep_merge_into_the_whole() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
+    );
+    crate::shards::whole_and_merged(
+        &p,
+        &[
+            "--embedder",
+            "default,small",
+            "--chunk-tokens",
+            "16,256",
+            "--rewrite",
+            "none,heuristic",
+        ],
+        2,
+    );
+    crate::shards::assert_same(&p);
+    let merged: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
+    assert_eq!(
+        merged["summary"]["by_retrieval"].as_array().unwrap().len(),
+        4
+    );
+}

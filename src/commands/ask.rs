@@ -44,6 +44,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
         chat_variants: Vec::new(),
+        retrieval: Vec::new(),
         rules: s.pipeline.rules.clone(),
         concurrency: 1,
         progress: None,
@@ -53,6 +54,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
     };
     let query = Query {
         corpus: 0,
+        variant: 0,
         text: &s.question,
         question: &s.question,
     };

@@ -24,6 +24,10 @@ pub struct Summary {
     #[schemars(with = "serde_json::Value")]
     pub policy: RecommendConfig,
     pub separability: Separability,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, the
+    /// recommendation among its settings and its separability; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_retrieval: Vec<crate::insight::RetrievalInsight>,
     /// Per setting id, in grid order.
     pub settings: IndexMap<String, SettingSummary>,
     /// Chunks the scan flags that reached at least one prompt.
@@ -65,6 +69,7 @@ impl Summary {
             recommendation: r.insight.recommendation.clone(),
             policy: r.insight.policy.clone(),
             separability: r.insight.separability.clone(),
+            by_retrieval: r.insight.by_retrieval.clone(),
             settings: r
                 .stats
                 .iter()

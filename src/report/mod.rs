@@ -92,6 +92,9 @@ pub struct Results {
     /// Per question: the highest minScore at which an expected source reaches the prompt
     /// (see [`crate::sweep::Sweep::expected_scores`]).
     pub expected_scores: Vec<Option<f64>>,
+    /// With more than one retrieval variant: per variant (in [`Results::retrieval_groups`]
+    /// order), per question, the expected source's best score under it; empty otherwise.
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     /// Recommendation, Pareto set and separability, computed from the fields above.
     pub insight: Insight,
     /// Each setting's id and values as text, worked out on first use: writers print them for
@@ -354,6 +357,45 @@ impl Results {
         self.runs.get(q).and_then(|run| run.best_score)
     }
 
+    /// With more than one retrieval variant: each variant's label (`embedder=NAME`,
+    /// `chunk_tokens=N` or both) and its settings, in the order settings first name them (the
+    /// order of [`Results::expected_by_retrieval`]); empty otherwise.
+    pub fn retrieval_groups(&self) -> Vec<(String, Vec<usize>)> {
+        let dims = self.recorded_names();
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for s in 0..self.settings.len() {
+            let label = self.settings[s].retrieval_label(&dims);
+            match groups.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, members)) => members.push(s),
+                None => groups.push((label, vec![s])),
+            }
+        }
+        if groups.len() < 2 {
+            groups.clear();
+        }
+        groups
+    }
+
+    /// Per retrieval variant (see [`Insight::by_retrieval`]): its separability and its
+    /// recommendation, one line each, led by the variant (`embedder=mini: separability: ...`).
+    /// Empty with one variant.
+    pub fn retrieval_lines(&self) -> Vec<String> {
+        self.insight
+            .by_retrieval
+            .iter()
+            .flat_map(|v| {
+                [
+                    format!(
+                        "{}: separability: {}",
+                        v.retrieval,
+                        v.separability.summary()
+                    ),
+                    format!("{}: {}", v.retrieval, v.recommendation.reason),
+                ]
+            })
+            .collect()
+    }
+
     /// Compute [`Results::insight`] from the rest, under `policy`.
     pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
         let best: Vec<Option<f64>> = (0..self.questions.len())
@@ -369,6 +411,37 @@ impl Results {
             &self.stats,
             policy,
         );
+        let by_retrieval = self
+            .retrieval_groups()
+            .into_iter()
+            .enumerate()
+            .map(|(g, (label, members))| {
+                let best: Vec<Option<f64>> = (0..self.questions.len())
+                    .map(|q| self.runs_of(members[0]).get(q).and_then(|r| r.best_score))
+                    .collect();
+                let settings: Vec<Setting> =
+                    members.iter().map(|&s| self.settings[s].clone()).collect();
+                let stats: Vec<_> = members.iter().map(|&s| self.stats[s].clone()).collect();
+                let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
+                let mut within = Insight::new(
+                    QuestionFacts {
+                        questions: &self.questions,
+                        best_scores: &best,
+                        expected_scores: expected,
+                    },
+                    &settings,
+                    &stats,
+                    policy,
+                );
+                within.recommendation.index = within.recommendation.index.map(|i| members[i]);
+                crate::insight::RetrievalInsight {
+                    retrieval: label,
+                    recommendation: within.recommendation,
+                    separability: within.separability,
+                }
+            })
+            .collect();
+        self.insight.by_retrieval = by_retrieval;
         self
     }
 }

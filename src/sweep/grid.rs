@@ -316,6 +316,17 @@ impl Setting {
         })
     }
 
+    /// The setting's retrieval variant as `embedder=NAME`, `chunk_tokens=N` or both: those of
+    /// the two that `dims` (dimension names) holds.
+    pub fn retrieval_label<S: AsRef<str>>(&self, dims: &[S]) -> String {
+        let values = self.values();
+        (7..=8)
+            .filter(|&i| dims.iter().any(|d| d.as_ref() == Self::COLUMNS[i]))
+            .map(|i| format!("{}={}", Self::COLUMNS[i], values[i]))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// A compact, stable identifier: `min_score=0.3,k=4`, plus every dimension that is not at
     /// its default (`min_score=0.3,k=4,order=edge`), so ids of older results stay valid.
     pub fn id(&self) -> String {
@@ -462,6 +473,26 @@ pub fn parse_profiles(spec: &str) -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// The largest chunk size `--chunk-tokens` takes: far beyond any embedding model's input.
+pub const MAX_CHUNK_TOKENS: usize = 1_000_000;
+
+/// Parse a list of chunk sizes (default step 1): whole numbers from 1 to [`MAX_CHUNK_TOKENS`].
+pub fn parse_chunk_tokens(spec: &str) -> Result<Vec<usize>, String> {
+    let values = parse_decimals(spec, Decimal { units: 1, scale: 0 })?;
+    values
+        .iter()
+        .map(|d| {
+            if d.scale != 0 || d.units < 1 || d.units as usize > MAX_CHUNK_TOKENS {
+                Err(format!(
+                    "a chunk size must be a whole number from 1 to {MAX_CHUNK_TOKENS}, got `{d}`"
+                ))
+            } else {
+                Ok(d.units as usize)
+            }
+        })
+        .collect()
 }
 
 /// The highest temperature OpenAI-compatible servers accept.

@@ -13,6 +13,7 @@ mod plan;
 mod run;
 pub mod shard;
 mod slots;
+mod variants;
 
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
@@ -20,6 +21,7 @@ pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
 pub use slots::{ChatSlots, ChatVariant};
+pub use variants::{chunk_union, RetrievalVariant};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -204,6 +206,9 @@ pub struct Sweep {
     /// searched, which is the highest minScore at which that source still reaches the prompt.
     /// `None` when the question names no source or none ranks that high.
     pub expected_scores: Vec<Option<f64>>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, in
+    /// the order settings first name them, [`Sweep::expected_scores`] under it; else empty.
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     /// Notes for the person running the sweep (a `model` rewrite not used, and why), without
     /// a `note: ` prefix; the command prints them unless `--quiet`.
     pub notes: Vec<String>,
@@ -229,6 +234,9 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
     /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// The retrieval variants settings name (`--embedder`, `--chunk-tokens`); empty: one, of
+    /// `embedder` and `retriever` over every chunk.
+    pub retrieval: Vec<RetrievalVariant>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
     pub repeat: u32,
 }
@@ -237,6 +245,8 @@ pub struct Engine {
 /// (named in errors).
 pub struct Query<'a> {
     pub corpus: usize,
+    /// Which retrieval variant of the call searches it (0 when there is one).
+    pub variant: usize,
     pub text: &'a str,
     pub question: &'a str,
 }
@@ -258,6 +268,8 @@ pub(crate) struct Prepared {
     pub settings: Vec<Setting>,
     pub plan: Plan,
     pub expected_scores: Vec<Option<f64>>,
+    /// Per retrieval variant (see [`Sweep::expected_by_retrieval`]).
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     pub question_embeddings: usize,
     /// The chat models the plan's requests name by slot.
     pub slots: Arc<ChatSlots>,
@@ -323,6 +335,43 @@ impl Engine {
         queries: &[Query<'_>],
         k: usize,
     ) -> Result<Ranking> {
+        let mut tables = None;
+        let (ranked, searched) = self
+            .rank_in(
+                self.embedder.as_ref(),
+                self.retriever.as_ref(),
+                &[None],
+                corpora,
+                queries,
+                k,
+                &mut tables,
+            )
+            .await?;
+        Ok(Ranking {
+            corpora: match tables {
+                Some(t) => t.into_iter().map(|t: PassageTable| t.corpus).collect(),
+                None => corpora.to_vec(),
+            },
+            ranked,
+            searched,
+        })
+    }
+
+    /// [`Engine::rank`] with one embedder (and its foreign retriever) for every variant of
+    /// `members` (a query's `variant` indexes it; `None`: every chunk of the corpus). Chunks and
+    /// distinct question texts are embedded once for all variants. A foreign retriever's
+    /// passages are interned in `tables`, shared across calls so that indices agree.
+    #[allow(clippy::too_many_arguments)]
+    async fn rank_in(
+        &self,
+        embedder: &dyn Embedder,
+        retriever: Option<&Arc<dyn Retriever>>,
+        members: &[Option<&[Vec<usize>]>],
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        k: usize,
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<(Vec<Vec<Hit>>, usize)> {
         let mut texts: Vec<String> = Vec::new();
         let mut text_of: HashMap<&str, usize> = HashMap::new();
         let slots: Vec<usize> = queries
@@ -334,14 +383,18 @@ impl Engine {
                 })
             })
             .collect();
-        let Some(retriever) = &self.retriever else {
-            let indexes = self.index(corpora).await?;
+        let Some(retriever) = retriever else {
+            // Every chunk of the joined corpora once; each variant indexes its own.
+            let mut vectors = Vec::with_capacity(corpora.len());
+            for corpus in corpora {
+                vectors.push(embed_chunks(embedder, corpus).await?);
+            }
             // The query that first asks each distinct text, to name it in errors.
             let asker = |slot: usize| {
                 let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
                 queries[q].question
             };
-            if let Some((i, tokens, limit)) = too_long(self.embedder.as_ref(), &texts) {
+            if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
                 bail!(
                     "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
                      (`embedder.max_input_tokens`: {limit})",
@@ -349,47 +402,68 @@ impl Engine {
                 );
             }
             // Each distinct text is embedded once, in one request.
-            let vectors = self
-                .embedder
+            let qvectors = embedder
                 .embed(&texts)
                 .await
                 .context("cannot embed the questions")?;
-            check_dimensions(&vectors, |i| format!("question `{}`", asker(i)))
+            check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
                 .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
             let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
-            // All of a corpus's queries are scored in one matrix product.
-            for (c, index) in indexes.iter().enumerate() {
-                let mine: Vec<usize> = (0..queries.len())
-                    .filter(|&q| queries[q].corpus == c)
-                    .collect();
-                if let Some(&q) = mine
-                    .iter()
-                    .find(|&&q| vectors[slots[q]].len() != index.dimensions())
-                {
-                    bail!(
-                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                        vectors[slots[q]].len(),
-                        queries[q].question,
-                        index.dimensions(),
-                        index.corpus.describe()
-                    );
-                }
-                let vs: Vec<&[f32]> = mine.iter().map(|&q| vectors[slots[q]].as_slice()).collect();
-                for (&q, hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                    ranked[q] = hits;
+            for (v, member) in members.iter().enumerate() {
+                for (c, corpus) in corpora.iter().enumerate() {
+                    let mine: Vec<usize> = (0..queries.len())
+                        .filter(|&q| queries[q].corpus == c && queries[q].variant == v)
+                        .collect();
+                    if mine.is_empty() {
+                        continue;
+                    }
+                    let index = match member {
+                        // One variant of all chunks: the vectors are its alone.
+                        None => Index::new(corpus.clone(), std::mem::take(&mut vectors[c])),
+                        Some(m) => Index::new(
+                            Corpus {
+                                chunks: m[c].iter().map(|&i| corpus.chunks[i].clone()).collect(),
+                                ..corpus.clone()
+                            },
+                            m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
+                        ),
+                    };
+                    // All of a corpus's queries are scored in one matrix product.
+                    if let Some(&q) = mine
+                        .iter()
+                        .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
+                    {
+                        bail!(
+                            "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                            qvectors[slots[q]].len(),
+                            queries[q].question,
+                            index.dimensions(),
+                            index.corpus.describe()
+                        );
+                    }
+                    let vs: Vec<&[f32]> = mine
+                        .iter()
+                        .map(|&q| qvectors[slots[q]].as_slice())
+                        .collect();
+                    for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
+                        if let Some(m) = member {
+                            for h in &mut hits {
+                                h.chunk = m[c][h.chunk];
+                            }
+                        }
+                        ranked[q] = hits;
+                    }
                 }
             }
-            return Ok(Ranking {
-                corpora: indexes.into_iter().map(|i| i.corpus).collect(),
-                ranked,
-                searched: texts.len(),
-            });
+            return Ok((ranked, texts.len()));
         };
         let results = retriever.retrieve(&texts, k).await;
-        let mut tables: Vec<PassageTable> = corpora
-            .iter()
-            .map(|_| PassageTable::new(&retriever.describe()))
-            .collect();
+        let tables = tables.get_or_insert_with(|| {
+            corpora
+                .iter()
+                .map(|_| PassageTable::new(&retriever.describe()))
+                .collect()
+        });
         let mut ranked = Vec::with_capacity(queries.len());
         for (q, &slot) in queries.iter().zip(&slots) {
             let passages = results[slot].as_ref().map_err(|e| {
@@ -398,11 +472,7 @@ impl Engine {
             let table = &mut tables[q.corpus];
             ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
         }
-        Ok(Ranking {
-            corpora: tables.into_iter().map(|t| t.corpus).collect(),
-            ranked,
-            searched: texts.len(),
-        })
+        Ok((ranked, texts.len()))
     }
 
     /// The engine's chat models, one slot per distinct identity.
@@ -553,8 +623,23 @@ impl Engine {
         out
     }
 
+    /// The retrieval variants: [`Engine::retrieval`], or the one of `embedder` and `retriever`.
+    fn retrieval_variants(&self) -> Vec<RetrievalVariant> {
+        if !self.retrieval.is_empty() {
+            return self.retrieval.clone();
+        }
+        vec![RetrievalVariant {
+            embedder_profile: grid::DEFAULT_PROFILE.to_string(),
+            chunk_tokens: None,
+            embedder: self.embedder.clone(),
+            retriever: self.retriever.clone(),
+            members: None,
+        }]
+    }
+
     /// Everything before the first answer call: retrieval for every text a question is asked
-    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) and the plan.
+    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) under every
+    /// retrieval variant, and the plan.
     pub(crate) async fn prepare(
         &self,
         ws: &Workspace,
@@ -562,77 +647,164 @@ impl Engine {
         rewritten: impl Fn(usize) -> Option<String>,
     ) -> Result<Prepared> {
         let questions: Vec<_> = ws.questions().cloned().collect();
+        let variants = self.retrieval_variants();
+        let settings = grid.settings();
+        // The variant of each setting, by position in `variants`.
+        let variant_of: Vec<usize> = settings
+            .iter()
+            .map(|s| {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .with_context(|| {
+                        format!(
+                            "no retrieval for embedder `{}` at chunk size {:?}",
+                            s.embedder, s.chunk_tokens
+                        )
+                    })
+            })
+            .collect::<Result<_>>()?;
 
-        // One view per distinct text a question is asked as.
+        // One view per distinct (text a question is asked as, retrieval variant).
         let mut views: Vec<View> = Vec::new();
-        let mut view_of: HashMap<(usize, Rewrite), usize> = HashMap::new();
+        let mut view_of: HashMap<(usize, Rewrite, usize), usize> = HashMap::new();
         for (q, question) in questions.iter().enumerate() {
             // A question's views are contiguous: look only among its own.
             let first = views.len();
-            for &strategy in &grid.rewrites {
-                let text = match strategy {
-                    _ if question.history.is_empty() => question.question.clone(),
-                    Rewrite::None => question.question.clone(),
-                    Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
-                    Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
-                };
-                let v = match views[first..].iter().position(|v| v.text == text) {
-                    Some(v) => first + v,
-                    None => {
-                        views.push(View {
-                            question: q,
-                            text,
-                            ranked: Vec::new(),
-                        });
-                        views.len() - 1
-                    }
-                };
-                view_of.insert((q, strategy), v);
+            for variant in 0..variants.len() {
+                for &strategy in &grid.rewrites {
+                    let text = match strategy {
+                        _ if question.history.is_empty() => question.question.clone(),
+                        Rewrite::None => question.question.clone(),
+                        Rewrite::Heuristic => {
+                            rewrite::heuristic(&question.question, &question.history)
+                        }
+                        Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
+                    };
+                    let v = match views[first..]
+                        .iter()
+                        .position(|v| v.text == text && v.variant == variant)
+                    {
+                        Some(v) => first + v,
+                        None => {
+                            views.push(View {
+                                question: q,
+                                text,
+                                ranked: Vec::new(),
+                                variant,
+                            });
+                            views.len() - 1
+                        }
+                    };
+                    view_of.insert((q, strategy, variant), v);
+                }
             }
         }
 
-        let queries: Vec<Query> = views
-            .iter()
-            .map(|v| Query {
-                corpus: questions[v.question].corpus,
-                text: &v.text,
-                question: &questions[v.question].id,
-            })
-            .collect();
-        let Ranking {
-            corpora,
-            ranked,
-            searched: question_embeddings,
-        } = self.rank(&ws.corpora, &queries, grid.max_k()).await?;
-        drop(queries);
-        for (view, hits) in views.iter_mut().zip(ranked) {
-            view.ranked = hits;
+        // One retrieval per embedder profile: its question texts are embedded once for all
+        // its chunk sizes.
+        let mut tables = None;
+        let mut question_embeddings = 0;
+        let mut profiles: Vec<&str> = Vec::new();
+        for v in &variants {
+            if !profiles.contains(&v.embedder_profile.as_str()) {
+                profiles.push(&v.embedder_profile);
+            }
         }
+        for profile in profiles {
+            let group: Vec<usize> = (0..variants.len())
+                .filter(|&v| variants[v].embedder_profile == profile)
+                .collect();
+            let mine: Vec<usize> = (0..views.len())
+                .filter(|&i| group.contains(&views[i].variant))
+                .collect();
+            let queries: Vec<Query> = mine
+                .iter()
+                .map(|&i| Query {
+                    corpus: questions[views[i].question].corpus,
+                    variant: group
+                        .iter()
+                        .position(|&g| g == views[i].variant)
+                        .unwrap_or(0),
+                    text: &views[i].text,
+                    question: &questions[views[i].question].id,
+                })
+                .collect();
+            let members: Vec<Option<&[Vec<usize>]>> = group
+                .iter()
+                .map(|&g| variants[g].members.as_deref())
+                .collect();
+            let lead = &variants[group[0]];
+            let (ranked, searched) = self
+                .rank_in(
+                    lead.embedder.as_ref(),
+                    lead.retriever.as_ref(),
+                    &members,
+                    &ws.corpora,
+                    &queries,
+                    grid.max_k(),
+                    &mut tables,
+                )
+                .await?;
+            drop(queries);
+            question_embeddings += searched;
+            for (&i, hits) in mine.iter().zip(ranked) {
+                views[i].ranked = hits;
+            }
+        }
+        let corpora: Vec<Corpus> = match tables {
+            Some(t) => t.into_iter().map(|t: PassageTable| t.corpus).collect(),
+            None => ws.corpora.clone(),
+        };
 
-        // Per question, from its retrieval under the grid's first rewrite strategy (the one
-        // setting 0 uses, as for best scores in reports).
-        let expected_scores = questions
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0])]].ranked))
-            .map(|(q, hits)| {
-                let corpus = &corpora[q.corpus];
-                // Best first, so the first expected hit is the best one.
-                hits.iter()
-                    .find(|h| {
-                        q.expect
-                            .sources
-                            .iter()
-                            .any(|e| corpus.chunks[h.chunk].matches(e))
+        // Per variant, per question, from its retrieval under the grid's first rewrite strategy
+        // (the one setting 0 uses, as for best scores in reports).
+        let expected: Vec<Vec<Option<f64>>> = (0..variants.len())
+            .map(|variant| {
+                questions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0], variant)]].ranked))
+                    .map(|(q, hits)| {
+                        let corpus = &corpora[q.corpus];
+                        // Best first, so the first expected hit is the best one.
+                        hits.iter()
+                            .find(|h| {
+                                q.expect
+                                    .sources
+                                    .iter()
+                                    .any(|e| corpus.chunks[h.chunk].matches(e))
+                            })
+                            .map(|h| h.score)
                     })
-                    .map(|h| h.score)
+                    .collect()
             })
             .collect();
+        // The variant of setting 0 is what single-variant reports show.
+        let expected_scores = expected[variant_of.first().copied().unwrap_or(0)].clone();
+        let expected_by_retrieval = if variants.len() > 1 {
+            expected
+        } else {
+            Vec::new()
+        };
 
-        let settings = grid.settings();
         let slots = self.slots();
         let slot_of = slots.of_settings(&settings)?;
-        let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
+        let lookup = |q: usize, s: &Setting| {
+            let variant = if variants.len() == 1 {
+                0
+            } else {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .unwrap_or(0)
+            };
+            view_of[&(q, s.rewrite, variant)]
+        };
         let plan = Plan::new(
             &questions,
             &corpora,
@@ -649,6 +821,7 @@ impl Engine {
             settings,
             plan,
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
             slots,
         })
@@ -680,6 +853,7 @@ impl Engine {
                 requests,
             },
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
             slots,
         } = self
@@ -768,6 +942,7 @@ impl Engine {
             runs,
             calls,
             expected_scores,
+            expected_by_retrieval,
             notes,
             warnings,
             corpora,
@@ -777,6 +952,12 @@ impl Engine {
 
 /// Embed every chunk of `corpus` into a search index.
 pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
+    let vectors = embed_chunks(embedder, &corpus).await?;
+    Ok(Index::new(corpus, vectors))
+}
+
+/// One checked vector per chunk of `corpus`.
+async fn embed_chunks(embedder: &dyn Embedder, corpus: &Corpus) -> Result<Vec<Vec<f32>>> {
     let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
     if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
         let c = &corpus.chunks[i];
@@ -803,7 +984,7 @@ pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus)
     }
     check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
         .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
-    Ok(Index::new(corpus, vectors))
+    Ok(vectors)
 }
 
 /// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).

@@ -17,6 +17,8 @@ pub struct View {
     pub question: usize,
     pub text: String,
     pub ranked: Vec<Hit>,
+    /// The retrieval variant (embedder, chunk size) it was searched with; 0 when there is one.
+    pub variant: usize,
 }
 
 /// One (question, setting) pair: the passages it sends and the call that answers it.

@@ -125,6 +125,7 @@ pub(crate) fn engine() -> Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
         chat_variants: Vec::new(),
+        retrieval: Vec::new(),
         judge: None,
         rules: Rules {
             refusal: REFUSAL.into(),
@@ -186,6 +187,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 question: qi,
                 text,
                 ranked: top_k,
+                variant: 0,
             };
             let planned = PlannedRun {
                 question: qi,
