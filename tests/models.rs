@@ -281,6 +281,18 @@ fn bad_profiles_in_the_config_name_file_line_and_field() {
             "error: rageval.yaml:5: `models.fast.base_url[0]`: `ftp://x` must start with http:// or https://",
         ),
         (
+            "sweep:\n  chat: [default, nope]\n",
+            "error: rageval.yaml:3: `sweep.chat`: unknown chat profile `nope`; `models:` defines `default`",
+        ),
+        (
+            "embedders:\n  small:\n    kind: hash\nsweep:\n  embedder: small,big\n",
+            "error: rageval.yaml:6: `sweep.embedder`: unknown embedder profile `big`; `embedders:` defines `default`, `small`",
+        ),
+        (
+            "sweep:\n  chunk_tokens: [0]\n",
+            "error: rageval.yaml:3: `sweep.chunk_tokens`: a chunk size must be a whole number from 1 to 1000000, got `0`",
+        ),
+        (
             "models:\n  a,b:\n    kind: mock\n",
             "error: rageval.yaml:4: `models.a,b`: `a,b` is not a profile name: use letters, digits, `_`, `-` and `.`",
         ),

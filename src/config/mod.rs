@@ -464,6 +464,31 @@ impl LoadedConfig {
                 );
             }
         }
+        if let Some(spec) = &c.sweep.chunk_tokens {
+            if let Err(msg) = crate::sweep::grid::parse_chunk_tokens(&spec.to_spec()) {
+                return fail(
+                    &[Key("sweep"), Key("chunk_tokens")],
+                    "sweep.chunk_tokens",
+                    msg,
+                );
+            }
+        }
+        if let Some(spec) = &c.sweep.embedder {
+            let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
+                match names.iter().find(|n| {
+                    *n != crate::sweep::grid::DEFAULT_PROFILE && !c.embedders.contains_key(*n)
+                }) {
+                    Some(n) => Err(format!(
+                        "unknown embedder profile `{n}`; `embedders:` defines {}",
+                        profiles::known(c.embedders.keys())
+                    )),
+                    None => Ok(()),
+                }
+            });
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key("embedder")], "sweep.embedder", msg);
+            }
+        }
         if let Some(spec) = &c.sweep.chat {
             let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
                 match names.iter().find(|n| {
