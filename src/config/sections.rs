@@ -532,6 +532,9 @@ pub struct GateConfig {
     /// Share of repeated runs (`sweep --repeat N`) whose outcome differs from their
     /// question's most frequent one.
     pub max_flip_rate: Option<f64>,
+    /// Share of answerable questions answered wrongly: the judge marked the answer incorrect
+    /// or, ungraded, it holds none of the expected answer texts.
+    pub max_wrong_answer_rate: Option<f64>,
 }
 
 impl Default for GateConfig {
@@ -548,6 +551,7 @@ impl Default for GateConfig {
             max_prompt_tokens_per_question: None,
             min_answer_match_rate: None,
             max_flip_rate: None,
+            max_wrong_answer_rate: None,
         }
     }
 }
