@@ -370,11 +370,7 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
     // questions is answered wrongly.
     let server = crate::http::MockLlm::start(&["--paraphrase"]);
     let p = crate::grading::project(&server.url, false, crate::grading::PATTERNS);
-    let out = p
-        .cmd(&["sweep", "-q"])
-        .env(crate::http::KEY_ENV, "test-key")
-        .output()
-        .unwrap();
+    let out = crate::grading::sweep(&p);
     assert!(out.status.success(), "{}", stderr(&out));
     let gate = |extra: &[&str]| {
         let mut args = vec![
@@ -448,11 +444,7 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
 
     // A judge that calls the reworded answer right leaves no wrong answer.
     let judged = crate::grading::project(&server.url, true, crate::grading::PATTERNS);
-    let out = judged
-        .cmd(&["sweep", "-q"])
-        .env(crate::http::KEY_ENV, "test-key")
-        .output()
-        .unwrap();
+    let out = crate::grading::sweep(&judged);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = judged
         .cmd(&[

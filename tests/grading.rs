@@ -46,7 +46,7 @@ pub(crate) fn project(url: &str, judge: bool, prompt: &str) -> Project {
     p
 }
 
-fn sweep(p: &Project) -> std::process::Output {
+pub(crate) fn sweep(p: &Project) -> std::process::Output {
     p.cmd(&["sweep", "-q"])
         .env(KEY_ENV, "test-key")
         .output()
