@@ -583,3 +583,45 @@ fn shards_of_an_embedder_and_chunk_size_sweep_merge_into_the_whole() {
         4
     );
 }
+
+#[test]
+fn each_embedder_profile_is_checked_against_the_pgvector_table() {
+    let Some(dsn) = crate::support::require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n  wide:\n    kind: hash\n    dimensions: 1024\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  ef_search: 1000\n  table: rv_profiles\n",
+    );
+    let out = p
+        .cmd(&["index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = |embedders: &str| {
+        p.cmd(&["sweep", "-q", "--embedder", embedders])
+            .env("RAGEVAL_TEST_DSN", &dsn)
+            .output()
+            .unwrap()
+    };
+    let out = run("default,small");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: embedder profile `small`: column `embedding` of table `rv_profiles` holds 1024-dimensional vectors, the embedder `hash-64` gives 64: reload the table with `rageval index --replace` or configure the embedder it was built with\n"
+    );
+    assert!(!p.path().join("reports").exists());
+    // A profile of the table's dimensions sweeps, each embedder retrieving on its own.
+    let out = run("default,wide");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    assert_eq!(per.len(), 2);
+    assert_eq!(
+        per[0]["separability"], per[1]["separability"],
+        "the same vectors"
+    );
+    assert_eq!(doc["question_embeddings"], 2 * 26);
+}
