@@ -36,6 +36,9 @@ pub struct EffectiveConfig {
     /// The chat profiles of `models:` the grid names (`--chat`), by name; absent without.
     #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
     pub models: indexmap::IndexMap<String, ChatIdentity>,
+    /// The embedder profiles of `embedders:` the grid names (`--embedder`); absent without.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub embedders: indexmap::IndexMap<String, EmbedderIdentity>,
     pub prompt: PromptIdentity,
     pub sweep: GridIdentity,
     pub pricing: PricingIdentity,
@@ -177,6 +180,20 @@ pub struct PricingIdentity {
     pub currency: String,
 }
 
+impl EmbedderIdentity {
+    /// The identity of an `embedder:` section or an `embedders:` profile.
+    fn new(e: &crate::config::EmbedderConfig) -> Self {
+        EmbedderIdentity {
+            kind: e.kind,
+            model: match e.kind {
+                EmbedderKind::Hash => format!("hash-{}", e.dimensions),
+                EmbedderKind::Openai => e.model.clone(),
+            },
+            endpoint: (e.kind == EmbedderKind::Openai).then(|| EndpointIdentity::new(e.http())),
+        }
+    }
+}
+
 impl ChatIdentity {
     /// The identity of a `chat:` section or a `models:` profile.
     fn new(chat: &crate::config::ChatConfig) -> Self {
@@ -217,15 +234,18 @@ impl EffectiveConfig {
     pub fn new(c: &Config) -> Self {
         let spec = |s: &crate::config::NameSpec| s.to_spec();
         EffectiveConfig {
-            embedder: EmbedderIdentity {
-                kind: c.embedder.kind,
-                model: match c.embedder.kind {
-                    EmbedderKind::Hash => format!("hash-{}", c.embedder.dimensions),
-                    EmbedderKind::Openai => c.embedder.model.clone(),
-                },
-                endpoint: (c.embedder.kind == EmbedderKind::Openai)
-                    .then(|| EndpointIdentity::new(c.embedder.http())),
-            },
+            embedder: EmbedderIdentity::new(&c.embedder),
+            embedders: c
+                .sweep
+                .embedder
+                .iter()
+                .flat_map(|spec| crate::sweep::grid::parse_profiles(&spec.to_spec()))
+                .flatten()
+                .filter_map(|name| {
+                    let e = c.embedders.get(&name)?;
+                    Some((name, EmbedderIdentity::new(e)))
+                })
+                .collect(),
             chat: ChatIdentity::new(&c.chat),
             models: c
                 .sweep
@@ -300,6 +320,7 @@ impl EffectiveConfig {
         for ep in [&mut c.embedder.endpoint, &mut c.chat.endpoint]
             .into_iter()
             .chain(c.models.values_mut().map(|m| &mut m.endpoint))
+            .chain(c.embedders.values_mut().map(|e| &mut e.endpoint))
             .flatten()
         {
             ep.base_url = BaseUrls::Many(Vec::new());

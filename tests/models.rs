@@ -334,6 +334,15 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
     let p = embedders(&server.url);
     let doc = sweep(&p, &["--no-cache", "--embedder", "default,small"]);
     assert_eq!(doc["settings"].as_object().unwrap().len(), 2 * 20);
+    // The profile is part of the sweep's identity (and so of its config digest).
+    assert_eq!(
+        doc["identity"]["config"]["embedders"]["small"]["model"],
+        "hash-64"
+    );
+    assert_eq!(
+        doc["identity"]["config"]["sweep"]["embedder"],
+        "default,small"
+    );
     // One embedding per (question, embedder); the corpus once per embedder, in one request.
     assert_eq!(doc["question_embeddings"], 2 * 26);
     let stats = server.stats();
