@@ -426,7 +426,35 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
         assert!(p
             .read("reports/latest/report.md")
             .contains(&format!("- {line}")));
+        assert!(p
+            .read("reports/latest/report.html")
+            .contains(&format!("<li>{line}")));
     }
+    assert!(p
+        .read("reports/latest/report.html")
+        .contains("<section id=\"by-retrieval\""));
+
+    // A dry run over both embedders predicts the sweep's calls.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--dry-run",
+            "--output",
+            "json",
+            "--no-cache",
+            "--embedder",
+            "default,small",
+        ])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        dry["dry_run"][0]["calls"],
+        doc["summary"]["calls"]["distinct_prompts"]
+    );
+    assert_eq!(dry["dry_run"][0]["question_embeddings"], 2 * 26);
 }
 
 /// Four paragraphs of 20 to 23 estimated tokens under a 3-token heading (as in chunks.rs): a
