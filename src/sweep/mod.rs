@@ -370,124 +370,6 @@ impl Engine {
         })
     }
 
-    /// [`Engine::rank`] with one embedder (and its foreign retriever) for every variant of
-    /// `members` (a query's `variant` indexes it; `None`: every chunk of the corpus). Chunks and
-    /// distinct question texts are embedded once for all variants. A foreign retriever's
-    /// passages are interned in `tables`, shared across calls so that indices agree.
-    #[allow(clippy::too_many_arguments)]
-    async fn rank_in(
-        &self,
-        embedder: &dyn Embedder,
-        retriever: Option<&Arc<dyn Retriever>>,
-        members: &[Option<&[Vec<usize>]>],
-        corpora: &[Corpus],
-        queries: &[Query<'_>],
-        k: usize,
-        tables: &mut Option<Vec<PassageTable>>,
-    ) -> Result<(Vec<Vec<Hit>>, usize)> {
-        let mut texts: Vec<String> = Vec::new();
-        let mut text_of: HashMap<&str, usize> = HashMap::new();
-        let slots: Vec<usize> = queries
-            .iter()
-            .map(|q| {
-                *text_of.entry(q.text).or_insert_with(|| {
-                    texts.push(q.text.to_string());
-                    texts.len() - 1
-                })
-            })
-            .collect();
-        let Some(retriever) = retriever else {
-            // Every chunk of the joined corpora once; each variant indexes its own.
-            let mut vectors = Vec::with_capacity(corpora.len());
-            for corpus in corpora {
-                vectors.push(embed_chunks(embedder, corpus).await?);
-            }
-            // The query that first asks each distinct text, to name it in errors.
-            let asker = |slot: usize| {
-                let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
-                queries[q].question
-            };
-            if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
-                bail!(
-                    "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
-                     (`embedder.max_input_tokens`: {limit})",
-                    asker(i)
-                );
-            }
-            // Each distinct text is embedded once, in one request.
-            let qvectors = embedder
-                .embed(&texts)
-                .await
-                .context("cannot embed the questions")?;
-            check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
-                .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
-            let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
-            for (v, member) in members.iter().enumerate() {
-                for (c, corpus) in corpora.iter().enumerate() {
-                    let mine: Vec<usize> = (0..queries.len())
-                        .filter(|&q| queries[q].corpus == c && queries[q].variant == v)
-                        .collect();
-                    if mine.is_empty() {
-                        continue;
-                    }
-                    let index = match member {
-                        // One variant of all chunks: the vectors are its alone.
-                        None => Index::new(corpus.clone(), std::mem::take(&mut vectors[c])),
-                        Some(m) => Index::new(
-                            Corpus {
-                                chunks: m[c].iter().map(|&i| corpus.chunks[i].clone()).collect(),
-                                ..corpus.clone()
-                            },
-                            m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
-                        ),
-                    };
-                    // All of a corpus's queries are scored in one matrix product.
-                    if let Some(&q) = mine
-                        .iter()
-                        .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
-                    {
-                        bail!(
-                            "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                            qvectors[slots[q]].len(),
-                            queries[q].question,
-                            index.dimensions(),
-                            index.corpus.describe()
-                        );
-                    }
-                    let vs: Vec<&[f32]> = mine
-                        .iter()
-                        .map(|&q| qvectors[slots[q]].as_slice())
-                        .collect();
-                    for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                        if let Some(m) = member {
-                            for h in &mut hits {
-                                h.chunk = m[c][h.chunk];
-                            }
-                        }
-                        ranked[q] = hits;
-                    }
-                }
-            }
-            return Ok((ranked, texts.len()));
-        };
-        let results = retriever.retrieve(&texts, k).await;
-        let tables = tables.get_or_insert_with(|| {
-            corpora
-                .iter()
-                .map(|_| PassageTable::new(&retriever.describe()))
-                .collect()
-        });
-        let mut ranked = Vec::with_capacity(queries.len());
-        for (q, &slot) in queries.iter().zip(&slots) {
-            let passages = results[slot].as_ref().map_err(|e| {
-                anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question)
-            })?;
-            let table = &mut tables[q.corpus];
-            ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
-        }
-        Ok((ranked, texts.len()))
-    }
-
     /// The engine's chat models, one slot per distinct identity.
     pub fn slots(&self) -> Arc<ChatSlots> {
         Arc::new(ChatSlots::new(self.model.clone(), &self.chat_variants))
@@ -640,20 +522,6 @@ impl Engine {
         out
     }
 
-    /// The retrieval variants: [`Engine::retrieval`], or the one of `embedder` and `retriever`.
-    fn retrieval_variants(&self) -> Vec<RetrievalVariant> {
-        if !self.retrieval.is_empty() {
-            return self.retrieval.clone();
-        }
-        vec![RetrievalVariant {
-            embedder_profile: grid::DEFAULT_PROFILE.to_string(),
-            chunk_tokens: None,
-            embedder: self.embedder.clone(),
-            retriever: self.retriever.clone(),
-            members: None,
-        }]
-    }
-
     /// Everything before the first answer call: retrieval for every text a question is asked
     /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) under every
     /// retrieval variant, and the plan.
@@ -720,61 +588,9 @@ impl Engine {
             }
         }
 
-        // One retrieval per embedder profile: its question texts are embedded once for all
-        // its chunk sizes.
-        let mut tables = None;
-        let mut question_embeddings = 0;
-        let mut profiles: Vec<&str> = Vec::new();
-        for v in &variants {
-            if !profiles.contains(&v.embedder_profile.as_str()) {
-                profiles.push(&v.embedder_profile);
-            }
-        }
-        for profile in profiles {
-            let group: Vec<usize> = (0..variants.len())
-                .filter(|&v| variants[v].embedder_profile == profile)
-                .collect();
-            let mine: Vec<usize> = (0..views.len())
-                .filter(|&i| group.contains(&views[i].variant))
-                .collect();
-            let queries: Vec<Query> = mine
-                .iter()
-                .map(|&i| Query {
-                    corpus: questions[views[i].question].corpus,
-                    variant: group
-                        .iter()
-                        .position(|&g| g == views[i].variant)
-                        .unwrap_or(0),
-                    text: &views[i].text,
-                    question: &questions[views[i].question].id,
-                })
-                .collect();
-            let members: Vec<Option<&[Vec<usize>]>> = group
-                .iter()
-                .map(|&g| variants[g].members.as_deref())
-                .collect();
-            let lead = &variants[group[0]];
-            let (ranked, searched) = self
-                .rank_in(
-                    lead.embedder.as_ref(),
-                    lead.retriever.as_ref(),
-                    &members,
-                    &ws.corpora,
-                    &queries,
-                    grid.max_k(),
-                    &mut tables,
-                )
-                .await?;
-            drop(queries);
-            question_embeddings += searched;
-            for (&i, hits) in mine.iter().zip(ranked) {
-                views[i].ranked = hits;
-            }
-        }
-        let corpora: Vec<Corpus> = match tables {
-            Some(t) => t.into_iter().map(|t: PassageTable| t.corpus).collect(),
-            None => ws.corpora.clone(),
-        };
+        let (corpora, question_embeddings) = self
+            .rank_views(&variants, &questions, &ws.corpora, &mut views, grid.max_k())
+            .await?;
 
         // Per variant, per question, from its retrieval under the grid's first rewrite strategy
         // (the one setting 0 uses, as for best scores in reports).
