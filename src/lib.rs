@@ -23,6 +23,7 @@ pub mod record;
 pub mod redact;
 pub mod refusal;
 pub mod repeat;
+pub mod rerank;
 pub mod retrieve;
 pub mod retriever;
 pub mod rewrite;

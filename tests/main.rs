@@ -17,6 +17,7 @@ mod hardening;
 mod http;
 mod insight;
 mod repeat;
+mod rerank;
 mod retrievers;
 mod scenarios;
 mod schema;

@@ -149,6 +149,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 question: q,
                 text: question.question.clone(),
                 ranked: ranked[q].clone(),
+                best_retrieval_score: None,
             };
             let mut run = build_run(
                 &planned,

@@ -33,6 +33,7 @@ use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
+use crate::rerank::Reranker;
 use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::retriever::{PassageTable, Retriever};
 use crate::rewrite::{self, Rewrite};
@@ -50,8 +51,11 @@ pub struct Run {
     pub asked: Arc<str>,
     /// Why a `model` rewrite was not used, when it was not.
     pub rewrite_note: Option<String>,
-    /// The best retrieval score for the text asked, whatever minScore and k.
+    /// The best score for the text asked, whatever minScore and k: the best rerank score when
+    /// a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,
+    /// With a reranker: the best retrieval score before reranking. `None` without one.
+    pub best_retrieval_score: Option<f64>,
     /// Passages sent, in prompt order (empty for an early refusal).
     pub passages: Vec<Hit>,
     pub verdict: Verdict,
@@ -224,6 +228,8 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
     /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// The reranker that rescores each question's retrieved passages, when one is configured.
+    pub reranker: Option<Arc<dyn Reranker>>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
     pub repeat: u32,
 }
@@ -242,6 +248,9 @@ pub struct Ranking {
     pub ranked: Vec<Vec<Hit>>,
     /// Distinct texts embedded or searched.
     pub searched: usize,
+    /// With a reranker, per query the best retrieval score before reranking (`ranked` then
+    /// holds rerank scores); `None` everywhere without one.
+    pub retrieval_best: Vec<Option<f64>>,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -308,9 +317,58 @@ impl Engine {
         Ok(indexes)
     }
 
-    /// Retrieve every query at `k`, each distinct text once: the one retrieval the sweep,
-    /// `ask` and `prompt` share.
+    /// Retrieve every query at `k`, each distinct text once, and rerank the passages when a
+    /// reranker is configured: the one retrieval the sweep, `ask` and `prompt` share.
     pub async fn rank(
+        &self,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        k: usize,
+    ) -> Result<Ranking> {
+        let Some(reranker) = &self.reranker else {
+            return self.retrieve(corpora, queries, k).await;
+        };
+        let candidates = reranker.candidates().unwrap_or(k);
+        let mut ranking = self.retrieve(corpora, queries, candidates).await?;
+        let top_n = reranker.top_n().unwrap_or(k);
+        // One call per distinct text and corpus: its candidates are the same.
+        let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
+        let mut job_of: HashMap<(usize, &str), usize> = HashMap::new();
+        let slots: Vec<usize> = queries
+            .iter()
+            .enumerate()
+            .map(|(q, query)| {
+                *job_of.entry((query.corpus, query.text)).or_insert_with(|| {
+                    let corpus = &ranking.corpora[query.corpus];
+                    let documents = ranking.ranked[q]
+                        .iter()
+                        .map(|h| corpus.chunks[h.chunk].text.clone())
+                        .collect();
+                    jobs.push((query.text.to_string(), documents));
+                    jobs.len() - 1
+                })
+            })
+            .collect();
+        let results = crate::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
+        for (q, query) in queries.iter().enumerate() {
+            let scored = results[slots[q]].as_ref().map_err(|e| {
+                anyhow::anyhow!("reranking for question `{}` failed: {e}", query.question)
+            })?;
+            let hits = std::mem::take(&mut ranking.ranked[q]);
+            ranking.retrieval_best[q] = hits.first().map(|h| h.score);
+            ranking.ranked[q] = scored
+                .iter()
+                .map(|s| Hit {
+                    chunk: hits[s.index].chunk,
+                    score: s.score,
+                })
+                .collect();
+        }
+        Ok(ranking)
+    }
+
+    /// Retrieve every query at `k`, each distinct text once.
+    async fn retrieve(
         &self,
         corpora: &[Corpus],
         queries: &[Query<'_>],
@@ -376,6 +434,7 @@ impl Engine {
                 corpora: indexes.into_iter().map(|i| i.corpus).collect(),
                 ranked,
                 searched: texts.len(),
+                retrieval_best: vec![None; queries.len()],
             });
         };
         let results = retriever.retrieve(&texts, k).await;
@@ -395,6 +454,7 @@ impl Engine {
             corpora: tables.into_iter().map(|t| t.corpus).collect(),
             ranked,
             searched: texts.len(),
+            retrieval_best: vec![None; queries.len()],
         })
     }
 
@@ -565,6 +625,7 @@ impl Engine {
                             question: q,
                             text,
                             ranked: Vec::new(),
+                            best_retrieval_score: None,
                         });
                         views.len() - 1
                     }
@@ -585,10 +646,12 @@ impl Engine {
             corpora,
             ranked,
             searched: question_embeddings,
+            retrieval_best,
         } = self.rank(&ws.corpora, &queries, grid.max_k()).await?;
         drop(queries);
-        for (view, hits) in views.iter_mut().zip(ranked) {
+        for ((view, hits), best) in views.iter_mut().zip(ranked).zip(retrieval_best) {
             view.ranked = hits;
+            view.best_retrieval_score = best;
         }
 
         // Per question, from its retrieval under the grid's first rewrite strategy (the one
@@ -739,6 +802,9 @@ impl Engine {
         calls.judge_errors_by_kind = judge_counts.judge_errors_by_kind;
         let mut warnings = self.embedder.warnings();
         warnings.extend(self.model.warnings());
+        if let Some(r) = &self.reranker {
+            warnings.extend(r.warnings());
+        }
         Ok(Sweep {
             settings,
             call_log: log,
@@ -837,6 +903,7 @@ pub fn build_graded_run(
         asked: view.text.as_str().into(),
         rewrite_note: None,
         best_score: view.ranked.first().map(|h| h.score),
+        best_retrieval_score: view.best_retrieval_score,
         passages: planned.passages.clone(),
         verdict,
         answer: rules.refusal.as_str().into(),

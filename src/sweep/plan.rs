@@ -17,6 +17,9 @@ pub struct View {
     pub question: usize,
     pub text: String,
     pub ranked: Vec<Hit>,
+    /// With a reranker, the best retrieval score before reranking (`ranked` holds rerank
+    /// scores); `None` without one.
+    pub best_retrieval_score: Option<f64>,
 }
 
 /// One (question, setting) pair: the passages it sends and the call that answers it.
