@@ -18,6 +18,7 @@ mod http;
 mod insight;
 mod repeat;
 mod rerank;
+mod retriever_http;
 mod retrievers;
 mod scenarios;
 mod schema;

@@ -17,7 +17,7 @@ use crate::http::MockLlm;
 use crate::support::{col, read_csv, stderr, stdout, Project};
 
 /// The passages of the store: (id, text).
-const PASSAGES: [(&str, &str); 3] = [
+pub const PASSAGES: [(&str, &str); 3] = [
     ("hours", "The shop opens at nine on weekdays."),
     ("returns", "Returns are accepted within thirty days."),
     (
@@ -94,7 +94,7 @@ async fn bad_rerank(UrlPath(mode): UrlPath<String>) -> Response {
     Json(json!({ "results": results })).into_response()
 }
 
-const SET: &str = "\
+pub const SET: &str = "\
 answerable:
   - id: open-sunday
     question: When does the shop open on Sunday?
@@ -131,7 +131,7 @@ fn sweep(p: &Project, out: &str) -> std::process::Output {
 }
 
 /// (question, min_score, k, outcome, best_score, passages) of every run.
-fn runs(p: &Project, out: &str) -> Vec<[String; 6]> {
+pub fn runs(p: &Project, out: &str) -> Vec<[String; 6]> {
     let (header, rows) = read_csv(&p.read(&format!("{out}/runs.csv")));
     rows.iter()
         .map(|r| {
@@ -148,7 +148,7 @@ fn runs(p: &Project, out: &str) -> Vec<[String; 6]> {
         .collect()
 }
 
-fn rows(want: &[[&str; 6]]) -> Vec<[String; 6]> {
+pub fn rows(want: &[[&str; 6]]) -> Vec<[String; 6]> {
     want.iter().map(|r| r.map(str::to_string)).collect()
 }
 

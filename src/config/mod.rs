@@ -245,6 +245,20 @@ impl LoadedConfig {
                 format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
             );
         }
+        if r.query_per_k && r.kind == RetrieverKind::Builtin {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "applies to `http` and `pgvector` retrievers: the builtin index is exact, so each k's hits are the first k of the largest".into(),
+            );
+        }
+        if r.query_per_k && c.reranker.is_some() {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)".into(),
+            );
+        }
         if r.ef_search.is_some_and(|ef| !(1..=1000).contains(&ef)) {
             return fail(
                 &[Key("retriever"), Key("ef_search")],

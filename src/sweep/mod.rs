@@ -251,6 +251,9 @@ pub struct Ranking {
     /// With a reranker, per query the best retrieval score before reranking (`ranked` then
     /// holds rerank scores); `None` everywhere without one.
     pub retrieval_best: Vec<Option<f64>>,
+    /// With `retriever.query_per_k`, per query the hits of each smaller k retrieved on its own
+    /// (`ranked` holds the largest); empty otherwise.
+    pub by_k: Vec<Vec<(usize, Vec<Hit>)>>,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -325,11 +328,24 @@ impl Engine {
         queries: &[Query<'_>],
         k: usize,
     ) -> Result<Ranking> {
+        self.rank_at(corpora, queries, &[k]).await
+    }
+
+    /// [`Engine::rank`] for every k of `ks` (ascending, the largest last): one retrieval at the
+    /// largest k, or one per k when the retriever asks for it (`retriever.query_per_k`; the
+    /// config refuses it together with a reranker).
+    pub(crate) async fn rank_at(
+        &self,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+    ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
         let Some(reranker) = &self.reranker else {
-            return self.retrieve(corpora, queries, k).await;
+            return self.retrieve(corpora, queries, ks).await;
         };
         let candidates = reranker.candidates().unwrap_or(k);
-        let mut ranking = self.retrieve(corpora, queries, candidates).await?;
+        let mut ranking = self.retrieve(corpora, queries, &[candidates]).await?;
         let top_n = reranker.top_n().unwrap_or(k);
         // One call per distinct text and corpus: its candidates are the same.
         let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
@@ -367,13 +383,15 @@ impl Engine {
         Ok(ranking)
     }
 
-    /// Retrieve every query at `k`, each distinct text once.
+    /// Retrieve every query at the largest of `ks`, each distinct text once; with
+    /// `retriever.query_per_k`, at each of the smaller ones too.
     async fn retrieve(
         &self,
         corpora: &[Corpus],
         queries: &[Query<'_>],
-        k: usize,
+        ks: &[usize],
     ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
         let mut texts: Vec<String> = Vec::new();
         let mut text_of: HashMap<&str, usize> = HashMap::new();
         let slots: Vec<usize> = queries
@@ -435,26 +453,39 @@ impl Engine {
                 ranked,
                 searched: texts.len(),
                 retrieval_best: vec![None; queries.len()],
+                by_k: Vec::new(),
             });
         };
-        let results = retriever.retrieve(&texts, k).await;
+        // One table per corpus slot for every k, so a passage has one index whatever k found it.
         let mut tables: Vec<PassageTable> = corpora
             .iter()
             .map(|_| PassageTable::new(&retriever.describe()))
             .collect();
-        let mut ranked = Vec::with_capacity(queries.len());
-        for (q, &slot) in queries.iter().zip(&slots) {
-            let passages = results[slot].as_ref().map_err(|e| {
-                anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question)
-            })?;
-            let table = &mut tables[q.corpus];
-            ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+        let ranked = search(retriever.as_ref(), &mut tables, queries, &texts, &slots, k).await?;
+        let mut by_k: Vec<Vec<(usize, Vec<Hit>)>> = Vec::new();
+        if retriever.query_per_k() {
+            by_k = queries.iter().map(|_| Vec::new()).collect();
+            for &small in ks.iter().filter(|&&small| small < k) {
+                let hits = search(
+                    retriever.as_ref(),
+                    &mut tables,
+                    queries,
+                    &texts,
+                    &slots,
+                    small,
+                )
+                .await?;
+                for (q, hits) in hits.into_iter().enumerate() {
+                    by_k[q].push((small, hits));
+                }
+            }
         }
         Ok(Ranking {
             corpora: tables.into_iter().map(|t| t.corpus).collect(),
             ranked,
             searched: texts.len(),
             retrieval_best: vec![None; queries.len()],
+            by_k,
         })
     }
 
@@ -626,6 +657,7 @@ impl Engine {
                             text,
                             ranked: Vec::new(),
                             best_retrieval_score: None,
+                            by_k: Vec::new(),
                         });
                         views.len() - 1
                     }
@@ -647,11 +679,17 @@ impl Engine {
             ranked,
             searched: question_embeddings,
             retrieval_best,
-        } = self.rank(&ws.corpora, &queries, grid.max_k()).await?;
+            by_k,
+        } = self
+            .rank_at(&ws.corpora, &queries, &distinct_ks(grid))
+            .await?;
         drop(queries);
         for ((view, hits), best) in views.iter_mut().zip(ranked).zip(retrieval_best) {
             view.ranked = hits;
             view.best_retrieval_score = best;
+        }
+        for (view, by_k) in views.iter_mut().zip(by_k) {
+            view.by_k = by_k;
         }
 
         // Per question, from its retrieval under the grid's first rewrite strategy (the one
@@ -780,7 +818,7 @@ impl Engine {
                 run.repeats = (1..self.repeat as usize)
                     .map(|r| {
                         let slot = p.call.map(|c| r * distinct + c);
-                        let top_k = &view.ranked[..settings[p.setting].k.min(view.ranked.len())];
+                        let top_k = view.top(settings[p.setting].k);
                         let corpus = &corpora[q.corpus];
                         let reply = slot.map(|i| &replies[i]);
                         crate::repeat::Repeat {
@@ -816,6 +854,36 @@ impl Engine {
             corpora,
         })
     }
+}
+
+/// The grid's distinct k values, ascending.
+fn distinct_ks(grid: &Grid) -> Vec<usize> {
+    let mut ks = grid.ks.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// Search every distinct text of `texts` at `k` with a foreign retriever; per query its hits,
+/// interned into its corpus slot's table.
+async fn search(
+    retriever: &dyn Retriever,
+    tables: &mut [PassageTable],
+    queries: &[Query<'_>],
+    texts: &[String],
+    slots: &[usize],
+    k: usize,
+) -> Result<Vec<Vec<Hit>>> {
+    let results = retriever.retrieve(texts, k).await;
+    let mut ranked = Vec::with_capacity(queries.len());
+    for (q, &slot) in queries.iter().zip(slots) {
+        let passages = results[slot]
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question))?;
+        let table = &mut tables[q.corpus];
+        ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+    }
+    Ok(ranked)
 }
 
 /// Embed every chunk of `corpus` into a search index.
@@ -887,7 +955,7 @@ pub fn build_graded_run(
     rules: &Rules,
     judged: Option<&Judged>,
 ) -> Run {
-    let top_k = &view.ranked[..k.min(view.ranked.len())];
+    let top_k = view.top(k);
     let verdict = classify_graded(
         question,
         corpus,

@@ -185,6 +185,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 text,
                 ranked: top_k,
                 best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let planned = PlannedRun {
                 question: qi,
