@@ -243,3 +243,56 @@ fn query_per_k_is_refused_where_it_cannot_apply() {
         format!("error: rageval.yaml:9: `retriever.query_per_k`: cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)\n")
     );
 }
+
+#[test]
+fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
+    let service = Service::start();
+    let p = project(&service, "/per-k/0", "");
+    let out = p.cmd(&["validate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n"
+    );
+    assert_eq!(service.count("per-k"), 0, "no request without --connect");
+
+    let out = p
+        .cmd(&["validate", "--connect"])
+        .env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().last().unwrap(),
+        format!(
+            "ok    retriever `http` at http://{}/per-k/0: question `open-sunday` got 1 passage at k = 1",
+            service.addr
+        )
+    );
+    assert_eq!(service.count("per-k 1"), 1);
+
+    let bad = project(&service, "/json/99?token=q-secret", "");
+    let out = bad
+        .cmd(&["validate", "--connect", "--quiet"])
+        .env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        format!("error: retrieval for question `open-sunday` failed: malformed at http://{}/json/99?<redacted>: the reply is not JSON: EOF while parsing a list at line 1 column 10 (after 3 attempts)\n", service.addr)
+    );
+
+    // An expected passage must be named, by `source#heading` or by id.
+    p.write(
+        "sets/shop.yaml",
+        &SET.replacen("expect: {ids: [sunday]", "expect: {ids: [sunday, \" \"]", 1),
+    );
+    let out = p.cmd(&["validate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: sets/shop.yaml:4: `answerable[0].expect.ids[1]`: is empty: name a passage by `source#heading` or by its id\n"
+    );
+}
