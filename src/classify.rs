@@ -218,9 +218,16 @@ pub fn classify_graded(
     let expected_in_top_k = known.then(|| top_k.iter().any(is_expected));
     let expected_in_prompt = known.then(|| sent.iter().any(is_expected));
     // Ranks follow the score order, not the prompt order, so that a reordered prompt (edge
-    // order) keeps the retrieval's ranks.
+    // order) keeps the retrieval's ranks; equal scores keep the ranked list's order (a
+    // reranker's or a foreign retriever's ties are not in chunk order).
+    let place = |h: &Hit| top_k.iter().position(|t| t.chunk == h.chunk);
     let mut by_score: Vec<&Hit> = sent.iter().collect();
-    by_score.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    by_score.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(place(a).cmp(&place(b)))
+            .then(a.chunk.cmp(&b.chunk))
+    });
     let expected_rank = by_score.iter().position(|h| is_expected(h)).map(|i| i + 1);
     let expected_recall = known.then(|| {
         let found = expected
@@ -501,6 +508,10 @@ mod tests {
         let sent = scored(&[(1, 0.9), (0, 0.7)]);
         let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
         assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(0.5)));
+        // Equal scores rank in the ranked list's order (a reranker's), not in chunk order.
+        let tied = scored(&[(1, 0.5), (0, 0.5)]);
+        let v = classify(&q, &c, &tied, &tied, Some(&reply("x [1]")), &rules());
+        assert_eq!(v.expected_rank, Some(2));
         // An early refusal is a miss, not a gap.
         let v = classify(&q, &c, &sent, &[], None, &rules());
         assert_eq!((v.expected_rank, v.expected_recall), (None, Some(0.0)));

@@ -401,3 +401,46 @@ fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
         assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
     }
 }
+
+#[test]
+fn a_reranker_after_pgvector_or_http_sweeps_as_after_the_builtin_index() {
+    let mock = crate::http::MockLlm::start(&["--no-auth"]);
+    let reranker = format!(
+        "reranker:\n  base_url: {}\n  model: mock-rerank\n  candidates: 8\n  max_retries: 0\n",
+        mock.url
+    );
+    let p = Project::sample();
+    p.write(
+        "builtin.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\n{reranker}"),
+    );
+    let out = sweep(&p, "builtin.yaml", "builtin");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want = runs_without_timings(&p, "builtin");
+    let plain = builtin_runs(&p);
+    assert_ne!(want, plain, "the reranker changes runs");
+    let server = SearchServer::start();
+    p.write("http.yaml", &(http_config(&server.url("ok")) + &reranker));
+    let out = sweep(&p, "http.yaml", "http");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(runs_without_timings(&p, "http"), want);
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    p.write(
+        "pg.yaml",
+        &(pg_config("  table: rv_rerank_equal\n") + &reranker),
+    );
+    let out = p
+        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
+    args.extend(SAMPLE_SWEEP);
+    args.extend(["--out", "pg", "--quiet"]);
+    let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", &dsn).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(runs_without_timings(&p, "pg"), want);
+}
