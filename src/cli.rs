@@ -297,6 +297,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "SHARE")]
     pub max_flip_rate: Option<f64>,
 
+    /// Highest share of answerable questions answered wrongly (judged incorrect, or holding no expected answer text)
+    #[arg(long, value_name = "SHARE")]
+    pub max_wrong_answer_rate: Option<f64>,
+
     /// Write the checks as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -338,6 +342,10 @@ impl GateArgs {
             "--max-prompt-tokens-per-question",
         );
         add(self.max_flip_rate.is_some(), "--max-flip-rate");
+        add(
+            self.max_wrong_answer_rate.is_some(),
+            "--max-wrong-answer-rate",
+        );
         add(
             self.min_answer_match_rate.is_some(),
             "--min-answer-match-rate",

@@ -217,11 +217,10 @@ impl OneOrMany {
 
 impl<'de> Deserialize<'de> for OneOrMany {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(d, "a string or a list of strings", false)? {
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(d, "a string or a list of strings")? {
             Either::Text(s) => Ok(OneOrMany::One(s)),
             Either::Many(v) => Ok(OneOrMany::Many(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }

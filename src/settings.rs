@@ -495,6 +495,12 @@ impl GateSettings {
             .or(g.min_answer_match_rate),
             max_flip_rate: flag("max-flip-rate", args.max_flip_rate, policy::check_share)?
                 .or(g.max_flip_rate),
+            max_wrong_answer_rate: flag(
+                "max-wrong-answer-rate",
+                args.max_wrong_answer_rate,
+                policy::check_share,
+            )?
+            .or(g.max_wrong_answer_rate),
         };
         let policy = Policy {
             setting,

@@ -473,7 +473,7 @@ impl LoadedConfig {
         // The `gate:` section: shares from 0 to 1, a valid alpha, a parsable setting.
         use crate::gate::policy::{check_alpha, check_share, check_tokens, Validator};
         let g = &c.gate;
-        let gate_numbers: [(&str, Option<f64>, Validator); 7] = [
+        let gate_numbers: [(&str, Option<f64>, Validator); 8] = [
             ("tolerance", Some(g.tolerance), check_share),
             ("alpha", Some(g.alpha), check_alpha),
             (
@@ -497,6 +497,11 @@ impl LoadedConfig {
                 check_tokens,
             ),
             ("max_flip_rate", g.max_flip_rate, check_share),
+            (
+                "max_wrong_answer_rate",
+                g.max_wrong_answer_rate,
+                check_share,
+            ),
         ];
         for (field, value, check) in gate_numbers {
             if let Some(Err(msg)) = value.map(check) {

@@ -76,11 +76,10 @@ impl BaseUrls {
 
 impl<'de> Deserialize<'de> for BaseUrls {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(d, "a URL or a list of URLs", false)? {
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(d, "a URL or a list of URLs")? {
             Either::Text(s) => Ok(BaseUrls::One(s)),
             Either::Many(v) => Ok(BaseUrls::Many(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }
@@ -439,7 +438,6 @@ impl<'de> Deserialize<'de> for ValueSpec {
             match either(
                 d,
                 "a number, a list of numbers, or a string like \"0.1..0.5\" or \"1,2,4\"",
-                true,
             )? {
                 Either::Text(s) => ValueSpec::Text(s),
                 Either::Number(n) => ValueSpec::Number(n),
@@ -474,15 +472,13 @@ pub enum NameSpec {
 
 impl<'de> Deserialize<'de> for NameSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(
             d,
             "a name, a comma-separated string of names, or a list of names",
-            false,
         )? {
             Either::Text(s) => Ok(NameSpec::Text(s)),
             Either::Many(v) => Ok(NameSpec::List(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }
@@ -533,6 +529,9 @@ pub struct GateConfig {
     /// Share of repeated runs (`sweep --repeat N`) whose outcome differs from their
     /// question's most frequent one.
     pub max_flip_rate: Option<f64>,
+    /// Share of answerable questions answered wrongly: the judge marked the answer incorrect
+    /// or, ungraded, it holds none of the expected answer texts.
+    pub max_wrong_answer_rate: Option<f64>,
 }
 
 impl Default for GateConfig {
@@ -549,6 +548,7 @@ impl Default for GateConfig {
             max_prompt_tokens_per_question: None,
             min_answer_match_rate: None,
             max_flip_rate: None,
+            max_wrong_answer_rate: None,
         }
     }
 }

@@ -71,6 +71,9 @@ pub struct RunRow {
     pub outcome: Outcome,
     #[serde(default)]
     pub answer_match: Option<bool>,
+    /// For an answer: whether it is wrong (see [`crate::classify::Verdict::wrong_answer`]).
+    #[serde(default)]
+    pub wrong_answer: Option<bool>,
     #[serde(default)]
     pub prompt_tokens: u64,
     /// `--repeat N`: the run's repeats (N; 1 without repeats) and how many of them differ
@@ -83,6 +86,16 @@ pub struct RunRow {
 
 fn one() -> u64 {
     1
+}
+
+/// Whether an answer is wrong. A record written before runs carried `wrong_answer` (and
+/// before the judge) gets the rule the classifier applies without a grade, a miss of every
+/// expected text, so that an old baseline is compared with what it would have said.
+fn wrong_answer(v: &crate::classify::Verdict) -> Option<bool> {
+    v.wrong_answer.or(match v.outcome {
+        Outcome::Answer => v.answer_match.map(|m| !m),
+        _ => None,
+    })
 }
 
 /// Read a results file through the record type and check it.
@@ -144,6 +157,7 @@ impl ResultsFile {
                     setting_id: r.setting_id(run.setting).to_string(),
                     outcome: run.verdict.outcome,
                     answer_match: run.verdict.answer_match,
+                    wrong_answer: wrong_answer(&run.verdict),
                     prompt_tokens: run.prompt_tokens,
                     repeats: 1 + run.repeats.len() as u64,
                     flips: crate::repeat::flips(run) as u64,

@@ -39,8 +39,9 @@ impl Record {
             }
         }
         let call_id = |i: u32| r.call_log.get_index(i as usize).map(|(k, _)| k.clone());
-        // Calls in a canonical order: rewrites by question, then answers by first use in run
-        // order, which is the order a sweep makes them in; merged shards write the same.
+        // Calls in a canonical order: rewrites by question, then answers and then judge calls
+        // by first use in run order, which is the order a sweep makes them in; merged shards
+        // write the same.
         let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
         for q in 0..r.questions.len() {
             for &(_, s) in &strategies {
@@ -50,6 +51,7 @@ impl Record {
             }
         }
         order.extend(r.runs.iter().filter_map(|run| run.call));
+        order.extend(r.runs.iter().filter_map(|run| run.judge_call));
         order.extend(0..r.call_log.len() as u32);
         let calls = order
             .iter()
@@ -137,6 +139,7 @@ impl Record {
                     .map(|h| Passage(r.chunk_id(run.question, h.chunk).to_string(), h.score))
                     .collect(),
                 verdict: run.verdict.clone(),
+                judge_call: run.judge_call.and_then(call_id),
                 repeats: run
                     .repeats
                     .iter()
@@ -303,7 +306,7 @@ impl Record {
                     error: None,
                     call: call.map(|(i, _, _)| i as u32),
                     rewrite_call: None,
-                    // The record keeps the judge's grades (in the verdict), not its calls.
+                    judge_call: None,
                     judge_calls: 0,
                     judge_prompt_tokens: 0,
                     judge_completion_tokens: 0,
@@ -341,6 +344,16 @@ impl Record {
                         run.ttft = c.ttft_ms.map(from_ms);
                     }
                 }
+            }
+            if let Some(c) = &rec.judge_call {
+                let (i, _, c) = self
+                    .calls
+                    .get_full(c)
+                    .ok_or_else(|| format!("a run names unknown judge call `{c}`"))?;
+                run.judge_call = Some(i as u32);
+                run.judge_calls = 1;
+                run.judge_prompt_tokens = c.usage.prompt_tokens;
+                run.judge_completion_tokens = c.usage.completion_tokens;
             }
             if setting.rewrite == Rewrite::Model {
                 if let Some((i, _, c)) = asked

@@ -161,6 +161,8 @@ pub enum CallRole {
     Answer,
     /// A `model` rewrite of a follow-up question.
     Rewrite,
+    /// The judge's grade of a reply.
+    Judge,
 }
 
 /// One distinct model call.
@@ -175,7 +177,8 @@ pub struct CallRecord {
     pub latency_ms: Option<f64>,
     /// Time to the first streamed token.
     pub ttft_ms: Option<f64>,
-    /// Why the call failed after retries.
+    /// Why the call failed after retries; for a judge call, also why its reply (kept in
+    /// `reply`) is not the rubric's JSON (kind `malformed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ErrorSchema>")]
     pub error: Option<CallError>,
@@ -226,6 +229,10 @@ pub struct RunRecord {
     pub passages: Vec<Passage>,
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// The judge call that graded the reply, a key of [`Record::calls`]; absent when no judge
+    /// graded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_call: Option<String>,
     /// `--repeat N`: repeats 1 to N-1 of this run (the run itself is repeat 0), each its
     /// answer call and outcome; absent for a sweep without repeats.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -358,6 +365,7 @@ impl Record {
             for c in run
                 .call
                 .iter()
+                .chain(&run.judge_call)
                 .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
             {
                 if !self.calls.contains_key(c) {

@@ -80,6 +80,8 @@ pub struct Run {
     pub call: Option<u32>,
     /// The `model` rewrite call this run's question was asked through, an index into the log.
     pub rewrite_call: Option<u32>,
+    /// The judge call that graded the reply, an index into the log.
+    pub judge_call: Option<u32>,
     /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
     pub repeats: Vec<crate::repeat::Repeat>,
 }
@@ -123,6 +125,17 @@ impl CallStats {
             ..CallStats::default()
         };
         for call in log.values() {
+            if call.role == CallRole::Judge {
+                c.judge_calls += 1;
+                c.judge_cache_hits += usize::from(call.cached);
+                if let Some(e) = &call.error {
+                    c.judge_failed += 1;
+                    *c.judge_errors_by_kind
+                        .entry(e.kind.as_str().to_string())
+                        .or_default() += 1;
+                }
+                continue;
+            }
             let answer = call.role == CallRole::Answer;
             if answer {
                 c.distinct_prompts += 1;
@@ -501,7 +514,8 @@ impl Engine {
     }
 
     /// Grade every reply that is not the exact refusal sentence with the judge: one call per
-    /// distinct request. Per planned run, its grade (`None`: not judged).
+    /// distinct request, each added to `log`. Per planned run, its grade and its judge call's
+    /// index in the log (`None`: not judged).
     async fn grade(
         &self,
         planned: &[PlannedRun],
@@ -509,8 +523,8 @@ impl Engine {
         corpora: &[Corpus],
         views: &[View],
         replies: &[Result<ChatReply, CallError>],
-        calls: &mut CallStats,
-    ) -> Vec<Option<Judged>> {
+        log: &mut CallLog,
+    ) -> Vec<Option<(Judged, u32)>> {
         let Some(judge) = &self.judge else {
             return planned.iter().map(|_| None).collect();
         };
@@ -547,29 +561,32 @@ impl Engine {
                     })
             })
             .collect();
-        calls.judge_calls = requests.len();
-        let grades: Vec<Judged> = execute(
+        let digests: Vec<String> = requests
+            .iter()
+            .map(|r| request_digest(judge.as_ref(), r))
+            .collect();
+        let replies = execute(
             judge.clone(),
             requests,
             self.concurrency,
             self.progress.clone(),
         )
-        .await
-        .into_iter()
-        .map(|reply| {
-            let usage = reply.as_ref().map(|r| r.usage).unwrap_or_default();
-            calls.judge_cache_hits += usize::from(reply.as_ref().is_ok_and(|r| r.cached));
-            let grade = reply.and_then(|r| judge::parse(&r.text));
-            if let Err(e) = &grade {
-                calls.judge_failed += 1;
-                *calls
-                    .judge_errors_by_kind
-                    .entry(e.kind.as_str().to_string())
-                    .or_default() += 1;
-            }
-            Judged { grade, usage }
-        })
-        .collect();
+        .await;
+        let logged = log_calls(log, CallRole::Judge, digests, &replies);
+        let grades: Vec<(Judged, u32)> = replies
+            .into_iter()
+            .zip(logged)
+            .map(|(reply, call)| {
+                let usage = reply.as_ref().map(|r| r.usage).unwrap_or_default();
+                let grade = reply.and_then(|r| judge::parse(&r.text));
+                if let (Err(e), Some((_, record))) = (&grade, log.get_index_mut(call as usize)) {
+                    // A reply that is not a grade is the call's error: counted as failed
+                    // wherever the record is read, its text kept.
+                    record.error = Some(e.clone());
+                }
+                (Judged { grade, usage }, call)
+            })
+            .collect();
         slots
             .into_iter()
             .map(|slot| slot.map(|i| grades[i].clone()))
@@ -775,16 +792,8 @@ impl Engine {
                 }
             }
         }
-        let mut judge_counts = CallStats::default();
         let grades = self
-            .grade(
-                &planned,
-                &questions,
-                &corpora,
-                &views,
-                &replies,
-                &mut judge_counts,
-            )
+            .grade(&planned, &questions, &corpora, &views, &replies, &mut log)
             .await;
         let runs: Vec<Run> = planned
             .iter()
@@ -804,8 +813,9 @@ impl Engine {
                     settings[p.setting].k,
                     reply,
                     &self.rules,
-                    judged.as_ref(),
+                    judged.as_ref().map(|(j, _)| j),
                 );
+                run.judge_call = judged.as_ref().map(|&(_, c)| c);
                 if let Some(r) = rewrite {
                     run.model_calls += 1;
                     run.prompt_tokens += r.usage.prompt_tokens;
@@ -831,13 +841,7 @@ impl Engine {
                 run
             })
             .collect();
-        let mut calls = CallStats::of(&log, &runs, question_embeddings);
-        // Judge calls are not in the call log (it holds the pipeline's own calls): their
-        // counters come from the grading step.
-        calls.judge_calls = judge_counts.judge_calls;
-        calls.judge_cache_hits = judge_counts.judge_cache_hits;
-        calls.judge_failed = judge_counts.judge_failed;
-        calls.judge_errors_by_kind = judge_counts.judge_errors_by_kind;
+        let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut warnings = self.embedder.warnings();
         warnings.extend(self.model.warnings());
         if let Some(r) = &self.reranker {
@@ -987,6 +991,7 @@ pub fn build_graded_run(
         judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
         call: None,
         rewrite_call: None,
+        judge_call: None,
         repeats: Vec::new(),
     };
     match reply {

@@ -241,6 +241,7 @@ fn without_latency(mut runs: Vec<Run>) -> Vec<Run> {
         r.latency = None;
         r.call = None;
         r.rewrite_call = None;
+        r.judge_call = None;
     }
     runs
 }
