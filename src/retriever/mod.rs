@@ -7,6 +7,7 @@
 
 pub mod http;
 pub mod pgvector;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::sync::Arc;
