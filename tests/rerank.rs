@@ -271,6 +271,41 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
         ]
     );
 
+    let rerank_line = lines[0]
+        .strip_prefix("**Separability (rerank score).** ")
+        .unwrap();
+    let retrieval_line = lines[1]
+        .strip_prefix("**Separability (retrieval score).** ")
+        .unwrap();
+    let html = p.read("out/report.html");
+    assert!(
+        html.contains(&format!(
+            "<p>Rerank score: {}</p>\n<p>Retrieval score: {}</p>",
+            rerank_line, retrieval_line
+        )),
+        "report.html shows both separability lines"
+    );
+    // The terminal's footer, its wrapped lines joined.
+    let text = stdout(&out);
+    let mut footer: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("separability") {
+            footer.push(line.to_string());
+        } else if let (Some(last), Some(more)) = (footer.last_mut(), line.strip_prefix("  ")) {
+            if !last.ends_with('.') {
+                last.push(' ');
+                last.push_str(more);
+            }
+        }
+    }
+    assert_eq!(
+        footer,
+        [
+            format!("separability (rerank score): {rerank_line}"),
+            format!("separability (retrieval score): {retrieval_line}"),
+        ]
+    );
+
     // One rerank call per distinct question text (the repeated question shares one), and
     // none at all when the sweep runs again on the cache.
     let stats = mock.stats();
