@@ -389,3 +389,35 @@ fn a_reranker_that_is_down_or_breaks_the_contract_stops_the_sweep_naming_the_que
         assert!(!p.path().join("out").exists(), "case {i}: no report");
     }
 }
+
+#[test]
+fn ask_and_prompt_rerank_as_the_sweep_does() {
+    let servers = Servers::start();
+    let mock = MockLlm::start(&["--no-auth"]);
+    let q = "When does the shop open on Sunday?";
+    let context = |p: &Project| {
+        let out = p
+            .cmd(&["prompt", q, "--k", "1", "--min-score", "0.5"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        text.lines()
+            .find(|l| l.starts_with("[1]"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        context(&project(&servers, "")),
+        "[1] (source: hours.md#) The shop opens at nine on weekdays."
+    );
+    let reranked = project(
+        &servers,
+        &format!("reranker:\n  base_url: {}\n  candidates: 3\n", mock.url),
+    );
+    assert_eq!(
+        context(&reranked),
+        "[1] (source: sunday.md#) On Sunday the shop does open when the market is on."
+    );
+    assert_eq!(mock.stats()["rerank_requests"], 1);
+}
