@@ -322,6 +322,21 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     );
     assert_eq!(runs(&p, "again"), runs(&p, "out"));
 
+    // A cache file edited by hand cannot point past the passages retrieved.
+    let cache = p.read(".rageval/cache/rerank.jsonl");
+    assert_eq!(cache.matches("\"index\":2").count(), 1, "{cache}");
+    p.write(
+        ".rageval/cache/rerank.jsonl",
+        &cache.replace("\"index\":2", "\"index\":9"),
+    );
+    let edited = sweep(&p, "edited");
+    assert_eq!(edited.status.code(), Some(2));
+    assert_eq!(
+        stderr(&edited),
+        "error: reranking for question `open-sunday` failed: the cached reply names passage 9 of 3\n"
+    );
+    p.write(".rageval/cache/rerank.jsonl", &cache);
+
     // The key and the URL's query never reach output, reports or the cache.
     for text in [stdout(&out), stderr(&out), stdout(&again), stderr(&again)] {
         assert!(!text.contains(KEY) && !text.contains("q-secret"), "{text}");

@@ -385,13 +385,26 @@ impl Engine {
             })?;
             let hits = std::mem::take(&mut ranking.ranked[q]);
             ranking.retrieval_best[q] = hits.first().map(|h| h.score);
+            // Replies are checked against the documents sent; a cache file edited by hand is
+            // not trusted to be.
             ranking.ranked[q] = scored
                 .iter()
-                .map(|s| Hit {
-                    chunk: hits[s.index].chunk,
-                    score: s.score,
+                .map(|s| {
+                    hits.get(s.index)
+                        .map(|h| Hit {
+                            chunk: h.chunk,
+                            score: s.score,
+                        })
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "reranking for question `{}` failed: the cached reply names passage {} of {}",
+                                query.question,
+                                s.index,
+                                hits.len()
+                            )
+                        })
                 })
-                .collect();
+                .collect::<Result<_>>()?;
         }
         Ok(ranking)
     }
