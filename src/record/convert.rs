@@ -100,6 +100,7 @@ impl Record {
                         source: a.source.clone(),
                     }),
                     best_score: r.best_score(i),
+                    best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
                     expected_score: r.expected_scores.get(i).copied().flatten(),
                     asked,
                 };
@@ -292,6 +293,7 @@ impl Record {
                         .clone(),
                     rewrite_note: None,
                     best_score: asked.map_or(question.best_score, |a| a.best_score),
+                    best_retrieval_score: question.best_retrieval_score,
                     passages,
                     verdict: rec.verdict,
                     answer: refusal.clone(),

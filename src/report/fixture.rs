@@ -149,6 +149,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 question: q,
                 text: question.question.clone(),
                 ranked: ranked[q].clone(),
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let mut run = build_run(
                 &planned,

@@ -322,16 +322,25 @@ impl Results {
         self.runs.get(q).and_then(|run| run.best_score)
     }
 
+    /// With a reranker, the best retrieval score of question `q` before reranking.
+    pub fn best_retrieval_score(&self, q: usize) -> Option<f64> {
+        self.runs.get(q).and_then(|run| run.best_retrieval_score)
+    }
+
     /// Compute [`Results::insight`] from the rest, under `policy`.
     pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
         let best: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_score(q))
+            .collect();
+        let retrieval: Vec<Option<f64>> = (0..self.questions.len())
+            .map(|q| self.best_retrieval_score(q))
             .collect();
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
                 best_scores: &best,
                 expected_scores: &self.expected_scores,
+                retrieval_scores: &retrieval,
             },
             &self.settings,
             &self.stats,

@@ -132,6 +132,7 @@ pub(crate) fn engine() -> Engine {
         concurrency: 3,
         progress: None,
         retriever: None,
+        reranker: None,
         repeat: 1,
     }
 }
@@ -183,6 +184,8 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 question: qi,
                 text,
                 ranked: top_k,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let planned = PlannedRun {
                 question: qi,
