@@ -414,6 +414,10 @@ pub struct AskArgs {
 pub struct ValidateArgs {
     /// Question sets to check [default: the config's `evalsets`, else evalsets/*.yaml]
     pub files: Vec<PathBuf>,
+
+    /// Also open the configured `http` or `pgvector` retriever and retrieve the first question (contacts the service)
+    #[arg(long)]
+    pub connect: bool,
 }
 
 #[derive(Debug, Args)]

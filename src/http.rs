@@ -252,7 +252,7 @@ impl Failure {
         }
     }
 
-    fn retryable(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn retryable(kind: ErrorKind, message: impl Into<String>) -> Self {
         Failure {
             retry: true,
             ..Failure::fatal(kind, message)

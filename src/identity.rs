@@ -50,6 +50,24 @@ pub struct EffectiveConfig {
     /// A foreign retriever; absent for the builtin one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retriever: Option<RetrieverIdentity>,
+    /// The reranker; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<RerankerIdentity>,
+}
+
+/// The reranker that rescored the passages: its model, server (redacted) and sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RerankerIdentity {
+    pub kind: crate::config::RerankerKind,
+    pub model: String,
+    pub endpoint: EndpointIdentity,
+    /// Passages sent per question; absent: the grid's largest k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<usize>,
+    /// `top_n` sent; absent: the grid's largest k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_n: Option<usize>,
 }
 
 /// Where passages came from: URL redacted, header names only, the DSN's variable name only.
@@ -67,6 +85,9 @@ pub struct RetrieverIdentity {
     pub table: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<crate::retriever::pgvector::Distance>,
+    /// `retriever.query_per_k`: one retrieval per distinct k; absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub query_per_k: bool,
 }
 
 /// The judge model (docs/judge.md): its grades change outcomes and wrong answers.
@@ -296,8 +317,16 @@ impl EffectiveConfig {
                     dsn_env: pg.then(|| r.dsn_env.clone()),
                     table: pg.then(|| r.table.clone()),
                     distance: pg.then_some(r.distance),
+                    query_per_k: r.query_per_k,
                 })
             },
+            reranker: c.reranker.as_ref().map(|r| RerankerIdentity {
+                kind: r.kind,
+                model: r.model.clone(),
+                endpoint: EndpointIdentity::new(r.http()),
+                candidates: r.candidates,
+                top_n: r.top_n,
+            }),
             judge: c.judge.as_ref().map(|j| JudgeIdentity {
                 kind: j.kind,
                 model: match j.kind {
@@ -322,6 +351,7 @@ impl EffectiveConfig {
             .chain(c.models.values_mut().map(|m| &mut m.endpoint))
             .chain(c.embedders.values_mut().map(|e| &mut e.endpoint))
             .flatten()
+            .chain(c.reranker.as_mut().map(|r| &mut r.endpoint))
         {
             ep.base_url = BaseUrls::Many(Vec::new());
         }

@@ -86,6 +86,8 @@ struct Counters {
     judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
+    rerank_requests: AtomicU64,
+    documents_reranked: AtomicU64,
     unauthorized: AtomicU64,
     failed: AtomicU64,
     malformed: AtomicU64,
@@ -160,6 +162,7 @@ pub fn router(opts: ServerOptions) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/embeddings", post(embeddings))
+        .route("/v1/rerank", post(rerank))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/requests", get(requests))
@@ -493,6 +496,51 @@ async fn embeddings(
     Json(full).into_response()
 }
 
+/// `POST /v1/rerank`: `{"model", "query", "documents", "top_n"}` answered with each document's
+/// [`crate::rerank::overlap_score`], best first (ties in the order sent), the best `top_n`.
+async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let (Some(query), Some(documents)) = (req["query"].as_str(), req["documents"].as_array())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "`query` must be a string and `documents` a list of strings",
+        );
+    };
+    let documents: Vec<&str> = documents.iter().filter_map(Value::as_str).collect();
+    state
+        .counters
+        .rerank_requests
+        .fetch_add(1, Ordering::Relaxed);
+    state
+        .counters
+        .documents_reranked
+        .fetch_add(documents.len() as u64, Ordering::Relaxed);
+    let mut scored: Vec<(usize, f64)> = documents
+        .iter()
+        .map(|d| crate::rerank::overlap_score(query, d))
+        .enumerate()
+        .collect();
+    // A stable sort: equal scores stay in the order sent.
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top_n = req["top_n"].as_u64().map_or(scored.len(), |n| n as usize);
+    scored.truncate(top_n);
+    let results: Vec<Value> = scored
+        .iter()
+        .map(|&(index, score)| json!({"index": index, "relevance_score": score}))
+        .collect();
+    tokio::time::sleep(state.opts.delay).await;
+    Json(json!({"model": req["model"].as_str().unwrap_or("rerank"), "results": results}))
+        .into_response()
+}
+
 async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     if let Err(r) = authorize(&state, &headers) {
         return r;
@@ -514,6 +562,8 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),
+        "rerank_requests": n(&c.rerank_requests),
+        "documents_reranked": n(&c.documents_reranked),
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
         "queries": state.queries.lock().expect("queries lock").clone(),

@@ -51,6 +51,8 @@ pub struct Pipeline {
     pub(crate) cache: Option<CacheMode>,
     pub(crate) cache_dir: PathBuf,
     pub(crate) held: Arc<Held>,
+    /// The reranker, when `reranker:` is configured.
+    pub reranker: Option<Arc<dyn crate::rerank::Reranker>>,
 }
 
 /// The servers of a section with its rate limit; waiting is counted in `held`.
@@ -181,6 +183,23 @@ impl Pipeline {
                 })
             }
         };
+        let reranker: Option<Arc<dyn crate::rerank::Reranker>> = match &c.reranker {
+            None => None,
+            Some(r) => {
+                let endpoints = endpoint(r.http(), &held)?;
+                rate_limited |= endpoints.limiter.is_some();
+                let http: Arc<dyn crate::rerank::Reranker> = Arc::new(
+                    crate::rerank::HttpReranker::new(endpoints, &r.model, r.candidates, r.top_n)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                Some(match cache {
+                    Some(mode) => {
+                        Arc::new(crate::rerank::CachedReranker::new(http, &cache_dir, mode)?)
+                    }
+                    None => http,
+                })
+            }
+        };
         let strict = strict_refusal || c.prompt.strict_refusal;
         // Both were checked when the config was loaded.
         let prompt = c
@@ -190,6 +209,7 @@ impl Pipeline {
         let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
             .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
         Ok(Pipeline {
+            reranker,
             chat_dead,
             judge_dead,
             chat_variants: Vec::new(),

@@ -80,9 +80,16 @@ pub fn classify_graded(
     let expected_in_top_k = known.then(|| top_k.iter().any(is_expected));
     let expected_in_prompt = known.then(|| sent.iter().any(is_expected));
     // Ranks follow the score order, not the prompt order, so that a reordered prompt (edge
-    // order) keeps the retrieval's ranks.
+    // order) keeps the retrieval's ranks; equal scores keep the ranked list's order (a
+    // reranker's or a foreign retriever's ties are not in chunk order).
+    let place = |h: &Hit| top_k.iter().position(|t| t.chunk == h.chunk);
     let mut by_score: Vec<&Hit> = sent.iter().collect();
-    by_score.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    by_score.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(place(a).cmp(&place(b)))
+            .then(a.chunk.cmp(&b.chunk))
+    });
     let expected_rank = by_score.iter().position(|h| is_expected(h)).map(|i| i + 1);
     let expected_recall = known.then(|| {
         let found = expected

@@ -152,6 +152,10 @@ fn rank_and_recall_of_the_expected_sources() {
     let sent = scored(&[(1, 0.9), (0, 0.7)]);
     let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
     assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(0.5)));
+    // Equal scores rank in the ranked list's order (a reranker's), not in chunk order.
+    let tied = scored(&[(1, 0.5), (0, 0.5)]);
+    let v = classify(&q, &c, &tied, &tied, Some(&reply("x [1]")), &rules());
+    assert_eq!(v.expected_rank, Some(2));
     // An early refusal is a miss, not a gap.
     let v = classify(&q, &c, &sent, &[], None, &rules());
     assert_eq!((v.expected_rank, v.expected_recall), (None, Some(0.0)));

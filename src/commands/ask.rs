@@ -50,6 +50,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
         progress: None,
         judge: None,
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: 1,
     };
     let query = Query {

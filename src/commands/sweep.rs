@@ -75,6 +75,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
@@ -279,6 +280,7 @@ async fn dry_run(
         concurrency: s.concurrency,
         progress: None,
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
@@ -361,7 +363,16 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let mut lines: Vec<String> = note.into_iter().collect();
     lines.push(insight.recommendation.reason.clone());
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
-    let mut after = vec![format!("separability: {}", insight.separability.summary())];
+    let mut after = match &insight.retrieval_separability {
+        None => vec![format!("separability: {}", insight.separability.summary())],
+        Some(retrieval) => vec![
+            format!(
+                "separability (rerank score): {}",
+                insight.separability.summary()
+            ),
+            format!("separability (retrieval score): {}", retrieval.summary()),
+        ],
+    };
     after.extend(results.retrieval_lines());
     after.extend(results.judge_summary());
     after.extend(results.flagged_summary());

@@ -42,6 +42,9 @@ pub struct Config {
     /// The optional judge model; absent: no judge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
+    /// The optional reranker; absent: passages keep their retrieval order and scores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<RerankerConfig>,
 }
 
 pub mod profiles;
@@ -53,6 +56,9 @@ pub fn json_schema() -> serde_json::Value {
 }
 
 pub use sections::*;
+
+/// Most passages sent to the reranker per question (`reranker.candidates`, `reranker.top_n`).
+pub const MAX_RERANK_CANDIDATES: usize = 1_000;
 
 /// Most buckets of the hash embedder: 65536 (a vector of 256 KiB per text).
 pub const MAX_DIMENSIONS: usize = 65_536;
@@ -127,6 +133,7 @@ impl LoadedConfig {
             }
         }
         let judge = c.judge.as_ref().map(|j| (vec!["judge"], j.http()));
+        let reranker = c.reranker.as_ref().map(|r| (vec!["reranker"], r.http()));
         let sections = [
             (vec!["chat"], c.chat.http()),
             (vec!["embedder"], c.embedder.http()),
@@ -139,6 +146,7 @@ impl LoadedConfig {
         for (path, http) in sections
             .into_iter()
             .chain(judge)
+            .chain(reranker)
             .chain(models)
             .chain(embedders)
         {
@@ -219,6 +227,25 @@ impl LoadedConfig {
                 }
             }
         }
+        if let Some(r) = &c.reranker {
+            if r.base_url.is_none() {
+                return fail(
+                    &[Key("reranker")],
+                    "reranker.base_url",
+                    "is missing: the reranker needs its server's URL (`POST {base_url}/rerank`)"
+                        .into(),
+                );
+            }
+            for (field, n) in [("candidates", r.candidates), ("top_n", r.top_n)] {
+                if n.is_some_and(|n| !(1..=MAX_RERANK_CANDIDATES).contains(&n)) {
+                    return fail(
+                        &[Key("reranker"), Key(field)],
+                        &format!("reranker.{field}"),
+                        format!("must be from 1 to {MAX_RERANK_CANDIDATES} (leave it out for the grid's largest k)"),
+                    );
+                }
+            }
+        }
         let r = &c.retriever;
         if r.kind == RetrieverKind::Http {
             match &r.url {
@@ -254,6 +281,20 @@ impl LoadedConfig {
                 &[Key("retriever")],
                 "retriever.max_retries",
                 format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
+            );
+        }
+        if r.query_per_k && r.kind == RetrieverKind::Builtin {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "applies to `http` and `pgvector` retrievers: the builtin index is exact, so each k's hits are the first k of the largest".into(),
+            );
+        }
+        if r.query_per_k && c.reranker.is_some() {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)".into(),
             );
         }
         if r.ef_search.is_some_and(|ef| !(1..=1000).contains(&ef)) {

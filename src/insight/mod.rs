@@ -32,6 +32,9 @@ pub struct Insight {
     /// Per setting, in grid order: whether it is Pareto-optimal.
     pub pareto: Vec<bool>,
     pub separability: Separability,
+    /// With a reranker (`separability` then measures the rerank score): the same for the best
+    /// retrieval score before reranking. `None` without a reranker.
+    pub retrieval_separability: Option<Separability>,
     /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): separability
     /// and the recommendation within each, since thresholds do not carry across embedding
     /// models or chunk sizes; empty otherwise.
@@ -56,6 +59,8 @@ pub struct QuestionFacts<'a> {
     pub best_scores: &'a [Option<f64>],
     /// The best score of an expected chunk within the largest k searched.
     pub expected_scores: &'a [Option<f64>],
+    /// With a reranker, the best retrieval score of each question before reranking.
+    pub retrieval_scores: &'a [Option<f64>],
 }
 
 impl Insight {
@@ -88,7 +93,24 @@ impl Insight {
                 },
             })
             .collect();
+        let retrieval_separability =
+            facts.retrieval_scores.iter().any(Option::is_some).then(|| {
+                Separability::new(
+                    facts
+                        .questions
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| separability::QuestionScores {
+                            id: q.id.clone(),
+                            answerable: q.answerable,
+                            best_score: facts.retrieval_scores.get(i).copied().flatten(),
+                            max_min_score: None,
+                        })
+                        .collect(),
+                )
+            });
         Insight {
+            retrieval_separability,
             policy: policy.clone(),
             recommendation: recommend::recommend(settings, stats, policy),
             pareto: pareto::pareto(&costs),

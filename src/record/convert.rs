@@ -101,6 +101,7 @@ impl Record {
                         source: a.source.clone(),
                     }),
                     best_score: r.best_score(i),
+                    best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
                     expected_score: r.expected_scores.get(i).copied().flatten(),
                     asked,
                     retrieval: groups
@@ -124,6 +125,10 @@ impl Record {
                             };
                             let scores = RetrievalRecord {
                                 best_score: best(members[0]),
+                                best_retrieval_score: r
+                                    .runs_of(members[0])
+                                    .get(i)
+                                    .and_then(|run| run.best_retrieval_score),
                                 expected_score: r
                                     .expected_by_retrieval
                                     .get(g)
@@ -328,6 +333,10 @@ impl Record {
                     best_score: match within {
                         Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
                         None => asked.map_or(question.best_score, |a| a.best_score),
+                    },
+                    best_retrieval_score: match within {
+                        Some(w) => w.best_retrieval_score,
+                        None => question.best_retrieval_score,
                     },
                     passages,
                     verdict: rec.verdict,

@@ -109,8 +109,12 @@ pub struct QuestionRecord {
     /// The injection probe's marker and poisoned source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attack: Option<AttackRecord>,
-    /// The best retrieval score of the text the first setting asks, whatever minScore and k.
+    /// The best score of the text the first setting asks, whatever minScore and k: the best
+    /// rerank score when a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,
+    /// With a reranker: the best retrieval score before reranking. Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_retrieval_score: Option<f64>,
     /// The best score of an expected chunk within the largest k searched: the highest
     /// minScore at which an expected source still reaches the prompt.
     pub expected_score: Option<f64>,
@@ -131,6 +135,9 @@ pub struct RetrievalRecord {
     pub best_score: Option<f64>,
     /// As [`QuestionRecord::expected_score`], under this variant.
     pub expected_score: Option<f64>,
+    /// As [`QuestionRecord::best_retrieval_score`] (with a reranker), under this variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_retrieval_score: Option<f64>,
     /// Follow-up questions only: the best score of the text asked under each rewrite strategy.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub asked: IndexMap<String, Option<f64>>,

@@ -150,6 +150,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 text: question.question.clone(),
                 ranked: ranked[q].clone(),
                 variant: 0,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let mut run = build_run(
                 &planned,

@@ -396,16 +396,25 @@ impl Results {
             .collect()
     }
 
+    /// With a reranker, the best retrieval score of question `q` before reranking.
+    pub fn best_retrieval_score(&self, q: usize) -> Option<f64> {
+        self.runs.get(q).and_then(|run| run.best_retrieval_score)
+    }
+
     /// Compute [`Results::insight`] from the rest, under `policy`.
     pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
         let best: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_score(q))
+            .collect();
+        let retrieval: Vec<Option<f64>> = (0..self.questions.len())
+            .map(|q| self.best_retrieval_score(q))
             .collect();
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
                 best_scores: &best,
                 expected_scores: &self.expected_scores,
+                retrieval_scores: &retrieval,
             },
             &self.settings,
             &self.stats,
@@ -422,12 +431,20 @@ impl Results {
                 let settings: Vec<Setting> =
                     members.iter().map(|&s| self.settings[s].clone()).collect();
                 let stats: Vec<_> = members.iter().map(|&s| self.stats[s].clone()).collect();
+                let retrieval: Vec<Option<f64>> = (0..self.questions.len())
+                    .map(|q| {
+                        self.runs_of(members[0])
+                            .get(q)
+                            .and_then(|r| r.best_retrieval_score)
+                    })
+                    .collect();
                 let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
                 let mut within = Insight::new(
                     QuestionFacts {
                         questions: &self.questions,
                         best_scores: &best,
                         expected_scores: expected,
+                        retrieval_scores: &retrieval,
                     },
                     &settings,
                     &stats,

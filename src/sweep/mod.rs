@@ -21,6 +21,7 @@ pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
 pub use slots::{ChatSlots, ChatVariant};
+pub(crate) use variants::Source;
 pub use variants::{chunk_union, RetrievalVariant};
 
 use std::collections::HashMap;
@@ -37,6 +38,7 @@ use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
+use crate::rerank::Reranker;
 use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::retriever::{PassageTable, Retriever};
 use crate::rewrite::{self, Rewrite};
@@ -54,8 +56,11 @@ pub struct Run {
     pub asked: Arc<str>,
     /// Why a `model` rewrite was not used, when it was not.
     pub rewrite_note: Option<String>,
-    /// The best retrieval score for the text asked, whatever minScore and k.
+    /// The best score for the text asked, whatever minScore and k: the best rerank score when
+    /// a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,
+    /// With a reranker: the best retrieval score before reranking. `None` without one.
+    pub best_retrieval_score: Option<f64>,
     /// Passages sent, in prompt order (empty for an early refusal).
     pub passages: Vec<Hit>,
     pub verdict: Verdict,
@@ -250,6 +255,8 @@ pub struct Engine {
     /// The retrieval variants settings name (`--embedder`, `--chunk-tokens`); empty: one, of
     /// `embedder` and `retriever` over every chunk.
     pub retrieval: Vec<RetrievalVariant>,
+    /// The reranker that rescores each question's retrieved passages, when one is configured.
+    pub reranker: Option<Arc<dyn Reranker>>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
     pub repeat: u32,
 }
@@ -270,6 +277,12 @@ pub struct Ranking {
     pub ranked: Vec<Vec<Hit>>,
     /// Distinct texts embedded or searched.
     pub searched: usize,
+    /// With a reranker, per query the best retrieval score before reranking (`ranked` then
+    /// holds rerank scores); `None` everywhere without one.
+    pub retrieval_best: Vec<Option<f64>>,
+    /// With `retriever.query_per_k`, per query the hits of each smaller k retrieved on its own
+    /// (`ranked` holds the largest); empty otherwise.
+    pub by_k: Vec<Vec<(usize, Vec<Hit>)>>,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -340,33 +353,162 @@ impl Engine {
         Ok(indexes)
     }
 
-    /// Retrieve every query at `k`, each distinct text once: the one retrieval the sweep,
-    /// `ask` and `prompt` share.
+    /// Retrieve every query at `k`, each distinct text once, and rerank the passages when a
+    /// reranker is configured: the one retrieval the sweep, `ask` and `prompt` share.
     pub async fn rank(
         &self,
         corpora: &[Corpus],
         queries: &[Query<'_>],
         k: usize,
     ) -> Result<Ranking> {
-        let mut tables = None;
-        let (ranked, searched) = self
-            .rank_in(
-                self.embedder.as_ref(),
-                self.retriever.as_ref(),
-                &[None],
-                corpora,
-                queries,
-                k,
-                &mut tables,
-            )
+        self.rank_at(corpora, queries, &[k]).await
+    }
+
+    /// [`Engine::rank_with`] with the engine's own embedder and retriever over every chunk.
+    pub(crate) async fn rank_at(
+        &self,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+    ) -> Result<Ranking> {
+        let source = Source {
+            embedder: self.embedder.as_ref(),
+            retriever: self.retriever.as_ref(),
+            members: vec![None],
+        };
+        self.rank_with(&source, corpora, queries, ks, &mut None)
+            .await
+    }
+
+    /// [`Engine::rank`] from `source` for every k of `ks` (ascending, the largest last): one
+    /// retrieval at the largest k, or one per k when the retriever asks for it
+    /// (`retriever.query_per_k`; the config refuses it together with a reranker). A foreign
+    /// retriever's passages are interned in `tables`, which calls for several sources share.
+    pub(crate) async fn rank_with(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
+        let Some(reranker) = &self.reranker else {
+            return self.retrieve(source, corpora, queries, ks, tables).await;
+        };
+        let candidates = reranker.candidates().unwrap_or(k);
+        let mut ranking = self
+            .retrieve(source, corpora, queries, &[candidates], tables)
             .await?;
+        let top_n = reranker.top_n().unwrap_or(k);
+        // One call per distinct text and corpus: its candidates are the same.
+        let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
+        let mut job_of: HashMap<(usize, &str), usize> = HashMap::new();
+        let slots: Vec<usize> = queries
+            .iter()
+            .enumerate()
+            .map(|(q, query)| {
+                *job_of.entry((query.corpus, query.text)).or_insert_with(|| {
+                    let corpus = &ranking.corpora[query.corpus];
+                    let documents = ranking.ranked[q]
+                        .iter()
+                        .map(|h| corpus.chunks[h.chunk].text.clone())
+                        .collect();
+                    jobs.push((query.text.to_string(), documents));
+                    jobs.len() - 1
+                })
+            })
+            .collect();
+        let results = crate::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
+        for (q, query) in queries.iter().enumerate() {
+            let scored = results[slots[q]].as_ref().map_err(|e| {
+                anyhow::anyhow!("reranking for question `{}` failed: {e}", query.question)
+            })?;
+            let hits = std::mem::take(&mut ranking.ranked[q]);
+            ranking.retrieval_best[q] = hits.first().map(|h| h.score);
+            // Replies are checked against the documents sent; a cache file edited by hand is
+            // not trusted to be.
+            ranking.ranked[q] = scored
+                .iter()
+                .map(|s| {
+                    hits.get(s.index)
+                        .map(|h| Hit {
+                            chunk: h.chunk,
+                            score: s.score,
+                        })
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "reranking for question `{}` failed: the cached reply names passage {} of {}",
+                                query.question,
+                                s.index,
+                                hits.len()
+                            )
+                        })
+                })
+                .collect::<Result<_>>()?;
+        }
+        Ok(ranking)
+    }
+
+    /// Retrieve every query at the largest of `ks` from `source`, each distinct text once; with
+    /// `retriever.query_per_k`, at each of the smaller ones too.
+    async fn retrieve(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
+        let mut texts: Vec<String> = Vec::new();
+        let mut text_of: HashMap<&str, usize> = HashMap::new();
+        let slots: Vec<usize> = queries
+            .iter()
+            .map(|q| {
+                *text_of.entry(q.text).or_insert_with(|| {
+                    texts.push(q.text.to_string());
+                    texts.len() - 1
+                })
+            })
+            .collect();
+        let Some(retriever) = source.retriever else {
+            let (ranked, searched) = self
+                .search_builtin(source, corpora, queries, &texts, &slots, k)
+                .await?;
+            return Ok(Ranking {
+                corpora: corpora.to_vec(),
+                ranked,
+                searched,
+                retrieval_best: vec![None; queries.len()],
+                by_k: Vec::new(),
+            });
+        };
+        // One table per corpus slot for every k, so a passage has one index whatever k found it.
+        let tables = tables.get_or_insert_with(|| {
+            corpora
+                .iter()
+                .map(|_| PassageTable::new(&retriever.describe()))
+                .collect()
+        });
+        let ranked = search(retriever.as_ref(), tables, queries, &texts, &slots, k).await?;
+        let mut by_k: Vec<Vec<(usize, Vec<Hit>)>> = Vec::new();
+        if retriever.query_per_k() {
+            by_k = queries.iter().map(|_| Vec::new()).collect();
+            for &small in ks.iter().filter(|&&small| small < k) {
+                let hits =
+                    search(retriever.as_ref(), tables, queries, &texts, &slots, small).await?;
+                for (q, hits) in hits.into_iter().enumerate() {
+                    by_k[q].push((small, hits));
+                }
+            }
+        }
         Ok(Ranking {
-            corpora: match tables {
-                Some(t) => t.into_iter().map(|t: PassageTable| t.corpus).collect(),
-                None => corpora.to_vec(),
-            },
+            corpora: tables.iter().map(|t| t.corpus.clone()).collect(),
             ranked,
-            searched,
+            searched: texts.len(),
+            retrieval_best: vec![None; queries.len()],
+            by_k,
         })
     }
 
@@ -578,6 +720,8 @@ impl Engine {
                                 question: q,
                                 text,
                                 ranked: Vec::new(),
+                                best_retrieval_score: None,
+                                by_k: Vec::new(),
                                 variant,
                             });
                             views.len() - 1
@@ -589,7 +733,13 @@ impl Engine {
         }
 
         let (corpora, question_embeddings) = self
-            .rank_views(&variants, &questions, &ws.corpora, &mut views, grid.max_k())
+            .rank_views(
+                &variants,
+                &questions,
+                &ws.corpora,
+                &mut views,
+                &distinct_ks(grid),
+            )
             .await?;
 
         // Per variant, per question, from its retrieval under the grid's first rewrite strategy
@@ -740,7 +890,7 @@ impl Engine {
                 run.repeats = (1..self.repeat as usize)
                     .map(|r| {
                         let slot = p.call.map(|c| r * distinct + c);
-                        let top_k = &view.ranked[..settings[p.setting].k.min(view.ranked.len())];
+                        let top_k = view.top(settings[p.setting].k);
                         let corpus = &corpora[q.corpus];
                         let reply = slot.map(|i| &replies[i]);
                         crate::repeat::Repeat {
@@ -756,6 +906,9 @@ impl Engine {
         let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut warnings = self.embedder.warnings();
         warnings.extend(slots.warnings());
+        if let Some(r) = &self.reranker {
+            warnings.extend(r.warnings());
+        }
         Ok(Sweep {
             settings,
             call_log: log,
@@ -768,6 +921,36 @@ impl Engine {
             corpora,
         })
     }
+}
+
+/// The grid's distinct k values, ascending.
+fn distinct_ks(grid: &Grid) -> Vec<usize> {
+    let mut ks = grid.ks.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// Search every distinct text of `texts` at `k` with a foreign retriever; per query its hits,
+/// interned into its corpus slot's table.
+async fn search(
+    retriever: &dyn Retriever,
+    tables: &mut [PassageTable],
+    queries: &[Query<'_>],
+    texts: &[String],
+    slots: &[usize],
+    k: usize,
+) -> Result<Vec<Vec<Hit>>> {
+    let results = retriever.retrieve(texts, k).await;
+    let mut ranked = Vec::with_capacity(queries.len());
+    for (q, &slot) in queries.iter().zip(slots) {
+        let passages = results[slot]
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question))?;
+        let table = &mut tables[q.corpus];
+        ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+    }
+    Ok(ranked)
 }
 
 /// Embed every chunk of `corpus` into a search index.
@@ -845,7 +1028,7 @@ pub fn build_graded_run(
     rules: &Rules,
     judged: Option<&Judged>,
 ) -> Run {
-    let top_k = &view.ranked[..k.min(view.ranked.len())];
+    let top_k = view.top(k);
     let verdict = classify_graded(
         question,
         corpus,
@@ -861,6 +1044,7 @@ pub fn build_graded_run(
         asked: view.text.as_str().into(),
         rewrite_note: None,
         best_score: view.ranked.first().map(|h| h.score),
+        best_retrieval_score: view.best_retrieval_score,
         passages: planned.passages.clone(),
         verdict,
         answer: rules.refusal.as_str().into(),

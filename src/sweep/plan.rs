@@ -17,8 +17,25 @@ pub struct View {
     pub question: usize,
     pub text: String,
     pub ranked: Vec<Hit>,
+    /// With a reranker, the best retrieval score before reranking (`ranked` holds rerank
+    /// scores); `None` without one.
+    pub best_retrieval_score: Option<f64>,
+    /// With `retriever.query_per_k`: the hits of each smaller k of the grid, retrieved on its
+    /// own; empty otherwise (every k takes a prefix of `ranked`).
+    pub by_k: Vec<(usize, Vec<Hit>)>,
     /// The retrieval variant (embedder, chunk size) it was searched with; 0 when there is one.
     pub variant: usize,
+}
+
+impl View {
+    /// The hits a setting with `k` sees, best first: its own retrieval with
+    /// `retriever.query_per_k`, else the first k of `ranked`.
+    pub fn top(&self, k: usize) -> &[Hit] {
+        match self.by_k.iter().find(|(small, _)| *small == k) {
+            Some((_, hits)) => &hits[..k.min(hits.len())],
+            None => &self.ranked[..k.min(self.ranked.len())],
+        }
+    }
 }
 
 /// One (question, setting) pair: the passages it sends and the call that answers it.
@@ -66,9 +83,10 @@ impl Plan {
             for (q, question) in questions.iter().enumerate() {
                 let v = view_of(q, setting);
                 let view = &views[v];
-                let passages = setting
-                    .order
-                    .apply(passing(&view.ranked, setting.k, min_score));
+                let passages =
+                    setting
+                        .order
+                        .apply(passing(view.top(setting.k), setting.k, min_score));
                 let call = (!passages.is_empty()).then(|| {
                     let key = (
                         v,

@@ -135,6 +135,7 @@ pub(crate) fn engine() -> Engine {
         concurrency: 3,
         progress: None,
         retriever: None,
+        reranker: None,
         repeat: 1,
     }
 }
@@ -188,6 +189,8 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 text,
                 ranked: top_k,
                 variant: 0,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let planned = PlannedRun {
                 question: qi,

@@ -16,7 +16,7 @@ use crate::corpus::{Chunk, Corpus};
 use crate::embed::Embedder;
 use crate::evalset::Question;
 use crate::retrieve::{Hit, Index};
-use crate::retriever::{PassageTable, Retriever};
+use crate::retriever::Retriever;
 
 /// How one setting retrieves.
 #[derive(Clone)]
@@ -30,6 +30,14 @@ pub struct RetrievalVariant {
     pub retriever: Option<Arc<dyn Retriever>>,
     /// Per corpus slot, this size's chunks (indices into the joined corpus); `None`: all.
     pub members: Option<Vec<Vec<usize>>>,
+}
+
+/// What one retrieval searches with: an embedder, its foreign retriever (`None`: the builtin
+/// index), and per variant its chunks (`None`: every chunk).
+pub(crate) struct Source<'a> {
+    pub embedder: &'a dyn Embedder,
+    pub retriever: Option<&'a Arc<dyn Retriever>>,
+    pub members: Vec<Option<&'a [Vec<usize>]>>,
 }
 
 /// The corpora `raw` (not yet split) cut at `default` and at each of `sizes`, joined: the
@@ -126,12 +134,13 @@ impl Engine {
         questions: &[Question],
         corpora: &[Corpus],
         views: &mut [View],
-        k: usize,
+        ks: &[usize],
     ) -> Result<(Vec<Corpus>, usize)> {
         // One retrieval per embedder profile: its question texts are embedded once for all
         // its chunk sizes.
         let mut tables = None;
         let mut question_embeddings = 0;
+        let mut ranked_corpora = None;
         let mut profiles: Vec<&str> = Vec::new();
         for v in variants {
             if !profiles.contains(&v.embedder_profile.as_str()) {
@@ -162,57 +171,56 @@ impl Engine {
                 .map(|&g| variants[g].members.as_deref())
                 .collect();
             let lead = &variants[group[0]];
-            let (ranked, searched) = self
-                .rank_in(
-                    lead.embedder.as_ref(),
-                    lead.retriever.as_ref(),
-                    &members,
-                    corpora,
-                    &queries,
-                    k,
-                    &mut tables,
-                )
+            let source = Source {
+                embedder: lead.embedder.as_ref(),
+                retriever: lead.retriever.as_ref(),
+                members,
+            };
+            let ranking = self
+                .rank_with(&source, corpora, &queries, ks, &mut tables)
                 .await?;
             drop(queries);
-            question_embeddings += searched;
-            for (&i, hits) in mine.iter().zip(ranked) {
+            question_embeddings += ranking.searched;
+            let by_k = ranking
+                .by_k
+                .into_iter()
+                .map(Some)
+                .chain(std::iter::repeat_with(|| None));
+            for (((&i, hits), best), by_k) in mine
+                .iter()
+                .zip(ranking.ranked)
+                .zip(ranking.retrieval_best)
+                .zip(by_k)
+            {
                 views[i].ranked = hits;
+                views[i].best_retrieval_score = best;
+                views[i].by_k = by_k.unwrap_or_default();
             }
+            // A foreign retriever's tables grow with each source: the last holds them all.
+            ranked_corpora = Some(ranking.corpora);
         }
-        let corpora: Vec<Corpus> = match tables {
-            Some(t) => t.into_iter().map(|t: PassageTable| t.corpus).collect(),
-            None => corpora.to_vec(),
-        };
-        Ok((corpora, question_embeddings))
+        Ok((
+            ranked_corpora.unwrap_or_else(|| corpora.to_vec()),
+            question_embeddings,
+        ))
     }
 
-    /// [`Engine::rank`] with one embedder (and its foreign retriever) for every variant of
-    /// `members` (a query's `variant` indexes it; `None`: every chunk of the corpus). Chunks and
-    /// distinct question texts are embedded once for all variants. A foreign retriever's
-    /// passages are interned in `tables`, shared across calls so that indices agree.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn rank_in(
+    /// The builtin search of `source` for every variant of its `members` (a query's `variant`
+    /// indexes them; `None`: every chunk of the corpus): the chunks and the distinct question
+    /// `texts` (`slots[q]` is query q's) are embedded once for all variants. Per query its hits
+    /// at `k`, and the texts embedded.
+    pub(crate) async fn search_builtin(
         &self,
-        embedder: &dyn Embedder,
-        retriever: Option<&Arc<dyn Retriever>>,
-        members: &[Option<&[Vec<usize>]>],
+        source: &Source<'_>,
         corpora: &[Corpus],
         queries: &[Query<'_>],
+        texts: &[String],
+        slots: &[usize],
         k: usize,
-        tables: &mut Option<Vec<PassageTable>>,
     ) -> Result<(Vec<Vec<Hit>>, usize)> {
-        let mut texts: Vec<String> = Vec::new();
-        let mut text_of: HashMap<&str, usize> = HashMap::new();
-        let slots: Vec<usize> = queries
-            .iter()
-            .map(|q| {
-                *text_of.entry(q.text).or_insert_with(|| {
-                    texts.push(q.text.to_string());
-                    texts.len() - 1
-                })
-            })
-            .collect();
-        let Some(retriever) = retriever else {
+        let embedder = source.embedder;
+        let members = &source.members;
+        {
             // Every chunk of the joined corpora once; each variant indexes its own.
             let mut vectors = Vec::with_capacity(corpora.len());
             for corpus in corpora {
@@ -223,7 +231,7 @@ impl Engine {
                 let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
                 queries[q].question
             };
-            if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
+            if let Some((i, tokens, limit)) = too_long(embedder, texts) {
                 bail!(
                     "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
                      (`embedder.max_input_tokens`: {limit})",
@@ -232,7 +240,7 @@ impl Engine {
             }
             // Each distinct text is embedded once, in one request.
             let qvectors = embedder
-                .embed(&texts)
+                .embed(texts)
                 .await
                 .context("cannot embed the questions")?;
             check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
@@ -284,24 +292,8 @@ impl Engine {
                     }
                 }
             }
-            return Ok((ranked, texts.len()));
-        };
-        let results = retriever.retrieve(&texts, k).await;
-        let tables = tables.get_or_insert_with(|| {
-            corpora
-                .iter()
-                .map(|_| PassageTable::new(&retriever.describe()))
-                .collect()
-        });
-        let mut ranked = Vec::with_capacity(queries.len());
-        for (q, &slot) in queries.iter().zip(&slots) {
-            let passages = results[slot].as_ref().map_err(|e| {
-                anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question)
-            })?;
-            let table = &mut tables[q.corpus];
-            ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+            Ok((ranked, texts.len()))
         }
-        Ok((ranked, texts.len()))
     }
 }
 
