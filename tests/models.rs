@@ -662,3 +662,29 @@ fn each_embedder_profile_is_checked_against_the_pgvector_table() {
     );
     assert_eq!(doc["question_embeddings"], 2 * 26);
 }
+
+#[test]
+fn a_reranked_two_embedder_sweep_keeps_both_scores_per_embedder_through_merge() {
+    let server = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\nreranker:\n  base_url: {}\n  api_key_env: {KEY_ENV}\n  candidates: 8\n",
+            server.url
+        ),
+    );
+    crate::shards::whole_and_merged(&p, &["--embedder", "default,small"], 2);
+    crate::shards::assert_same(&p);
+    let doc: Value = serde_json::from_str(&p.read("whole/results.json")).unwrap();
+    let q = &doc["questions"]["fee-per-term"]["retrieval"];
+    for label in ["embedder=default", "embedder=small"] {
+        assert!(q[label]["best_score"].is_number(), "{q}");
+        assert!(q[label]["best_retrieval_score"].is_number(), "{q}");
+    }
+    // The retrieval scores differ by embedder; the reranker scores the same passages' words.
+    assert_ne!(
+        q["embedder=default"]["best_retrieval_score"],
+        q["embedder=small"]["best_retrieval_score"]
+    );
+}

@@ -220,80 +220,78 @@ impl Engine {
     ) -> Result<(Vec<Vec<Hit>>, usize)> {
         let embedder = source.embedder;
         let members = &source.members;
-        {
-            // Every chunk of the joined corpora once; each variant indexes its own.
-            let mut vectors = Vec::with_capacity(corpora.len());
-            for corpus in corpora {
-                vectors.push(embed_chunks(embedder, corpus).await?);
-            }
-            // The query that first asks each distinct text, to name it in errors.
-            let asker = |slot: usize| {
-                let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
-                queries[q].question
-            };
-            if let Some((i, tokens, limit)) = too_long(embedder, texts) {
-                bail!(
-                    "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
-                     (`embedder.max_input_tokens`: {limit})",
-                    asker(i)
-                );
-            }
-            // Each distinct text is embedded once, in one request.
-            let qvectors = embedder
-                .embed(texts)
-                .await
-                .context("cannot embed the questions")?;
-            check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
-                .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
-            let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
-            for (v, member) in members.iter().enumerate() {
-                for (c, corpus) in corpora.iter().enumerate() {
-                    let mine: Vec<usize> = (0..queries.len())
-                        .filter(|&q| queries[q].corpus == c && queries[q].variant == v)
-                        .collect();
-                    if mine.is_empty() {
-                        continue;
-                    }
-                    let index = match member {
-                        // One variant of all chunks: the vectors are its alone.
-                        None => Index::new(corpus.clone(), std::mem::take(&mut vectors[c])),
-                        Some(m) => Index::new(
-                            Corpus {
-                                chunks: m[c].iter().map(|&i| corpus.chunks[i].clone()).collect(),
-                                ..corpus.clone()
-                            },
-                            m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
-                        ),
-                    };
-                    // All of a corpus's queries are scored in one matrix product.
-                    if let Some(&q) = mine
-                        .iter()
-                        .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
-                    {
-                        bail!(
-                            "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                            qvectors[slots[q]].len(),
-                            queries[q].question,
-                            index.dimensions(),
-                            index.corpus.describe()
-                        );
-                    }
-                    let vs: Vec<&[f32]> = mine
-                        .iter()
-                        .map(|&q| qvectors[slots[q]].as_slice())
-                        .collect();
-                    for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                        if let Some(m) = member {
-                            for h in &mut hits {
-                                h.chunk = m[c][h.chunk];
-                            }
+        // Every chunk of the joined corpora once; each variant indexes its own.
+        let mut vectors = Vec::with_capacity(corpora.len());
+        for corpus in corpora {
+            vectors.push(embed_chunks(embedder, corpus).await?);
+        }
+        // The query that first asks each distinct text, to name it in errors.
+        let asker = |slot: usize| {
+            let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
+            queries[q].question
+        };
+        if let Some((i, tokens, limit)) = too_long(embedder, texts) {
+            bail!(
+                "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
+                 (`embedder.max_input_tokens`: {limit})",
+                asker(i)
+            );
+        }
+        // Each distinct text is embedded once, in one request.
+        let qvectors = embedder
+            .embed(texts)
+            .await
+            .context("cannot embed the questions")?;
+        check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
+            .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
+        let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
+        for (v, member) in members.iter().enumerate() {
+            for (c, corpus) in corpora.iter().enumerate() {
+                let mine: Vec<usize> = (0..queries.len())
+                    .filter(|&q| queries[q].corpus == c && queries[q].variant == v)
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let index = match member {
+                    // One variant of all chunks: the vectors are its alone.
+                    None => Index::new(corpus.clone(), std::mem::take(&mut vectors[c])),
+                    Some(m) => Index::new(
+                        Corpus {
+                            chunks: m[c].iter().map(|&i| corpus.chunks[i].clone()).collect(),
+                            ..corpus.clone()
+                        },
+                        m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
+                    ),
+                };
+                // All of a corpus's queries are scored in one matrix product.
+                if let Some(&q) = mine
+                    .iter()
+                    .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
+                {
+                    bail!(
+                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                        qvectors[slots[q]].len(),
+                        queries[q].question,
+                        index.dimensions(),
+                        index.corpus.describe()
+                    );
+                }
+                let vs: Vec<&[f32]> = mine
+                    .iter()
+                    .map(|&q| qvectors[slots[q]].as_slice())
+                    .collect();
+                for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
+                    if let Some(m) = member {
+                        for h in &mut hits {
+                            h.chunk = m[c][h.chunk];
                         }
-                        ranked[q] = hits;
                     }
+                    ranked[q] = hits;
                 }
             }
-            Ok((ranked, texts.len()))
         }
+        Ok((ranked, texts.len()))
     }
 }
 
