@@ -166,6 +166,22 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST")]
     pub rewrite: Option<String>,
 
+    /// Chat profiles to compare: keys of the config's `models:`, `default` for its `chat:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub chat: Option<String>,
+
+    /// Chat temperatures to compare, as a list `0,0.7` or a range `0..1:0.5` [default: from config, else each profile's `temperature`]
+    #[arg(long, value_name = "SPEC")]
+    pub temperature: Option<String>,
+
+    /// Embedder profiles to compare: keys of the config's `embedders:`, `default` for its `embedder:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub embedder: Option<String>,
+
+    /// Chunk sizes to compare (the builtin chunker's `max_chunk_tokens`, one index each): a list `128,256,512` [default: from config, else `corpus.max_chunk_tokens`]
+    #[arg(long, value_name = "SPEC")]
+    pub chunk_tokens: Option<String>,
+
     /// Question set to run (repeatable) [default: the config's `evalsets`, else evalsets/*.yaml]
     #[arg(long, short, value_name = "FILE")]
     pub evalset: Vec<PathBuf>,

@@ -47,6 +47,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod profiles;
 pub mod report;
 pub mod settings;
 

@@ -109,6 +109,10 @@ struct AppState {
     model: MockModel,
     embedder: HashEmbedder,
     requests: Mutex<std::collections::VecDeque<String>>,
+    /// Chat requests per `model` and per `temperature` of the request body, so tests see
+    /// which profile and temperature each call was made with.
+    by_model: Mutex<std::collections::BTreeMap<String, u64>>,
+    by_temperature: Mutex<std::collections::BTreeMap<String, u64>>,
     /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
     queries: Mutex<std::collections::BTreeMap<String, u64>>,
 }
@@ -149,6 +153,8 @@ pub fn router(opts: ServerOptions) -> Router {
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
         queries: Mutex::default(),
+        by_model: Mutex::default(),
+        by_temperature: Mutex::default(),
         started: std::time::Instant::now(),
         arrivals: Mutex::new(Vec::new()),
         opts: opts.clone(),
@@ -335,10 +341,23 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
             .fetch_add(1, Ordering::Relaxed);
     }
     let model = req["model"].as_str().unwrap_or("mock").to_string();
+    *state
+        .by_model
+        .lock()
+        .expect("counter lock")
+        .entry(model.clone())
+        .or_default() += 1;
+    *state
+        .by_temperature
+        .lock()
+        .expect("counter lock")
+        .entry(req["temperature"].to_string())
+        .or_default() += 1;
     let seed = req["seed"].as_u64();
     let request = ChatRequest {
         messages,
         seed: None,
+        slot: 0,
     };
     if crate::judge::is_judge_request(&request) {
         state
@@ -548,6 +567,8 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
         "queries": state.queries.lock().expect("queries lock").clone(),
+        "chat_by_model": state.by_model.lock().expect("counter lock").clone(),
+        "chat_by_temperature": state.by_temperature.lock().expect("counter lock").clone(),
     }))
     .into_response()
 }

@@ -16,6 +16,7 @@ mod grading;
 mod hardening;
 mod http;
 mod insight;
+mod models;
 mod pg_tls;
 mod repeat;
 mod rerank;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
@@ -18,6 +19,14 @@ pub struct Config {
     pub corpus: CorpusConfig,
     pub embedder: EmbedderConfig,
     pub chat: ChatConfig,
+    /// Named chat profiles, each with the fields of `chat:`, for `--chat NAME,NAME`
+    /// (docs/models.md). `default` names the `chat:` section.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub models: IndexMap<String, ChatConfig>,
+    /// Named embedder profiles, each with the fields of `embedder:`, for `--embedder NAME,NAME`.
+    /// `default` names the `embedder:` section.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub embedders: IndexMap<String, EmbedderConfig>,
     pub prompt: PromptConfig,
     pub sweep: SweepConfig,
     pub pricing: PricingConfig,
@@ -38,6 +47,7 @@ pub struct Config {
     pub reranker: Option<RerankerConfig>,
 }
 
+pub mod profiles;
 mod sections;
 
 /// The JSON Schema of `rageval.yaml`, generated from the types that parse it.
@@ -111,27 +121,58 @@ impl LoadedConfig {
         };
         use crate::yaml_loc::Seg::{Index, Key};
         let c = &self.config;
-        let judge = c.judge.as_ref().map(|j| ("judge", j.http()));
-        let reranker = c.reranker.as_ref().map(|r| ("reranker", r.http()));
-        let sections = [("chat", c.chat.http()), ("embedder", c.embedder.http())];
-        for (section, http) in sections.into_iter().chain(judge).chain(reranker) {
+        // Profiles first: a profile's name must be usable before its fields are read.
+        for (map, names) in [
+            ("models", c.models.keys().collect::<Vec<_>>()),
+            ("embedders", c.embedders.keys().collect()),
+        ] {
+            for name in names {
+                if let Err(msg) = profiles::check_name(name) {
+                    return fail(&[Key(map), Key(name)], &format!("{map}.{name}"), msg);
+                }
+            }
+        }
+        let judge = c.judge.as_ref().map(|j| (vec!["judge"], j.http()));
+        let reranker = c.reranker.as_ref().map(|r| (vec!["reranker"], r.http()));
+        let sections = [
+            (vec!["chat"], c.chat.http()),
+            (vec!["embedder"], c.embedder.http()),
+        ];
+        let models = c.models.iter().map(|(n, m)| (vec!["models", n], m.http()));
+        let embedders = c
+            .embedders
+            .iter()
+            .map(|(n, e)| (vec!["embedders", n], e.http()));
+        for (path, http) in sections
+            .into_iter()
+            .chain(judge)
+            .chain(reranker)
+            .chain(models)
+            .chain(embedders)
+        {
+            let section = path.join(".");
+            let section = section.as_str();
+            // The YAML path of `field` in this section.
+            let at = |field: &'static str| -> Vec<crate::yaml_loc::Seg<'_>> {
+                path.iter().map(|p| Key(p)).chain([Key(field)]).collect()
+            };
             if !(http.timeout_s > 0.0 && http.timeout_s <= MAX_TIMEOUT_S) {
                 return fail(
-                    &[Key(section), Key("timeout_s")],
+                    &at("timeout_s"),
                     &format!("{section}.timeout_s"),
                     format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
                 );
             }
             if http.max_retries > MAX_RETRIES {
                 return fail(
-                    &[Key(section), Key("max_retries")],
+                    &at("max_retries"),
                     &format!("{section}.max_retries"),
                     format!("must be from 0 to {MAX_RETRIES}, got {}", http.max_retries),
                 );
             }
             if http.backoff_ms > MAX_BACKOFF_MS {
                 return fail(
-                    &[Key(section), Key("backoff_ms")],
+                    &at("backoff_ms"),
                     &format!("{section}.backoff_ms"),
                     format!(
                         "must be from 0 to {MAX_BACKOFF_MS} milliseconds, got {}",
@@ -142,7 +183,7 @@ impl LoadedConfig {
             if let Some(urls) = &http.base_url {
                 if urls.urls().is_empty() {
                     return fail(
-                        &[Key(section), Key("base_url")],
+                        &at("base_url"),
                         &format!("{section}.base_url"),
                         "lists no URL (leave it out for the default)".into(),
                     );
@@ -150,12 +191,9 @@ impl LoadedConfig {
                 for (i, url) in urls.urls().iter().enumerate() {
                     if !(url.starts_with("http://") || url.starts_with("https://")) {
                         let (segs, field) = match urls {
-                            BaseUrls::One(_) => (
-                                vec![Key(section), Key("base_url")],
-                                format!("{section}.base_url"),
-                            ),
+                            BaseUrls::One(_) => (at("base_url"), format!("{section}.base_url")),
                             BaseUrls::Many(_) => (
-                                vec![Key(section), Key("base_url"), Index(i)],
+                                at("base_url").into_iter().chain([Index(i)]).collect(),
                                 format!("{section}.base_url[{i}]"),
                             ),
                         };
@@ -173,7 +211,7 @@ impl LoadedConfig {
             if let Some(r) = http.requests_per_minute {
                 if !(1..=MAX_REQUESTS_PER_MINUTE).contains(&r) {
                     return fail(
-                        &[Key(section), Key("requests_per_minute")],
+                        &at("requests_per_minute"),
                         &format!("{section}.requests_per_minute"),
                         format!("must be from 1 to {MAX_REQUESTS_PER_MINUTE} (leave it out for no limit), got {r}"),
                     );
@@ -182,7 +220,7 @@ impl LoadedConfig {
             if let Some(t) = http.tokens_per_minute {
                 if !(1..=MAX_TOKENS_PER_MINUTE).contains(&t) {
                     return fail(
-                        &[Key(section), Key("tokens_per_minute")],
+                        &at("tokens_per_minute"),
                         &format!("{section}.tokens_per_minute"),
                         format!("must be from 1 to {MAX_TOKENS_PER_MINUTE} (leave it out for no limit), got {t}"),
                     );
@@ -311,6 +349,24 @@ impl LoadedConfig {
                 "must be between 0 and 2".into(),
             );
         }
+        for (name, m) in &c.models {
+            if let Err((field, msg)) = profiles::check_chat(m) {
+                return fail(
+                    &[Key("models"), Key(name), Key(field)],
+                    &format!("models.{name}.{field}"),
+                    msg,
+                );
+            }
+        }
+        for (name, e) in &c.embedders {
+            if let Err((field, msg)) = profiles::check_embedder(e) {
+                return fail(
+                    &[Key("embedders"), Key(name), Key(field)],
+                    &format!("embedders.{name}.{field}"),
+                    msg,
+                );
+            }
+        }
         if c.embedder.max_input_tokens == Some(0) {
             return fail(
                 &[Key("embedder"), Key("max_input_tokens")],
@@ -438,6 +494,56 @@ impl LoadedConfig {
                     &format!("recommend.weights.{field}"),
                     format!("must be a weight of 0 or more, got {v}"),
                 );
+            }
+        }
+        if let Some(spec) = &c.sweep.temperature {
+            if let Err(msg) = crate::sweep::grid::parse_temperatures(&spec.to_spec()) {
+                return fail(
+                    &[Key("sweep"), Key("temperature")],
+                    "sweep.temperature",
+                    msg,
+                );
+            }
+        }
+        if let Some(spec) = &c.sweep.chunk_tokens {
+            if let Err(msg) = crate::sweep::grid::parse_chunk_tokens(&spec.to_spec()) {
+                return fail(
+                    &[Key("sweep"), Key("chunk_tokens")],
+                    "sweep.chunk_tokens",
+                    msg,
+                );
+            }
+        }
+        if let Some(spec) = &c.sweep.embedder {
+            let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
+                match names.iter().find(|n| {
+                    *n != crate::sweep::grid::DEFAULT_PROFILE && !c.embedders.contains_key(*n)
+                }) {
+                    Some(n) => Err(format!(
+                        "unknown embedder profile `{n}`; `embedders:` defines {}",
+                        profiles::known(c.embedders.keys())
+                    )),
+                    None => Ok(()),
+                }
+            });
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key("embedder")], "sweep.embedder", msg);
+            }
+        }
+        if let Some(spec) = &c.sweep.chat {
+            let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
+                match names.iter().find(|n| {
+                    *n != crate::sweep::grid::DEFAULT_PROFILE && !c.models.contains_key(*n)
+                }) {
+                    Some(n) => Err(format!(
+                        "unknown chat profile `{n}`; `models:` defines {}",
+                        profiles::known(c.models.keys())
+                    )),
+                    None => Ok(()),
+                }
+            });
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key("chat")], "sweep.chat", msg);
             }
         }
         for (field, spec) in [("min_score", &c.sweep.min_score), ("k", &c.sweep.k)] {

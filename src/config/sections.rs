@@ -405,6 +405,19 @@ pub struct SweepConfig {
     pub format: NameSpec,
     /// Follow-up rewrite strategies: `none`, `heuristic`, `model`.
     pub rewrite: NameSpec,
+    /// Chat profiles (keys of `models:`, `default` for `chat:`). Default: `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat: Option<NameSpec>,
+    /// Chat temperatures, in the forms of `min_score`. Default: each profile's `temperature`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<ValueSpec>,
+    /// Embedder profiles (keys of `embedders:`, `default` for `embedder:`). Default: `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<NameSpec>,
+    /// Chunk sizes of the builtin chunker, in the forms of `k`. Default:
+    /// `corpus.max_chunk_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<ValueSpec>,
     /// Model calls in flight at once.
     pub concurrency: usize,
 }
@@ -417,6 +430,10 @@ impl Default for SweepConfig {
             order: NameSpec::Text("score".into()),
             format: NameSpec::Text("numbered".into()),
             rewrite: NameSpec::Text("none".into()),
+            chat: None,
+            temperature: None,
+            embedder: None,
+            chunk_tokens: None,
             concurrency: 8,
         }
     }

@@ -124,7 +124,7 @@ impl ResultsFile {
         let settings = (0..r.settings.len())
             .map(|i| SettingRow {
                 id: r.setting_id(i).to_string(),
-                fields: r.settings[i].to_map().into_iter().collect(),
+                fields: r.settings[i].to_map(r.recorded()).into_iter().collect(),
             })
             .collect();
         ResultsFile {
@@ -135,10 +135,7 @@ impl ResultsFile {
                 .setting
                 .clone()
                 .map(Recommended::Id),
-            dimensions: crate::sweep::Setting::COLUMNS
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
+            dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
             config_digest: Some(r.meta.identity.digest.clone()),
             settings,
             questions: r

@@ -35,6 +35,21 @@ pub struct Insight {
     /// With a reranker (`separability` then measures the rerank score): the same for the best
     /// retrieval score before reranking. `None` without a reranker.
     pub retrieval_separability: Option<Separability>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): separability
+    /// and the recommendation within each, since thresholds do not carry across embedding
+    /// models or chunk sizes; empty otherwise.
+    pub by_retrieval: Vec<RetrievalInsight>,
+}
+
+/// The insight of one retrieval variant's settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RetrievalInsight {
+    /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
+    pub retrieval: String,
+    /// The recommendation among the variant's settings alone.
+    pub recommendation: Recommendation,
+    /// Separability of the best score under the variant's retrieval.
+    pub separability: Separability,
 }
 
 /// Per-question scores, in question order.
@@ -100,6 +115,7 @@ impl Insight {
             recommendation: recommend::recommend(settings, stats, policy),
             pareto: pareto::pareto(&costs),
             separability: Separability::new(questions),
+            by_retrieval: Vec::new(),
         }
     }
 

@@ -121,6 +121,26 @@ pub struct QuestionRecord {
     /// Follow-up questions only: the text asked under each rewrite strategy of the grid.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub asked: IndexMap<String, AskedRecord>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant
+    /// (`embedder=NAME`, `chunk_tokens=N` or both, in the order settings name them), the
+    /// scores above under its retrieval; absent otherwise.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub retrieval: IndexMap<String, RetrievalRecord>,
+}
+
+/// A question's scores under one retrieval variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalRecord {
+    /// As [`QuestionRecord::best_score`], under this variant.
+    pub best_score: Option<f64>,
+    /// As [`QuestionRecord::expected_score`], under this variant.
+    pub expected_score: Option<f64>,
+    /// As [`QuestionRecord::best_retrieval_score`] (with a reranker), under this variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_retrieval_score: Option<f64>,
+    /// Follow-up questions only: the best score of the text asked under each rewrite strategy.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub asked: IndexMap<String, Option<f64>>,
 }
 
 /// The schema of one conversation turn.

@@ -10,7 +10,6 @@ use anyhow::Result;
 
 use super::{Exporter, Results};
 use crate::insight::wilson::Interval;
-use crate::sweep::Setting;
 
 pub struct SummaryCsv;
 pub struct RunsCsv;
@@ -129,9 +128,9 @@ impl Exporter for SummaryCsv {
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
-        w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
+        w.write_record(r.recorded_names().iter().chain(SUMMARY_COLUMNS))?;
         for (i, s) in r.stats.iter().enumerate() {
-            let mut row = r.setting_values(i).to_vec();
+            let mut row = r.recorded_values(i).to_vec();
             row.extend([
                 s.questions.to_string(),
                 s.answerable.to_string(),
@@ -257,7 +256,7 @@ impl Exporter for RunsCsv {
         let mut w = writer(out);
         let header: Vec<&str> = RUN_COLUMNS[..2]
             .iter()
-            .chain(Setting::COLUMNS)
+            .chain(&r.recorded_names())
             .chain(&RUN_COLUMNS[2..])
             .copied()
             .collect();
@@ -271,7 +270,7 @@ impl Exporter for RunsCsv {
                 .map(|h| r.chunk_id(run.question, h.chunk))
                 .collect();
             let mut row = vec![neutralize(&q.id), q.answerable.to_string()];
-            row.extend_from_slice(r.setting_values(run.setting));
+            row.extend_from_slice(r.recorded_values(run.setting));
             row.extend([
                 v.outcome.to_string(),
                 opt(v.refusal.map(|x| x.as_str())),

@@ -152,6 +152,16 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             )?;
         }
     }
+    let per = r.retrieval_lines();
+    if !per.is_empty() {
+        writeln!(
+            out,
+            "\n**Per retrieval.** Thresholds do not carry across embedders or chunk sizes:\n"
+        )?;
+        for line in per {
+            writeln!(out, "- {}", cell(&line))?;
+        }
+    }
     if let Some(line) = r.judge_summary() {
         writeln!(out, "\n**Judge.** {}", cell(&line))?;
     }

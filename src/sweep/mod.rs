@@ -12,12 +12,17 @@ pub mod grid;
 mod plan;
 mod run;
 pub mod shard;
+mod slots;
+mod variants;
 
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
+pub use slots::{ChatSlots, ChatVariant};
+pub(crate) use variants::Source;
+pub use variants::{chunk_union, RetrievalVariant};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -219,6 +224,9 @@ pub struct Sweep {
     /// searched, which is the highest minScore at which that source still reaches the prompt.
     /// `None` when the question names no source or none ranks that high.
     pub expected_scores: Vec<Option<f64>>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, in
+    /// the order settings first name them, [`Sweep::expected_scores`] under it; else empty.
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     /// Notes for the person running the sweep (a `model` rewrite not used, and why), without
     /// a `note: ` prefix; the command prints them unless `--quiet`.
     pub notes: Vec<String>,
@@ -234,6 +242,9 @@ pub struct Sweep {
 pub struct Engine {
     pub embedder: Arc<dyn Embedder>,
     pub model: Arc<dyn ChatModel>,
+    /// The chat models settings name besides `model` (`--chat`, `--temperature`); empty when
+    /// every setting uses `model`.
+    pub chat_variants: Vec<ChatVariant>,
     /// The judge that grades replies, when one is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
     pub rules: Rules,
@@ -241,6 +252,9 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
     /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// The retrieval variants settings name (`--embedder`, `--chunk-tokens`); empty: one, of
+    /// `embedder` and `retriever` over every chunk.
+    pub retrieval: Vec<RetrievalVariant>,
     /// The reranker that rescores each question's retrieved passages, when one is configured.
     pub reranker: Option<Arc<dyn Reranker>>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
@@ -251,6 +265,8 @@ pub struct Engine {
 /// (named in errors).
 pub struct Query<'a> {
     pub corpus: usize,
+    /// Which retrieval variant of the call searches it (0 when there is one).
+    pub variant: usize,
     pub text: &'a str,
     pub question: &'a str,
 }
@@ -278,7 +294,11 @@ pub(crate) struct Prepared {
     pub settings: Vec<Setting>,
     pub plan: Plan,
     pub expected_scores: Vec<Option<f64>>,
+    /// Per retrieval variant (see [`Sweep::expected_by_retrieval`]).
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     pub question_embeddings: usize,
+    /// The chat models the plan's requests name by slot.
+    pub slots: Arc<ChatSlots>,
 }
 
 /// The `model` rewrite requests of the follow-up questions.
@@ -344,21 +364,42 @@ impl Engine {
         self.rank_at(corpora, queries, &[k]).await
     }
 
-    /// [`Engine::rank`] for every k of `ks` (ascending, the largest last): one retrieval at the
-    /// largest k, or one per k when the retriever asks for it (`retriever.query_per_k`; the
-    /// config refuses it together with a reranker).
+    /// [`Engine::rank_with`] with the engine's own embedder and retriever over every chunk.
     pub(crate) async fn rank_at(
         &self,
         corpora: &[Corpus],
         queries: &[Query<'_>],
         ks: &[usize],
     ) -> Result<Ranking> {
+        let source = Source {
+            embedder: self.embedder.as_ref(),
+            retriever: self.retriever.as_ref(),
+            members: vec![None],
+        };
+        self.rank_with(&source, corpora, queries, ks, &mut None)
+            .await
+    }
+
+    /// [`Engine::rank`] from `source` for every k of `ks` (ascending, the largest last): one
+    /// retrieval at the largest k, or one per k when the retriever asks for it
+    /// (`retriever.query_per_k`; the config refuses it together with a reranker). A foreign
+    /// retriever's passages are interned in `tables`, which calls for several sources share.
+    pub(crate) async fn rank_with(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<Ranking> {
         let k = ks.last().copied().unwrap_or_default();
         let Some(reranker) = &self.reranker else {
-            return self.retrieve(corpora, queries, ks).await;
+            return self.retrieve(source, corpora, queries, ks, tables).await;
         };
         let candidates = reranker.candidates().unwrap_or(k);
-        let mut ranking = self.retrieve(corpora, queries, &[candidates]).await?;
+        let mut ranking = self
+            .retrieve(source, corpora, queries, &[candidates], tables)
+            .await?;
         let top_n = reranker.top_n().unwrap_or(k);
         // One call per distinct text and corpus: its candidates are the same.
         let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
@@ -409,13 +450,15 @@ impl Engine {
         Ok(ranking)
     }
 
-    /// Retrieve every query at the largest of `ks`, each distinct text once; with
+    /// Retrieve every query at the largest of `ks` from `source`, each distinct text once; with
     /// `retriever.query_per_k`, at each of the smaller ones too.
     async fn retrieve(
         &self,
+        source: &Source<'_>,
         corpora: &[Corpus],
         queries: &[Query<'_>],
         ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
     ) -> Result<Ranking> {
         let k = ks.last().copied().unwrap_or_default();
         let mut texts: Vec<String> = Vec::new();
@@ -429,85 +472,39 @@ impl Engine {
                 })
             })
             .collect();
-        let Some(retriever) = &self.retriever else {
-            let indexes = self.index(corpora).await?;
-            // The query that first asks each distinct text, to name it in errors.
-            let asker = |slot: usize| {
-                let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
-                queries[q].question
-            };
-            if let Some((i, tokens, limit)) = too_long(self.embedder.as_ref(), &texts) {
-                bail!(
-                    "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
-                     (`embedder.max_input_tokens`: {limit})",
-                    asker(i)
-                );
-            }
-            // Each distinct text is embedded once, in one request.
-            let vectors = self
-                .embedder
-                .embed(&texts)
-                .await
-                .context("cannot embed the questions")?;
-            check_dimensions(&vectors, |i| format!("question `{}`", asker(i)))
-                .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
-            let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
-            // All of a corpus's queries are scored in one matrix product.
-            for (c, index) in indexes.iter().enumerate() {
-                let mine: Vec<usize> = (0..queries.len())
-                    .filter(|&q| queries[q].corpus == c)
-                    .collect();
-                if let Some(&q) = mine
-                    .iter()
-                    .find(|&&q| vectors[slots[q]].len() != index.dimensions())
-                {
-                    bail!(
-                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                        vectors[slots[q]].len(),
-                        queries[q].question,
-                        index.dimensions(),
-                        index.corpus.describe()
-                    );
-                }
-                let vs: Vec<&[f32]> = mine.iter().map(|&q| vectors[slots[q]].as_slice()).collect();
-                for (&q, hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                    ranked[q] = hits;
-                }
-            }
+        let Some(retriever) = source.retriever else {
+            let (ranked, searched) = self
+                .search_builtin(source, corpora, queries, &texts, &slots, k)
+                .await?;
             return Ok(Ranking {
-                corpora: indexes.into_iter().map(|i| i.corpus).collect(),
+                corpora: corpora.to_vec(),
                 ranked,
-                searched: texts.len(),
+                searched,
                 retrieval_best: vec![None; queries.len()],
                 by_k: Vec::new(),
             });
         };
         // One table per corpus slot for every k, so a passage has one index whatever k found it.
-        let mut tables: Vec<PassageTable> = corpora
-            .iter()
-            .map(|_| PassageTable::new(&retriever.describe()))
-            .collect();
-        let ranked = search(retriever.as_ref(), &mut tables, queries, &texts, &slots, k).await?;
+        let tables = tables.get_or_insert_with(|| {
+            corpora
+                .iter()
+                .map(|_| PassageTable::new(&retriever.describe()))
+                .collect()
+        });
+        let ranked = search(retriever.as_ref(), tables, queries, &texts, &slots, k).await?;
         let mut by_k: Vec<Vec<(usize, Vec<Hit>)>> = Vec::new();
         if retriever.query_per_k() {
             by_k = queries.iter().map(|_| Vec::new()).collect();
             for &small in ks.iter().filter(|&&small| small < k) {
-                let hits = search(
-                    retriever.as_ref(),
-                    &mut tables,
-                    queries,
-                    &texts,
-                    &slots,
-                    small,
-                )
-                .await?;
+                let hits =
+                    search(retriever.as_ref(), tables, queries, &texts, &slots, small).await?;
                 for (q, hits) in hits.into_iter().enumerate() {
                     by_k[q].push((small, hits));
                 }
             }
         }
         Ok(Ranking {
-            corpora: tables.into_iter().map(|t| t.corpus).collect(),
+            corpora: tables.iter().map(|t| t.corpus.clone()).collect(),
             ranked,
             searched: texts.len(),
             retrieval_best: vec![None; queries.len()],
@@ -515,10 +512,19 @@ impl Engine {
         })
     }
 
-    /// Make every request with the engine's model, concurrency and progress.
-    async fn call(&self, requests: Vec<ChatRequest>) -> Vec<Result<ChatReply, CallError>> {
+    /// The engine's chat models, one slot per distinct identity.
+    pub fn slots(&self) -> Arc<ChatSlots> {
+        Arc::new(ChatSlots::new(self.model.clone(), &self.chat_variants))
+    }
+
+    /// Make every request with its slot's model, the engine's concurrency and progress.
+    async fn call(
+        &self,
+        slots: &Arc<ChatSlots>,
+        requests: Vec<ChatRequest>,
+    ) -> Vec<Result<ChatReply, CallError>> {
         execute(
-            self.model.clone(),
+            slots.clone(),
             requests,
             self.concurrency,
             self.progress.clone(),
@@ -606,11 +612,11 @@ impl Engine {
             .collect()
     }
 
-    /// The log digest of each request.
-    fn digests(&self, requests: &[ChatRequest]) -> Vec<String> {
+    /// The log digest of each request, by its slot's model.
+    fn digests(slots: &ChatSlots, requests: &[ChatRequest]) -> Vec<String> {
         requests
             .iter()
-            .map(|r| request_digest(self.model.as_ref(), r))
+            .map(|r| request_digest(slots.model(r.slot).as_ref(), r))
             .collect()
     }
 
@@ -629,8 +635,10 @@ impl Engine {
             requests,
             slot,
         } = rewrite_requests(questions);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        // Rewrites are asked of the configured `chat:` model (slot 0).
+        let slots = self.slots();
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
@@ -657,7 +665,8 @@ impl Engine {
     }
 
     /// Everything before the first answer call: retrieval for every text a question is asked
-    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) and the plan.
+    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) under every
+    /// retrieval variant, and the plan.
     pub(crate) async fn prepare(
         &self,
         ws: &Workspace,
@@ -665,91 +674,127 @@ impl Engine {
         rewritten: impl Fn(usize) -> Option<String>,
     ) -> Result<Prepared> {
         let questions: Vec<_> = ws.questions().cloned().collect();
+        let variants = self.retrieval_variants();
+        let settings = grid.settings();
+        // The variant of each setting, by position in `variants`.
+        let variant_of: Vec<usize> = settings
+            .iter()
+            .map(|s| {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .with_context(|| {
+                        format!(
+                            "no retrieval for embedder `{}` at chunk size {:?}",
+                            s.embedder, s.chunk_tokens
+                        )
+                    })
+            })
+            .collect::<Result<_>>()?;
 
-        // One view per distinct text a question is asked as.
+        // One view per distinct (text a question is asked as, retrieval variant).
         let mut views: Vec<View> = Vec::new();
-        let mut view_of: HashMap<(usize, Rewrite), usize> = HashMap::new();
+        let mut view_of: HashMap<(usize, Rewrite, usize), usize> = HashMap::new();
         for (q, question) in questions.iter().enumerate() {
             // A question's views are contiguous: look only among its own.
             let first = views.len();
-            for &strategy in &grid.rewrites {
-                let text = match strategy {
-                    _ if question.history.is_empty() => question.question.clone(),
-                    Rewrite::None => question.question.clone(),
-                    Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
-                    Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
-                };
-                let v = match views[first..].iter().position(|v| v.text == text) {
-                    Some(v) => first + v,
-                    None => {
-                        views.push(View {
-                            question: q,
-                            text,
-                            ranked: Vec::new(),
-                            best_retrieval_score: None,
-                            by_k: Vec::new(),
-                        });
-                        views.len() - 1
-                    }
-                };
-                view_of.insert((q, strategy), v);
+            for variant in 0..variants.len() {
+                for &strategy in &grid.rewrites {
+                    let text = match strategy {
+                        _ if question.history.is_empty() => question.question.clone(),
+                        Rewrite::None => question.question.clone(),
+                        Rewrite::Heuristic => {
+                            rewrite::heuristic(&question.question, &question.history)
+                        }
+                        Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
+                    };
+                    let v = match views[first..]
+                        .iter()
+                        .position(|v| v.text == text && v.variant == variant)
+                    {
+                        Some(v) => first + v,
+                        None => {
+                            views.push(View {
+                                question: q,
+                                text,
+                                ranked: Vec::new(),
+                                best_retrieval_score: None,
+                                by_k: Vec::new(),
+                                variant,
+                            });
+                            views.len() - 1
+                        }
+                    };
+                    view_of.insert((q, strategy, variant), v);
+                }
             }
         }
 
-        let queries: Vec<Query> = views
-            .iter()
-            .map(|v| Query {
-                corpus: questions[v.question].corpus,
-                text: &v.text,
-                question: &questions[v.question].id,
-            })
-            .collect();
-        let Ranking {
-            corpora,
-            ranked,
-            searched: question_embeddings,
-            retrieval_best,
-            by_k,
-        } = self
-            .rank_at(&ws.corpora, &queries, &distinct_ks(grid))
+        let (corpora, question_embeddings) = self
+            .rank_views(
+                &variants,
+                &questions,
+                &ws.corpora,
+                &mut views,
+                &distinct_ks(grid),
+            )
             .await?;
-        drop(queries);
-        for ((view, hits), best) in views.iter_mut().zip(ranked).zip(retrieval_best) {
-            view.ranked = hits;
-            view.best_retrieval_score = best;
-        }
-        for (view, by_k) in views.iter_mut().zip(by_k) {
-            view.by_k = by_k;
-        }
 
-        // Per question, from its retrieval under the grid's first rewrite strategy (the one
-        // setting 0 uses, as for best scores in reports).
-        let expected_scores = questions
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0])]].ranked))
-            .map(|(q, hits)| {
-                let corpus = &corpora[q.corpus];
-                // Best first, so the first expected hit is the best one.
-                hits.iter()
-                    .find(|h| {
-                        q.expect
-                            .sources
-                            .iter()
-                            .any(|e| corpus.chunks[h.chunk].matches(e))
+        // Per variant, per question, from its retrieval under the grid's first rewrite strategy
+        // (the one setting 0 uses, as for best scores in reports).
+        let expected: Vec<Vec<Option<f64>>> = (0..variants.len())
+            .map(|variant| {
+                questions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0], variant)]].ranked))
+                    .map(|(q, hits)| {
+                        let corpus = &corpora[q.corpus];
+                        // Best first, so the first expected hit is the best one.
+                        hits.iter()
+                            .find(|h| {
+                                q.expect
+                                    .sources
+                                    .iter()
+                                    .any(|e| corpus.chunks[h.chunk].matches(e))
+                            })
+                            .map(|h| h.score)
                     })
-                    .map(|h| h.score)
+                    .collect()
             })
             .collect();
+        // The variant of setting 0 is what single-variant reports show.
+        let expected_scores = expected[variant_of.first().copied().unwrap_or(0)].clone();
+        let expected_by_retrieval = if variants.len() > 1 {
+            expected
+        } else {
+            Vec::new()
+        };
 
-        let settings = grid.settings();
-        let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
+        let slots = self.slots();
+        let slot_of = slots.of_settings(&settings)?;
+        let lookup = |q: usize, s: &Setting| {
+            let variant = if variants.len() == 1 {
+                0
+            } else {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .unwrap_or(0)
+            };
+            view_of[&(q, s.rewrite, variant)]
+        };
         let plan = Plan::new(
             &questions,
             &corpora,
             &views,
             lookup,
             &settings,
+            &slot_of,
             &self.rules.prompt,
         );
         Ok(Prepared {
@@ -759,7 +804,9 @@ impl Engine {
             settings,
             plan,
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
+            slots,
         })
     }
 
@@ -789,14 +836,16 @@ impl Engine {
                 requests,
             },
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
+            slots,
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
         let distinct = requests.len();
         let requests = crate::repeat::requests(requests, self.repeat);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         if self.repeat > 1 {
             for (i, &c) in logged.iter().enumerate() {
@@ -856,7 +905,7 @@ impl Engine {
             .collect();
         let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut warnings = self.embedder.warnings();
-        warnings.extend(self.model.warnings());
+        warnings.extend(slots.warnings());
         if let Some(r) = &self.reranker {
             warnings.extend(r.warnings());
         }
@@ -866,6 +915,7 @@ impl Engine {
             runs,
             calls,
             expected_scores,
+            expected_by_retrieval,
             notes,
             warnings,
             corpora,
@@ -905,6 +955,12 @@ async fn search(
 
 /// Embed every chunk of `corpus` into a search index.
 pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
+    let vectors = embed_chunks(embedder, &corpus).await?;
+    Ok(Index::new(corpus, vectors))
+}
+
+/// One checked vector per chunk of `corpus`.
+async fn embed_chunks(embedder: &dyn Embedder, corpus: &Corpus) -> Result<Vec<Vec<f32>>> {
     let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
     if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
         let c = &corpus.chunks[i];
@@ -931,7 +987,7 @@ pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus)
     }
     check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
         .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
-    Ok(Index::new(corpus, vectors))
+    Ok(vectors)
 }
 
 /// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).

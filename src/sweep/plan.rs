@@ -23,6 +23,8 @@ pub struct View {
     /// With `retriever.query_per_k`: the hits of each smaller k of the grid, retrieved on its
     /// own; empty otherwise (every k takes a prefix of `ranked`).
     pub by_k: Vec<(usize, Vec<Hit>)>,
+    /// The retrieval variant (embedder, chunk size) it was searched with; 0 when there is one.
+    pub variant: usize,
 }
 
 impl View {
@@ -57,19 +59,22 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// `view_of(q, setting)` names the view a question uses under a setting's rewrite strategy.
+    /// `view_of(q, setting)` names the view a question uses under a setting's rewrite strategy
+    /// (and retrieval variant); `slots[s]` is the chat model that answers setting `s` (see
+    /// [`super::ChatSlots`]).
     pub fn new(
         questions: &[Question],
         corpora: &[Corpus],
         views: &[View],
         view_of: impl Fn(usize, &Setting) -> usize,
         settings: &[Setting],
+        slots: &[u32],
         prompt: &prompt::Prompt,
     ) -> Plan {
         // Two levels of deduplication: (view, chunk ids in order, format) is cheap to hash and
         // avoids building the same prompt text twice; the request itself catches equal prompts
         // of different questions (the same question asked twice, say).
-        let mut by_key: HashMap<(usize, Vec<usize>, prompt::Format), usize> = HashMap::new();
+        let mut by_key: HashMap<(usize, Vec<usize>, prompt::Format, u32), usize> = HashMap::new();
         let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
         let mut requests = Vec::new();
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
@@ -87,6 +92,7 @@ impl Plan {
                         v,
                         passages.iter().map(|h| h.chunk).collect::<Vec<_>>(),
                         setting.format,
+                        slots[s],
                     );
                     *by_key.entry(key).or_insert_with(|| {
                         let corpus = &corpora[question.corpus];
@@ -95,6 +101,7 @@ impl Plan {
                         let request = ChatRequest {
                             messages: prompt.build(&view.text, &chunks, setting.format),
                             seed: None,
+                            slot: slots[s],
                         };
                         *by_request.entry(request.clone()).or_insert_with(|| {
                             requests.push(request);
