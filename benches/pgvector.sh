@@ -2,6 +2,7 @@
 # Wall time of the pgvector retriever against the builtin one: the sample, and a generated
 # corpus of 10,000 chunks loaded by `rageval index` (HNSW index, ef_search 100).
 #   scripts/postgres.sh start && benches/pgvector.sh     # RAGEVAL_BIN=target/debug/rageval to skip a release build
+#   RAGEVAL_BENCH_DSN=postgresql://...  to use another database than the test one
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath -m "${RAGEVAL_BIN:-target/release/rageval}")
@@ -50,3 +51,16 @@ run "builtin, sample (26 q x 20)" builtin.yaml evalsets/club.yaml
 run "pgvector, sample (26 q x 20)" pg-sample.yaml evalsets/club.yaml
 run "builtin, 10k chunks (26 q x 20)" builtin-big.yaml big.yaml
 run "pgvector, 10k chunks (26 q x 20)" pg-big.yaml big.yaml
+
+# The pgvector sweeps again with a reranker over 8 candidates: `rageval mock-llm`'s /v1/rerank
+# on loopback (one call per question text; the cache under $W starts empty).
+"$BIN" mock-llm --addr 127.0.0.1:0 --no-auth >"$W/mock.txt" 2>/dev/null &
+MOCK=$!
+trap 'kill $MOCK 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q http "$W/mock.txt" 2>/dev/null && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$W/mock.txt")
+for c in pg-sample pg-big; do
+  { cat "$W/$c.yaml"; printf 'reranker:\n  base_url: %s\n  candidates: 8\n' "$URL"; } >"$W/$c-rerank.yaml"
+done
+run "pgvector + reranker, sample" pg-sample-rerank.yaml evalsets/club.yaml
+run "pgvector + reranker, 10k chunks" pg-big-rerank.yaml big.yaml

@@ -191,7 +191,7 @@ pub struct CachedReply {
 /// A chat model behind the cache. Failed calls are not cached.
 pub struct CachedModel {
     inner: Arc<dyn ChatModel>,
-    store: Store<CachedReply>,
+    store: Arc<Store<CachedReply>>,
     mode: CacheMode,
     pub hits: AtomicUsize,
 }
@@ -204,12 +204,31 @@ impl CachedModel {
     /// A cache in a file of its own: the judge's replies live in `judge.jsonl`, apart from the
     /// model's, so the two never share a key.
     pub fn open(inner: Arc<dyn ChatModel>, file: &Path, mode: CacheMode) -> Result<Self> {
-        Ok(CachedModel {
+        Ok(Self::sharing(
             inner,
-            store: Store::open(file, mode)?,
+            Arc::new(Store::open(file, mode)?),
+            mode,
+        ))
+    }
+
+    /// A model behind a store other models share: the chat profiles of one sweep all live in
+    /// `chat.jsonl` (their keys differ by model identity), written through one handle.
+    pub fn sharing(
+        inner: Arc<dyn ChatModel>,
+        store: Arc<Store<CachedReply>>,
+        mode: CacheMode,
+    ) -> Self {
+        CachedModel {
+            inner,
+            store,
             mode,
             hits: AtomicUsize::new(0),
-        })
+        }
+    }
+
+    /// The store [`CachedModel::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<CachedReply>>> {
+        Ok(Arc::new(Store::open(&dir.join("chat.jsonl"), mode)?))
     }
 }
 
@@ -267,17 +286,24 @@ impl ChatModel for CachedModel {
 /// An embedder behind the cache: only texts it has not seen are sent.
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
-    store: Store<Vec<f32>>,
+    store: Arc<Store<Vec<f32>>>,
     mode: CacheMode,
 }
 
 impl CachedEmbedder {
     pub fn new(inner: Arc<dyn Embedder>, dir: &Path, mode: CacheMode) -> Result<Self> {
-        Ok(CachedEmbedder {
-            inner,
-            store: Store::open(&dir.join("embeddings.jsonl"), mode)?,
-            mode,
-        })
+        Ok(Self::sharing(inner, Self::open_store(dir, mode)?, mode))
+    }
+
+    /// An embedder behind a store other embedders share: the embedder profiles of one sweep
+    /// all live in `embeddings.jsonl` (their keys differ by model), written through one handle.
+    pub fn sharing(inner: Arc<dyn Embedder>, store: Arc<Store<Vec<f32>>>, mode: CacheMode) -> Self {
+        CachedEmbedder { inner, store, mode }
+    }
+
+    /// The store [`CachedEmbedder::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<Vec<f32>>>> {
+        Ok(Arc::new(Store::open(&dir.join("embeddings.jsonl"), mode)?))
     }
 }
 

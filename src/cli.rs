@@ -166,6 +166,22 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST")]
     pub rewrite: Option<String>,
 
+    /// Chat profiles to compare: keys of the config's `models:`, `default` for its `chat:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub chat: Option<String>,
+
+    /// Chat temperatures to compare, as a list `0,0.7` or a range `0..1:0.5` [default: from config, else each profile's `temperature`]
+    #[arg(long, value_name = "SPEC")]
+    pub temperature: Option<String>,
+
+    /// Embedder profiles to compare: keys of the config's `embedders:`, `default` for its `embedder:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub embedder: Option<String>,
+
+    /// Chunk sizes to compare (the builtin chunker's `max_chunk_tokens`, one index each): a list `128,256,512` [default: from config, else `corpus.max_chunk_tokens`]
+    #[arg(long, value_name = "SPEC")]
+    pub chunk_tokens: Option<String>,
+
     /// Question set to run (repeatable) [default: the config's `evalsets`, else evalsets/*.yaml]
     #[arg(long, short, value_name = "FILE")]
     pub evalset: Vec<PathBuf>,
@@ -297,6 +313,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "SHARE")]
     pub max_flip_rate: Option<f64>,
 
+    /// Highest share of answerable questions answered wrongly (judged incorrect, or holding no expected answer text)
+    #[arg(long, value_name = "SHARE")]
+    pub max_wrong_answer_rate: Option<f64>,
+
     /// Write the checks as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -338,6 +358,10 @@ impl GateArgs {
             "--max-prompt-tokens-per-question",
         );
         add(self.max_flip_rate.is_some(), "--max-flip-rate");
+        add(
+            self.max_wrong_answer_rate.is_some(),
+            "--max-wrong-answer-rate",
+        );
         add(
             self.min_answer_match_rate.is_some(),
             "--min-answer-match-rate",
@@ -390,6 +414,10 @@ pub struct AskArgs {
 pub struct ValidateArgs {
     /// Question sets to check [default: the config's `evalsets`, else evalsets/*.yaml]
     pub files: Vec<PathBuf>,
+
+    /// Also open the configured `http` or `pgvector` retriever and retrieve the first question (contacts the service)
+    #[arg(long)]
+    pub connect: bool,
 }
 
 #[derive(Debug, Args)]

@@ -205,13 +205,22 @@ enum OneOrMany {
     Many(Vec<String>),
 }
 
+impl OneOrMany {
+    fn len(&self) -> usize {
+        match self {
+            OneOrMany::None => 0,
+            OneOrMany::One(_) => 1,
+            OneOrMany::Many(v) => v.len(),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for OneOrMany {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(d, "a string or a list of strings", false)? {
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(d, "a string or a list of strings")? {
             Either::Text(s) => Ok(OneOrMany::One(s)),
             Either::Many(v) => Ok(OneOrMany::Many(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }
@@ -434,6 +443,8 @@ pub fn load_set(
                     ),
                 ));
             }
+            // Sources come first, then ids: the place of entry j in the file.
+            let named_sources = item.expect.as_ref().map_or(0, |e| e.sources.len());
             let expect = item.expect.map(|e| Expect {
                 sources: e
                     .sources
@@ -449,6 +460,21 @@ pub fn load_set(
                 return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
             }
             for (j, source) in expect.sources.iter().enumerate() {
+                if source.trim().is_empty() {
+                    let (key, n) = if j < named_sources {
+                        ("sources", j)
+                    } else {
+                        ("ids", j - named_sources)
+                    };
+                    let (mut s, f) = at("expect");
+                    s.push(Seg::Key(key));
+                    s.push(Seg::Index(n));
+                    return Err(err(
+                        &s,
+                        format!("{f}.{key}[{n}]"),
+                        "is empty: name a passage by `source#heading` or by its id".into(),
+                    ));
+                }
                 if !foreign && corpus.find(source).is_none() {
                     let (mut s, f) = at("expect");
                     s.push(Seg::Key("sources"));

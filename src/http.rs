@@ -129,6 +129,9 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Build an endpoint; the key is read from `api_key_env` now (absent: no Authorization).
+    /// Credentials in the URL (`http://user:password@host`) are sent as Basic auth (reqwest
+    /// moves them into the header), so they and a key would make two `Authorization`
+    /// headers, each server reading another: that is refused.
     pub fn new(
         base_url: &str,
         api_key_env: &str,
@@ -156,6 +159,13 @@ impl Endpoint {
             .ok()
             .filter(|k| !k.is_empty())
             .map(Secret);
+        let userinfo = reqwest::Url::parse(&base_url)
+            .is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
+        if userinfo && api_key.is_some() {
+            return Err(format!(
+                "base_url `{shown}` holds credentials (`user:password@`, sent as Basic auth) and `${api_key_env}` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)"
+            ));
+        }
         Ok(Endpoint {
             base_url,
             shown,
@@ -242,7 +252,7 @@ impl Failure {
         }
     }
 
-    fn retryable(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn retryable(kind: ErrorKind, message: impl Into<String>) -> Self {
         Failure {
             retry: true,
             ..Failure::fatal(kind, message)
@@ -332,6 +342,20 @@ fn server_message(body: &[u8]) -> String {
     }
 }
 
+/// After attempt `n` failed with `f`: the failure back when another attempt may mend it, else
+/// the call's error (saying how many attempts it took). [`with_retries`] and [`call_any`] end
+/// a call by the same rule.
+fn retry_or_give_up(f: Failure, n: u32, policy: &RetryPolicy) -> Result<Failure, CallError> {
+    if f.retry && n < policy.max_attempts.max(1) {
+        return Ok(f);
+    }
+    let mut error = f.error;
+    if n > 1 {
+        error.message = format!("{} (after {n} attempts)", error.message);
+    }
+    Err(error)
+}
+
 /// Run `attempt` until it succeeds, fails for good, or the policy's attempts are spent.
 pub async fn with_retries<T, F, Fut>(policy: &RetryPolicy, mut attempt: F) -> Result<T, CallError>
 where
@@ -340,20 +364,12 @@ where
 {
     let mut n = 1;
     loop {
-        match attempt().await {
+        let f = match attempt().await {
             Ok(v) => return Ok(v),
-            Err(f) if !f.retry || n >= policy.max_attempts.max(1) => {
-                let mut error = f.error;
-                if n > 1 {
-                    error.message = format!("{} (after {n} attempts)", error.message);
-                }
-                return Err(error);
-            }
-            Err(f) => {
-                tokio::time::sleep(policy.delay(n, f.retry_after)).await;
-                n += 1;
-            }
-        }
+            Err(f) => retry_or_give_up(f, n, policy)?,
+        };
+        tokio::time::sleep(policy.delay(n, f.retry_after)).await;
+        n += 1;
     }
 }
 
@@ -421,6 +437,69 @@ mod tests {
         );
         assert_eq!(ep.shown, "http://<redacted>@127.0.0.1:1/v1/?<redacted>");
         assert!(!format!("{ep:?}").contains("sk-1"));
+    }
+
+    /// A server on loopback that answers with the `Authorization` headers it received.
+    async fn echo_authorization() -> String {
+        use axum::routing::post;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route(
+            "/v1/echo",
+            post(|headers: HeaderMap| async move {
+                let seen: Vec<String> = headers
+                    .get_all(AUTHORIZATION)
+                    .iter()
+                    .map(|v| v.to_str().unwrap_or("?").to_string())
+                    .collect();
+                axum::Json(seen)
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("127.0.0.1:{}", addr.port())
+    }
+
+    async fn sent(ep: &Endpoint) -> Vec<String> {
+        let response = ep
+            .post(&client().unwrap(), "echo", Vec::new())
+            .send()
+            .await
+            .unwrap();
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+    }
+
+    fn endpoint(url: &str, key_env: &str) -> Result<Endpoint, String> {
+        Endpoint::new(
+            url,
+            key_env,
+            &[],
+            Duration::from_secs(5),
+            RetryPolicy::default(),
+        )
+    }
+
+    #[tokio::test]
+    async fn credentials_in_the_url_or_a_key_make_one_authorization_header() {
+        let host = echo_authorization().await;
+        // `user:pass`, as reqwest sends URL credentials: Basic auth, off the URL.
+        let ep = endpoint(
+            &format!("http://user:pass@{host}/v1"),
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+        );
+        assert_eq!(sent(&ep.unwrap()).await, ["Basic dXNlcjpwYXNz"]);
+        // A key (`$PATH` is set wherever tests run) is the Bearer token.
+        let key = std::env::var("PATH").unwrap();
+        let ep = endpoint(&format!("http://{host}/v1"), "PATH");
+        assert_eq!(sent(&ep.unwrap()).await, [format!("Bearer {key}")]);
+        // Both would send two: refused, naming neither secret.
+        let err = endpoint(&format!("http://user:s3cret@{host}/v1?k=q"), "PATH").unwrap_err();
+        assert_eq!(
+            err,
+            format!("base_url `http://<redacted>@{host}/v1?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `$PATH` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)")
+        );
+        // A user name alone is credentials too; an `@` in the path is not.
+        assert!(endpoint(&format!("http://user@{host}/v1"), "PATH").is_err());
+        assert!(endpoint(&format!("http://{host}/v1/a@b"), "PATH").is_ok());
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub struct RunIdentity {
 pub struct EffectiveConfig {
     pub embedder: EmbedderIdentity,
     pub chat: ChatIdentity,
+    /// The chat profiles of `models:` the grid names (`--chat`), by name; absent without.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub models: indexmap::IndexMap<String, ChatIdentity>,
+    /// The embedder profiles of `embedders:` the grid names (`--embedder`); absent without.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub embedders: indexmap::IndexMap<String, EmbedderIdentity>,
     pub prompt: PromptIdentity,
     pub sweep: GridIdentity,
     pub pricing: PricingIdentity,
@@ -44,6 +50,24 @@ pub struct EffectiveConfig {
     /// A foreign retriever; absent for the builtin one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retriever: Option<RetrieverIdentity>,
+    /// The reranker; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<RerankerIdentity>,
+}
+
+/// The reranker that rescored the passages: its model, server (redacted) and sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RerankerIdentity {
+    pub kind: crate::config::RerankerKind,
+    pub model: String,
+    pub endpoint: EndpointIdentity,
+    /// Passages sent per question; absent: the grid's largest k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<usize>,
+    /// `top_n` sent; absent: the grid's largest k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_n: Option<usize>,
 }
 
 /// Where passages came from: URL redacted, header names only, the DSN's variable name only.
@@ -61,6 +85,9 @@ pub struct RetrieverIdentity {
     pub table: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<crate::retriever::pgvector::Distance>,
+    /// `retriever.query_per_k`: one retrieval per distinct k; absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub query_per_k: bool,
 }
 
 /// The judge model (docs/judge.md): its grades change outcomes and wrong answers.
@@ -143,6 +170,16 @@ pub struct GridIdentity {
     pub order: String,
     pub format: String,
     pub rewrite: String,
+    /// `--chat`, `--temperature`, `--embedder`, `--chunk-tokens`: absent when not given, so
+    /// a sweep without them keeps its digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<String>,
     /// `--repeat N`; absent for 1, so a sweep without repeats keeps its digest.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub repeat: u32,
@@ -162,6 +199,36 @@ pub struct PricingIdentity {
     pub prompt_per_million: f64,
     pub completion_per_million: f64,
     pub currency: String,
+}
+
+impl EmbedderIdentity {
+    /// The identity of an `embedder:` section or an `embedders:` profile.
+    fn new(e: &crate::config::EmbedderConfig) -> Self {
+        EmbedderIdentity {
+            kind: e.kind,
+            model: match e.kind {
+                EmbedderKind::Hash => format!("hash-{}", e.dimensions),
+                EmbedderKind::Openai => e.model.clone(),
+            },
+            endpoint: (e.kind == EmbedderKind::Openai).then(|| EndpointIdentity::new(e.http())),
+        }
+    }
+}
+
+impl ChatIdentity {
+    /// The identity of a `chat:` section or a `models:` profile.
+    fn new(chat: &crate::config::ChatConfig) -> Self {
+        ChatIdentity {
+            kind: chat.kind,
+            model: match chat.kind {
+                ChatKind::Mock => "mock".into(),
+                ChatKind::Openai => chat.model.clone(),
+            },
+            temperature: chat.temperature,
+            max_tokens: chat.max_tokens,
+            endpoint: (chat.kind == ChatKind::Openai).then(|| EndpointIdentity::new(chat.http())),
+        }
+    }
 }
 
 impl EndpointIdentity {
@@ -188,26 +255,27 @@ impl EffectiveConfig {
     pub fn new(c: &Config) -> Self {
         let spec = |s: &crate::config::NameSpec| s.to_spec();
         EffectiveConfig {
-            embedder: EmbedderIdentity {
-                kind: c.embedder.kind,
-                model: match c.embedder.kind {
-                    EmbedderKind::Hash => format!("hash-{}", c.embedder.dimensions),
-                    EmbedderKind::Openai => c.embedder.model.clone(),
-                },
-                endpoint: (c.embedder.kind == EmbedderKind::Openai)
-                    .then(|| EndpointIdentity::new(c.embedder.http())),
-            },
-            chat: ChatIdentity {
-                kind: c.chat.kind,
-                model: match c.chat.kind {
-                    ChatKind::Mock => "mock".into(),
-                    ChatKind::Openai => c.chat.model.clone(),
-                },
-                temperature: c.chat.temperature,
-                max_tokens: c.chat.max_tokens,
-                endpoint: (c.chat.kind == ChatKind::Openai)
-                    .then(|| EndpointIdentity::new(c.chat.http())),
-            },
+            embedder: EmbedderIdentity::new(&c.embedder),
+            embedders: c
+                .sweep
+                .embedder
+                .iter()
+                .flat_map(|spec| crate::sweep::grid::parse_profiles(&spec.to_spec()))
+                .flatten()
+                .filter_map(|name| {
+                    let e = c.embedders.get(&name)?;
+                    Some((name, EmbedderIdentity::new(e)))
+                })
+                .collect(),
+            chat: ChatIdentity::new(&c.chat),
+            models: c
+                .sweep
+                .chat
+                .iter()
+                .flat_map(|spec| crate::sweep::grid::parse_profiles(&spec.to_spec()))
+                .flatten()
+                .filter_map(|name| Some((name.clone(), ChatIdentity::new(c.models.get(&name)?))))
+                .collect(),
             prompt: PromptIdentity {
                 refusal: c.prompt.refusal.clone(),
                 strict_refusal: c.prompt.strict_refusal,
@@ -222,6 +290,10 @@ impl EffectiveConfig {
                 order: spec(&c.sweep.order),
                 format: spec(&c.sweep.format),
                 rewrite: spec(&c.sweep.rewrite),
+                chat: c.sweep.chat.as_ref().map(spec),
+                temperature: c.sweep.temperature.as_ref().map(|v| v.to_spec()),
+                embedder: c.sweep.embedder.as_ref().map(spec),
+                chunk_tokens: c.sweep.chunk_tokens.as_ref().map(|v| v.to_spec()),
                 repeat: 1,
             },
             pricing: PricingIdentity {
@@ -245,8 +317,16 @@ impl EffectiveConfig {
                     dsn_env: pg.then(|| r.dsn_env.clone()),
                     table: pg.then(|| r.table.clone()),
                     distance: pg.then_some(r.distance),
+                    query_per_k: r.query_per_k,
                 })
             },
+            reranker: c.reranker.as_ref().map(|r| RerankerIdentity {
+                kind: r.kind,
+                model: r.model.clone(),
+                endpoint: EndpointIdentity::new(r.http()),
+                candidates: r.candidates,
+                top_n: r.top_n,
+            }),
             judge: c.judge.as_ref().map(|j| JudgeIdentity {
                 kind: j.kind,
                 model: match j.kind {
@@ -268,7 +348,10 @@ impl EffectiveConfig {
         let mut c = self.clone();
         for ep in [&mut c.embedder.endpoint, &mut c.chat.endpoint]
             .into_iter()
+            .chain(c.models.values_mut().map(|m| &mut m.endpoint))
+            .chain(c.embedders.values_mut().map(|e| &mut e.endpoint))
             .flatten()
+            .chain(c.reranker.as_mut().map(|r| &mut r.endpoint))
         {
             ep.base_url = BaseUrls::Many(Vec::new());
         }

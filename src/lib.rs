@@ -23,6 +23,7 @@ pub mod record;
 pub mod redact;
 pub mod refusal;
 pub mod repeat;
+pub mod rerank;
 pub mod retrieve;
 pub mod retriever;
 pub mod rewrite;
@@ -46,6 +47,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod profiles;
 pub mod report;
 pub mod settings;
 
@@ -65,7 +67,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Prompt(args) => {
             commands::ask::prompt(settings::AskSettings::new(args, cli.config)?).await
         }
-        Command::Validate(args) => commands::validate::run(args.files, cli.config, cli.quiet),
+        Command::Validate(args) => {
+            commands::validate::run(args.files, cli.config, cli.quiet, args.connect).await
+        }
         Command::MockLlm(args) => commands::mock_llm::run(args).await,
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)

@@ -86,6 +86,8 @@ struct Counters {
     judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
+    rerank_requests: AtomicU64,
+    documents_reranked: AtomicU64,
     unauthorized: AtomicU64,
     failed: AtomicU64,
     malformed: AtomicU64,
@@ -107,6 +109,10 @@ struct AppState {
     model: MockModel,
     embedder: HashEmbedder,
     requests: Mutex<std::collections::VecDeque<String>>,
+    /// Chat requests per `model` and per `temperature` of the request body, so tests see
+    /// which profile and temperature each call was made with.
+    by_model: Mutex<std::collections::BTreeMap<String, u64>>,
+    by_temperature: Mutex<std::collections::BTreeMap<String, u64>>,
     /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
     queries: Mutex<std::collections::BTreeMap<String, u64>>,
 }
@@ -147,6 +153,8 @@ pub fn router(opts: ServerOptions) -> Router {
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),
         queries: Mutex::default(),
+        by_model: Mutex::default(),
+        by_temperature: Mutex::default(),
         started: std::time::Instant::now(),
         arrivals: Mutex::new(Vec::new()),
         opts: opts.clone(),
@@ -154,6 +162,7 @@ pub fn router(opts: ServerOptions) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/embeddings", post(embeddings))
+        .route("/v1/rerank", post(rerank))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/requests", get(requests))
@@ -332,10 +341,23 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
             .fetch_add(1, Ordering::Relaxed);
     }
     let model = req["model"].as_str().unwrap_or("mock").to_string();
+    *state
+        .by_model
+        .lock()
+        .expect("counter lock")
+        .entry(model.clone())
+        .or_default() += 1;
+    *state
+        .by_temperature
+        .lock()
+        .expect("counter lock")
+        .entry(req["temperature"].to_string())
+        .or_default() += 1;
     let seed = req["seed"].as_u64();
     let request = ChatRequest {
         messages,
         seed: None,
+        slot: 0,
     };
     if crate::judge::is_judge_request(&request) {
         state
@@ -474,6 +496,51 @@ async fn embeddings(
     Json(full).into_response()
 }
 
+/// `POST /v1/rerank`: `{"model", "query", "documents", "top_n"}` answered with each document's
+/// [`crate::rerank::overlap_score`], best first (ties in the order sent), the best `top_n`.
+async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let (Some(query), Some(documents)) = (req["query"].as_str(), req["documents"].as_array())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "`query` must be a string and `documents` a list of strings",
+        );
+    };
+    let documents: Vec<&str> = documents.iter().filter_map(Value::as_str).collect();
+    state
+        .counters
+        .rerank_requests
+        .fetch_add(1, Ordering::Relaxed);
+    state
+        .counters
+        .documents_reranked
+        .fetch_add(documents.len() as u64, Ordering::Relaxed);
+    let mut scored: Vec<(usize, f64)> = documents
+        .iter()
+        .map(|d| crate::rerank::overlap_score(query, d))
+        .enumerate()
+        .collect();
+    // A stable sort: equal scores stay in the order sent.
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top_n = req["top_n"].as_u64().map_or(scored.len(), |n| n as usize);
+    scored.truncate(top_n);
+    let results: Vec<Value> = scored
+        .iter()
+        .map(|&(index, score)| json!({"index": index, "relevance_score": score}))
+        .collect();
+    tokio::time::sleep(state.opts.delay).await;
+    Json(json!({"model": req["model"].as_str().unwrap_or("rerank"), "results": results}))
+        .into_response()
+}
+
 async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     if let Err(r) = authorize(&state, &headers) {
         return r;
@@ -495,9 +562,13 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),
+        "rerank_requests": n(&c.rerank_requests),
+        "documents_reranked": n(&c.documents_reranked),
         "unauthorized": n(&c.unauthorized),
         "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
         "queries": state.queries.lock().expect("queries lock").clone(),
+        "chat_by_model": state.by_model.lock().expect("counter lock").clone(),
+        "chat_by_temperature": state.by_temperature.lock().expect("counter lock").clone(),
     }))
     .into_response()
 }

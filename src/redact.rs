@@ -45,9 +45,20 @@ pub fn urls_in(text: &str) -> String {
     while let Some(start) = find_scheme(rest) {
         out.push_str(&rest[..start]);
         let tail = &rest[start..];
-        let end = tail
-            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ')' | '>' | ']'))
-            .unwrap_or(tail.len());
+        let stop = |c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ')' | '>' | ']');
+        let mut end = 0;
+        loop {
+            end += tail[end..].find(stop).unwrap_or(tail.len() - end);
+            // A URL redacted before keeps its `<redacted>` parts: their `>` ends the URL only
+            // when no host (`@`) or fragment (`#`) follows.
+            if tail[..end].ends_with("<redacted") && tail[end..].starts_with('>') {
+                end += 1;
+                if tail[end..].starts_with(['@', '#']) {
+                    continue;
+                }
+            }
+            break;
+        }
         out.push_str(&url(&tail[..end]));
         rest = &tail[end..];
     }
@@ -65,6 +76,21 @@ fn find_scheme(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_redacted_before_stay_as_they_are() {
+        let shown = "http://<redacted>@127.0.0.1:1/v1?<redacted>";
+        assert_eq!(
+            urls_in(&format!("at {shown}: down")),
+            format!("at {shown}: down")
+        );
+        assert_eq!(urls_in(&format!("<{shown}>")), format!("<{shown}>"));
+        let fragment = "http://h/v1?<redacted>#<redacted>";
+        assert_eq!(
+            urls_in(&format!("{fragment}, then")),
+            format!("{fragment}, then")
+        );
+    }
 
     #[test]
     fn userinfo_query_and_fragment_are_hidden() {

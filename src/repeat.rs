@@ -37,6 +37,7 @@ pub fn requests(requests: Vec<ChatRequest>, repeat: u32) -> Vec<ChatRequest> {
             requests.iter().map(move |q| ChatRequest {
                 messages: q.messages.clone(),
                 seed: Some(r),
+                slot: q.slot,
             })
         })
         .collect()
@@ -214,6 +215,7 @@ mod tests {
                 content: "hi".into(),
             }],
             seed: None,
+            slot: 0,
         };
         assert_eq!(requests(vec![q.clone()], 1), vec![q.clone()]);
         let seeds: Vec<Option<u32>> = requests(vec![q.clone(), q], 3)

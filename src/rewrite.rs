@@ -70,6 +70,7 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
     ChatRequest {
         messages,
         seed: None,
+        slot: 0,
     }
 }
 

@@ -37,10 +37,26 @@ pub struct Pipeline {
     pub rate_limited: Option<Arc<Held>>,
     /// The same for the judge's server.
     pub judge_dead: Option<Arc<crate::http::DeadServer>>,
+    /// The chat models of `--chat`/`--temperature` besides `model` (see
+    /// [`Pipeline::add_chat_variants`]); empty otherwise.
+    pub chat_variants: Vec<crate::sweep::ChatVariant>,
+    /// The response cache `model` writes through, which the variants share.
+    pub(crate) chat_store: Option<Arc<crate::cache::Store<crate::cache::CachedReply>>>,
+    /// The embedder profiles of `--embedder` besides `default` (see
+    /// [`Pipeline::add_embedders`]), by name; empty otherwise.
+    pub embedders: Vec<(String, Arc<dyn Embedder>)>,
+    /// The embedding cache `embedder` writes through, which the profiles share.
+    pub(crate) embed_store: Option<Arc<crate::cache::Store<Vec<f32>>>>,
+    /// Whether calls are cached, and how (`None`: not at all).
+    pub(crate) cache: Option<CacheMode>,
+    pub(crate) cache_dir: PathBuf,
+    pub(crate) held: Arc<Held>,
+    /// The reranker, when `reranker:` is configured.
+    pub reranker: Option<Arc<dyn crate::rerank::Reranker>>,
 }
 
 /// The servers of a section with its rate limit; waiting is counted in `held`.
-fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoints> {
+pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoints> {
     let headers: Vec<(String, String)> = http
         .headers
         .iter()
@@ -86,6 +102,7 @@ impl Pipeline {
         let cache = cache.filter(|_| c.cache.enabled);
         let held = Arc::new(Held::default());
         let mut rate_limited = false;
+        let mut embed_store = None;
         let embedder: Arc<dyn Embedder> = match c.embedder.kind {
             EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
             EmbedderKind::Openai => {
@@ -104,12 +121,17 @@ impl Pipeline {
                     .with_max_input_tokens(c.embedder.max_input_tokens),
                 );
                 match cache {
-                    Some(mode) => Arc::new(CachedEmbedder::new(http, &cache_dir, mode)?),
+                    Some(mode) => {
+                        let store = CachedEmbedder::open_store(&cache_dir, mode)?;
+                        embed_store = Some(store.clone());
+                        Arc::new(CachedEmbedder::sharing(http, store, mode))
+                    }
                     None => http,
                 }
             }
         };
         let mut chat_dead = None;
+        let mut chat_store = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
@@ -127,7 +149,11 @@ impl Pipeline {
                     .map_err(|e| anyhow::anyhow!(e))?,
                 );
                 match cache {
-                    Some(mode) => Arc::new(CachedModel::new(http, &cache_dir, mode)?),
+                    Some(mode) => {
+                        let store = CachedModel::open_store(&cache_dir, mode)?;
+                        chat_store = Some(store.clone());
+                        Arc::new(CachedModel::sharing(http, store, mode))
+                    }
                     None => http,
                 }
             }
@@ -157,6 +183,23 @@ impl Pipeline {
                 })
             }
         };
+        let reranker: Option<Arc<dyn crate::rerank::Reranker>> = match &c.reranker {
+            None => None,
+            Some(r) => {
+                let endpoints = endpoint(r.http(), &held)?;
+                rate_limited |= endpoints.limiter.is_some();
+                let http: Arc<dyn crate::rerank::Reranker> = Arc::new(
+                    crate::rerank::HttpReranker::new(endpoints, &r.model, r.candidates, r.top_n)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                Some(match cache {
+                    Some(mode) => {
+                        Arc::new(crate::rerank::CachedReranker::new(http, &cache_dir, mode)?)
+                    }
+                    None => http,
+                })
+            }
+        };
         let strict = strict_refusal || c.prompt.strict_refusal;
         // Both were checked when the config was loaded.
         let prompt = c
@@ -166,9 +209,17 @@ impl Pipeline {
         let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
             .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
         Ok(Pipeline {
+            reranker,
             chat_dead,
             judge_dead,
-            rate_limited: rate_limited.then_some(held),
+            chat_variants: Vec::new(),
+            chat_store,
+            embedders: Vec::new(),
+            embed_store,
+            cache,
+            cache_dir,
+            rate_limited: rate_limited.then_some(held.clone()),
+            held,
             embedder,
             model,
             judge,
@@ -269,9 +320,74 @@ impl SweepSettings {
             .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
         let rewrites = grid::parse_names(&rewrite_spec)
             .map_err(|e| anyhow::anyhow!("invalid --rewrite: {e}"))?;
+        let chat_spec = args
+            .chat
+            .or_else(|| cfg.config.sweep.chat.as_ref().map(|s| s.to_spec()));
+        let chats = match &chat_spec {
+            None => vec![grid::DEFAULT_PROFILE.to_string()],
+            Some(spec) => {
+                grid::parse_profiles(spec).map_err(|e| anyhow::anyhow!("invalid --chat: {e}"))?
+            }
+        };
+        for name in &chats {
+            crate::profiles::chat_profile(&cfg, name)?;
+        }
+        let embedder_spec = args
+            .embedder
+            .or_else(|| cfg.config.sweep.embedder.as_ref().map(|s| s.to_spec()));
+        let embedders = match &embedder_spec {
+            None => vec![grid::DEFAULT_PROFILE.to_string()],
+            Some(spec) => grid::parse_profiles(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --embedder: {e}"))?,
+        };
+        for name in &embedders {
+            crate::profiles::embedder_profile(&cfg, name)?;
+        }
+        let chunk_spec = args
+            .chunk_tokens
+            .or_else(|| cfg.config.sweep.chunk_tokens.as_ref().map(|s| s.to_spec()));
+        let chunk_tokens = match &chunk_spec {
+            None => vec![None],
+            Some(spec) => grid::parse_chunk_tokens(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --chunk-tokens: {e}"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
+        let retriever_kind = cfg.config.retriever.kind;
+        if chunk_spec.is_some() && retriever_kind != crate::config::RetrieverKind::Builtin {
+            bail!(
+                "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
+                if retriever_kind == crate::config::RetrieverKind::Http {
+                    "http"
+                } else {
+                    "pgvector"
+                }
+            );
+        }
+        if embedder_spec.is_some() && retriever_kind == crate::config::RetrieverKind::Http {
+            bail!(
+                "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
+            );
+        }
+        let temperature_spec = args
+            .temperature
+            .or_else(|| cfg.config.sweep.temperature.as_ref().map(|s| s.to_spec()));
+        let temperatures = match &temperature_spec {
+            None => vec![None],
+            Some(spec) => grid::parse_temperatures(spec)
+                .map_err(|e| anyhow::anyhow!("invalid --temperature: {e}"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
         cfg.config.sweep.order = crate::config::NameSpec::Text(order_spec);
         cfg.config.sweep.format = crate::config::NameSpec::Text(format_spec);
         cfg.config.sweep.rewrite = crate::config::NameSpec::Text(rewrite_spec);
+        cfg.config.sweep.chat = chat_spec.map(crate::config::NameSpec::Text);
+        cfg.config.sweep.temperature = temperature_spec.map(crate::config::ValueSpec::Text);
+        cfg.config.sweep.embedder = embedder_spec.map(crate::config::NameSpec::Text);
+        cfg.config.sweep.chunk_tokens = chunk_spec.map(crate::config::ValueSpec::Text);
         // The effective values go back into the config, so reports and the digest show them.
         cfg.config.sweep.min_score = crate::config::ValueSpec::Text(min_spec);
         cfg.config.sweep.k = crate::config::ValueSpec::Text(k_spec);
@@ -327,7 +443,7 @@ impl SweepSettings {
                 cfg.config.cache.dir, sh.index, sh.count
             );
         }
-        let pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
+        let mut pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
         let gate = if args.gate {
             // With --format json, stdout belongs to the results document.
             let summary = match (quiet, output) {
@@ -356,6 +472,19 @@ impl SweepSettings {
                 crate::repeat::MAX_REPEAT
             );
         }
+        let grid = Grid {
+            min_scores,
+            ks,
+            orders,
+            formats,
+            rewrites,
+            chats,
+            temperatures,
+            embedders,
+            chunk_tokens,
+        };
+        pipeline.add_chat_variants(&cache_cfg, &grid)?;
+        pipeline.add_embedders(&cache_cfg, &grid)?;
         let mut effective = crate::identity::EffectiveConfig::new(&cfg.config);
         effective.sweep.repeat = args.repeat;
         let identity = crate::identity::RunIdentity::new(effective);
@@ -367,13 +496,7 @@ impl SweepSettings {
             repeat: args.repeat,
             gate,
             allow_errors: args.allow_errors,
-            grid: Grid {
-                min_scores,
-                ks,
-                orders,
-                formats,
-                rewrites,
-            },
+            grid,
             evalsets,
             out,
             pipeline,
@@ -475,6 +598,12 @@ impl GateSettings {
             .or(g.min_answer_match_rate),
             max_flip_rate: flag("max-flip-rate", args.max_flip_rate, policy::check_share)?
                 .or(g.max_flip_rate),
+            max_wrong_answer_rate: flag(
+                "max-wrong-answer-rate",
+                args.max_wrong_answer_rate,
+                policy::check_share,
+            )?
+            .or(g.max_wrong_answer_rate),
         };
         let policy = Policy {
             setting,

@@ -223,6 +223,19 @@ fn bad_lists_and_rates_exit_2_naming_the_field() {
         "chat:\n  kind: openai\n  base_url:\n    - http://127.0.0.1:1/v1\n    - localhost:8000\n",
         "error: rageval.yaml:5: `chat.base_url[1]`: `localhost:8000` must start with http:// or https://",
     );
+    // Odd values: one line at the field, never a panic.
+    refused(
+        "chat:\n  kind: openai\n  base_url: 8787\n",
+        "error: rageval.yaml:3:13: `chat.base_url`: expected a URL or a list of URLs, found the number 8787",
+    );
+    refused(
+        "judge:\n  base_url: {url: http://a/v1}\n",
+        "error: rageval.yaml:2:13: `judge.base_url`: expected a URL or a list of URLs, found a mapping",
+    );
+    refused(
+        "embedder:\n  base_url: [~]\n",
+        "error: rageval.yaml:2: `embedder.base_url[0]`: `~` must start with http:// or https://",
+    );
     refused(
         "embedder:\n  kind: openai\n  requests_per_minute: 0\n",
         "error: rageval.yaml:3: `embedder.requests_per_minute`: must be from 1 to 1000000 (leave it out for no limit), got 0",

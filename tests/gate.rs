@@ -128,9 +128,12 @@ fn the_sample_passes_against_the_committed_baseline() {
         "PASS  false_refusal_rate 0.176 <= limit 0.200",
         "PASS  answer_match_rate 0.643 >= limit 0.600",
         "PASS  prompt_tokens_per_question 279.6 <= limit 300",
+        "PASS  wrong_answer_rate 0.294 <= limit 0.300",
         "PASS  false_refusal_rate vs baseline 0.176 <= 0.176 + tolerance 0.000",
+        // The committed baseline predates `wrong_answer`: its misses count as wrong answers.
+        "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000",
         "0 worse, 0 better, p=1.0000",
-        "gate: PASS (8 checks)",
+        "gate: PASS (10 checks)",
     ] {
         assert!(text.contains(line), "expected {line:?} in:\n{text}");
     }
@@ -159,7 +162,7 @@ fn an_edited_corpus_fails_and_names_the_flipped_question() {
         "{text}"
     );
     assert!(text.contains("1 worse, 0 better, p=1.0000"), "{text}");
-    assert!(text.contains("gate: FAIL (2 of 4 checks failed)"), "{text}");
+    assert!(text.contains("gate: FAIL (2 of 5 checks failed)"), "{text}");
 
     // One flip is chance: with require_significance the baseline checks pass and say why.
     let out = gate_now(&p, &["--require-significance"]);
@@ -359,4 +362,128 @@ fn the_recommended_setting_is_gated_by_default() {
         .output()
         .unwrap();
     assert!(stdout(&out).contains("gate: setting min_score=0.2,k=4"));
+}
+
+#[test]
+fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
+    // Without a judge the reworded fee answer misses its expected text: 1 of 2 answerable
+    // questions is answered wrongly.
+    let server = crate::http::MockLlm::start(&["--paraphrase"]);
+    let p = crate::grading::project(&server.url, false, crate::grading::PATTERNS);
+    let out = crate::grading::sweep(&p);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "gate",
+            "--setting",
+            "min_score=0,k=1",
+            "--junit",
+            "gate.xml",
+            "--markdown",
+            "gate.md",
+        ];
+        args.extend(extra);
+        let out = p.cmd(&args).output().unwrap();
+        assert_eq!(stderr(&out), "");
+        (out.status.code(), stdout(&out))
+    };
+    let report = |verdict: &str, check: &str| {
+        format!(
+            "gate: setting min_score=0,k=1 of reports/latest/results.json (6 questions)\n\
+             PASS  error_runs 0 <= limit 0\n{check}\n{verdict}\n"
+        )
+    };
+    assert_eq!(
+        gate(&["--max-wrong-answer-rate", "0.5"]),
+        (
+            Some(0),
+            report(
+                "gate: PASS (2 checks)",
+                "PASS  wrong_answer_rate 0.500 <= limit 0.500"
+            )
+        )
+    );
+    // From the config as from the flag; the flag wins.
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "{}gate:\n  max_wrong_answer_rate: 0.49\n",
+            p.read("rageval.yaml")
+        ),
+    );
+    let failed = (
+        Some(1),
+        report(
+            "gate: FAIL (1 of 2 checks failed)",
+            "FAIL  wrong_answer_rate 0.500 > limit 0.490",
+        ),
+    );
+    assert_eq!(gate(&[]), failed);
+    let md = p.read("gate.md");
+    assert!(
+        md.lines()
+            .any(|l| l == "| wrong_answer_rate | **FAIL** | 0.500 > limit 0.490 |"),
+        "{md}"
+    );
+    assert_eq!(
+        p.read("gate.xml"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="rageval gate" tests="2" failures="1" errors="0">
+  <testsuite name="rageval gate min_score=0,k=1" tests="2" failures="1" errors="0" skipped="0" time="0">
+    <testcase classname="rageval.gate" name="error_runs at min_score=0,k=1" time="0">
+      <system-out>0 &lt;= limit 0</system-out>
+    </testcase>
+    <testcase classname="rageval.gate" name="wrong_answer_rate at min_score=0,k=1" time="0">
+      <failure message="0.500 &gt; limit 0.490" type="gate">wrong_answer_rate: 0.500 &gt; limit 0.490</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+"#
+    );
+    assert_eq!(gate(&["--max-wrong-answer-rate", "0.5"]).0, Some(0));
+
+    // A judge that calls the reworded answer right leaves no wrong answer.
+    let judged = crate::grading::project(&server.url, true, crate::grading::PATTERNS);
+    let out = crate::grading::sweep(&judged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = judged
+        .cmd(&[
+            "gate",
+            "--setting",
+            "min_score=0,k=1",
+            "--max-wrong-answer-rate",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l == "PASS  wrong_answer_rate 0.000 <= limit 0.000"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_wrong_answer_limit_outside_0_to_1_exits_2() {
+    let p = Project::sample();
+    p.write("rageval.yaml", "gate:\n  max_wrong_answer_rate: 1.5\n");
+    let out = p.cmd(&["gate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: rageval.yaml:2: `gate.max_wrong_answer_rate`: must be a share from 0 to 1, not 1.5\n"
+    );
+    p.write("rageval.yaml", "");
+    let out = p
+        .cmd(&["gate", "--max-wrong-answer-rate=-0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: invalid --max-wrong-answer-rate: must be a share from 0 to 1, not -0.1\n"
+    );
 }

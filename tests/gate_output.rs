@@ -41,8 +41,8 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
             .map(|c| c.attribute("name").unwrap_or_default().to_string())
             .collect::<Vec<_>>()
     };
-    // 5 checks (error_runs, the unwanted limit, 3 baseline rates) and 1 flipped question.
-    assert_eq!(cases.len(), 6, "{xml}");
+    // 6 checks (error_runs, the unwanted limit, 4 baseline rates) and 1 flipped question.
+    assert_eq!(cases.len(), 7, "{xml}");
     let checks = fails("rageval.gate");
     assert_eq!(checks.len(), failed_lines, "{xml}");
     assert!(
@@ -53,7 +53,7 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
     );
     assert_eq!(fails("rageval.gate.flipped"), ["fee-per-term"]);
     assert_eq!(suites[0].attribute("failures"), Some("4"));
-    assert_eq!(suites[0].attribute("tests"), Some("6"));
+    assert_eq!(suites[0].attribute("tests"), Some("7"));
     let msg = cases
         .iter()
         .find_map(|c| c.children().find(|n| n.has_tag_name("failure")))
@@ -85,7 +85,7 @@ fn markdown_tables_and_the_github_step_summary() {
         .iter()
         .take_while(|l| l.starts_with('|'))
         .count();
-    assert_eq!(rows, 4, "{md}");
+    assert_eq!(rows, 5, "{md}");
     assert!(
         md.contains(
             "| false_refusal_rate vs baseline | **FAIL** | 0.235 > 0.176 + tolerance 0.000 |"

@@ -28,7 +28,7 @@ unanswerable:
 ";
 
 /// A project whose chat (and, with `judge`, judge) is the server at `url`.
-fn project(url: &str, judge: bool, prompt: &str) -> Project {
+pub(crate) fn project(url: &str, judge: bool, prompt: &str) -> Project {
     let p = Project::empty();
     p.write("docs/a.md", DOC);
     p.write("set.yaml", SET);
@@ -46,7 +46,7 @@ fn project(url: &str, judge: bool, prompt: &str) -> Project {
     p
 }
 
-fn sweep(p: &Project) -> std::process::Output {
+pub(crate) fn sweep(p: &Project) -> std::process::Output {
     p.cmd(&["sweep", "-q"])
         .env(KEY_ENV, "test-key")
         .output()
@@ -74,7 +74,7 @@ fn row(id: &str, values: &[&str]) -> (String, Vec<String>) {
     (id.into(), values.iter().map(|v| v.to_string()).collect())
 }
 
-const PATTERNS: &str = "  refusal_patterns:\n    - do(es)? not mention\n";
+pub(crate) const PATTERNS: &str = "  refusal_patterns:\n    - do(es)? not mention\n";
 const COLUMNS: &[&str] = &[
     "outcome",
     "refusal_match",
@@ -152,6 +152,37 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
         Some(0.0)
     );
     assert_eq!(server.stats()["judge_requests"], 5);
+    // Each distinct judge call is in the call log once, with its usage, and the runs it
+    // graded name it.
+    let judge_calls: Vec<(&String, &Value)> = json["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, c)| c["role"] == "judge")
+        .collect();
+    assert_eq!(judge_calls.len(), 5);
+    let named: std::collections::BTreeSet<&str> = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["judge_call"].as_str())
+        .collect();
+    let logged: std::collections::BTreeSet<&str> =
+        judge_calls.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(named, logged);
+    let logged_tokens: u64 = judge_calls
+        .iter()
+        .map(|(_, c)| c["usage"]["prompt_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(logged_tokens, judge_tokens);
+    for (digest, c) in &judge_calls {
+        assert!(
+            c["usage"]["completion_tokens"].as_u64().unwrap() > 0,
+            "{digest}"
+        );
+        let grade: Value = serde_json::from_str(c["reply"].as_str().unwrap()).unwrap();
+        assert!(grade["refused"].is_boolean(), "{digest}: {grade}");
+    }
     assert_eq!(
         json["identity"]["config"]["judge"]["endpoint"]["headers"],
         serde_json::json!(["X-Judge-Token"]),

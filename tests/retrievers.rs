@@ -349,3 +349,98 @@ fn ask_and_prompt_go_through_the_same_retriever() {
         assert_eq!(run("http.yaml"), builtin, "{verb}");
     }
 }
+
+#[test]
+fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    // A table whose `embedding` column is text, not a vector.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute(
+                "DROP TABLE IF EXISTS rv_textcol; CREATE TABLE rv_textcol (id text, source text, heading text, text text, embedding text)",
+            )
+            .await
+            .unwrap();
+    });
+    let p = Project::sample();
+    p.write("pg.yaml", &pg_config("  table: rv_textcol\n"));
+    let cases: [(Option<&str>, &str); 3] = [
+        (
+            None,
+            "error: `$RAGEVAL_TEST_DSN` is not set: export the PostgreSQL connection string there (retriever.dsn_env)\n",
+        ),
+        (
+            Some("hunter2-secret not a dsn"),
+            "error: `$RAGEVAL_TEST_DSN` is not a PostgreSQL connection string (postgresql://user@host:port/db)\n",
+        ),
+        (
+            Some(&dsn),
+            "error: column `embedding` of table `rv_textcol` is `text`, not a pgvector `vector`\n",
+        ),
+    ];
+    for (i, (value, want)) in cases.iter().enumerate() {
+        let out_dir = format!("out{i}");
+        let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
+        args.extend(SAMPLE_SWEEP);
+        args.extend(["--out", &out_dir]);
+        let mut cmd = p.cmd(&args);
+        match value {
+            Some(v) => cmd.env("RAGEVAL_TEST_DSN", v),
+            None => cmd.env_remove("RAGEVAL_TEST_DSN"),
+        };
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "case {i}");
+        assert_eq!(&stderr(&out), want, "case {i}");
+        assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
+    }
+}
+
+#[test]
+fn a_reranker_after_pgvector_or_http_sweeps_as_after_the_builtin_index() {
+    let mock = crate::http::MockLlm::start(&["--no-auth"]);
+    let reranker = format!(
+        "reranker:\n  base_url: {}\n  model: mock-rerank\n  candidates: 8\n  max_retries: 0\n",
+        mock.url
+    );
+    let p = Project::sample();
+    p.write(
+        "builtin.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\n{reranker}"),
+    );
+    let out = sweep(&p, "builtin.yaml", "builtin");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want = runs_without_timings(&p, "builtin");
+    let plain = builtin_runs(&p);
+    assert_ne!(want, plain, "the reranker changes runs");
+    let server = SearchServer::start();
+    p.write("http.yaml", &(http_config(&server.url("ok")) + &reranker));
+    let out = sweep(&p, "http.yaml", "http");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(runs_without_timings(&p, "http"), want);
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    p.write(
+        "pg.yaml",
+        &(pg_config("  table: rv_rerank_equal\n") + &reranker),
+    );
+    let out = p
+        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
+    args.extend(SAMPLE_SWEEP);
+    args.extend(["--out", "pg", "--quiet"]);
+    let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", &dsn).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(runs_without_timings(&p, "pg"), want);
+}

@@ -49,11 +49,24 @@ fn values(v: &Value) -> Vec<&Value> {
     }
 }
 
-/// The sample, follow-ups rewritten and injection probes, so that most optional parts appear.
+/// The sample, follow-ups rewritten, injection probes, two chat profiles, two embedders and
+/// two chunk sizes, so that most optional parts appear.
 fn full_sweep() -> Project {
     let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nmodels:\n  alt:\n    kind: mock\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
+    );
     p.cmd(&[
         "sweep",
+        "--chat",
+        "default,alt",
+        "--temperature",
+        "0",
+        "--embedder",
+        "default,small",
+        "--chunk-tokens",
+        "16,256",
         "--evalset",
         "evalsets/club.yaml",
         "--evalset",

@@ -1,6 +1,8 @@
 //! No secret leaves: a distinct canary in every place a credential can come from (the key's
 //! variable, URL userinfo and query in the config and in `$OPENAI_BASE_URL`, header values),
 //! then every output of sweep (with failing calls), ask, prompt and gate is searched for them.
+//! URL credentials are sent as Basic auth, so they go with no key (a key beside them is
+//! refused).
 
 use std::path::Path;
 
@@ -8,6 +10,8 @@ use crate::http::MockLlm;
 use crate::support::{stderr, stdout, Project};
 
 const KEY_ENV: &str = "RAGEVAL_CANARY_KEY";
+/// A variable no test sets: the sections whose URLs hold credentials send no key.
+const NO_KEY_ENV: &str = "RAGEVAL_CANARY_UNSET";
 const CANARIES: &[&str] = &[
     "CANARY-KEY",
     "CANARY-USER",
@@ -24,11 +28,13 @@ fn with_credentials(url: &str, user: &str, query: &str) -> String {
     format!("http://{user}@{rest}?api_key={query}")
 }
 
-fn config(chat_url: &str) -> String {
+/// The sample over the server at `chat_url` (the embedder's URL from `$OPENAI_BASE_URL`), the
+/// key read from `key_env`.
+fn config(chat_url: &str, key_env: &str) -> String {
     format!(
         "evalsets: [evalsets/club.yaml]\n\
-         embedder:\n  kind: openai\n  model: hash-1024\n  api_key_env: {KEY_ENV}\n  headers: {{X-Canary: CANARY-HEADER}}\n\
-         chat:\n  kind: openai\n  base_url: {chat_url}\n  model: mock\n  api_key_env: {KEY_ENV}\n  max_retries: 0\n  headers: {{X-Canary: CANARY-HEADER}}\n\
+         embedder:\n  kind: openai\n  model: hash-1024\n  api_key_env: {key_env}\n  headers: {{X-Canary: CANARY-HEADER}}\n\
+         chat:\n  kind: openai\n  base_url: {chat_url}\n  model: mock\n  api_key_env: {key_env}\n  max_retries: 0\n  headers: {{X-Canary: CANARY-HEADER}}\n\
          sweep:\n  min_score: 0.1..0.3\n  k: 1,2\n"
     )
 }
@@ -58,7 +64,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     let server = MockLlm::start(&["--no-auth", "--fail-rate", "0.2", "--drop-rate", "0.2"]);
     let p = Project::sample();
     let chat_url = with_credentials(&server.url, "CANARY-USER:CANARY-PASSWORD", "CANARY-QUERY");
-    p.write("rageval.yaml", &config(&chat_url));
+    p.write("rageval.yaml", &config(&chat_url, NO_KEY_ENV));
     // The embedder takes its URL from the environment.
     let env_url = with_credentials(&server.url, "CANARY-ENV-USER", "CANARY-ENV-QUERY");
     let run = |args: &[&str], config: &str| {
@@ -110,6 +116,28 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     );
     run(&["gate", "--max-error-runs", "1000"], "rageval.yaml");
 
+    // The key, where no URL holds credentials: the chat's, beside a builtin embedder.
+    let keyed = format!("{}?api_key=CANARY-QUERY", server.url);
+    p.write(
+        "keyed.yaml",
+        &config(&keyed, KEY_ENV)
+            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
+    );
+    let out = run(
+        &["sweep", "--allow-errors", "-q", "--out", "reports/keyed"],
+        "keyed.yaml",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Credentials in the URL and a key: refused before any call, both redacted.
+    p.write("both.yaml", &config(&chat_url, KEY_ENV));
+    let out = run(&["sweep", "--out", "both-out"], "both.yaml");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!("error: base_url `http://<redacted>@{port_url}?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `${KEY_ENV}` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)\n")
+    );
+    assert!(!p.path().join("both-out").exists());
+
     // A server that is down: the hint names its URL.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -123,7 +151,8 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     );
     p.write(
         "dead.yaml",
-        &config(&dead).replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
+        &config(&dead, NO_KEY_ENV)
+            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
     );
     let out = run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml");
     assert_eq!(
@@ -133,7 +162,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     // A bad URL is named redacted too.
     p.write(
         "bad.yaml",
-        &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY"),
+        &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY", NO_KEY_ENV),
     );
     let out = run(&["sweep"], "bad.yaml");
     assert_eq!(

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::gate::unusable;
+use crate::grading;
 use crate::http::{http_project, MockLlm, KEY_ENV};
 use crate::support::{read_csv, stderr, Project};
 
@@ -172,6 +173,46 @@ fn three_shards_merged_equal_the_whole_generated_sweep() {
     assert_same(&p);
     let v: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
     assert_eq!(v["questions"].as_object().unwrap().len(), 26 + 220);
+}
+
+#[test]
+fn judged_shards_merged_keep_the_judge_calls_and_grades() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let p = grading::project(&server.url, true, grading::PATTERNS);
+    whole_and_merged(&p, &[], 2);
+    assert_same(&p);
+    let json = |dir: &str| -> Value {
+        serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap()
+    };
+    let (whole, merged) = (json("whole"), json("merged"));
+    for part in ["shard-1", "shard-2"] {
+        assert!(
+            json(part)["summary"]["calls"]["judge_calls"]
+                .as_u64()
+                .unwrap()
+                > 0,
+            "every shard judges some runs"
+        );
+    }
+    let setting = &merged["summary"]["settings"]["min_score=0,k=1"];
+    assert_eq!(merged["summary"]["calls"]["judge_calls"], 5);
+    assert_eq!(
+        [
+            "judge_calls",
+            "judged",
+            "judged_correct_rate",
+            "judge_refusal_agreement"
+        ]
+        .map(|k| setting[k].to_string()),
+        ["5", "5", "1.0", "0.8"]
+    );
+    assert!(setting["judge_prompt_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(
+        setting["judge_cost"],
+        whole["summary"]["settings"]["min_score=0,k=1"]["judge_cost"]
+    );
+    // The whole sweep and the two shards each asked the judge once per distinct reply.
+    assert_eq!(server.stats()["judge_requests"], 10);
 }
 
 #[test]

@@ -279,10 +279,12 @@ mod tests {
         let numbered = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Numbered),
             seed: None,
+            slot: 0,
         });
         let tagged = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Tagged),
             seed: None,
+            slot: 0,
         });
         assert_eq!(numbered, tagged, "the mock reads both formats alike");
         numbered
@@ -331,7 +333,8 @@ mod tests {
         assert_eq!(
             MockModel::default().reply(&ChatRequest {
                 messages,
-                seed: None
+                seed: None,
+                slot: 0,
             }),
             "rewrite this"
         );
@@ -374,6 +377,7 @@ mod tests {
             m.reply(&ChatRequest {
                 messages: build(q, &refs, REFUSAL, Format::Numbered),
                 seed: None,
+                slot: 0,
             })
         };
         assert_eq!(

@@ -24,6 +24,11 @@ pub struct ChatRequest {
     /// repeated call is a distinct request, cached apart; `None` for a single sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u32>,
+    /// Which of the sweep's chat models answers it (see [`crate::sweep::ChatSlots`]); 0, the
+    /// configured `chat:` model, everywhere else. Not part of the cache key: the model's own
+    /// identity is.
+    #[serde(skip)]
+    pub slot: u32,
 }
 
 /// Token counts for one call.

@@ -243,6 +243,7 @@ mod tests {
                 },
             ],
             seed: None,
+            slot: 0,
         };
         // 5 characters: 2 tokens; 4 characters: 1.
         let chat = OpenAiChat::new(server.clone(), "m", 0.0, Some(100), false).unwrap();

@@ -43,15 +43,19 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        chat_variants: Vec::new(),
+        retrieval: Vec::new(),
         rules: s.pipeline.rules.clone(),
         concurrency: 1,
         progress: None,
         judge: None,
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: 1,
     };
     let query = Query {
         corpus: 0,
+        variant: 0,
         text: &s.question,
         question: &s.question,
     };
@@ -130,6 +134,7 @@ pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
     let request = ChatRequest {
         messages: messages(&s, &r),
         seed: None,
+        slot: 0,
     };
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,

@@ -82,7 +82,8 @@ pub fn unguarded(s: &GateSettings) -> Option<String> {
         || l.max_false_refusal_rate.is_some()
         || l.min_answer_match_rate.is_some()
         || l.max_prompt_tokens_per_question.is_some()
-        || l.max_flip_rate.is_some();
+        || l.max_flip_rate.is_some()
+        || l.max_wrong_answer_rate.is_some();
     if limited || s.policy.baseline.is_some() {
         return None;
     }

@@ -8,13 +8,26 @@ use crate::exit::ExitStatus;
 use crate::report::{self, Exporter, Meta, Results, SetMeta};
 use crate::settings::SweepSettings;
 use crate::stats::aggregate;
+use crate::sweep::grid::DEFAULT_PROFILE;
 use crate::sweep::{Engine, Shard, Sweep};
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let foreign = s.config.config.retriever.kind != crate::config::RetrieverKind::Builtin;
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
-    ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+    // `--chunk-tokens`: every size's chunks joined into one corpus per slot.
+    let chunk_members = if s.grid.chunk_tokens == [None] {
+        ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+        None
+    } else {
+        let (joined, members) = crate::sweep::chunk_union(
+            &ws.corpora,
+            s.config.config.corpus.max_chunk_tokens,
+            &s.grid.chunk_tokens,
+        );
+        ws.corpora = joined;
+        Some(members)
+    };
     let evalsets = set_meta(&ws);
     let (ws, positions, sets) = shard_workspace(ws, s.shard);
     let shape = Shape {
@@ -44,8 +57,9 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     let retriever =
         crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+    let retrieval = retrieval_variants(&s, &retriever, chunk_members).await?;
     if s.dry_run {
-        return dry_run(&s, &ws, retriever).await;
+        return dry_run(&s, &ws, retriever, retrieval).await;
     }
     let bar = crate::progress::call_bar(
         s.quiet || s.format == OutputFormat::Json,
@@ -54,11 +68,14 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
+        retrieval,
         judge: s.pipeline.judge.clone(),
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
@@ -203,6 +220,41 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     Ok(status)
 }
 
+/// The retrieval variants of the grid's (embedder profile, chunk size) pairs; empty when the
+/// grid names neither dimension. A pgvector retriever is opened per embedder, so each one's
+/// dimensions are checked against the table.
+async fn retrieval_variants(
+    s: &SweepSettings,
+    retriever: &Option<std::sync::Arc<dyn crate::retriever::Retriever>>,
+    members: Option<Vec<Vec<Vec<usize>>>>,
+) -> Result<Vec<crate::sweep::RetrievalVariant>> {
+    let g = &s.grid;
+    if g.embedders == [DEFAULT_PROFILE] && g.chunk_tokens == [None] {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for profile in &g.embedders {
+        let embedder = s.pipeline.embedder_of(profile);
+        let retriever = if profile == DEFAULT_PROFILE {
+            retriever.clone()
+        } else {
+            crate::retriever::open(&s.config.config.retriever, embedder.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("embedder profile `{profile}`: {e:#}"))?
+        };
+        for (i, &chunk_tokens) in g.chunk_tokens.iter().enumerate() {
+            out.push(crate::sweep::RetrievalVariant {
+                embedder_profile: profile.clone(),
+                chunk_tokens,
+                embedder: embedder.clone(),
+                retriever: retriever.clone(),
+                members: members.as_ref().map(|m| m[i].clone()),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
 pub struct Shape {
     pub evalsets: Vec<SetMeta>,
@@ -215,25 +267,29 @@ async fn dry_run(
     s: &SweepSettings,
     ws: &Workspace,
     retriever: Option<std::sync::Arc<dyn crate::retriever::Retriever>>,
+    retrieval: Vec<crate::sweep::RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let engine = Engine {
         embedder: s.pipeline.embedder.clone(),
         model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
+        retrieval,
         // A dry run makes no chat call, so nothing to grade.
         judge: None,
         rules: s.pipeline.rules.clone(),
         concurrency: s.concurrency,
         progress: None,
         retriever,
+        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
         OutputFormat::Json => {
-            let doc = serde_json::json!({ "dry_run": [&dry], "currency": s.pipeline.currency });
+            let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&dry_run_text(&[dry], &s.pipeline.currency))?,
+        OutputFormat::Table => super::print(&dry_run_text(&dry, &s.pipeline.currency))?,
     }
     Ok(ExitStatus::Success)
 }
@@ -254,9 +310,15 @@ fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
         "prompt tokens (est.)",
         "prompt cost (est.)",
     ]);
+    // With profiles, a row names its profile and the model behind it.
+    let profiled = rows.len() > 1 || rows.iter().any(|d| d.profile != DEFAULT_PROFILE);
     for d in rows {
         t.add_row([
-            d.model.clone(),
+            if profiled {
+                format!("{} ({})", d.profile, d.model)
+            } else {
+                d.model.clone()
+            },
             d.runs.to_string(),
             d.early_refusals.to_string(),
             d.distinct_prompts.to_string(),
@@ -301,7 +363,17 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let mut lines: Vec<String> = note.into_iter().collect();
     lines.push(insight.recommendation.reason.clone());
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
-    let mut after = vec![format!("separability: {}", insight.separability.summary())];
+    let mut after = match &insight.retrieval_separability {
+        None => vec![format!("separability: {}", insight.separability.summary())],
+        Some(retrieval) => vec![
+            format!(
+                "separability (rerank score): {}",
+                insight.separability.summary()
+            ),
+            format!("separability (retrieval score): {}", retrieval.summary()),
+        ],
+    };
+    after.extend(results.retrieval_lines());
     after.extend(results.judge_summary());
     after.extend(results.flagged_summary());
     after.push(format!(
@@ -438,6 +510,7 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             .map(|c| c.chunks.iter().map(ToString::to_string).collect())
             .collect(),
         expected_scores: sweep.expected_scores,
+        expected_by_retrieval: sweep.expected_by_retrieval,
         questions,
         settings: sweep.settings,
         stats,

@@ -1,36 +1,60 @@
-//! `rageval validate`: check question sets without running them.
+//! `rageval validate`: check question sets (and the configured retriever) without running them.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::config::LoadedConfig;
+use crate::config::{LoadedConfig, RetrieverKind};
 use crate::evalset::Workspace;
 use crate::exit::ExitStatus;
 
-pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
-    let files = if files.is_empty() {
-        LoadedConfig::load(config.as_deref())?.evalsets()
+/// Check `files` (default: the config's question sets). The config is read when no file is
+/// named or `--config` is given: with an `http` or `pgvector` retriever a set then needs no
+/// corpus folder, as in a sweep. `connect` also opens the retriever and asks it for the first
+/// question's best passage; without it no service is contacted.
+pub async fn run(
+    files: Vec<PathBuf>,
+    config: Option<PathBuf>,
+    quiet: bool,
+    connect: bool,
+) -> Result<ExitStatus> {
+    let cfg = if files.is_empty() || config.is_some() || connect {
+        Some(LoadedConfig::load(config.as_deref())?)
     } else {
-        files
+        None
+    };
+    let kind = cfg
+        .as_ref()
+        .map_or(RetrieverKind::Builtin, |c| c.config.retriever.kind);
+    let foreign = kind != RetrieverKind::Builtin;
+    let files = match (&cfg, files.is_empty()) {
+        (Some(c), true) => c.evalsets(),
+        _ => files,
     };
     if files.is_empty() {
         anyhow::bail!("no question sets to check: name files, or list `evalsets:` in rageval.yaml");
     }
     let mut failed = 0;
     for file in &files {
-        match Workspace::load(std::slice::from_ref(file)) {
+        match Workspace::load_for(std::slice::from_ref(file), foreign) {
             Ok(ws) => {
                 if !quiet {
                     let set = &ws.sets[0];
                     let answerable = set.questions.iter().filter(|q| q.answerable).count();
+                    let passages = if foreign && ws.corpora[0].chunks.is_empty() {
+                        format!("passages from the `{}` retriever", kind_name(kind))
+                    } else {
+                        format!(
+                            "corpus `{}` ({})",
+                            ws.corpora[0].describe(),
+                            crate::gate::output::plural(ws.corpora[0].chunks.len(), "chunk"),
+                        )
+                    };
                     super::print(&format!(
-                        "ok    {}: {} answerable, {} unanswerable; corpus `{}` ({})\n",
+                        "ok    {}: {} answerable, {} unanswerable; {passages}\n",
                         file.display(),
                         answerable,
                         set.questions.len() - answerable,
-                        ws.corpora[0].describe(),
-                        crate::gate::output::plural(ws.corpora[0].chunks.len(), "chunk"),
                     ))?;
                 }
             }
@@ -41,10 +65,24 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
         }
     }
     // Ids must also be unique across the sets that run together.
-    if failed == 0 && files.len() > 1 {
-        if let Err(e) = Workspace::load(&files) {
-            failed += 1;
-            super::eprint_line(&format!("error: {e:#}"));
+    let mut ws = None;
+    if failed == 0 && (files.len() > 1 || connect) {
+        match Workspace::load_for(&files, foreign) {
+            Ok(w) => ws = Some(w),
+            Err(e) => {
+                failed += 1;
+                super::eprint_line(&format!("error: {e:#}"));
+            }
+        }
+    }
+    if let (true, Some(cfg), Some(ws)) = (connect && failed == 0, &cfg, &ws) {
+        match probe(cfg, ws).await {
+            Ok(line) if !quiet => super::print(&format!("ok    {line}\n"))?,
+            Ok(_) => {}
+            Err(e) => {
+                failed += 1;
+                super::eprint_line(&format!("error: {e:#}"));
+            }
         }
     }
     Ok(if failed == 0 {
@@ -52,4 +90,41 @@ pub fn run(files: Vec<PathBuf>, config: Option<PathBuf>, quiet: bool) -> Result<
     } else {
         ExitStatus::Error
     })
+}
+
+fn kind_name(kind: RetrieverKind) -> &'static str {
+    match kind {
+        RetrieverKind::Builtin => "builtin",
+        RetrieverKind::Http => "http",
+        RetrieverKind::Pgvector => "pgvector",
+    }
+}
+
+/// `--connect`: open the configured retriever (pgvector: connect, find the table and its
+/// columns, compare dimensions) and retrieve the first question at k = 1 under the contract.
+async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<String> {
+    let r = &cfg.config.retriever;
+    if r.kind == RetrieverKind::Builtin {
+        return Ok("retriever `builtin`: nothing to connect to".into());
+    }
+    let pipeline = crate::settings::Pipeline::from_config(cfg, false, None)?;
+    let Some(retriever) = crate::retriever::open(r, pipeline.embedder.clone()).await? else {
+        anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
+    };
+    let Some(q) = ws.questions().next() else {
+        anyhow::bail!("no question to retrieve");
+    };
+    let texts = [q.question.clone()];
+    let passages = retriever
+        .retrieve(&texts, 1)
+        .await
+        .remove(0)
+        .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.id))?;
+    Ok(format!(
+        "retriever `{}` at {}: question `{}` got {} at k = 1",
+        kind_name(r.kind),
+        retriever.describe(),
+        q.id,
+        crate::gate::output::plural(passages.len(), "passage"),
+    ))
 }

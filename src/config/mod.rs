@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
@@ -18,6 +19,14 @@ pub struct Config {
     pub corpus: CorpusConfig,
     pub embedder: EmbedderConfig,
     pub chat: ChatConfig,
+    /// Named chat profiles, each with the fields of `chat:`, for `--chat NAME,NAME`
+    /// (docs/models.md). `default` names the `chat:` section.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub models: IndexMap<String, ChatConfig>,
+    /// Named embedder profiles, each with the fields of `embedder:`, for `--embedder NAME,NAME`.
+    /// `default` names the `embedder:` section.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub embedders: IndexMap<String, EmbedderConfig>,
     pub prompt: PromptConfig,
     pub sweep: SweepConfig,
     pub pricing: PricingConfig,
@@ -33,8 +42,12 @@ pub struct Config {
     /// The optional judge model; absent: no judge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
+    /// The optional reranker; absent: passages keep their retrieval order and scores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<RerankerConfig>,
 }
 
+pub mod profiles;
 mod sections;
 
 /// The JSON Schema of `rageval.yaml`, generated from the types that parse it.
@@ -43,6 +56,9 @@ pub fn json_schema() -> serde_json::Value {
 }
 
 pub use sections::*;
+
+/// Most passages sent to the reranker per question (`reranker.candidates`, `reranker.top_n`).
+pub const MAX_RERANK_CANDIDATES: usize = 1_000;
 
 /// Most buckets of the hash embedder: 65536 (a vector of 256 KiB per text).
 pub const MAX_DIMENSIONS: usize = 65_536;
@@ -105,26 +121,58 @@ impl LoadedConfig {
         };
         use crate::yaml_loc::Seg::{Index, Key};
         let c = &self.config;
-        let judge = c.judge.as_ref().map(|j| ("judge", j.http()));
-        let sections = [("chat", c.chat.http()), ("embedder", c.embedder.http())];
-        for (section, http) in sections.into_iter().chain(judge) {
+        // Profiles first: a profile's name must be usable before its fields are read.
+        for (map, names) in [
+            ("models", c.models.keys().collect::<Vec<_>>()),
+            ("embedders", c.embedders.keys().collect()),
+        ] {
+            for name in names {
+                if let Err(msg) = profiles::check_name(name) {
+                    return fail(&[Key(map), Key(name)], &format!("{map}.{name}"), msg);
+                }
+            }
+        }
+        let judge = c.judge.as_ref().map(|j| (vec!["judge"], j.http()));
+        let reranker = c.reranker.as_ref().map(|r| (vec!["reranker"], r.http()));
+        let sections = [
+            (vec!["chat"], c.chat.http()),
+            (vec!["embedder"], c.embedder.http()),
+        ];
+        let models = c.models.iter().map(|(n, m)| (vec!["models", n], m.http()));
+        let embedders = c
+            .embedders
+            .iter()
+            .map(|(n, e)| (vec!["embedders", n], e.http()));
+        for (path, http) in sections
+            .into_iter()
+            .chain(judge)
+            .chain(reranker)
+            .chain(models)
+            .chain(embedders)
+        {
+            let section = path.join(".");
+            let section = section.as_str();
+            // The YAML path of `field` in this section.
+            let at = |field: &'static str| -> Vec<crate::yaml_loc::Seg<'_>> {
+                path.iter().map(|p| Key(p)).chain([Key(field)]).collect()
+            };
             if !(http.timeout_s > 0.0 && http.timeout_s <= MAX_TIMEOUT_S) {
                 return fail(
-                    &[Key(section), Key("timeout_s")],
+                    &at("timeout_s"),
                     &format!("{section}.timeout_s"),
                     format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
                 );
             }
             if http.max_retries > MAX_RETRIES {
                 return fail(
-                    &[Key(section), Key("max_retries")],
+                    &at("max_retries"),
                     &format!("{section}.max_retries"),
                     format!("must be from 0 to {MAX_RETRIES}, got {}", http.max_retries),
                 );
             }
             if http.backoff_ms > MAX_BACKOFF_MS {
                 return fail(
-                    &[Key(section), Key("backoff_ms")],
+                    &at("backoff_ms"),
                     &format!("{section}.backoff_ms"),
                     format!(
                         "must be from 0 to {MAX_BACKOFF_MS} milliseconds, got {}",
@@ -135,7 +183,7 @@ impl LoadedConfig {
             if let Some(urls) = &http.base_url {
                 if urls.urls().is_empty() {
                     return fail(
-                        &[Key(section), Key("base_url")],
+                        &at("base_url"),
                         &format!("{section}.base_url"),
                         "lists no URL (leave it out for the default)".into(),
                     );
@@ -143,12 +191,9 @@ impl LoadedConfig {
                 for (i, url) in urls.urls().iter().enumerate() {
                     if !(url.starts_with("http://") || url.starts_with("https://")) {
                         let (segs, field) = match urls {
-                            BaseUrls::One(_) => (
-                                vec![Key(section), Key("base_url")],
-                                format!("{section}.base_url"),
-                            ),
+                            BaseUrls::One(_) => (at("base_url"), format!("{section}.base_url")),
                             BaseUrls::Many(_) => (
-                                vec![Key(section), Key("base_url"), Index(i)],
+                                at("base_url").into_iter().chain([Index(i)]).collect(),
                                 format!("{section}.base_url[{i}]"),
                             ),
                         };
@@ -166,7 +211,7 @@ impl LoadedConfig {
             if let Some(r) = http.requests_per_minute {
                 if !(1..=MAX_REQUESTS_PER_MINUTE).contains(&r) {
                     return fail(
-                        &[Key(section), Key("requests_per_minute")],
+                        &at("requests_per_minute"),
                         &format!("{section}.requests_per_minute"),
                         format!("must be from 1 to {MAX_REQUESTS_PER_MINUTE} (leave it out for no limit), got {r}"),
                     );
@@ -175,9 +220,28 @@ impl LoadedConfig {
             if let Some(t) = http.tokens_per_minute {
                 if !(1..=MAX_TOKENS_PER_MINUTE).contains(&t) {
                     return fail(
-                        &[Key(section), Key("tokens_per_minute")],
+                        &at("tokens_per_minute"),
                         &format!("{section}.tokens_per_minute"),
                         format!("must be from 1 to {MAX_TOKENS_PER_MINUTE} (leave it out for no limit), got {t}"),
+                    );
+                }
+            }
+        }
+        if let Some(r) = &c.reranker {
+            if r.base_url.is_none() {
+                return fail(
+                    &[Key("reranker")],
+                    "reranker.base_url",
+                    "is missing: the reranker needs its server's URL (`POST {base_url}/rerank`)"
+                        .into(),
+                );
+            }
+            for (field, n) in [("candidates", r.candidates), ("top_n", r.top_n)] {
+                if n.is_some_and(|n| !(1..=MAX_RERANK_CANDIDATES).contains(&n)) {
+                    return fail(
+                        &[Key("reranker"), Key(field)],
+                        &format!("reranker.{field}"),
+                        format!("must be from 1 to {MAX_RERANK_CANDIDATES} (leave it out for the grid's largest k)"),
                     );
                 }
             }
@@ -217,6 +281,20 @@ impl LoadedConfig {
                 &[Key("retriever")],
                 "retriever.max_retries",
                 format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
+            );
+        }
+        if r.query_per_k && r.kind == RetrieverKind::Builtin {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "applies to `http` and `pgvector` retrievers: the builtin index is exact, so each k's hits are the first k of the largest".into(),
+            );
+        }
+        if r.query_per_k && c.reranker.is_some() {
+            return fail(
+                &[Key("retriever"), Key("query_per_k")],
+                "retriever.query_per_k",
+                "cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)".into(),
             );
         }
         if r.ef_search.is_some_and(|ef| !(1..=1000).contains(&ef)) {
@@ -270,6 +348,24 @@ impl LoadedConfig {
                 "chat.temperature",
                 "must be between 0 and 2".into(),
             );
+        }
+        for (name, m) in &c.models {
+            if let Err((field, msg)) = profiles::check_chat(m) {
+                return fail(
+                    &[Key("models"), Key(name), Key(field)],
+                    &format!("models.{name}.{field}"),
+                    msg,
+                );
+            }
+        }
+        for (name, e) in &c.embedders {
+            if let Err((field, msg)) = profiles::check_embedder(e) {
+                return fail(
+                    &[Key("embedders"), Key(name), Key(field)],
+                    &format!("embedders.{name}.{field}"),
+                    msg,
+                );
+            }
         }
         if c.embedder.max_input_tokens == Some(0) {
             return fail(
@@ -400,6 +496,56 @@ impl LoadedConfig {
                 );
             }
         }
+        if let Some(spec) = &c.sweep.temperature {
+            if let Err(msg) = crate::sweep::grid::parse_temperatures(&spec.to_spec()) {
+                return fail(
+                    &[Key("sweep"), Key("temperature")],
+                    "sweep.temperature",
+                    msg,
+                );
+            }
+        }
+        if let Some(spec) = &c.sweep.chunk_tokens {
+            if let Err(msg) = crate::sweep::grid::parse_chunk_tokens(&spec.to_spec()) {
+                return fail(
+                    &[Key("sweep"), Key("chunk_tokens")],
+                    "sweep.chunk_tokens",
+                    msg,
+                );
+            }
+        }
+        if let Some(spec) = &c.sweep.embedder {
+            let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
+                match names.iter().find(|n| {
+                    *n != crate::sweep::grid::DEFAULT_PROFILE && !c.embedders.contains_key(*n)
+                }) {
+                    Some(n) => Err(format!(
+                        "unknown embedder profile `{n}`; `embedders:` defines {}",
+                        profiles::known(c.embedders.keys())
+                    )),
+                    None => Ok(()),
+                }
+            });
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key("embedder")], "sweep.embedder", msg);
+            }
+        }
+        if let Some(spec) = &c.sweep.chat {
+            let checked = crate::sweep::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
+                match names.iter().find(|n| {
+                    *n != crate::sweep::grid::DEFAULT_PROFILE && !c.models.contains_key(*n)
+                }) {
+                    Some(n) => Err(format!(
+                        "unknown chat profile `{n}`; `models:` defines {}",
+                        profiles::known(c.models.keys())
+                    )),
+                    None => Ok(()),
+                }
+            });
+            if let Err(msg) = checked {
+                return fail(&[Key("sweep"), Key("chat")], "sweep.chat", msg);
+            }
+        }
         for (field, spec) in [("min_score", &c.sweep.min_score), ("k", &c.sweep.k)] {
             let checked = if field == "k" {
                 crate::sweep::grid::parse_ks(&spec.to_spec()).map(drop)
@@ -433,7 +579,7 @@ impl LoadedConfig {
         // The `gate:` section: shares from 0 to 1, a valid alpha, a parsable setting.
         use crate::gate::policy::{check_alpha, check_share, check_tokens, Validator};
         let g = &c.gate;
-        let gate_numbers: [(&str, Option<f64>, Validator); 7] = [
+        let gate_numbers: [(&str, Option<f64>, Validator); 8] = [
             ("tolerance", Some(g.tolerance), check_share),
             ("alpha", Some(g.alpha), check_alpha),
             (
@@ -457,6 +603,11 @@ impl LoadedConfig {
                 check_tokens,
             ),
             ("max_flip_rate", g.max_flip_rate, check_share),
+            (
+                "max_wrong_answer_rate",
+                g.max_wrong_answer_rate,
+                check_share,
+            ),
         ];
         for (field, value, check) in gate_numbers {
             if let Some(Err(msg)) = value.map(check) {

@@ -76,11 +76,10 @@ impl BaseUrls {
 
 impl<'de> Deserialize<'de> for BaseUrls {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(d, "a URL or a list of URLs", false)? {
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(d, "a URL or a list of URLs")? {
             Either::Text(s) => Ok(BaseUrls::One(s)),
             Either::Many(v) => Ok(BaseUrls::Many(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }
@@ -106,6 +105,7 @@ macro_rules! http_view {
 http_view!(ChatConfig);
 http_view!(EmbedderConfig);
 http_view!(JudgeConfig);
+http_view!(RerankerConfig);
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -405,6 +405,19 @@ pub struct SweepConfig {
     pub format: NameSpec,
     /// Follow-up rewrite strategies: `none`, `heuristic`, `model`.
     pub rewrite: NameSpec,
+    /// Chat profiles (keys of `models:`, `default` for `chat:`). Default: `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat: Option<NameSpec>,
+    /// Chat temperatures, in the forms of `min_score`. Default: each profile's `temperature`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<ValueSpec>,
+    /// Embedder profiles (keys of `embedders:`, `default` for `embedder:`). Default: `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<NameSpec>,
+    /// Chunk sizes of the builtin chunker, in the forms of `k`. Default:
+    /// `corpus.max_chunk_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<ValueSpec>,
     /// Model calls in flight at once.
     pub concurrency: usize,
 }
@@ -417,6 +430,10 @@ impl Default for SweepConfig {
             order: NameSpec::Text("score".into()),
             format: NameSpec::Text("numbered".into()),
             rewrite: NameSpec::Text("none".into()),
+            chat: None,
+            temperature: None,
+            embedder: None,
+            chunk_tokens: None,
             concurrency: 8,
         }
     }
@@ -438,7 +455,6 @@ impl<'de> Deserialize<'de> for ValueSpec {
             match either(
                 d,
                 "a number, a list of numbers, or a string like \"0.1..0.5\" or \"1,2,4\"",
-                true,
             )? {
                 Either::Text(s) => ValueSpec::Text(s),
                 Either::Number(n) => ValueSpec::Number(n),
@@ -473,15 +489,13 @@ pub enum NameSpec {
 
 impl<'de> Deserialize<'de> for NameSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::yaml_de::{either, Either};
-        match either(
+        use crate::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(
             d,
             "a name, a comma-separated string of names, or a list of names",
-            false,
         )? {
             Either::Text(s) => Ok(NameSpec::Text(s)),
             Either::Many(v) => Ok(NameSpec::List(v)),
-            Either::Number(_) => unreachable!("numbers are refused by the visitor"),
         }
     }
 }
@@ -532,6 +546,9 @@ pub struct GateConfig {
     /// Share of repeated runs (`sweep --repeat N`) whose outcome differs from their
     /// question's most frequent one.
     pub max_flip_rate: Option<f64>,
+    /// Share of answerable questions answered wrongly: the judge marked the answer incorrect
+    /// or, ungraded, it holds none of the expected answer texts.
+    pub max_wrong_answer_rate: Option<f64>,
 }
 
 impl Default for GateConfig {
@@ -548,6 +565,7 @@ impl Default for GateConfig {
             max_prompt_tokens_per_question: None,
             min_answer_match_rate: None,
             max_flip_rate: None,
+            max_wrong_answer_rate: None,
         }
     }
 }
@@ -646,6 +664,10 @@ pub struct RetrieverConfig {
     pub distance: crate::retriever::pgvector::Distance,
     /// `pgvector`: `hnsw.ef_search` for the session (candidates an HNSW scan keeps).
     pub ef_search: Option<u32>,
+    /// Retrieve once per distinct k of the grid instead of once at the largest k: for an
+    /// approximate index or a server-side threshold, where the top 2 need not be the first 2
+    /// of the top 8.
+    pub query_per_k: bool,
 }
 
 impl Default for RetrieverConfig {
@@ -663,6 +685,7 @@ impl Default for RetrieverConfig {
             columns: Default::default(),
             distance: Default::default(),
             ef_search: None,
+            query_per_k: false,
         }
     }
 }
@@ -676,4 +699,66 @@ pub enum RetrieverKind {
     Builtin,
     Http,
     Pgvector,
+}
+
+/// The optional reranker (docs/retrievers.md): `POST {base_url}/rerank` with the retrieved
+/// passages, whose scores then replace the retrieval scores for ordering and minScore.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RerankerConfig {
+    /// `http`: a `/rerank` endpoint (llama.cpp's server, Hugging Face TEI, Jina, Cohere).
+    pub kind: RerankerKind,
+    /// Model name sent to the server.
+    pub model: String,
+    /// Base URL with the version path, or a list of servers of the same model (required).
+    pub base_url: Option<BaseUrls>,
+    /// The environment variable holding the API key; the key itself never goes in a file.
+    pub api_key_env: String,
+    /// Passages asked from the retriever and sent to the reranker per question. Default: the
+    /// grid's largest k.
+    pub candidates: Option<usize>,
+    /// `top_n` sent to the server: the best passages it returns. Default: the grid's largest k.
+    pub top_n: Option<usize>,
+    /// Seconds before an attempt is abandoned.
+    pub timeout_s: f64,
+    /// Attempts after the first one, on connect errors, timeouts, 429, 5xx and unreadable replies.
+    pub max_retries: u32,
+    /// The first retry waits a random time up to this many milliseconds; each further retry
+    /// doubles it, up to 20 s.
+    pub backoff_ms: u64,
+    /// Extra request headers (values are redacted in reports).
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Requests sent per minute at most, paced evenly. Default: no limit.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens sent per minute at most: a request costs the estimated tokens of its query and
+    /// passages. Default: no limit.
+    pub tokens_per_minute: Option<u64>,
+}
+
+impl Default for RerankerConfig {
+    fn default() -> Self {
+        RerankerConfig {
+            kind: RerankerKind::Http,
+            model: "rerank".into(),
+            base_url: None,
+            api_key_env: "RERANKER_API_KEY".into(),
+            candidates: None,
+            top_n: None,
+            timeout_s: 60.0,
+            max_retries: 4,
+            backoff_ms: DEFAULT_BACKOFF_MS,
+            headers: Default::default(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum RerankerKind {
+    #[default]
+    Http,
 }

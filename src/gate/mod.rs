@@ -176,6 +176,8 @@ struct Figures {
     answered_with_expectation: u64,
     /// Of those, the answers holding an expected text.
     answer_match: u64,
+    /// Answers to answerable questions that are wrong.
+    wrong_answer: u64,
     prompt_tokens: u64,
     /// Runs over all repeats, and those whose outcome is not their question's most frequent.
     repeat_runs: u64,
@@ -201,6 +203,7 @@ impl Figures {
                         f.answered_with_expectation += 1;
                         f.answer_match += u64::from(m);
                     }
+                    f.wrong_answer += u64::from(run.wrong_answer == Some(true));
                 }
                 _ => {}
             }
@@ -216,6 +219,7 @@ impl Figures {
             Rate::UnwantedAnswer => (self.unwanted_answer, self.unanswerable),
             Rate::FalseRefusal => (self.false_refusal, self.answerable),
             Rate::AnswerMatch => (self.answer_match, self.answered_with_expectation),
+            Rate::WrongAnswer => (self.wrong_answer, self.answerable),
         };
         (d > 0).then(|| n as f64 / d as f64)
     }
@@ -227,16 +231,23 @@ enum Rate {
     UnwantedAnswer,
     FalseRefusal,
     AnswerMatch,
+    WrongAnswer,
 }
 
 impl Rate {
-    const ALL: [Rate; 3] = [Rate::UnwantedAnswer, Rate::FalseRefusal, Rate::AnswerMatch];
+    const ALL: [Rate; 4] = [
+        Rate::UnwantedAnswer,
+        Rate::FalseRefusal,
+        Rate::AnswerMatch,
+        Rate::WrongAnswer,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Rate::UnwantedAnswer => "unwanted_answer_rate",
             Rate::FalseRefusal => "false_refusal_rate",
             Rate::AnswerMatch => "answer_match_rate",
+            Rate::WrongAnswer => "wrong_answer_rate",
         }
     }
 
@@ -248,7 +259,7 @@ impl Rate {
     fn undefined(self) -> &'static str {
         match self {
             Rate::UnwantedAnswer => "n/a (no unanswerable questions)",
-            Rate::FalseRefusal => "n/a (no answerable questions)",
+            Rate::FalseRefusal | Rate::WrongAnswer => "n/a (no answerable questions)",
             Rate::AnswerMatch => "n/a (no answered question with an expected answer)",
         }
     }
@@ -273,6 +284,7 @@ fn limit_checks(f: &Figures, limits: &Limits) -> Vec<Check> {
         (Rate::UnwantedAnswer, limits.max_unwanted_answer_rate),
         (Rate::FalseRefusal, limits.max_false_refusal_rate),
         (Rate::AnswerMatch, limits.min_answer_match_rate),
+        (Rate::WrongAnswer, limits.max_wrong_answer_rate),
     ];
     for (rate, limit) in rate_limits {
         let Some(limit) = limit else { continue };

@@ -49,6 +49,9 @@ pub struct Limits {
     /// Highest share of repeated runs whose outcome differs from their question's most
     /// frequent one (`--repeat N`).
     pub max_flip_rate: Option<f64>,
+    /// Highest share of answerable questions answered wrongly (the judge marked the answer
+    /// incorrect or, ungraded, it holds none of the expected answer texts).
+    pub max_wrong_answer_rate: Option<f64>,
 }
 
 /// A check of one number of the policy: the number, or why it is wrong.

@@ -71,6 +71,9 @@ pub struct RunRow {
     pub outcome: Outcome,
     #[serde(default)]
     pub answer_match: Option<bool>,
+    /// For an answer: whether it is wrong (see [`crate::classify::Verdict::wrong_answer`]).
+    #[serde(default)]
+    pub wrong_answer: Option<bool>,
     #[serde(default)]
     pub prompt_tokens: u64,
     /// `--repeat N`: the run's repeats (N; 1 without repeats) and how many of them differ
@@ -83,6 +86,16 @@ pub struct RunRow {
 
 fn one() -> u64 {
     1
+}
+
+/// Whether an answer is wrong. A record written before runs carried `wrong_answer` (and
+/// before the judge) gets the rule the classifier applies without a grade, a miss of every
+/// expected text, so that an old baseline is compared with what it would have said.
+fn wrong_answer(v: &crate::classify::Verdict) -> Option<bool> {
+    v.wrong_answer.or(match v.outcome {
+        Outcome::Answer => v.answer_match.map(|m| !m),
+        _ => None,
+    })
 }
 
 /// Read a results file through the record type and check it.
@@ -111,7 +124,7 @@ impl ResultsFile {
         let settings = (0..r.settings.len())
             .map(|i| SettingRow {
                 id: r.setting_id(i).to_string(),
-                fields: r.settings[i].to_map().into_iter().collect(),
+                fields: r.settings[i].to_map(r.recorded()).into_iter().collect(),
             })
             .collect();
         ResultsFile {
@@ -122,10 +135,7 @@ impl ResultsFile {
                 .setting
                 .clone()
                 .map(Recommended::Id),
-            dimensions: crate::sweep::Setting::COLUMNS
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
+            dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
             config_digest: Some(r.meta.identity.digest.clone()),
             settings,
             questions: r
@@ -144,6 +154,7 @@ impl ResultsFile {
                     setting_id: r.setting_id(run.setting).to_string(),
                     outcome: run.verdict.outcome,
                     answer_match: run.verdict.answer_match,
+                    wrong_answer: wrong_answer(&run.verdict),
                     prompt_tokens: run.prompt_tokens,
                     repeats: 1 + run.repeats.len() as u64,
                     flips: crate::repeat::flips(run) as u64,

@@ -5,7 +5,8 @@ use std::path::Path;
 use super::*;
 
 /// A results document with one setting `min_score=0.2,k=4` and the given
-/// (id, answerable, outcome, answer_match) runs.
+/// (id, answerable, outcome, answer_match) runs; an answer is wrong when it misses its
+/// expected text, as without a judge.
 fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> ResultsFile {
     let questions: Vec<String> = runs
         .iter()
@@ -14,9 +15,12 @@ fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> ResultsFile {
     let rows: Vec<String> = runs
         .iter()
         .map(|(id, _, o, m)| {
+            let w = m
+                .filter(|_| *o == "answer")
+                .map_or("null".to_string(), |b| (!b).to_string());
             let m = m.map_or("null".to_string(), |b| b.to_string());
             format!(
-                r#"{{"question_id": "{id}", "setting_id": "min_score=0.2,k=4", "outcome": "{o}", "answer_match": {m}, "prompt_tokens": 100, "latency_ms": 3.5}}"#
+                r#"{{"question_id": "{id}", "setting_id": "min_score=0.2,k=4", "outcome": "{o}", "answer_match": {m}, "wrong_answer": {w}, "prompt_tokens": 100, "latency_ms": 3.5}}"#
             )
         })
         .collect();
@@ -90,6 +94,7 @@ fn absolute_limits_count_from_the_runs() {
         max_prompt_tokens_per_question: Some(100.0),
         min_answer_match_rate: Some(0.5),
         max_flip_rate: None,
+        max_wrong_answer_rate: Some(0.25),
     };
     let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
     assert_eq!(rep.setting, "min_score=0.2,k=4");
@@ -104,7 +109,63 @@ fn absolute_limits_count_from_the_runs() {
     let m = check(&rep, "answer_match_rate");
     assert!(m.passed && m.figures == "0.500 >= limit 0.500", "{m:?}");
     assert!(check(&rep, "prompt_tokens_per_question").passed);
+    // `b` of 4 answerable
+    let w = check(&rep, "wrong_answer_rate");
+    assert!(w.passed && w.figures == "0.250 <= limit 0.250", "{w:?}");
     assert_eq!(rep.failed(), 2);
+}
+
+#[test]
+fn the_wrong_answer_limit_holds_at_its_boundary_and_fails_past_it() {
+    // 1 wrong answer of 4 answerable questions; unanswerable ones do not count.
+    let mut r = doc(&[
+        ("a", true, "answer", Some(true)),
+        ("b", true, "answer", Some(false)),
+        ("c", true, "answer", None),
+        ("d", true, "false_refusal", None),
+        ("u", false, "unwanted_answer", None),
+    ]);
+    let gate = |r: &ResultsFile, limit: f64| {
+        let mut p = policy();
+        p.limits.max_wrong_answer_rate = Some(limit);
+        let rep = evaluate((r, Path::new("r.json")), None, &p).unwrap();
+        let c = check(&rep, "wrong_answer_rate").clone();
+        (c.passed, c.figures, rep.passed())
+    };
+    assert_eq!(gate(&r, 0.25), (true, "0.250 <= limit 0.250".into(), true));
+    assert_eq!(gate(&r, 0.24), (false, "0.250 > limit 0.240".into(), false));
+    // The judge's verdict decides, not the substring: `a` holds its text but was judged wrong.
+    r.runs[0].wrong_answer = Some(true);
+    assert_eq!(gate(&r, 0.25), (false, "0.500 > limit 0.250".into(), false));
+    assert_eq!(gate(&r, 0.5), (true, "0.500 <= limit 0.500".into(), true));
+    let none = doc(&[("u", false, "unwanted_answer", None)]);
+    assert_eq!(
+        gate(&none, 0.0),
+        (true, "n/a (no answerable questions)".into(), true)
+    );
+}
+
+#[test]
+fn more_wrong_answers_than_the_baseline_fail_beyond_the_tolerance() {
+    let base = as_doc(&good());
+    let mut now = good();
+    now[0].3 = Some(false); // a0 answers, but wrongly: no flip, a worse rate
+    let now = as_doc(&now);
+    let mut p = policy();
+    let rep = compare(&now, &base, &p).unwrap();
+    let c = check(&rep, "wrong_answer_rate vs baseline");
+    assert_eq!(
+        (c.passed, c.figures.as_str()),
+        (false, "0.100 > 0.000 + tolerance 0.000")
+    );
+    assert!(rep.baseline.as_ref().unwrap().worse.is_empty());
+    p.tolerance = 0.1;
+    let rep = compare(&now, &base, &p).unwrap();
+    let c = check(&rep, "wrong_answer_rate vs baseline");
+    assert_eq!(
+        (c.passed, c.figures.as_str()),
+        (true, "0.100 <= 0.000 + tolerance 0.100")
+    );
 }
 
 #[test]

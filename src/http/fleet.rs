@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{Endpoint, Failure, RateLimiter, DEAD_AFTER};
+use super::{retry_or_give_up, Endpoint, Failure, RateLimiter, DEAD_AFTER};
 use crate::chat::{CallError, ErrorKind};
 
 /// The servers of one chat or embedder section, with their shared rate limit.
@@ -165,18 +165,9 @@ where
         server.dead.record(&outcome);
         match outcome {
             Ok(v) => return Ok(v),
-            Err(f) if !f.retry || n >= policy.max_attempts.max(1) => {
-                let mut error = f.error;
-                if n > 1 {
-                    error.message = format!("{} (after {n} attempts)", error.message);
-                }
-                return Err(error);
-            }
-            Err(f) => {
-                retry_after = f.retry_after;
-                n += 1;
-            }
+            Err(f) => retry_after = retry_or_give_up(f, n, &policy)?.retry_after,
         }
+        n += 1;
     }
 }
 

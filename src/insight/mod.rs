@@ -32,6 +32,24 @@ pub struct Insight {
     /// Per setting, in grid order: whether it is Pareto-optimal.
     pub pareto: Vec<bool>,
     pub separability: Separability,
+    /// With a reranker (`separability` then measures the rerank score): the same for the best
+    /// retrieval score before reranking. `None` without a reranker.
+    pub retrieval_separability: Option<Separability>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): separability
+    /// and the recommendation within each, since thresholds do not carry across embedding
+    /// models or chunk sizes; empty otherwise.
+    pub by_retrieval: Vec<RetrievalInsight>,
+}
+
+/// The insight of one retrieval variant's settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RetrievalInsight {
+    /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
+    pub retrieval: String,
+    /// The recommendation among the variant's settings alone.
+    pub recommendation: Recommendation,
+    /// Separability of the best score under the variant's retrieval.
+    pub separability: Separability,
 }
 
 /// Per-question scores, in question order.
@@ -41,6 +59,8 @@ pub struct QuestionFacts<'a> {
     pub best_scores: &'a [Option<f64>],
     /// The best score of an expected chunk within the largest k searched.
     pub expected_scores: &'a [Option<f64>],
+    /// With a reranker, the best retrieval score of each question before reranking.
+    pub retrieval_scores: &'a [Option<f64>],
 }
 
 impl Insight {
@@ -73,11 +93,29 @@ impl Insight {
                 },
             })
             .collect();
+        let retrieval_separability =
+            facts.retrieval_scores.iter().any(Option::is_some).then(|| {
+                Separability::new(
+                    facts
+                        .questions
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| separability::QuestionScores {
+                            id: q.id.clone(),
+                            answerable: q.answerable,
+                            best_score: facts.retrieval_scores.get(i).copied().flatten(),
+                            max_min_score: None,
+                        })
+                        .collect(),
+                )
+            });
         Insight {
+            retrieval_separability,
             policy: policy.clone(),
             recommendation: recommend::recommend(settings, stats, policy),
             pareto: pareto::pareto(&costs),
             separability: Separability::new(questions),
+            by_retrieval: Vec::new(),
         }
     }
 

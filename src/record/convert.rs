@@ -8,8 +8,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use super::{
-    AskedRecord, AttackRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord, Record, Summary,
-    SCHEMA,
+    AskedRecord, AttackRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord, Record,
+    RetrievalRecord, Summary, SCHEMA,
 };
 use crate::evalset::{Attack, Expect, Question};
 use crate::report::Results;
@@ -50,8 +50,10 @@ impl Record {
             }
         }
         let call_id = |i: u32| r.call_log.get_index(i as usize).map(|(k, _)| k.clone());
-        // Calls in a canonical order: rewrites by question, then answers by first use in run
-        // order, which is the order a sweep makes them in; merged shards write the same.
+        let groups = r.retrieval_groups();
+        // Calls in a canonical order: rewrites by question, then answers and then judge calls
+        // by first use in run order, which is the order a sweep makes them in; merged shards
+        // write the same.
         let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
         for q in 0..r.questions.len() {
             for &(_, s) in &strategies {
@@ -61,6 +63,7 @@ impl Record {
             }
         }
         order.extend(r.runs.iter().filter_map(|run| run.call));
+        order.extend(r.runs.iter().filter_map(|run| run.judge_call));
         order.extend(0..r.call_log.len() as u32);
         let calls = order
             .iter()
@@ -109,8 +112,43 @@ impl Record {
                         source: a.source.clone(),
                     }),
                     best_score: r.best_score(i),
+                    best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
                     expected_score: r.expected_scores.get(i).copied().flatten(),
                     asked,
+                    retrieval: groups
+                        .iter()
+                        .enumerate()
+                        .map(|(g, (label, members))| {
+                            let best =
+                                |s: usize| r.runs_of(s).get(i).and_then(|run| run.best_score);
+                            let asked = if q.history.is_empty() {
+                                IndexMap::new()
+                            } else {
+                                strategies
+                                    .iter()
+                                    .filter_map(|&(w, _)| {
+                                        let s = members
+                                            .iter()
+                                            .find(|&&s| r.settings[s].rewrite == w)?;
+                                        Some((w.to_string(), best(*s)))
+                                    })
+                                    .collect()
+                            };
+                            let scores = RetrievalRecord {
+                                best_score: best(members[0]),
+                                best_retrieval_score: r
+                                    .runs_of(members[0])
+                                    .get(i)
+                                    .and_then(|run| run.best_retrieval_score),
+                                expected_score: r
+                                    .expected_by_retrieval
+                                    .get(g)
+                                    .and_then(|e| e.get(i).copied().flatten()),
+                                asked,
+                            };
+                            (label.clone(), scores)
+                        })
+                        .collect(),
                 };
                 (q.id.clone(), record)
             })
@@ -139,14 +177,14 @@ impl Record {
             identity: r.meta.clone(),
             shard: r.shard,
             summary: Some(Summary::of(r)),
-            dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
+            dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
             corpora,
             questions,
             settings: r
                 .settings
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map()))
+                .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map(r.recorded())))
                 .collect(),
             calls,
             runs: Vec::new(),
@@ -244,6 +282,9 @@ impl Record {
             let setting = &settings[s];
             let strategy = setting.rewrite.to_string();
             let asked = question.asked.get(&strategy);
+            let within = question
+                .retrieval
+                .get(&setting.retrieval_label(&self.dimensions));
             let chunks = &chunk_index[questions[q].corpus];
             let passages = rec
                 .passages
@@ -276,7 +317,14 @@ impl Record {
                         .unwrap_or(&texts[q].0)
                         .clone(),
                     rewrite_note: None,
-                    best_score: asked.map_or(question.best_score, |a| a.best_score),
+                    best_score: match within {
+                        Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
+                        None => asked.map_or(question.best_score, |a| a.best_score),
+                    },
+                    best_retrieval_score: match within {
+                        Some(w) => w.best_retrieval_score,
+                        None => question.best_retrieval_score,
+                    },
                     passages,
                     verdict: rec.verdict,
                     answer: refusal.clone(),
@@ -289,7 +337,7 @@ impl Record {
                     error: None,
                     call: call.map(|(i, _, _)| i as u32),
                     rewrite_call: None,
-                    // The record keeps the judge's grades (in the verdict), not its calls.
+                    judge_call: None,
                     judge_calls: 0,
                     judge_prompt_tokens: 0,
                     judge_completion_tokens: 0,
@@ -327,6 +375,16 @@ impl Record {
                         run.ttft = c.ttft_ms.map(from_ms);
                     }
                 }
+            }
+            if let Some(c) = &rec.judge_call {
+                let (i, _, c) = self
+                    .calls
+                    .get_full(c)
+                    .ok_or_else(|| format!("a run names unknown judge call `{c}`"))?;
+                run.judge_call = Some(i as u32);
+                run.judge_calls = 1;
+                run.judge_prompt_tokens = c.usage.prompt_tokens;
+                run.judge_completion_tokens = c.usage.completion_tokens;
             }
             if setting.rewrite == Rewrite::Model {
                 if let Some((i, _, c)) = asked
@@ -369,6 +427,27 @@ impl Record {
             .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
             .collect();
         let expected_scores = self.questions.values().map(|q| q.expected_score).collect();
+        // Per retrieval variant, in the order settings name them.
+        let mut labels: Vec<String> = Vec::new();
+        for s in &settings {
+            let label = s.retrieval_label(&self.dimensions);
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+        let expected_by_retrieval = if labels.len() > 1 {
+            labels
+                .iter()
+                .map(|l| {
+                    self.questions
+                        .values()
+                        .map(|q| q.retrieval.get(l).and_then(|w| w.expected_score))
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let policy = self.identity.policy.clone();
         let positions = self.questions.values().map(|q| q.position).collect();
         let question_set = self
@@ -399,6 +478,7 @@ impl Record {
             flagged,
             chunk_labels,
             expected_scores,
+            expected_by_retrieval,
             insight: Default::default(),
             setting_text: Default::default(),
         }

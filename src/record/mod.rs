@@ -110,14 +110,38 @@ pub struct QuestionRecord {
     /// The injection probe's marker and poisoned source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attack: Option<AttackRecord>,
-    /// The best retrieval score of the text the first setting asks, whatever minScore and k.
+    /// The best score of the text the first setting asks, whatever minScore and k: the best
+    /// rerank score when a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,
+    /// With a reranker: the best retrieval score before reranking. Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_retrieval_score: Option<f64>,
     /// The best score of an expected chunk within the largest k searched: the highest
     /// minScore at which an expected source still reaches the prompt.
     pub expected_score: Option<f64>,
     /// Follow-up questions only: the text asked under each rewrite strategy of the grid.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub asked: IndexMap<String, AskedRecord>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant
+    /// (`embedder=NAME`, `chunk_tokens=N` or both, in the order settings name them), the
+    /// scores above under its retrieval; absent otherwise.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub retrieval: IndexMap<String, RetrievalRecord>,
+}
+
+/// A question's scores under one retrieval variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalRecord {
+    /// As [`QuestionRecord::best_score`], under this variant.
+    pub best_score: Option<f64>,
+    /// As [`QuestionRecord::expected_score`], under this variant.
+    pub expected_score: Option<f64>,
+    /// As [`QuestionRecord::best_retrieval_score`] (with a reranker), under this variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_retrieval_score: Option<f64>,
+    /// Follow-up questions only: the best score of the text asked under each rewrite strategy.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub asked: IndexMap<String, Option<f64>>,
 }
 
 /// The schema of one conversation turn.
@@ -158,6 +182,8 @@ pub enum CallRole {
     Answer,
     /// A `model` rewrite of a follow-up question.
     Rewrite,
+    /// The judge's grade of a reply.
+    Judge,
 }
 
 /// One distinct model call.
@@ -172,7 +198,8 @@ pub struct CallRecord {
     pub latency_ms: Option<f64>,
     /// Time to the first streamed token.
     pub ttft_ms: Option<f64>,
-    /// Why the call failed after retries.
+    /// Why the call failed after retries; for a judge call, also why its reply (kept in
+    /// `reply`) is not the rubric's JSON (kind `malformed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ErrorSchema>")]
     pub error: Option<CallError>,
@@ -223,6 +250,10 @@ pub struct RunRecord {
     pub passages: Vec<Passage>,
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// The judge call that graded the reply, a key of [`Record::calls`]; absent when no judge
+    /// graded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_call: Option<String>,
     /// `--repeat N`: repeats 1 to N-1 of this run (the run itself is repeat 0), each its
     /// answer call and outcome; absent for a sweep without repeats.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -355,6 +386,7 @@ impl Record {
             for c in run
                 .call
                 .iter()
+                .chain(&run.judge_call)
                 .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
             {
                 if !self.calls.contains_key(c) {

@@ -24,6 +24,8 @@ pub(super) struct RunRef<'a> {
     passages: Vec<(&'a str, f64)>,
     #[serde(flatten)]
     verdict: &'a Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judge_call: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     repeats: Vec<RepeatRef<'a>>,
 }
@@ -48,6 +50,7 @@ impl<'a> RunRef<'a> {
                 .map(|h| (r.chunk_id(run.question, h.chunk), h.score))
                 .collect(),
             verdict: &run.verdict,
+            judge_call: run.judge_call.and_then(call_id),
             repeats: run
                 .repeats
                 .iter()
@@ -70,6 +73,7 @@ impl<'a> RunRef<'a> {
                 .map(|&(id, score)| Passage(id.to_string(), score))
                 .collect(),
             verdict: self.verdict.clone(),
+            judge_call: self.judge_call.map(str::to_string),
             repeats: self
                 .repeats
                 .iter()

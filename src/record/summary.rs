@@ -24,6 +24,14 @@ pub struct Summary {
     #[schemars(with = "serde_json::Value")]
     pub policy: RecommendConfig,
     pub separability: Separability,
+    /// With a reranker (`separability` then measures the best rerank score): the separability
+    /// of the best retrieval score before reranking. Absent without a reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_separability: Option<Separability>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, the
+    /// recommendation among its settings and its separability; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_retrieval: Vec<crate::insight::RetrievalInsight>,
     /// Per setting id, in grid order.
     pub settings: IndexMap<String, SettingSummary>,
     /// Chunks the scan flags that reached at least one prompt.
@@ -65,6 +73,8 @@ impl Summary {
             recommendation: r.insight.recommendation.clone(),
             policy: r.insight.policy.clone(),
             separability: r.insight.separability.clone(),
+            retrieval_separability: r.insight.retrieval_separability.clone(),
+            by_retrieval: r.insight.by_retrieval.clone(),
             settings: r
                 .stats
                 .iter()

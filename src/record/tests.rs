@@ -149,3 +149,128 @@ fn scores_round_trip_to_the_last_bit() {
     assert_eq!(back.expected_scores[1], Some(0.195_180_016_008_302_81));
     assert_eq!(bytes(&Record::of(&back)), first);
 }
+
+/// The fixture with a judge: runs 0 and 2 of setting 0 and the fee question's runs at setting
+/// 2 and 3 graded, the last two by one shared call, one call's reply not the rubric's JSON.
+fn judged() -> crate::report::Results {
+    use crate::chat::{CallError, ErrorKind, Usage};
+    let mut r = fixture::results();
+    let call = |reply: &str, prompt_tokens, error: Option<CallError>| CallRecord {
+        role: CallRole::Judge,
+        reply: reply.into(),
+        usage: Usage {
+            prompt_tokens,
+            completion_tokens: 7,
+            estimated: false,
+        },
+        latency_ms: Some(3.0),
+        ttft_ms: None,
+        error,
+        cached: prompt_tokens == 300,
+        repeat: 0,
+    };
+    let grade = r#"{"refused": false, "correct": true, "supported": true}"#;
+    let malformed = CallError {
+        kind: ErrorKind::Malformed,
+        message: "the judge's reply is not the rubric's JSON".into(),
+    };
+    let graded = [
+        (0, call(grade, 200, None)),
+        (2, call("I cannot tell.", 100, Some(malformed))),
+        (6, call(grade, 300, None)),
+    ];
+    for (run, record) in graded {
+        let (i, _) = r.call_log.insert_full(format!("j{run:015}"), record);
+        r.runs[run].judge_call = Some(i as u32);
+    }
+    r.runs[9].judge_call = r.runs[6].judge_call;
+    for run in &mut r.runs {
+        if let Some(c) = run.judge_call {
+            let usage = r.call_log[c as usize].usage;
+            run.judge_calls = 1;
+            run.judge_prompt_tokens = usage.prompt_tokens;
+            run.judge_completion_tokens = usage.completion_tokens;
+        }
+    }
+    r.meta.pricing.judge_prompt_per_million = 1.0;
+    let n = r.questions.len();
+    r.stats = (0..r.settings.len())
+        .map(|s| {
+            crate::stats::aggregate(&r.runs[s * n..(s + 1) * n], &r.questions, &r.meta.pricing)
+        })
+        .collect();
+    r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);
+    r.with_insight(&crate::config::RecommendConfig::default())
+}
+
+#[test]
+fn judge_calls_are_listed_once_and_their_counts_and_costs_read_back() {
+    let r = judged();
+    assert_eq!(
+        (
+            r.calls.judge_calls,
+            r.calls.judge_cache_hits,
+            r.calls.judge_failed
+        ),
+        (3, 1, 1)
+    );
+    assert_eq!(r.calls.judge_errors_by_kind["malformed"], 1);
+    assert_eq!(
+        r.calls.distinct_prompts, 8,
+        "judge calls are not answer calls"
+    );
+    let text = bytes(&Record::of(&r));
+    let record = Record::parse(Path::new("r.json"), &text).unwrap();
+    let judge: Vec<(&String, u64)> = record
+        .calls
+        .iter()
+        .filter(|(_, c)| c.role == CallRole::Judge)
+        .map(|(k, c)| (k, c.usage.prompt_tokens))
+        .collect();
+    assert_eq!(
+        judge,
+        [
+            (&"j000000000000000".to_string(), 200),
+            (&"j000000000000002".to_string(), 100),
+            (&"j000000000000006".to_string(), 300),
+        ]
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(r#""judge_call":"j000000000000006""#))
+            .count(),
+        2,
+        "two runs share one judge call"
+    );
+    assert!(text.contains(
+        r#"    "j000000000000002": {"role":"judge","reply":"I cannot tell.","usage":{"prompt_tokens":100,"completion_tokens":7,"estimated":false},"latency_ms":3.0,"ttft_ms":null,"error":{"kind":"malformed","message":"the judge's reply is not the rubric's JSON"},"cached":false}"#
+    ));
+    let back = record.into_results().unwrap();
+    assert_eq!(back.runs, r.runs);
+    assert_eq!(back.calls, r.calls);
+    assert_eq!(back.stats, r.stats);
+    assert_eq!(
+        (back.stats[0].judge_calls, back.stats[0].judge_prompt_tokens),
+        (2, 300)
+    );
+    assert_eq!(back.stats[0].judge_cost, 300.0 / 1e6);
+    assert_eq!(bytes(&Record::of(&back)), text);
+}
+
+#[test]
+fn a_run_naming_an_unknown_judge_call_is_refused() {
+    let text = bytes(&Record::of(&judged()));
+    let err = Record::parse(
+        Path::new("r.json"),
+        &text.replacen(
+            r#""judge_call":"j000000000000000""#,
+            r#""judge_call":"nope""#,
+            1,
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`r.json` is inconsistent: a run names unknown call `nope`"
+    );
+}

@@ -11,7 +11,6 @@ use anyhow::Result;
 
 use super::{Exporter, Results};
 use crate::insight::wilson::Interval;
-use crate::sweep::Setting;
 
 pub struct SummaryCsv;
 pub struct RunsCsv;
@@ -132,9 +131,9 @@ impl Exporter for SummaryCsv {
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
-        w.write_record(Setting::COLUMNS.iter().chain(SUMMARY_COLUMNS))?;
+        w.write_record(r.recorded_names().iter().chain(SUMMARY_COLUMNS))?;
         for (i, s) in r.stats.iter().enumerate() {
-            let mut row = r.setting_values(i).to_vec();
+            let mut row = r.recorded_values(i).to_vec();
             row.extend([
                 s.questions.to_string(),
                 s.answerable.to_string(),
@@ -260,7 +259,7 @@ impl Exporter for RunsCsv {
         let mut w = writer(out);
         let header: Vec<&str> = RUN_COLUMNS[..2]
             .iter()
-            .chain(Setting::COLUMNS)
+            .chain(&r.recorded_names())
             .chain(&RUN_COLUMNS[2..])
             .copied()
             .collect();
@@ -276,7 +275,7 @@ impl Exporter for RunsCsv {
             let v = &run.verdict;
             c.text(&q.id)?;
             c.show(Some(q.answerable))?;
-            for value in r.setting_values(run.setting) {
+            for value in r.recorded_values(run.setting) {
                 c.w.write_field(value)?;
             }
             c.show(Some(v.outcome))?;

@@ -149,6 +149,9 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                 question: q,
                 text: question.question.clone(),
                 ranked: ranked[q].clone(),
+                variant: 0,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let mut run = build_run(
                 &planned,
@@ -213,6 +216,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
         chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
         expected_scores: vec![Some(0.5), Some(0.25), None],
+        expected_by_retrieval: Vec::new(),
         questions,
         settings,
         stats,

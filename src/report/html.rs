@@ -182,11 +182,28 @@ fn recommendation(r: &Results, h: &mut String) {
 
 fn separability(r: &Results, h: &mut String) {
     let s = &r.insight.separability;
+    // With a reranker, one line per score: the rerank score's (which minScore filters) first.
+    let summary = match &r.insight.retrieval_separability {
+        None => escape(&s.summary()),
+        Some(retrieval) => format!(
+            "Rerank score: {}</p>\n<p>Retrieval score: {}",
+            escape(&s.summary()),
+            escape(&retrieval.summary())
+        ),
+    };
     let _ = write!(
         h,
         "<section id=\"separability\" class=\"callout info\">\n<h2>Separability</h2>\n<p>{}</p>\n<p class=\"small\">AUC is the chance that a random answerable question has a higher best score than a random unanswerable one (1 separates perfectly, 0.5 is a coin toss). A minScore above an unanswerable question's best score refuses it before the model; a minScore above an answerable question's <em>max minScore</em> (in the question list below) keeps its expected source out of the prompt.</p>\n</section>\n",
-        escape(&s.summary())
+        summary
     );
+    let per = r.retrieval_lines();
+    if !per.is_empty() {
+        h.push_str("<section id=\"by-retrieval\" class=\"callout info\">\n<h2>Per retrieval</h2>\n<p class=\"small\">Thresholds do not carry across embedders or chunk sizes: each one's separability, and the recommendation among its settings.</p>\n<ul>\n");
+        for line in per {
+            let _ = writeln!(h, "<li>{}</li>", escape(&line));
+        }
+        h.push_str("</ul>\n</section>\n");
+    }
 }
 
 fn charts(data: &ChartData, h: &mut String) -> Result<()> {

@@ -133,11 +133,35 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
-    writeln!(
-        out,
-        "**Separability.** {}",
-        cell(&ins.separability.summary())
-    )?;
+    match &ins.retrieval_separability {
+        None => writeln!(
+            out,
+            "**Separability.** {}",
+            cell(&ins.separability.summary())
+        )?,
+        Some(retrieval) => {
+            writeln!(
+                out,
+                "**Separability (rerank score).** {}\n",
+                cell(&ins.separability.summary())
+            )?;
+            writeln!(
+                out,
+                "**Separability (retrieval score).** {}",
+                cell(&retrieval.summary())
+            )?;
+        }
+    }
+    let per = r.retrieval_lines();
+    if !per.is_empty() {
+        writeln!(
+            out,
+            "\n**Per retrieval.** Thresholds do not carry across embedders or chunk sizes:\n"
+        )?;
+        for line in per {
+            writeln!(out, "- {}", cell(&line))?;
+        }
+    }
     if let Some(line) = r.judge_summary() {
         writeln!(out, "\n**Judge.** {}", cell(&line))?;
     }

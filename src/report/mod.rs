@@ -92,6 +92,9 @@ pub struct Results {
     /// Per question: the highest minScore at which an expected source reaches the prompt
     /// (see [`crate::sweep::Sweep::expected_scores`]).
     pub expected_scores: Vec<Option<f64>>,
+    /// With more than one retrieval variant: per variant (in [`Results::retrieval_groups`]
+    /// order), per question, the expected source's best score under it; empty otherwise.
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     /// Recommendation, Pareto set and separability, computed from the fields above.
     pub insight: Insight,
     /// Each setting's id and values as text, worked out on first use: writers print them for
@@ -107,6 +110,10 @@ pub struct SettingText {
     ids: Vec<String>,
     /// Every dimension's value, per setting, in [`Setting::COLUMNS`] order.
     values: Vec<Vec<String>>,
+    /// The dimensions results.json and the CSV files name (see [`Results::recorded`]).
+    recorded: Vec<usize>,
+    /// Their values, per setting.
+    recorded_values: Vec<Vec<String>>,
 }
 
 impl Results {
@@ -117,11 +124,39 @@ impl Results {
     }
 
     fn text(&self) -> &SettingText {
-        self.setting_text.get_or_init(|| SettingText {
-            dims: crate::sweep::grid::shown_columns(&self.settings),
-            ids: self.settings.iter().map(Setting::id).collect(),
-            values: self.settings.iter().map(Setting::values).collect(),
+        self.setting_text.get_or_init(|| {
+            let values: Vec<Vec<String>> = self.settings.iter().map(Setting::values).collect();
+            let recorded = crate::sweep::grid::recorded_columns(&self.settings);
+            SettingText {
+                dims: crate::sweep::grid::shown_columns(&self.settings),
+                ids: self.settings.iter().map(Setting::id).collect(),
+                recorded_values: values
+                    .iter()
+                    .map(|v| recorded.iter().map(|&i| v[i].clone()).collect())
+                    .collect(),
+                recorded,
+                values,
+            }
         })
+    }
+
+    /// The dimensions results.json and the CSV files name: the first five always, a model
+    /// dimension when some setting moves it off its default.
+    pub fn recorded(&self) -> &[usize] {
+        &self.text().recorded
+    }
+
+    /// Names of [`Results::recorded`].
+    pub fn recorded_names(&self) -> Vec<&'static str> {
+        self.recorded()
+            .iter()
+            .map(|&i| Setting::COLUMNS[i])
+            .collect()
+    }
+
+    /// Setting `s`'s values for [`Results::recorded`].
+    pub fn recorded_values(&self, s: usize) -> &[String] {
+        &self.text().recorded_values[s]
     }
 
     /// The dimension columns worth showing: minScore and k, and any other dimension that some
@@ -322,21 +357,108 @@ impl Results {
         self.runs.get(q).and_then(|run| run.best_score)
     }
 
+    /// With more than one retrieval variant: each variant's label (`embedder=NAME`,
+    /// `chunk_tokens=N` or both) and its settings, in the order settings first name them (the
+    /// order of [`Results::expected_by_retrieval`]); empty otherwise.
+    pub fn retrieval_groups(&self) -> Vec<(String, Vec<usize>)> {
+        let dims = self.recorded_names();
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for s in 0..self.settings.len() {
+            let label = self.settings[s].retrieval_label(&dims);
+            match groups.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, members)) => members.push(s),
+                None => groups.push((label, vec![s])),
+            }
+        }
+        if groups.len() < 2 {
+            groups.clear();
+        }
+        groups
+    }
+
+    /// Per retrieval variant (see [`Insight::by_retrieval`]): its separability and its
+    /// recommendation, one line each, led by the variant (`embedder=mini: separability: ...`).
+    /// Empty with one variant.
+    pub fn retrieval_lines(&self) -> Vec<String> {
+        self.insight
+            .by_retrieval
+            .iter()
+            .flat_map(|v| {
+                [
+                    format!(
+                        "{}: separability: {}",
+                        v.retrieval,
+                        v.separability.summary()
+                    ),
+                    format!("{}: {}", v.retrieval, v.recommendation.reason),
+                ]
+            })
+            .collect()
+    }
+
+    /// With a reranker, the best retrieval score of question `q` before reranking.
+    pub fn best_retrieval_score(&self, q: usize) -> Option<f64> {
+        self.runs.get(q).and_then(|run| run.best_retrieval_score)
+    }
+
     /// Compute [`Results::insight`] from the rest, under `policy`.
     pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
         let best: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_score(q))
+            .collect();
+        let retrieval: Vec<Option<f64>> = (0..self.questions.len())
+            .map(|q| self.best_retrieval_score(q))
             .collect();
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
                 best_scores: &best,
                 expected_scores: &self.expected_scores,
+                retrieval_scores: &retrieval,
             },
             &self.settings,
             &self.stats,
             policy,
         );
+        let by_retrieval = self
+            .retrieval_groups()
+            .into_iter()
+            .enumerate()
+            .map(|(g, (label, members))| {
+                let best: Vec<Option<f64>> = (0..self.questions.len())
+                    .map(|q| self.runs_of(members[0]).get(q).and_then(|r| r.best_score))
+                    .collect();
+                let settings: Vec<Setting> =
+                    members.iter().map(|&s| self.settings[s].clone()).collect();
+                let stats: Vec<_> = members.iter().map(|&s| self.stats[s].clone()).collect();
+                let retrieval: Vec<Option<f64>> = (0..self.questions.len())
+                    .map(|q| {
+                        self.runs_of(members[0])
+                            .get(q)
+                            .and_then(|r| r.best_retrieval_score)
+                    })
+                    .collect();
+                let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
+                let mut within = Insight::new(
+                    QuestionFacts {
+                        questions: &self.questions,
+                        best_scores: &best,
+                        expected_scores: expected,
+                        retrieval_scores: &retrieval,
+                    },
+                    &settings,
+                    &stats,
+                    policy,
+                );
+                within.recommendation.index = within.recommendation.index.map(|i| members[i]);
+                crate::insight::RetrievalInsight {
+                    retrieval: label,
+                    recommendation: within.recommendation,
+                    separability: within.separability,
+                }
+            })
+            .collect();
+        self.insight.by_retrieval = by_retrieval;
         self
     }
 }

@@ -53,6 +53,15 @@ impl HttpRetriever {
                 format!("the reply is not `{{\"hits\": [{{id, source, heading?, text, score}}]}}`: {why}"),
             )
         };
+        // A reply that is not JSON at all (a proxy's error page, a body cut short) may mend on
+        // another attempt: it is retried. JSON that breaks the contract is what the service
+        // meant: it is not.
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return Err(Failure::retryable(
+                ErrorKind::Malformed,
+                format!("the reply is not JSON: {e}"),
+            ));
+        }
         let reply: Reply = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
         // One hit at a time, so a message names the hit rather than a byte column.
         reply

@@ -7,6 +7,7 @@
 
 pub mod http;
 pub mod pgvector;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,10 +52,48 @@ pub trait Retriever: Send + Sync {
         queries: &'a [String],
         k: usize,
     ) -> BoxFuture<'a, Vec<Result<Vec<Passage>, RetrieveError>>>;
+
+    /// Whether the sweep retrieves once per distinct k (`retriever.query_per_k`) rather than
+    /// taking every k's hits as a prefix of the largest k's.
+    fn query_per_k(&self) -> bool {
+        false
+    }
+}
+
+/// `retriever.query_per_k: true`: the configured retriever, asked once per distinct k.
+struct PerK(Arc<dyn Retriever>);
+
+impl Retriever for PerK {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+
+    fn retrieve<'a>(
+        &'a self,
+        queries: &'a [String],
+        k: usize,
+    ) -> BoxFuture<'a, Vec<Result<Vec<Passage>, RetrieveError>>> {
+        self.0.retrieve(queries, k)
+    }
+
+    fn query_per_k(&self) -> bool {
+        true
+    }
 }
 
 /// The configured foreign retriever, connected and checked; `None` for `builtin`.
 pub async fn open(
+    c: &RetrieverConfig,
+    embedder: Arc<dyn Embedder>,
+) -> anyhow::Result<Option<Arc<dyn Retriever>>> {
+    let r = open_kind(c, embedder).await?;
+    Ok(match r {
+        Some(r) if c.query_per_k => Some(Arc::new(PerK(r))),
+        r => r,
+    })
+}
+
+async fn open_kind(
     c: &RetrieverConfig,
     embedder: Arc<dyn Embedder>,
 ) -> anyhow::Result<Option<Arc<dyn Retriever>>> {

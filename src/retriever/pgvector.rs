@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 use tokio_postgres::{Client, NoTls};
 
 use super::{checked, Passage, RetrieveError, Retriever};
@@ -109,6 +109,8 @@ pub struct PgTable {
     pub distance: Distance,
     /// `hnsw.ef_search` for the session (pgvector's default, 40, when unset).
     pub ef_search: Option<u32>,
+    /// TLS as `sslmode` asks (see [`super::tls`]); `None` for `sslmode=disable`.
+    tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl PgTable {
@@ -128,19 +130,21 @@ impl PgTable {
                     "`${dsn_env}` is not set: export the PostgreSQL connection string there (retriever.dsn_env)"
                 ))
             })?;
-        let config: tokio_postgres::Config = dsn.parse().map_err(|_| {
+        let not_a_dsn = || {
             RetrieveError(format!(
                 "`${dsn_env}` is not a PostgreSQL connection string (postgresql://user@host:port/db)"
             ))
-        })?;
+        };
+        let split =
+            super::tls::split(&dsn).map_err(|why| RetrieveError(format!("`${dsn_env}`: {why}")))?;
+        let config: tokio_postgres::Config = split.dsn.parse().map_err(|_| not_a_dsn())?;
         let shown = show(&config);
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(RetrieveError(format!(
-                "{shown}: sslmode=require needs TLS, which this build does not include; connect over loopback or a tunnel with sslmode=disable"
-            )));
-        }
+        let tls = super::tls::client_config(&split)
+            .map_err(|why| RetrieveError(format!("{shown}: {why}")))?
+            .map(Arc::new);
         Ok(PgTable {
-            dsn,
+            tls,
+            dsn: split.dsn,
             shown,
             table: table.to_string(),
             columns,
@@ -151,10 +155,23 @@ impl PgTable {
 
     /// Connect; the connection task runs in the background until the client is dropped.
     pub async fn connect(&self) -> Result<Client, RetrieveError> {
-        let (client, connection) = tokio_postgres::connect(&self.dsn, NoTls)
-            .await
-            .map_err(|e| self.fail("cannot connect", &e))?;
-        tokio::spawn(connection);
+        let client = match &self.tls {
+            None => {
+                let (client, connection) = tokio_postgres::connect(&self.dsn, NoTls)
+                    .await
+                    .map_err(|e| self.fail("cannot connect", &e))?;
+                tokio::spawn(connection);
+                client
+            }
+            Some(config) => {
+                let tls = tokio_postgres_rustls::MakeRustlsConnect::new((**config).clone());
+                let (client, connection) = tokio_postgres::connect(&self.dsn, tls)
+                    .await
+                    .map_err(|e| self.fail("cannot connect", &e))?;
+                tokio::spawn(connection);
+                client
+            }
+        };
         if let Some(ef) = self.ef_search {
             client
                 .batch_execute(&format!("SET hnsw.ef_search = {ef}"))

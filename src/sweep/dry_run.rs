@@ -9,14 +9,16 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{rewrite_requests, Engine, Grid, Prepared};
-use crate::chat::estimate_prompt_tokens;
+use crate::chat::{estimate_prompt_tokens, ChatModel};
 use crate::evalset::Workspace;
 use crate::rewrite::Rewrite;
 use crate::stats::Pricing;
 
-/// What a sweep would do with one chat model.
+/// What a sweep would do with one chat profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DryRun {
+    /// The chat profile: a key of `models:`, or `default` for the `chat:` section.
+    pub profile: String,
     /// The chat model's name.
     pub model: String,
     /// (question, setting) runs.
@@ -24,11 +26,13 @@ pub struct DryRun {
     /// Runs no passage reaches: refused before the model, at no cost.
     pub early_refusals: usize,
     /// Distinct prompts among the other runs: the answer calls a sweep needs (times N with
-    /// `--repeat N`: each repeat is its own request).
+    /// `--repeat N`: each repeat is its own request). A prompt that two profiles of the same
+    /// model identity share is one call, counted under the first of them.
     pub distinct_prompts: usize,
     /// Of those, prompts the response cache already answers.
     pub cached_prompts: usize,
-    /// Distinct `model` rewrite calls of follow-up questions, and how many are cached.
+    /// Distinct `model` rewrite calls of follow-up questions, and how many are cached (made by
+    /// the `chat:` model, so counted in the first row).
     pub rewrite_calls: usize,
     pub cached_rewrites: usize,
     /// Calls the sweep would make: the uncached prompts and rewrites.
@@ -37,13 +41,20 @@ pub struct DryRun {
     pub prompt_tokens: u64,
     /// `prompt_tokens` at the pricing's prompt price; completions are not known in advance.
     pub prompt_cost: f64,
-    /// Question texts embedded to plan the prompts.
+    /// Question texts embedded to plan the prompts (the sweep's, in the first row; 0 in the
+    /// others).
     pub question_embeddings: usize,
 }
 
 impl Engine {
-    /// Plan `grid` over `ws` and count its calls; no chat call is made.
-    pub async fn dry_run(&self, ws: &Workspace, grid: &Grid, pricing: &Pricing) -> Result<DryRun> {
+    /// Plan `grid` over `ws` and count its calls, one row per chat profile of the grid; no chat
+    /// call is made.
+    pub async fn dry_run(
+        &self,
+        ws: &Workspace,
+        grid: &Grid,
+        pricing: &Pricing,
+    ) -> Result<Vec<DryRun>> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let rewrites = if grid.rewrites.contains(&Rewrite::Model) {
             rewrite_requests(&questions).requests
@@ -53,39 +64,78 @@ impl Engine {
         let Prepared {
             mut plan,
             question_embeddings,
+            settings,
+            slots,
             ..
         } = self.prepare(ws, grid, |_| None).await?;
+        // Each distinct request is counted under the first profile whose runs need it.
+        let row_of = |s: usize| grid.chats.iter().position(|c| *c == settings[s].chat);
+        let mut owner: Vec<Option<usize>> = vec![None; plan.requests.len()];
+        for run in &plan.runs {
+            if let (Some(c), Some(row)) = (run.call, row_of(run.setting)) {
+                owner[c] = Some(owner[c].map_or(row, |o| o.min(row)));
+            }
+        }
+        let distinct = plan.requests.len();
         // `--repeat N`: each repeat is its own request (its own seed and cache entry).
         plan.requests = crate::repeat::requests(plan.requests, self.repeat);
         let uncached = |requests: &[crate::chat::ChatRequest]| -> Vec<usize> {
             (0..requests.len())
-                .filter(|&i| !self.model.is_cached(&requests[i]))
+                .filter(|&i| !slots.is_cached(&requests[i]))
                 .collect()
         };
         let to_make = uncached(&plan.requests);
         let rewrites_to_make = uncached(&rewrites);
-        let prompt_tokens: u64 = to_make
+        let rewrite_tokens: u64 = rewrites_to_make
             .iter()
-            .map(|&i| estimate_prompt_tokens(&plan.requests[i].messages))
-            .chain(
-                rewrites_to_make
-                    .iter()
-                    .map(|&i| estimate_prompt_tokens(&rewrites[i].messages)),
-            )
+            .map(|&i| estimate_prompt_tokens(&rewrites[i].messages))
             .sum();
-        Ok(DryRun {
-            model: self.model.model(),
-            runs: plan.runs.len(),
-            early_refusals: plan.runs.iter().filter(|r| r.call.is_none()).count(),
-            distinct_prompts: plan.requests.len(),
-            cached_prompts: plan.requests.len() - to_make.len(),
-            rewrite_calls: rewrites.len(),
-            cached_rewrites: rewrites.len() - rewrites_to_make.len(),
-            calls: to_make.len() + rewrites_to_make.len(),
-            prompt_tokens,
-            prompt_cost: prompt_tokens as f64 * pricing.prompt_per_million / 1e6,
-            question_embeddings,
-        })
+        let rows = grid
+            .chats
+            .iter()
+            .enumerate()
+            .map(|(row, profile)| {
+                let first = row == 0;
+                let mine = |i: &usize| owner[*i % distinct.max(1)] == Some(row);
+                let runs: Vec<_> = plan
+                    .runs
+                    .iter()
+                    .filter(|r| row_of(r.setting) == Some(row))
+                    .collect();
+                let requests = (0..plan.requests.len()).filter(mine).count();
+                let making: Vec<usize> = to_make.iter().copied().filter(mine).collect();
+                let prompt_tokens: u64 = making
+                    .iter()
+                    .map(|&i| estimate_prompt_tokens(&plan.requests[i].messages))
+                    .sum::<u64>()
+                    + if first { rewrite_tokens } else { 0 };
+                let (rewrite_calls, rewrites_made) = if first {
+                    (rewrites.len(), rewrites_to_make.len())
+                } else {
+                    (0, 0)
+                };
+                let model = settings
+                    .iter()
+                    .zip(slots.of_settings(&settings).unwrap_or_default())
+                    .find(|(s, _)| s.chat == *profile)
+                    .map_or_else(|| self.model.model(), |(_, slot)| slots.model(slot).model());
+                DryRun {
+                    profile: profile.clone(),
+                    model,
+                    runs: runs.len(),
+                    early_refusals: runs.iter().filter(|r| r.call.is_none()).count(),
+                    distinct_prompts: requests,
+                    cached_prompts: requests - making.len(),
+                    rewrite_calls,
+                    cached_rewrites: rewrite_calls - rewrites_made,
+                    calls: making.len() + rewrites_made,
+                    prompt_tokens,
+                    prompt_cost: prompt_tokens as f64 * pricing.prompt_per_million / 1e6,
+                    question_embeddings: if first { question_embeddings } else { 0 },
+                }
+            })
+            .collect();
+        Ok(rows)
     }
 }
 
@@ -106,6 +156,9 @@ mod tests {
             ..Pricing::default()
         };
         let dry = engine.dry_run(&ws, &grid, &pricing).await.unwrap();
+        let [dry] = &dry[..] else {
+            panic!("one row per chat profile: {dry:?}")
+        };
         let sweep = engine.sweep(&ws, &grid).await.unwrap();
         assert_eq!(dry.runs, sweep.runs.len());
         assert_eq!(

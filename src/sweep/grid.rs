@@ -164,6 +164,10 @@ pub fn parse_ks(spec: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
+/// The profile a setting uses when no `--chat`/`--embedder` flag names one: the config's
+/// `chat:` or `embedder:` section.
+pub const DEFAULT_PROFILE: &str = "default";
+
 /// One point of the grid. Every writer flattens it through [`Setting::COLUMNS`] and
 /// [`Setting::values`], so adding a dimension means adding a field here, nothing else.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -173,6 +177,14 @@ pub struct Setting {
     pub order: Order,
     pub format: Format,
     pub rewrite: Rewrite,
+    /// The chat profile (a key of `models:`, or `default` for the `chat:` section).
+    pub chat: String,
+    /// The chat request's temperature; `None`: the profile's own `temperature`.
+    pub temperature: Option<Decimal>,
+    /// The embedder profile (a key of `embedders:`, or `default` for the `embedder:` section).
+    pub embedder: String,
+    /// The builtin chunker's `max_chunk_tokens`; `None`: `corpus.max_chunk_tokens`.
+    pub chunk_tokens: Option<usize>,
 }
 
 impl Setting {
@@ -184,11 +196,30 @@ impl Setting {
             order: Order::default(),
             format: Format::default(),
             rewrite: Rewrite::default(),
+            chat: DEFAULT_PROFILE.to_string(),
+            temperature: None,
+            embedder: DEFAULT_PROFILE.to_string(),
+            chunk_tokens: None,
         }
     }
 
     /// Names of the dimension columns, in the order [`Setting::values`] gives them.
-    pub const COLUMNS: &'static [&'static str] = &["min_score", "k", "order", "format", "rewrite"];
+    pub const COLUMNS: &'static [&'static str] = &[
+        "min_score",
+        "k",
+        "order",
+        "format",
+        "rewrite",
+        "chat",
+        "temperature",
+        "embedder",
+        "chunk_tokens",
+    ];
+
+    /// The first [`Setting::COLUMNS`] every record and CSV file names; the later ones (model
+    /// profiles, temperature, chunk size) only when some setting moves them off their default,
+    /// so results of sweeps without them stay byte-identical.
+    pub const ALWAYS_RECORDED: usize = 5;
 
     /// The dimension values as text, for tables and CSV.
     pub fn values(&self) -> Vec<String> {
@@ -198,26 +229,45 @@ impl Setting {
             self.order.to_string(),
             self.format.to_string(),
             self.rewrite.to_string(),
+            self.chat.clone(),
+            self.temperature
+                .map_or_else(|| DEFAULT_PROFILE.to_string(), |t| t.to_string()),
+            self.embedder.clone(),
+            self.chunk_tokens
+                .map_or_else(|| DEFAULT_PROFILE.to_string(), |n| n.to_string()),
         ]
     }
 
     /// Whether dimension `i` holds its default value (defaults are left out of ids).
-    fn is_default(&self, i: usize) -> bool {
+    pub fn is_default(&self, i: usize) -> bool {
         match i {
             2 => self.order == Order::default(),
             3 => self.format == Format::default(),
             4 => self.rewrite == Rewrite::default(),
+            5 => self.chat == DEFAULT_PROFILE,
+            6 => self.temperature.is_none(),
+            7 => self.embedder == DEFAULT_PROFILE,
+            8 => self.chunk_tokens.is_none(),
             _ => false,
         }
     }
 
-    /// The setting as an ordered map `{dimension: value}`, in [`Setting::COLUMNS`] order: how
-    /// the results record stores it.
-    pub fn to_map(&self) -> indexmap::IndexMap<String, serde_json::Value> {
-        match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(map)) => map.into_iter().collect(),
-            _ => unreachable!("a setting serializes as an object"),
-        }
+    /// The setting as an ordered map `{dimension: value}` of the dimensions in `columns`
+    /// (indices of [`Setting::COLUMNS`], see [`recorded_columns`]): how the results record
+    /// stores it. A temperature or chunk size at its default is `null`.
+    pub fn to_map(&self, columns: &[usize]) -> indexmap::IndexMap<String, serde_json::Value> {
+        let serde_json::Value::Object(map) =
+            serde_json::to_value(self).expect("a setting serializes")
+        else {
+            unreachable!("a setting serializes as an object")
+        };
+        columns
+            .iter()
+            .map(|&i| {
+                let name = Self::COLUMNS[i];
+                (name.to_string(), map[name].clone())
+            })
+            .collect()
     }
 
     /// The setting [`Setting::to_map`] wrote; an error names a missing or malformed value.
@@ -238,6 +288,20 @@ impl Setting {
             }
         };
         let k = text("k")?;
+        // The later dimensions are absent from records of sweeps that did not move them.
+        let optional = |name: &str| -> Result<Option<String>, String> {
+            match map.get(name) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(_) => text(name).map(Some),
+            }
+        };
+        let chunk_tokens = match optional("chunk_tokens")? {
+            None => None,
+            Some(n) => Some(
+                n.parse()
+                    .map_err(|_| format!("`chunk_tokens` is `{n}`, not a whole number"))?,
+            ),
+        };
         Ok(Setting {
             min_score: text("min_score")?.parse()?,
             k: k.parse()
@@ -245,7 +309,22 @@ impl Setting {
             order: text("order")?.parse()?,
             format: text("format")?.parse()?,
             rewrite: text("rewrite")?.parse()?,
+            chat: optional("chat")?.unwrap_or_else(|| DEFAULT_PROFILE.to_string()),
+            temperature: optional("temperature")?.map(|t| t.parse()).transpose()?,
+            embedder: optional("embedder")?.unwrap_or_else(|| DEFAULT_PROFILE.to_string()),
+            chunk_tokens,
         })
+    }
+
+    /// The setting's retrieval variant as `embedder=NAME`, `chunk_tokens=N` or both: those of
+    /// the two that `dims` (dimension names) holds.
+    pub fn retrieval_label<S: AsRef<str>>(&self, dims: &[S]) -> String {
+        let values = self.values();
+        (7..=8)
+            .filter(|&i| dims.iter().any(|d| d.as_ref() == Self::COLUMNS[i]))
+            .map(|i| format!("{}={}", Self::COLUMNS[i], values[i]))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// A compact, stable identifier: `min_score=0.3,k=4`, plus every dimension that is not at
@@ -270,6 +349,14 @@ pub fn shown_columns(settings: &[Setting]) -> Vec<usize> {
         .collect()
 }
 
+/// Indices of the columns a record and the CSV files name for `settings`: the first
+/// [`Setting::ALWAYS_RECORDED`], and each later one that some setting moves off its default.
+pub fn recorded_columns(settings: &[Setting]) -> Vec<usize> {
+    (0..Setting::COLUMNS.len())
+        .filter(|&i| i < Setting::ALWAYS_RECORDED || settings.iter().any(|s| !s.is_default(i)))
+        .collect()
+}
+
 /// The dimensions of a sweep; settings are their cartesian product.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -278,6 +365,14 @@ pub struct Grid {
     pub orders: Vec<Order>,
     pub formats: Vec<Format>,
     pub rewrites: Vec<Rewrite>,
+    /// Chat profiles by name (`default`: the `chat:` section).
+    pub chats: Vec<String>,
+    /// Chat temperatures (`None`: each profile's own).
+    pub temperatures: Vec<Option<Decimal>>,
+    /// Embedder profiles by name (`default`: the `embedder:` section).
+    pub embedders: Vec<String>,
+    /// Chunk sizes of the builtin chunker (`None`: `corpus.max_chunk_tokens`).
+    pub chunk_tokens: Vec<Option<usize>>,
 }
 
 impl Grid {
@@ -289,10 +384,15 @@ impl Grid {
             orders: vec![Order::default()],
             formats: vec![Format::default()],
             rewrites: vec![Rewrite::default()],
+            chats: vec![DEFAULT_PROFILE.to_string()],
+            temperatures: vec![None],
+            embedders: vec![DEFAULT_PROFILE.to_string()],
+            chunk_tokens: vec![None],
         }
     }
 
-    /// Every setting, minScore-major (the order the flags are usually written in).
+    /// Every setting, minScore-major (the order the flags are usually written in); the model
+    /// dimensions vary fastest.
     pub fn settings(&self) -> Vec<Setting> {
         let mut out = Vec::new();
         for &min_score in &self.min_scores {
@@ -300,12 +400,10 @@ impl Grid {
                 for &order in &self.orders {
                     for &format in &self.formats {
                         for &rewrite in &self.rewrites {
-                            out.push(Setting {
-                                min_score,
-                                k,
-                                order,
-                                format,
-                                rewrite,
+                            self.push_models(&mut out, Setting::new(min_score, k), |s| {
+                                s.order = order;
+                                s.format = format;
+                                s.rewrite = rewrite;
                             });
                         }
                     }
@@ -313,6 +411,26 @@ impl Grid {
             }
         }
         out
+    }
+
+    /// Push `base` (after `fill`) once per (chat, temperature, embedder, chunk size).
+    fn push_models(&self, out: &mut Vec<Setting>, mut base: Setting, fill: impl Fn(&mut Setting)) {
+        fill(&mut base);
+        for chat in &self.chats {
+            for &temperature in &self.temperatures {
+                for embedder in &self.embedders {
+                    for &chunk_tokens in &self.chunk_tokens {
+                        out.push(Setting {
+                            chat: chat.clone(),
+                            temperature,
+                            embedder: embedder.clone(),
+                            chunk_tokens,
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+        }
     }
 
     pub fn max_k(&self) -> usize {
@@ -327,6 +445,10 @@ impl Grid {
             self.orders.len(),
             self.formats.len(),
             self.rewrites.len(),
+            self.chats.len(),
+            self.temperatures.len(),
+            self.embedders.len(),
+            self.chunk_tokens.len(),
         ]
         .iter()
         .fold(1usize, |n, &d| n.saturating_mul(d))
@@ -334,6 +456,59 @@ impl Grid {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Parse a list of profile names (`default,fast`): duplicates dropped, order kept; whether
+/// each is defined is the config's to say.
+pub fn parse_profiles(spec: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in spec.split(',') {
+        let name = item.trim();
+        if name.is_empty() {
+            return Err(format!("`{spec}` has an empty item"));
+        }
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// The largest chunk size `--chunk-tokens` takes: far beyond any embedding model's input.
+pub const MAX_CHUNK_TOKENS: usize = 1_000_000;
+
+/// Parse a list of chunk sizes (default step 1): whole numbers from 1 to [`MAX_CHUNK_TOKENS`].
+pub fn parse_chunk_tokens(spec: &str) -> Result<Vec<usize>, String> {
+    let values = parse_decimals(spec, Decimal { units: 1, scale: 0 })?;
+    values
+        .iter()
+        .map(|d| {
+            if d.scale != 0 || d.units < 1 || d.units as usize > MAX_CHUNK_TOKENS {
+                Err(format!(
+                    "a chunk size must be a whole number from 1 to {MAX_CHUNK_TOKENS}, got `{d}`"
+                ))
+            } else {
+                Ok(d.units as usize)
+            }
+        })
+        .collect()
+}
+
+/// The highest temperature OpenAI-compatible servers accept.
+pub const MAX_TEMPERATURE: f64 = 2.0;
+
+/// Parse a list of temperatures (default step 0.1), each from 0 to [`MAX_TEMPERATURE`].
+pub fn parse_temperatures(spec: &str) -> Result<Vec<Decimal>, String> {
+    let values = parse_decimals(spec, Decimal { units: 1, scale: 1 })?;
+    match values
+        .iter()
+        .find(|t| !(0.0..=MAX_TEMPERATURE).contains(&t.to_f64()))
+    {
+        Some(t) => Err(format!(
+            "a temperature must be from 0 to {MAX_TEMPERATURE}, got `{t}`"
+        )),
+        None => Ok(values),
     }
 }
 

@@ -12,12 +12,17 @@ pub mod grid;
 mod plan;
 mod run;
 pub mod shard;
+mod slots;
+mod variants;
 
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
+pub use slots::{ChatSlots, ChatVariant};
+pub(crate) use variants::Source;
+pub use variants::{chunk_union, RetrievalVariant};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,6 +38,7 @@ use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
 use crate::record::{CallRecord, CallRole};
+use crate::rerank::Reranker;
 use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::retriever::{PassageTable, Retriever};
 use crate::rewrite::{self, Rewrite};
@@ -50,8 +56,11 @@ pub struct Run {
     pub asked: Arc<str>,
     /// Why a `model` rewrite was not used, when it was not.
     pub rewrite_note: Option<String>,
-    /// The best retrieval score for the text asked, whatever minScore and k.
+    /// The best score for the text asked, whatever minScore and k: the best rerank score when
+    /// a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,
+    /// With a reranker: the best retrieval score before reranking. `None` without one.
+    pub best_retrieval_score: Option<f64>,
     /// Passages sent, in prompt order (empty for an early refusal).
     pub passages: Vec<Hit>,
     pub verdict: Verdict,
@@ -76,6 +85,8 @@ pub struct Run {
     pub call: Option<u32>,
     /// The `model` rewrite call this run's question was asked through, an index into the log.
     pub rewrite_call: Option<u32>,
+    /// The judge call that graded the reply, an index into the log.
+    pub judge_call: Option<u32>,
     /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
     pub repeats: Vec<crate::repeat::Repeat>,
 }
@@ -119,6 +130,17 @@ impl CallStats {
             ..CallStats::default()
         };
         for call in log.values() {
+            if call.role == CallRole::Judge {
+                c.judge_calls += 1;
+                c.judge_cache_hits += usize::from(call.cached);
+                if let Some(e) = &call.error {
+                    c.judge_failed += 1;
+                    *c.judge_errors_by_kind
+                        .entry(e.kind.as_str().to_string())
+                        .or_default() += 1;
+                }
+                continue;
+            }
             let answer = call.role == CallRole::Answer;
             if answer {
                 c.distinct_prompts += 1;
@@ -202,6 +224,9 @@ pub struct Sweep {
     /// searched, which is the highest minScore at which that source still reaches the prompt.
     /// `None` when the question names no source or none ranks that high.
     pub expected_scores: Vec<Option<f64>>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, in
+    /// the order settings first name them, [`Sweep::expected_scores`] under it; else empty.
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     /// Notes for the person running the sweep (a `model` rewrite not used, and why), without
     /// a `note: ` prefix; the command prints them unless `--quiet`.
     pub notes: Vec<String>,
@@ -217,6 +242,9 @@ pub struct Sweep {
 pub struct Engine {
     pub embedder: Arc<dyn Embedder>,
     pub model: Arc<dyn ChatModel>,
+    /// The chat models settings name besides `model` (`--chat`, `--temperature`); empty when
+    /// every setting uses `model`.
+    pub chat_variants: Vec<ChatVariant>,
     /// The judge that grades replies, when one is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
     pub rules: Rules,
@@ -224,6 +252,11 @@ pub struct Engine {
     pub progress: Option<ProgressFn>,
     /// A foreign retriever (`http`, `pgvector`); `None` searches the builtin index.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// The retrieval variants settings name (`--embedder`, `--chunk-tokens`); empty: one, of
+    /// `embedder` and `retriever` over every chunk.
+    pub retrieval: Vec<RetrievalVariant>,
+    /// The reranker that rescores each question's retrieved passages, when one is configured.
+    pub reranker: Option<Arc<dyn Reranker>>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
     pub repeat: u32,
 }
@@ -232,6 +265,8 @@ pub struct Engine {
 /// (named in errors).
 pub struct Query<'a> {
     pub corpus: usize,
+    /// Which retrieval variant of the call searches it (0 when there is one).
+    pub variant: usize,
     pub text: &'a str,
     pub question: &'a str,
 }
@@ -242,6 +277,12 @@ pub struct Ranking {
     pub ranked: Vec<Vec<Hit>>,
     /// Distinct texts embedded or searched.
     pub searched: usize,
+    /// With a reranker, per query the best retrieval score before reranking (`ranked` then
+    /// holds rerank scores); `None` everywhere without one.
+    pub retrieval_best: Vec<Option<f64>>,
+    /// With `retriever.query_per_k`, per query the hits of each smaller k retrieved on its own
+    /// (`ranked` holds the largest); empty otherwise.
+    pub by_k: Vec<Vec<(usize, Vec<Hit>)>>,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -253,7 +294,11 @@ pub(crate) struct Prepared {
     pub settings: Vec<Setting>,
     pub plan: Plan,
     pub expected_scores: Vec<Option<f64>>,
+    /// Per retrieval variant (see [`Sweep::expected_by_retrieval`]).
+    pub expected_by_retrieval: Vec<Vec<Option<f64>>>,
     pub question_embeddings: usize,
+    /// The chat models the plan's requests name by slot.
+    pub slots: Arc<ChatSlots>,
 }
 
 /// The `model` rewrite requests of the follow-up questions.
@@ -308,14 +353,114 @@ impl Engine {
         Ok(indexes)
     }
 
-    /// Retrieve every query at `k`, each distinct text once: the one retrieval the sweep,
-    /// `ask` and `prompt` share.
+    /// Retrieve every query at `k`, each distinct text once, and rerank the passages when a
+    /// reranker is configured: the one retrieval the sweep, `ask` and `prompt` share.
     pub async fn rank(
         &self,
         corpora: &[Corpus],
         queries: &[Query<'_>],
         k: usize,
     ) -> Result<Ranking> {
+        self.rank_at(corpora, queries, &[k]).await
+    }
+
+    /// [`Engine::rank_with`] with the engine's own embedder and retriever over every chunk.
+    pub(crate) async fn rank_at(
+        &self,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+    ) -> Result<Ranking> {
+        let source = Source {
+            embedder: self.embedder.as_ref(),
+            retriever: self.retriever.as_ref(),
+            members: vec![None],
+        };
+        self.rank_with(&source, corpora, queries, ks, &mut None)
+            .await
+    }
+
+    /// [`Engine::rank`] from `source` for every k of `ks` (ascending, the largest last): one
+    /// retrieval at the largest k, or one per k when the retriever asks for it
+    /// (`retriever.query_per_k`; the config refuses it together with a reranker). A foreign
+    /// retriever's passages are interned in `tables`, which calls for several sources share.
+    pub(crate) async fn rank_with(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
+        let Some(reranker) = &self.reranker else {
+            return self.retrieve(source, corpora, queries, ks, tables).await;
+        };
+        let candidates = reranker.candidates().unwrap_or(k);
+        let mut ranking = self
+            .retrieve(source, corpora, queries, &[candidates], tables)
+            .await?;
+        let top_n = reranker.top_n().unwrap_or(k);
+        // One call per distinct text and corpus: its candidates are the same.
+        let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
+        let mut job_of: HashMap<(usize, &str), usize> = HashMap::new();
+        let slots: Vec<usize> = queries
+            .iter()
+            .enumerate()
+            .map(|(q, query)| {
+                *job_of.entry((query.corpus, query.text)).or_insert_with(|| {
+                    let corpus = &ranking.corpora[query.corpus];
+                    let documents = ranking.ranked[q]
+                        .iter()
+                        .map(|h| corpus.chunks[h.chunk].text.clone())
+                        .collect();
+                    jobs.push((query.text.to_string(), documents));
+                    jobs.len() - 1
+                })
+            })
+            .collect();
+        let results = crate::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
+        for (q, query) in queries.iter().enumerate() {
+            let scored = results[slots[q]].as_ref().map_err(|e| {
+                anyhow::anyhow!("reranking for question `{}` failed: {e}", query.question)
+            })?;
+            let hits = std::mem::take(&mut ranking.ranked[q]);
+            ranking.retrieval_best[q] = hits.first().map(|h| h.score);
+            // Replies are checked against the documents sent; a cache file edited by hand is
+            // not trusted to be.
+            ranking.ranked[q] = scored
+                .iter()
+                .map(|s| {
+                    hits.get(s.index)
+                        .map(|h| Hit {
+                            chunk: h.chunk,
+                            score: s.score,
+                        })
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "reranking for question `{}` failed: the cached reply names passage {} of {}",
+                                query.question,
+                                s.index,
+                                hits.len()
+                            )
+                        })
+                })
+                .collect::<Result<_>>()?;
+        }
+        Ok(ranking)
+    }
+
+    /// Retrieve every query at the largest of `ks` from `source`, each distinct text once; with
+    /// `retriever.query_per_k`, at each of the smaller ones too.
+    async fn retrieve(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        ks: &[usize],
+        tables: &mut Option<Vec<PassageTable>>,
+    ) -> Result<Ranking> {
+        let k = ks.last().copied().unwrap_or_default();
         let mut texts: Vec<String> = Vec::new();
         let mut text_of: HashMap<&str, usize> = HashMap::new();
         let slots: Vec<usize> = queries
@@ -327,81 +472,59 @@ impl Engine {
                 })
             })
             .collect();
-        let Some(retriever) = &self.retriever else {
-            let indexes = self.index(corpora).await?;
-            // The query that first asks each distinct text, to name it in errors.
-            let asker = |slot: usize| {
-                let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
-                queries[q].question
-            };
-            if let Some((i, tokens, limit)) = too_long(self.embedder.as_ref(), &texts) {
-                bail!(
-                    "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
-                     (`embedder.max_input_tokens`: {limit})",
-                    asker(i)
-                );
-            }
-            // Each distinct text is embedded once, in one request.
-            let vectors = self
-                .embedder
-                .embed(&texts)
-                .await
-                .context("cannot embed the questions")?;
-            check_dimensions(&vectors, |i| format!("question `{}`", asker(i)))
-                .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
-            let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
-            // All of a corpus's queries are scored in one matrix product.
-            for (c, index) in indexes.iter().enumerate() {
-                let mine: Vec<usize> = (0..queries.len())
-                    .filter(|&q| queries[q].corpus == c)
-                    .collect();
-                if let Some(&q) = mine
-                    .iter()
-                    .find(|&&q| vectors[slots[q]].len() != index.dimensions())
-                {
-                    bail!(
-                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                        vectors[slots[q]].len(),
-                        queries[q].question,
-                        index.dimensions(),
-                        index.corpus.describe()
-                    );
-                }
-                let vs: Vec<&[f32]> = mine.iter().map(|&q| vectors[slots[q]].as_slice()).collect();
-                for (&q, hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                    ranked[q] = hits;
-                }
-            }
+        let Some(retriever) = source.retriever else {
+            let (ranked, searched) = self
+                .search_builtin(source, corpora, queries, &texts, &slots, k)
+                .await?;
             return Ok(Ranking {
-                corpora: indexes.into_iter().map(|i| i.corpus).collect(),
+                corpora: corpora.to_vec(),
                 ranked,
-                searched: texts.len(),
+                searched,
+                retrieval_best: vec![None; queries.len()],
+                by_k: Vec::new(),
             });
         };
-        let results = retriever.retrieve(&texts, k).await;
-        let mut tables: Vec<PassageTable> = corpora
-            .iter()
-            .map(|_| PassageTable::new(&retriever.describe()))
-            .collect();
-        let mut ranked = Vec::with_capacity(queries.len());
-        for (q, &slot) in queries.iter().zip(&slots) {
-            let passages = results[slot].as_ref().map_err(|e| {
-                anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question)
-            })?;
-            let table = &mut tables[q.corpus];
-            ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+        // One table per corpus slot for every k, so a passage has one index whatever k found it.
+        let tables = tables.get_or_insert_with(|| {
+            corpora
+                .iter()
+                .map(|_| PassageTable::new(&retriever.describe()))
+                .collect()
+        });
+        let ranked = search(retriever.as_ref(), tables, queries, &texts, &slots, k).await?;
+        let mut by_k: Vec<Vec<(usize, Vec<Hit>)>> = Vec::new();
+        if retriever.query_per_k() {
+            by_k = queries.iter().map(|_| Vec::new()).collect();
+            for &small in ks.iter().filter(|&&small| small < k) {
+                let hits =
+                    search(retriever.as_ref(), tables, queries, &texts, &slots, small).await?;
+                for (q, hits) in hits.into_iter().enumerate() {
+                    by_k[q].push((small, hits));
+                }
+            }
         }
         Ok(Ranking {
-            corpora: tables.into_iter().map(|t| t.corpus).collect(),
+            corpora: tables.iter().map(|t| t.corpus.clone()).collect(),
             ranked,
             searched: texts.len(),
+            retrieval_best: vec![None; queries.len()],
+            by_k,
         })
     }
 
-    /// Make every request with the engine's model, concurrency and progress.
-    async fn call(&self, requests: Vec<ChatRequest>) -> Vec<Result<ChatReply, CallError>> {
+    /// The engine's chat models, one slot per distinct identity.
+    pub fn slots(&self) -> Arc<ChatSlots> {
+        Arc::new(ChatSlots::new(self.model.clone(), &self.chat_variants))
+    }
+
+    /// Make every request with its slot's model, the engine's concurrency and progress.
+    async fn call(
+        &self,
+        slots: &Arc<ChatSlots>,
+        requests: Vec<ChatRequest>,
+    ) -> Vec<Result<ChatReply, CallError>> {
         execute(
-            self.model.clone(),
+            slots.clone(),
             requests,
             self.concurrency,
             self.progress.clone(),
@@ -410,7 +533,8 @@ impl Engine {
     }
 
     /// Grade every reply that is not the exact refusal sentence with the judge: one call per
-    /// distinct request. Per planned run, its grade (`None`: not judged).
+    /// distinct request, each added to `log`. Per planned run, its grade and its judge call's
+    /// index in the log (`None`: not judged).
     async fn grade(
         &self,
         planned: &[PlannedRun],
@@ -418,8 +542,8 @@ impl Engine {
         corpora: &[Corpus],
         views: &[View],
         replies: &[Result<ChatReply, CallError>],
-        calls: &mut CallStats,
-    ) -> Vec<Option<Judged>> {
+        log: &mut CallLog,
+    ) -> Vec<Option<(Judged, u32)>> {
         let Some(judge) = &self.judge else {
             return planned.iter().map(|_| None).collect();
         };
@@ -456,38 +580,43 @@ impl Engine {
                     })
             })
             .collect();
-        calls.judge_calls = requests.len();
-        let grades: Vec<Judged> = execute(
+        let digests: Vec<String> = requests
+            .iter()
+            .map(|r| request_digest(judge.as_ref(), r))
+            .collect();
+        let replies = execute(
             judge.clone(),
             requests,
             self.concurrency,
             self.progress.clone(),
         )
-        .await
-        .into_iter()
-        .map(|reply| {
-            let usage = reply.as_ref().map(|r| r.usage).unwrap_or_default();
-            calls.judge_cache_hits += usize::from(reply.as_ref().is_ok_and(|r| r.cached));
-            let grade = reply.and_then(|r| judge::parse(&r.text));
-            if let Err(e) = &grade {
-                calls.judge_failed += 1;
-                *calls
-                    .judge_errors_by_kind
-                    .entry(e.kind.as_str().to_string())
-                    .or_default() += 1;
-            }
-            Judged { grade, usage }
-        })
-        .collect();
+        .await;
+        let logged = log_calls(log, CallRole::Judge, digests, &replies);
+        let grades: Vec<(Judged, u32)> = replies
+            .into_iter()
+            .zip(logged)
+            .map(|(reply, call)| {
+                let usage = reply.as_ref().map(|r| r.usage).unwrap_or_default();
+                let grade = reply.and_then(|r| judge::parse(&r.text));
+                if let (Err(e), Some((_, record))) = (&grade, log.get_index_mut(call as usize)) {
+                    // A reply that is not a grade is the call's error: counted as failed
+                    // wherever the record is read, its text kept.
+                    record.error = Some(e.clone());
+                }
+                (Judged { grade, usage }, call)
+            })
+            .collect();
         slots
             .into_iter()
             .map(|slot| slot.map(|i| grades[i].clone()))
             .collect()
     }
 
-    /// The log digest of each request.
-    fn digests(&self, requests: &[ChatRequest]) -> Vec<String> {
-        run::digests(self.model.as_ref(), requests)
+    /// The log digest of each request, by its slot's model.
+    fn digests(slots: &ChatSlots, requests: &[ChatRequest]) -> Vec<String> {
+        run::digests(requests, |r| {
+            request_digest(slots.model(r.slot).as_ref(), r)
+        })
     }
 
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
@@ -505,8 +634,10 @@ impl Engine {
             requests,
             slot,
         } = rewrite_requests(questions);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        // Rewrites are asked of the configured `chat:` model (slot 0).
+        let slots = self.slots();
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
@@ -533,7 +664,8 @@ impl Engine {
     }
 
     /// Everything before the first answer call: retrieval for every text a question is asked
-    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) and the plan.
+    /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) under every
+    /// retrieval variant, and the plan.
     pub(crate) async fn prepare(
         &self,
         ws: &Workspace,
@@ -541,81 +673,127 @@ impl Engine {
         rewritten: impl Fn(usize) -> Option<String>,
     ) -> Result<Prepared> {
         let questions: Vec<_> = ws.questions().cloned().collect();
+        let variants = self.retrieval_variants();
+        let settings = grid.settings();
+        // The variant of each setting, by position in `variants`.
+        let variant_of: Vec<usize> = settings
+            .iter()
+            .map(|s| {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .with_context(|| {
+                        format!(
+                            "no retrieval for embedder `{}` at chunk size {:?}",
+                            s.embedder, s.chunk_tokens
+                        )
+                    })
+            })
+            .collect::<Result<_>>()?;
 
-        // One view per distinct text a question is asked as.
+        // One view per distinct (text a question is asked as, retrieval variant).
         let mut views: Vec<View> = Vec::new();
-        let mut view_of: HashMap<(usize, Rewrite), usize> = HashMap::new();
+        let mut view_of: HashMap<(usize, Rewrite, usize), usize> = HashMap::new();
         for (q, question) in questions.iter().enumerate() {
             // A question's views are contiguous: look only among its own.
             let first = views.len();
-            for &strategy in &grid.rewrites {
-                let text = match strategy {
-                    _ if question.history.is_empty() => question.question.clone(),
-                    Rewrite::None => question.question.clone(),
-                    Rewrite::Heuristic => rewrite::heuristic(&question.question, &question.history),
-                    Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
-                };
-                let v = match views[first..].iter().position(|v| v.text == text) {
-                    Some(v) => first + v,
-                    None => {
-                        views.push(View {
-                            question: q,
-                            text,
-                            ranked: Vec::new(),
-                        });
-                        views.len() - 1
-                    }
-                };
-                view_of.insert((q, strategy), v);
+            for variant in 0..variants.len() {
+                for &strategy in &grid.rewrites {
+                    let text = match strategy {
+                        _ if question.history.is_empty() => question.question.clone(),
+                        Rewrite::None => question.question.clone(),
+                        Rewrite::Heuristic => {
+                            rewrite::heuristic(&question.question, &question.history)
+                        }
+                        Rewrite::Model => rewritten(q).unwrap_or_else(|| question.question.clone()),
+                    };
+                    let v = match views[first..]
+                        .iter()
+                        .position(|v| v.text == text && v.variant == variant)
+                    {
+                        Some(v) => first + v,
+                        None => {
+                            views.push(View {
+                                question: q,
+                                text,
+                                ranked: Vec::new(),
+                                best_retrieval_score: None,
+                                by_k: Vec::new(),
+                                variant,
+                            });
+                            views.len() - 1
+                        }
+                    };
+                    view_of.insert((q, strategy, variant), v);
+                }
             }
         }
 
-        let queries: Vec<Query> = views
-            .iter()
-            .map(|v| Query {
-                corpus: questions[v.question].corpus,
-                text: &v.text,
-                question: &questions[v.question].id,
-            })
-            .collect();
-        let Ranking {
-            corpora,
-            ranked,
-            searched: question_embeddings,
-        } = self.rank(&ws.corpora, &queries, grid.max_k()).await?;
-        drop(queries);
-        for (view, hits) in views.iter_mut().zip(ranked) {
-            view.ranked = hits;
-        }
+        let (corpora, question_embeddings) = self
+            .rank_views(
+                &variants,
+                &questions,
+                &ws.corpora,
+                &mut views,
+                &distinct_ks(grid),
+            )
+            .await?;
 
-        // Per question, from its retrieval under the grid's first rewrite strategy (the one
-        // setting 0 uses, as for best scores in reports).
-        let expected_scores = questions
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0])]].ranked))
-            .map(|(q, hits)| {
-                let corpus = &corpora[q.corpus];
-                // Best first, so the first expected hit is the best one.
-                hits.iter()
-                    .find(|h| {
-                        q.expect
-                            .sources
-                            .iter()
-                            .any(|e| corpus.chunks[h.chunk].matches(e))
+        // Per variant, per question, from its retrieval under the grid's first rewrite strategy
+        // (the one setting 0 uses, as for best scores in reports).
+        let expected: Vec<Vec<Option<f64>>> = (0..variants.len())
+            .map(|variant| {
+                questions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0], variant)]].ranked))
+                    .map(|(q, hits)| {
+                        let corpus = &corpora[q.corpus];
+                        // Best first, so the first expected hit is the best one.
+                        hits.iter()
+                            .find(|h| {
+                                q.expect
+                                    .sources
+                                    .iter()
+                                    .any(|e| corpus.chunks[h.chunk].matches(e))
+                            })
+                            .map(|h| h.score)
                     })
-                    .map(|h| h.score)
+                    .collect()
             })
             .collect();
+        // The variant of setting 0 is what single-variant reports show.
+        let expected_scores = expected[variant_of.first().copied().unwrap_or(0)].clone();
+        let expected_by_retrieval = if variants.len() > 1 {
+            expected
+        } else {
+            Vec::new()
+        };
 
-        let settings = grid.settings();
-        let lookup = |q: usize, s: &Setting| view_of[&(q, s.rewrite)];
+        let slots = self.slots();
+        let slot_of = slots.of_settings(&settings)?;
+        let lookup = |q: usize, s: &Setting| {
+            let variant = if variants.len() == 1 {
+                0
+            } else {
+                variants
+                    .iter()
+                    .position(|v| {
+                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
+                    })
+                    .unwrap_or(0)
+            };
+            view_of[&(q, s.rewrite, variant)]
+        };
         let plan = Plan::new(
             &questions,
             &corpora,
             &views,
             lookup,
             &settings,
+            &slot_of,
             &self.rules.prompt,
         );
         Ok(Prepared {
@@ -625,7 +803,9 @@ impl Engine {
             settings,
             plan,
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
+            slots,
         })
     }
 
@@ -655,14 +835,16 @@ impl Engine {
                 requests,
             },
             expected_scores,
+            expected_by_retrieval,
             question_embeddings,
+            slots,
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
         let distinct = requests.len();
         let requests = crate::repeat::requests(requests, self.repeat);
-        let digests = self.digests(&requests);
-        let replies = self.call(requests).await;
+        let digests = Self::digests(&slots, &requests);
+        let replies = self.call(&slots, requests).await;
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         if self.repeat > 1 {
             for (i, &c) in logged.iter().enumerate() {
@@ -671,16 +853,8 @@ impl Engine {
                 }
             }
         }
-        let mut judge_counts = CallStats::default();
         let grades = self
-            .grade(
-                &planned,
-                &questions,
-                &corpora,
-                &views,
-                &replies,
-                &mut judge_counts,
-            )
+            .grade(&planned, &questions, &corpora, &views, &replies, &mut log)
             .await;
         // Runs share the texts of their view and their reply instead of each holding a copy:
         // a million runs held 200 MB of repeated answers.
@@ -711,8 +885,9 @@ impl Engine {
                     settings[p.setting].k,
                     reply,
                     &self.rules,
-                    judged.as_ref(),
+                    judged.as_ref().map(|(j, _)| j),
                 );
+                run.judge_call = judged.as_ref().map(|&(_, c)| c);
                 if let Some(r) = rewrite {
                     run.model_calls += 1;
                     run.prompt_tokens += r.usage.prompt_tokens;
@@ -734,7 +909,7 @@ impl Engine {
                 run.repeats = (1..self.repeat as usize)
                     .map(|r| {
                         let slot = p.call.map(|c| r * distinct + c);
-                        let top_k = &view.ranked[..settings[p.setting].k.min(view.ranked.len())];
+                        let top_k = view.top(settings[p.setting].k);
                         let corpus = &corpora[q.corpus];
                         let reply = slot.map(|i| &replies[i]);
                         crate::repeat::Repeat {
@@ -747,21 +922,19 @@ impl Engine {
                 run
             })
             .collect();
-        let mut calls = CallStats::of(&log, &runs, question_embeddings);
-        // Judge calls are not in the call log (it holds the pipeline's own calls): their
-        // counters come from the grading step.
-        calls.judge_calls = judge_counts.judge_calls;
-        calls.judge_cache_hits = judge_counts.judge_cache_hits;
-        calls.judge_failed = judge_counts.judge_failed;
-        calls.judge_errors_by_kind = judge_counts.judge_errors_by_kind;
+        let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut warnings = self.embedder.warnings();
-        warnings.extend(self.model.warnings());
+        warnings.extend(slots.warnings());
+        if let Some(r) = &self.reranker {
+            warnings.extend(r.warnings());
+        }
         Ok(Sweep {
             settings,
             call_log: log,
             runs,
             calls,
             expected_scores,
+            expected_by_retrieval,
             notes,
             warnings,
             corpora,
@@ -769,8 +942,44 @@ impl Engine {
     }
 }
 
+/// The grid's distinct k values, ascending.
+fn distinct_ks(grid: &Grid) -> Vec<usize> {
+    let mut ks = grid.ks.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// Search every distinct text of `texts` at `k` with a foreign retriever; per query its hits,
+/// interned into its corpus slot's table.
+async fn search(
+    retriever: &dyn Retriever,
+    tables: &mut [PassageTable],
+    queries: &[Query<'_>],
+    texts: &[String],
+    slots: &[usize],
+    k: usize,
+) -> Result<Vec<Vec<Hit>>> {
+    let results = retriever.retrieve(texts, k).await;
+    let mut ranked = Vec::with_capacity(queries.len());
+    for (q, &slot) in queries.iter().zip(slots) {
+        let passages = results[slot]
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question))?;
+        let table = &mut tables[q.corpus];
+        ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+    }
+    Ok(ranked)
+}
+
 /// Embed every chunk of `corpus` into a search index.
 pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
+    let vectors = embed_chunks(embedder, &corpus).await?;
+    Ok(Index::new(corpus, vectors))
+}
+
+/// One checked vector per chunk of `corpus`.
+async fn embed_chunks(embedder: &dyn Embedder, corpus: &Corpus) -> Result<Vec<Vec<f32>>> {
     let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
     if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
         let c = &corpus.chunks[i];
@@ -797,7 +1006,7 @@ pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus)
     }
     check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
         .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
-    Ok(Index::new(corpus, vectors))
+    Ok(vectors)
 }
 
 /// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).
@@ -838,7 +1047,7 @@ pub fn build_graded_run(
     rules: &Rules,
     judged: Option<&Judged>,
 ) -> Run {
-    let top_k = &view.ranked[..k.min(view.ranked.len())];
+    let top_k = view.top(k);
     let verdict = classify_graded(
         question,
         corpus,
@@ -854,6 +1063,7 @@ pub fn build_graded_run(
         asked: view.text.as_str().into(),
         rewrite_note: None,
         best_score: view.ranked.first().map(|h| h.score),
+        best_retrieval_score: view.best_retrieval_score,
         passages: planned.passages.clone(),
         verdict,
         answer: rules.refusal.as_str().into(),
@@ -869,6 +1079,7 @@ pub fn build_graded_run(
         judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
         call: None,
         rewrite_call: None,
+        judge_call: None,
         repeats: Vec::new(),
     };
     match reply {

@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest};
-use crate::sweep::request_digest;
 
 /// What the executor reports after each finished call.
 #[derive(Debug, Clone, Copy)]
@@ -74,24 +73,23 @@ pub async fn execute(
         .collect()
 }
 
-/// The log digest of each request ([`request_digest`]), worked out on every core: each is a
-/// JSON rendering and a sha256 of the whole prompt, and a large sweep has tens of thousands.
-pub fn digests(model: &dyn ChatModel, requests: &[ChatRequest]) -> Vec<String> {
+/// The log digest of each request (`digest`, [`request_digest`] by its model), worked out on
+/// every core: each is a JSON rendering and a sha256 of the whole prompt, and a large sweep
+/// has tens of thousands.
+pub fn digests(
+    requests: &[ChatRequest],
+    digest: impl Fn(&ChatRequest) -> String + Sync,
+) -> Vec<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_thread = requests.len().div_ceil(threads).max(256);
     if requests.len() <= per_thread {
-        return requests.iter().map(|r| request_digest(model, r)).collect();
+        return requests.iter().map(&digest).collect();
     }
+    let digest = &digest;
     std::thread::scope(|scope| {
         let parts: Vec<_> = requests
             .chunks(per_thread)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|r| request_digest(model, r))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| scope.spawn(move || part.iter().map(digest).collect::<Vec<_>>()))
             .collect();
         parts
             .into_iter()
@@ -108,6 +106,7 @@ mod tests {
     use super::*;
     use crate::chat::mock::MockModel;
     use crate::prompt::{Message, Role};
+    use crate::sweep::request_digest;
 
     #[test]
     fn digests_on_every_core_equal_one_at_a_time_in_order() {
@@ -119,11 +118,13 @@ mod tests {
                     content: format!("question {i}"),
                 }],
                 seed: None,
+                slot: 0,
             })
             .collect();
         let one_by_one: Vec<String> = requests.iter().map(|r| request_digest(&model, r)).collect();
-        assert_eq!(digests(&model, &requests), one_by_one);
-        assert_eq!(digests(&model, &requests[..3]), one_by_one[..3]);
-        assert!(digests(&model, &[]).is_empty());
+        let digest = |r: &ChatRequest| request_digest(&model, r);
+        assert_eq!(digests(&requests, digest), one_by_one);
+        assert_eq!(digests(&requests[..3], digest), one_by_one[..3]);
+        assert!(digests(&[], digest).is_empty());
     }
 }

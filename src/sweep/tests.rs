@@ -64,6 +64,7 @@ fn grid() -> impl Strategy<Value = Grid> {
             orders: orders.into_iter().collect(),
             formats: formats.into_iter().collect(),
             rewrites: rewrites.into_iter().collect(),
+            ..Grid::new(Vec::new(), Vec::new())
         })
 }
 
@@ -123,6 +124,8 @@ pub(crate) fn engine() -> Engine {
     Engine {
         embedder: Arc::new(HashEmbedder::new(64)),
         model: Arc::new(MockModel::default()),
+        chat_variants: Vec::new(),
+        retrieval: Vec::new(),
         judge: None,
         rules: Rules {
             refusal: REFUSAL.into(),
@@ -132,6 +135,7 @@ pub(crate) fn engine() -> Engine {
         concurrency: 3,
         progress: None,
         retriever: None,
+        reranker: None,
         repeat: 1,
     }
 }
@@ -176,6 +180,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 let request = crate::chat::ChatRequest {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
                     seed: None,
+                    slot: 0,
                 };
                 Some(engine.model.complete(&request).await)
             };
@@ -183,6 +188,9 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 question: qi,
                 text,
                 ranked: top_k,
+                variant: 0,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
             };
             let planned = PlannedRun {
                 question: qi,
@@ -238,6 +246,7 @@ fn without_latency(mut runs: Vec<Run>) -> Vec<Run> {
         r.latency = None;
         r.call = None;
         r.rewrite_call = None;
+        r.judge_call = None;
     }
     runs
 }

@@ -1,0 +1,352 @@
+//! Retrieval variants: every (embedder profile, chunk size) of the grid retrieves on its own,
+//! since thresholds do not carry across embedding models and chunk sizes.
+//!
+//! The corpora stay one per corpus slot: the chunks of every chunk size are joined into one
+//! corpus (see [`chunk_union`]), and a variant names its chunks by index. Runs, reports and the
+//! record therefore point into the same corpora as ever; a chunk that two sizes cut alike is one
+//! chunk, and a part whose id another size gives to different text gets `@SIZE` after its id.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use super::{check_dimensions, embed_chunks, grid, too_long, Engine, Query, View};
+use crate::corpus::{Chunk, Corpus};
+use crate::embed::Embedder;
+use crate::evalset::Question;
+use crate::retrieve::{Hit, Index};
+use crate::retriever::Retriever;
+
+/// How one setting retrieves.
+#[derive(Clone)]
+pub struct RetrievalVariant {
+    /// A key of `embedders:`, or `default` for the `embedder:` section.
+    pub embedder_profile: String,
+    /// The builtin chunker's size; `None`: `corpus.max_chunk_tokens`.
+    pub chunk_tokens: Option<usize>,
+    pub embedder: Arc<dyn Embedder>,
+    /// A foreign retriever (`http`, `pgvector`) for this embedder; `None`: the builtin index.
+    pub retriever: Option<Arc<dyn Retriever>>,
+    /// Per corpus slot, this size's chunks (indices into the joined corpus); `None`: all.
+    pub members: Option<Vec<Vec<usize>>>,
+}
+
+/// What one retrieval searches with: an embedder, its foreign retriever (`None`: the builtin
+/// index), and per variant its chunks (`None`: every chunk).
+pub(crate) struct Source<'a> {
+    pub embedder: &'a dyn Embedder,
+    pub retriever: Option<&'a Arc<dyn Retriever>>,
+    pub members: Vec<Option<&'a [Vec<usize>]>>,
+}
+
+/// The corpora `raw` (not yet split) cut at `default` and at each of `sizes`, joined: the
+/// joined corpora, and per size (in `sizes` order) per corpus the indices of its chunks.
+/// `None` in `sizes` stands for `default`. The `default` cut comes first and keeps its ids, so a
+/// sweep whose sizes are all `default` has the corpora of a sweep without the dimension.
+pub fn chunk_union(
+    raw: &[Corpus],
+    default: usize,
+    sizes: &[Option<usize>],
+) -> (Vec<Corpus>, Vec<Vec<Vec<usize>>>) {
+    let mut joined: Vec<Corpus> = Vec::with_capacity(raw.len());
+    let mut members: Vec<Vec<Vec<usize>>> = sizes.iter().map(|_| Vec::new()).collect();
+    for corpus in raw {
+        let mut union = corpus.clone();
+        union.split_long_sections(default);
+        let mut by_id: HashMap<String, usize> = union
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i))
+            .collect();
+        let whole: Vec<usize> = (0..union.chunks.len()).collect();
+        let mut cuts: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (slot, size) in sizes.iter().enumerate() {
+            let size = size.unwrap_or(default);
+            if size == default {
+                members[slot].push(whole.clone());
+                continue;
+            }
+            if let Some(m) = cuts.get(&size) {
+                members[slot].push(m.clone());
+                continue;
+            }
+            let mut cut = corpus.clone();
+            cut.split_long_sections(size);
+            let mine: Vec<usize> = cut
+                .chunks
+                .into_iter()
+                .map(|chunk| intern(&mut union.chunks, &mut by_id, chunk, size))
+                .collect();
+            cuts.insert(size, mine.clone());
+            members[slot].push(mine);
+        }
+        joined.push(union);
+    }
+    (joined, members)
+}
+
+/// The index of `chunk` in `chunks`: an equal chunk of the same id, else a new one (under
+/// `id@size` when another chunk holds its id).
+fn intern(
+    chunks: &mut Vec<Chunk>,
+    by_id: &mut HashMap<String, usize>,
+    mut chunk: Chunk,
+    size: usize,
+) -> usize {
+    let same = |c: &Chunk, d: &Chunk| c.text == d.text && c.heading == d.heading;
+    if let Some(&i) = by_id.get(&chunk.id) {
+        if same(&chunks[i], &chunk) {
+            return i;
+        }
+        chunk.id = format!("{}@{size}", chunk.id);
+        if let Some(&j) = by_id.get(&chunk.id) {
+            return j;
+        }
+    }
+    by_id.insert(chunk.id.clone(), chunks.len());
+    chunks.push(chunk);
+    chunks.len() - 1
+}
+
+impl Engine {
+    /// The retrieval variants: [`Engine::retrieval`], or the one of `embedder` and `retriever`.
+    pub(crate) fn retrieval_variants(&self) -> Vec<RetrievalVariant> {
+        if !self.retrieval.is_empty() {
+            return self.retrieval.clone();
+        }
+        vec![RetrievalVariant {
+            embedder_profile: grid::DEFAULT_PROFILE.to_string(),
+            chunk_tokens: None,
+            embedder: self.embedder.clone(),
+            retriever: self.retriever.clone(),
+            members: None,
+        }]
+    }
+
+    /// Rank every view under its retrieval variant: one retrieval per embedder profile, whose
+    /// question texts are embedded once for all its chunk sizes. Returns the corpora runs point
+    /// into (a foreign retriever's passages, else `corpora`) and the texts embedded.
+    pub(crate) async fn rank_views(
+        &self,
+        variants: &[RetrievalVariant],
+        questions: &[Question],
+        corpora: &[Corpus],
+        views: &mut [View],
+        ks: &[usize],
+    ) -> Result<(Vec<Corpus>, usize)> {
+        // One retrieval per embedder profile: its question texts are embedded once for all
+        // its chunk sizes.
+        let mut tables = None;
+        let mut question_embeddings = 0;
+        let mut ranked_corpora = None;
+        let mut profiles: Vec<&str> = Vec::new();
+        for v in variants {
+            if !profiles.contains(&v.embedder_profile.as_str()) {
+                profiles.push(&v.embedder_profile);
+            }
+        }
+        for profile in profiles {
+            let group: Vec<usize> = (0..variants.len())
+                .filter(|&v| variants[v].embedder_profile == profile)
+                .collect();
+            let mine: Vec<usize> = (0..views.len())
+                .filter(|&i| group.contains(&views[i].variant))
+                .collect();
+            let queries: Vec<Query> = mine
+                .iter()
+                .map(|&i| Query {
+                    corpus: questions[views[i].question].corpus,
+                    variant: group
+                        .iter()
+                        .position(|&g| g == views[i].variant)
+                        .unwrap_or(0),
+                    text: &views[i].text,
+                    question: &questions[views[i].question].id,
+                })
+                .collect();
+            let members: Vec<Option<&[Vec<usize>]>> = group
+                .iter()
+                .map(|&g| variants[g].members.as_deref())
+                .collect();
+            let lead = &variants[group[0]];
+            let source = Source {
+                embedder: lead.embedder.as_ref(),
+                retriever: lead.retriever.as_ref(),
+                members,
+            };
+            let ranking = self
+                .rank_with(&source, corpora, &queries, ks, &mut tables)
+                .await?;
+            drop(queries);
+            question_embeddings += ranking.searched;
+            let by_k = ranking
+                .by_k
+                .into_iter()
+                .map(Some)
+                .chain(std::iter::repeat_with(|| None));
+            for (((&i, hits), best), by_k) in mine
+                .iter()
+                .zip(ranking.ranked)
+                .zip(ranking.retrieval_best)
+                .zip(by_k)
+            {
+                views[i].ranked = hits;
+                views[i].best_retrieval_score = best;
+                views[i].by_k = by_k.unwrap_or_default();
+            }
+            // A foreign retriever's tables grow with each source: the last holds them all.
+            ranked_corpora = Some(ranking.corpora);
+        }
+        Ok((
+            ranked_corpora.unwrap_or_else(|| corpora.to_vec()),
+            question_embeddings,
+        ))
+    }
+
+    /// The builtin search of `source` for every variant of its `members` (a query's `variant`
+    /// indexes them; `None`: every chunk of the corpus): the chunks and the distinct question
+    /// `texts` (`slots[q]` is query q's) are embedded once for all variants. Per query its hits
+    /// at `k`, and the texts embedded.
+    pub(crate) async fn search_builtin(
+        &self,
+        source: &Source<'_>,
+        corpora: &[Corpus],
+        queries: &[Query<'_>],
+        texts: &[String],
+        slots: &[usize],
+        k: usize,
+    ) -> Result<(Vec<Vec<Hit>>, usize)> {
+        let embedder = source.embedder;
+        let members = &source.members;
+        // Every chunk of the joined corpora once; each variant indexes its own.
+        let mut vectors = Vec::with_capacity(corpora.len());
+        for corpus in corpora {
+            vectors.push(embed_chunks(embedder, corpus).await?);
+        }
+        // The query that first asks each distinct text, to name it in errors.
+        let asker = |slot: usize| {
+            let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
+            queries[q].question
+        };
+        if let Some((i, tokens, limit)) = too_long(embedder, texts) {
+            bail!(
+                "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
+                 (`embedder.max_input_tokens`: {limit})",
+                asker(i)
+            );
+        }
+        // Each distinct text is embedded once, in one request.
+        let qvectors = embedder
+            .embed(texts)
+            .await
+            .context("cannot embed the questions")?;
+        check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
+            .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
+        let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
+        for (v, member) in members.iter().enumerate() {
+            for (c, corpus) in corpora.iter().enumerate() {
+                let mine: Vec<usize> = (0..queries.len())
+                    .filter(|&q| queries[q].corpus == c && queries[q].variant == v)
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let index = match member {
+                    // One variant of all chunks: the vectors are its alone.
+                    None => Index::new(corpus.clone(), std::mem::take(&mut vectors[c])),
+                    Some(m) => Index::new(
+                        Corpus {
+                            chunks: m[c].iter().map(|&i| corpus.chunks[i].clone()).collect(),
+                            ..corpus.clone()
+                        },
+                        m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
+                    ),
+                };
+                // All of a corpus's queries are scored in one matrix product.
+                if let Some(&q) = mine
+                    .iter()
+                    .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
+                {
+                    bail!(
+                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                        qvectors[slots[q]].len(),
+                        queries[q].question,
+                        index.dimensions(),
+                        index.corpus.describe()
+                    );
+                }
+                let vs: Vec<&[f32]> = mine
+                    .iter()
+                    .map(|&q| qvectors[slots[q]].as_slice())
+                    .collect();
+                for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
+                    if let Some(m) = member {
+                        for h in &mut hits {
+                            h.chunk = m[c][h.chunk];
+                        }
+                    }
+                    ranked[q] = hits;
+                }
+            }
+        }
+        Ok((ranked, texts.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(sections: &[(&str, &str)]) -> Corpus {
+        Corpus {
+            root: "docs".into(),
+            roots: vec!["docs".into()],
+            chunks: sections
+                .iter()
+                .enumerate()
+                .map(|(i, (heading, text))| Chunk {
+                    id: format!("a.md#{i}"),
+                    source: "a.md".into(),
+                    heading: heading.to_string(),
+                    text: text.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn sizes_share_equal_chunks_and_keep_the_default_ids() {
+        let para = |w: &str| format!("{w} ").repeat(40);
+        let long = format!("{}\n\n{}\n\n{}", para("one"), para("two"), para("three"));
+        let raw = [corpus(&[("Short", "a few words"), ("Long", &long)])];
+        let (joined, members) = chunk_union(&raw, 1000, &[None, Some(40), Some(1000)]);
+        let ids: Vec<&str> = joined[0].chunks.iter().map(|c| c.id.as_str()).collect();
+        // The default cut keeps both sections whole; at 40 tokens the long one is in parts.
+        assert_eq!(
+            ids,
+            ["a.md#0", "a.md#1", "a.md#1.1", "a.md#1.2", "a.md#1.3"]
+        );
+        assert_eq!(members[0], [vec![0, 1]]);
+        assert_eq!(members[1], [vec![0, 2, 3, 4]]);
+        assert_eq!(members[2], members[0], "the default size named explicitly");
+
+        // Two sizes that both split the section give their parts' ids to different text.
+        let (joined, members) = chunk_union(&raw, 100, &[None, Some(40)]);
+        let ids: Vec<&str> = joined[0].chunks.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "a.md#0",
+                "a.md#1.1",
+                "a.md#1.2",
+                "a.md#1.1@40",
+                "a.md#1.2@40",
+                "a.md#1.3"
+            ]
+        );
+        assert_eq!(members[1], [vec![0, 3, 4, 5]]);
+        assert!(joined[0].chunks[3].matches("a.md#Long"));
+    }
+}

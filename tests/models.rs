@@ -1,0 +1,690 @@
+//! Models and parameters as sweep dimensions (`--chat`, `--temperature`), against real
+//! `rageval mock-llm` processes on loopback: settings double, the server's own counters show
+//! one call per distinct (profile, request), the temperature reaches the request body, and bad
+//! profile names are refused before any work.
+
+use serde_json::{json, Value};
+
+use crate::http::{http_project, MockLlm, KEY_ENV};
+use crate::support::{entries, stderr, Project};
+
+/// A project whose `chat:` is `mock` at `url`, with chat profiles `fast` (another model name
+/// on the same server) and `same` (the `chat:` section under another name).
+fn profiled(url: &str) -> Project {
+    let profile = |model: &str| {
+        format!("    kind: openai\n    base_url: {url}\n    model: {model}\n    api_key_env: {KEY_ENV}\n")
+    };
+    let models = format!(
+        "models:\n  fast:\n{}  same:\n{}",
+        profile("mock-fast"),
+        profile("mock")
+    );
+    http_project(url, false, &models)
+}
+
+fn sweep(p: &Project, args: &[&str]) -> Value {
+    let mut all = vec!["sweep", "-q"];
+    all.extend(args);
+    let out = p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&p.read("reports/latest/results.json")).unwrap()
+}
+
+fn distinct_prompts(doc: &Value) -> u64 {
+    doc["summary"]["calls"]["distinct_prompts"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn two_chat_profiles_double_the_settings_and_call_once_per_profile_and_request() {
+    // The distinct prompts of one profile, from a plain sweep on a server of its own.
+    let plain_server = MockLlm::start(&[]);
+    let plain = sweep(&profiled(&plain_server.url), &["--no-cache"]);
+    let one = distinct_prompts(&plain);
+    assert!(one > 0);
+
+    let server = MockLlm::start(&[]);
+    let p = profiled(&server.url);
+    let doc = sweep(&p, &["--no-cache", "--chat", "default,fast"]);
+    let settings = entries(&p.read("reports/latest/results.json"), "settings");
+    assert_eq!(settings.len(), 2 * 20);
+    assert_eq!(
+        settings[..2],
+        [
+            (
+                "min_score=0.1,k=1".to_string(),
+                json!({"min_score": 0.1, "k": 1, "order": "score", "format": "numbered", "rewrite": "none", "chat": "default"})
+            ),
+            (
+                "min_score=0.1,k=1,chat=fast".to_string(),
+                json!({"min_score": 0.1, "k": 1, "order": "score", "format": "numbered", "rewrite": "none", "chat": "fast"})
+            ),
+        ]
+    );
+    assert_eq!(
+        doc["dimensions"],
+        json!(["min_score", "k", "order", "format", "rewrite", "chat"])
+    );
+    // One call per distinct (profile, request), by the server's counters.
+    let stats = server.stats();
+    assert_eq!(
+        stats["chat_by_model"],
+        json!({"mock": one, "mock-fast": one}),
+        "{stats}"
+    );
+    assert_eq!(distinct_prompts(&doc), 2 * one);
+    // The `default` settings are the plain sweep's, run for run.
+    let runs_of = |doc: &Value, setting: &str| -> Vec<Value> {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["setting"] == setting)
+            .map(|r| json!([r["question"], r["call"], r["outcome"]]))
+            .collect()
+    };
+    assert_eq!(
+        runs_of(&doc, "min_score=0.3,k=4"),
+        runs_of(&plain, "min_score=0.3,k=4")
+    );
+    assert_eq!(
+        doc["summary"]["settings"]["min_score=0.3,k=4"]["answer"],
+        plain["summary"]["settings"]["min_score=0.3,k=4"]["answer"]
+    );
+
+    // `same` is `chat:` under another name: its requests are the same calls, made once.
+    let alias_server = MockLlm::start(&[]);
+    let alias = profiled(&alias_server.url);
+    let doc = sweep(&alias, &["--no-cache", "--chat", "default,same"]);
+    assert_eq!(
+        alias_server.stats()["chat_by_model"],
+        json!({ "mock": one })
+    );
+    assert_eq!(distinct_prompts(&doc), one);
+    assert_eq!(
+        runs_of(&doc, "min_score=0.3,k=4,chat=same"),
+        runs_of(&plain, "min_score=0.3,k=4")
+    );
+}
+
+#[test]
+fn temperatures_reach_the_request_and_each_is_its_own_call() {
+    let server = MockLlm::start(&[]);
+    let p = profiled(&server.url);
+    // A plain sweep fills the cache at the configured temperature (0).
+    let plain = sweep(&p, &[]);
+    let one = distinct_prompts(&plain);
+    assert_eq!(server.stats()["chat_by_temperature"], json!({ "0.0": one }));
+
+    let doc = sweep(&p, &["--temperature", "0,0.7"]);
+    let ids: Vec<String> = entries(&p.read("reports/latest/results.json"), "settings")
+        .into_iter()
+        .map(|(id, _)| id)
+        .take(2)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "min_score=0.1,k=1,temperature=0",
+            "min_score=0.1,k=1,temperature=0.7"
+        ]
+    );
+    assert_eq!(
+        doc["settings"]["min_score=0.1,k=1,temperature=0.7"]["temperature"],
+        0.7
+    );
+    // Temperature 0 is the configured model: its calls came from the cache; only the
+    // temperature 0.7 calls reached the server, each with its temperature in the body.
+    assert_eq!(
+        server.stats()["chat_by_temperature"],
+        json!({"0.0": one, "0.7": one})
+    );
+    assert_eq!(distinct_prompts(&doc), 2 * one);
+    assert_eq!(doc["summary"]["calls"]["cache_hits"].as_u64(), Some(one));
+    // The config's sweep section may list them too.
+    let config = p
+        .read("rageval.yaml")
+        .replace("sweep:\n", "sweep:\n  temperature: [0.7]\n  chat: fast\n");
+    p.write("rageval.yaml", &config);
+    let doc = sweep(&p, &[]);
+    assert_eq!(
+        doc["settings"]["min_score=0.1,k=1,chat=fast,temperature=0.7"],
+        json!({"min_score": 0.1, "k": 1, "order": "score", "format": "numbered", "rewrite": "none", "chat": "fast", "temperature": 0.7})
+    );
+    assert_eq!(
+        doc["identity"]["config"]["sweep"]["chat"], "fast",
+        "the grid is part of the identity"
+    );
+}
+
+#[test]
+fn a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls() {
+    let server = MockLlm::start(&[]);
+    let p = profiled(&server.url);
+    let args = [
+        "--chat",
+        "default,same,fast",
+        "--min-score",
+        "0.2",
+        "--k",
+        "4",
+    ];
+    let mut dry = vec!["sweep", "--dry-run", "--output", "json"];
+    dry.extend(args);
+    let out = p.cmd(&dry).env(KEY_ENV, "test-key").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = doc["dry_run"].as_array().unwrap();
+    let pick = |field: &str| -> Vec<Value> { rows.iter().map(|r| r[field].clone()).collect() };
+    assert_eq!(
+        pick("profile"),
+        [json!("default"), json!("same"), json!("fast")]
+    );
+    assert_eq!(
+        pick("model"),
+        [json!("mock"), json!("mock"), json!("mock-fast")]
+    );
+    assert_eq!(pick("runs"), [json!(26), json!(26), json!(26)]);
+    // `same` shares every prompt with `default`: counted once, under `default`.
+    assert_eq!(pick("calls"), [json!(23), json!(0), json!(23)]);
+    assert_eq!(server.stats()["chat_requests"], 0);
+
+    let doc = sweep(&p, &args);
+    assert_eq!(server.stats()["chat_requests"], 46);
+    assert_eq!(distinct_prompts(&doc), 46);
+
+    let mut table = vec!["sweep", "--dry-run"];
+    table.extend(args);
+    let out = p.cmd(&table).env(KEY_ENV, "test-key").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains("chat model"))
+        .map(|l| l.split('┆').next().unwrap().trim_matches(['│', ' ']))
+        .collect();
+    assert_eq!(names, ["default (mock)", "same (mock)", "fast (mock-fast)"]);
+}
+
+#[test]
+fn unknown_profiles_and_bad_temperatures_are_refused_before_any_work() {
+    let server = MockLlm::start(&[]);
+    let p = profiled(&server.url);
+    for (args, message) in [
+        (
+            &["--chat", "default,nope"][..],
+            "error: invalid --chat: unknown chat profile `nope`; the config defines `default`, `fast`, `same`",
+        ),
+        (
+            &["--chat", "fast,,same"][..],
+            "error: invalid --chat: `fast,,same` has an empty item",
+        ),
+        (
+            &["--temperature", "0,2.5"][..],
+            "error: invalid --temperature: a temperature must be from 0 to 2, got `2.5`",
+        ),
+    ] {
+        let mut all = vec!["sweep"];
+        all.extend(args);
+        let out = p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), format!("{message}\n"));
+        assert!(!p.path().join("reports").exists(), "no report for {args:?}");
+    }
+    assert_eq!(server.stats()["chat_requests"], 0);
+    assert_eq!(server.stats()["embedding_requests"], 0);
+}
+
+#[test]
+fn shards_of_a_two_profile_sweep_with_repeats_merge_into_the_whole() {
+    let server = MockLlm::start(&[]);
+    let p = profiled(&server.url);
+    crate::shards::whole_and_merged(
+        &p,
+        &[
+            "--chat",
+            "fast,default",
+            "--temperature",
+            "0,0.5",
+            "--repeat",
+            "2",
+        ],
+        2,
+    );
+    crate::shards::assert_same(&p);
+    let merged: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
+    assert_eq!(merged["settings"].as_object().unwrap().len(), 20 * 2 * 2);
+    assert_eq!(
+        merged["dimensions"],
+        json!([
+            "min_score",
+            "k",
+            "order",
+            "format",
+            "rewrite",
+            "chat",
+            "temperature"
+        ])
+    );
+}
+
+#[test]
+fn bad_profiles_in_the_config_name_file_line_and_field() {
+    let p = Project::sample();
+    for (yaml, message) in [
+        (
+            "models:\n  fast:\n    kind: openai\n    temperature: 3\n",
+            "error: rageval.yaml:5: `models.fast.temperature`: must be between 0 and 2",
+        ),
+        (
+            "models:\n  fast:\n    kind: openai\n    base_url: [ftp://x]\n",
+            "error: rageval.yaml:5: `models.fast.base_url[0]`: `ftp://x` must start with http:// or https://",
+        ),
+        (
+            "sweep:\n  chat: [default, nope]\n",
+            "error: rageval.yaml:3: `sweep.chat`: unknown chat profile `nope`; `models:` defines `default`",
+        ),
+        (
+            "embedders:\n  small:\n    kind: hash\nsweep:\n  embedder: small,big\n",
+            "error: rageval.yaml:6: `sweep.embedder`: unknown embedder profile `big`; `embedders:` defines `default`, `small`",
+        ),
+        (
+            "sweep:\n  chunk_tokens: [0]\n",
+            "error: rageval.yaml:3: `sweep.chunk_tokens`: a chunk size must be a whole number from 1 to 1000000, got `0`",
+        ),
+        (
+            "models:\n  a,b:\n    kind: mock\n",
+            "error: rageval.yaml:4: `models.a,b`: `a,b` is not a profile name: use letters, digits, `_`, `-` and `.`",
+        ),
+    ] {
+        p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\n{yaml}"));
+        let out = p.cmd(&["sweep"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{yaml}");
+        assert_eq!(stderr(&out), format!("{message}\n"));
+        assert!(!p.path().join("reports").exists());
+    }
+}
+
+/// A builtin project (hash embedder, mock model) with embedder profile `small`: the
+/// `mock-llm` server's 64-bucket hash embedder over HTTP.
+fn embedders(url: &str) -> Project {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: openai\n    base_url: {url}\n    model: hash-64\n    api_key_env: {KEY_ENV}\n"
+        ),
+    );
+    p
+}
+
+/// The chunks of the sample's corpus, as a sweep records them.
+fn chunk_ids(doc: &Value) -> Vec<String> {
+    doc["corpora"]["evalsets/club"]["chunks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
+    let server = MockLlm::start(&["--dimensions", "64"]);
+    let p = embedders(&server.url);
+    let doc = sweep(&p, &["--no-cache", "--embedder", "default,small"]);
+    assert_eq!(doc["settings"].as_object().unwrap().len(), 2 * 20);
+    // The profile is part of the sweep's identity (and so of its config digest).
+    assert_eq!(
+        doc["identity"]["config"]["embedders"]["small"]["model"],
+        "hash-64"
+    );
+    assert_eq!(
+        doc["identity"]["config"]["sweep"]["embedder"],
+        "default,small"
+    );
+    // One embedding per (question, embedder); the corpus once per embedder, in one request.
+    assert_eq!(doc["question_embeddings"], 2 * 26);
+    let stats = server.stats();
+    assert_eq!(stats["embedding_requests"], 2, "{stats}");
+    assert_eq!(
+        stats["texts_embedded"].as_u64(),
+        Some(chunk_ids(&doc).len() as u64 + 26)
+    );
+
+    // Each embedder's insight is the insight of a sweep with that embedder alone.
+    let alone = |embedder: &str| -> Value {
+        let q = Project::sample();
+        q.write(
+            "rageval.yaml",
+            &format!("evalsets: [evalsets/club.yaml]\n{embedder}"),
+        );
+        sweep(&q, &[])
+    };
+    let plain = alone("");
+    let small = alone(&format!(
+        "embedder:\n  kind: openai\n  base_url: {}\n  model: hash-64\n  api_key_env: {KEY_ENV}\n",
+        server.url
+    ));
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    let labels: Vec<&str> = per
+        .iter()
+        .map(|v| v["retrieval"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["embedder=default", "embedder=small"]);
+    assert_eq!(per[0]["separability"], plain["summary"]["separability"]);
+    assert_eq!(per[1]["separability"], small["summary"]["separability"]);
+    assert_ne!(per[0]["separability"]["auc"], per[1]["separability"]["auc"]);
+    assert_eq!(
+        per[0]["recommendation"]["setting"],
+        plain["summary"]["recommendation"]["setting"]
+    );
+    // The small embedder's recommendation names its own settings.
+    let with_suffix = |v: &Value| v.as_str().map(|id| format!("{id},embedder=small"));
+    assert_eq!(
+        per[1]["recommendation"]["closest"]["setting"]
+            .as_str()
+            .or(per[1]["recommendation"]["setting"].as_str())
+            .map(String::from),
+        with_suffix(if small["summary"]["recommendation"]["setting"].is_null() {
+            &small["summary"]["recommendation"]["closest"]["setting"]
+        } else {
+            &small["summary"]["recommendation"]["setting"]
+        })
+    );
+    // Per-question scores under each embedder, for merge and the gate to read back.
+    let q = &doc["questions"]["fee-per-term"];
+    assert_eq!(
+        q["retrieval"]["embedder=small"]["best_score"],
+        small["questions"]["fee-per-term"]["best_score"]
+    );
+    assert_eq!(
+        q["best_score"],
+        plain["questions"]["fee-per-term"]["best_score"]
+    );
+
+    // The terminal footer and report.md show both.
+    let out = p
+        .cmd(&["sweep", "--embedder", "default,small", "--wide"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let sep = |v: &Value| {
+        v["separability"]["auc"]
+            .as_f64()
+            .map(|a| format!("AUC {a:.3}"))
+            .unwrap()
+    };
+    for (label, v) in [("embedder=default", &per[0]), ("embedder=small", &per[1])] {
+        let line = format!("{label}: separability: {}", sep(v));
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with(&line)).count(),
+            1,
+            "{line} in {text}"
+        );
+        assert!(p
+            .read("reports/latest/report.md")
+            .contains(&format!("- {line}")));
+        assert!(p
+            .read("reports/latest/report.html")
+            .contains(&format!("<li>{line}")));
+    }
+    assert!(p
+        .read("reports/latest/report.html")
+        .contains("<section id=\"by-retrieval\""));
+
+    // A dry run over both embedders predicts the sweep's calls.
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--dry-run",
+            "--output",
+            "json",
+            "--no-cache",
+            "--embedder",
+            "default,small",
+        ])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        dry["dry_run"][0]["calls"],
+        doc["summary"]["calls"]["distinct_prompts"]
+    );
+    assert_eq!(dry["dry_run"][0]["question_embeddings"], 2 * 26);
+}
+
+/// Four paragraphs of 20 to 23 estimated tokens under a 3-token heading (as in chunks.rs): a
+/// size of 40 puts each in a part of its own, 256 keeps the section whole.
+const GUIDE: &str = "# Install\nDownload the tool and run it once.\n\n# Long section\n\
+Membership fees are paid by bank transfer before the first meeting of each term.\n\n\
+The robotics lab opens at nine in the morning on weekdays for every member.\n\n\
+Lost badges are replaced for five dollars at the office with a photo card.\n\n\
+Parking permits for the north garage cost twelve dollars monthly and are sold online.\n";
+
+#[test]
+fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
+    let server = MockLlm::start(&[]);
+    let p = Project::empty();
+    p.write("docs/guide.md", GUIDE);
+    p.write(
+        "set.yaml",
+        "corpus: docs\nanswerable:\n  - id: parking\n    question: How much do parking permits for the north garage cost?\n    expect: {sources: [guide.md#Long section], answer: [twelve dollars]}\nunanswerable:\n  - id: pool\n    question: When does the swimming pool open?\n",
+    );
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [set.yaml]\nembedder:\n  kind: openai\n  base_url: {}\n  model: hash-1024\n  api_key_env: {KEY_ENV}\nsweep:\n  min_score: 0.1\n  k: 1\n",
+            server.url
+        ),
+    );
+    let plain = sweep(&p, &["--no-cache"]);
+    let before = server.stats()["texts_embedded"].as_u64().unwrap();
+    let doc = sweep(&p, &["--no-cache", "--chunk-tokens", "40,256"]);
+    // The default cut (256) first, with its ids; the parts of the 40-token cut follow.
+    let chunks: Vec<String> = doc["corpora"]["docs"]["chunks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            "guide.md#0",
+            "guide.md#1",
+            "guide.md#1.1",
+            "guide.md#1.2",
+            "guide.md#1.3",
+            "guide.md#1.4"
+        ]
+    );
+    // Every distinct chunk and question embedded once: one index per size from them.
+    assert_eq!(
+        server.stats()["texts_embedded"].as_u64().unwrap() - before,
+        6 + 2
+    );
+    assert_eq!(doc["question_embeddings"], 2);
+    let passages = |doc: &Value, setting: &str| -> Vec<Value> {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["setting"] == setting)
+            .map(|r| json!([r["question"], r["passages"], r["outcome"]]))
+            .collect()
+    };
+    assert_eq!(
+        passages(&doc, "min_score=0.1,k=1,chunk_tokens=256"),
+        passages(&plain, "min_score=0.1,k=1")
+    );
+    let sent = |setting: &str| -> Vec<Value> {
+        passages(&doc, setting)
+            .iter()
+            .map(|r| r[1][0][0].clone())
+            .collect()
+    };
+    // The pool question is refused early at both sizes: no passage.
+    assert_eq!(
+        sent("min_score=0.1,k=1,chunk_tokens=40"),
+        [json!("guide.md#1.4"), Value::Null]
+    );
+    assert_eq!(
+        sent("min_score=0.1,k=1,chunk_tokens=256"),
+        [json!("guide.md#1"), Value::Null]
+    );
+    // The table and summary.csv show the dimension.
+    let csv = p.read("reports/latest/summary.csv");
+    assert!(csv.starts_with("min_score,k,order,format,rewrite,chunk_tokens,questions,"));
+    let out = p
+        .cmd(&["sweep", "--chunk-tokens", "40,256"])
+        .env(KEY_ENV, "test-key")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().find(|l| l.contains("min_score")).unwrap();
+    assert!(header.contains("┆ chunk_tokens ┆"), "{header}");
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    let labels: Vec<&str> = per
+        .iter()
+        .map(|v| v["retrieval"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["chunk_tokens=40", "chunk_tokens=256"]);
+}
+
+#[test]
+fn bad_retrieval_dimensions_are_refused_before_any_work() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
+    );
+    for (args, message) in [
+        (
+            &["--embedder", "small,big"][..],
+            "error: invalid --embedder: unknown embedder profile `big`; the config defines `default`, `small`",
+        ),
+        (
+            &["--chunk-tokens", "0,128"][..],
+            "error: invalid --chunk-tokens: a chunk size must be a whole number from 1 to 1000000, got `0`",
+        ),
+    ] {
+        let mut all = vec!["sweep"];
+        all.extend(args);
+        let out = p.cmd(&all).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), format!("{message}\n"));
+        assert!(!p.path().join("reports").exists());
+    }
+    // A foreign retriever has its own chunks.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nretriever:\n  kind: pgvector\n  table: chunks\n",
+    );
+    let out = p.cmd(&["sweep", "--chunk-tokens", "128"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: invalid --chunk-tokens: `retriever.kind: pgvector` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only\n"
+    );
+    assert!(!p.path().join("reports").exists());
+}
+
+#[test]
+fn shards_of_an_embedder_and_chunk_size_sweep_merge_into_the_whole() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
+    );
+    crate::shards::whole_and_merged(
+        &p,
+        &[
+            "--embedder",
+            "default,small",
+            "--chunk-tokens",
+            "16,256",
+            "--rewrite",
+            "none,heuristic",
+        ],
+        2,
+    );
+    crate::shards::assert_same(&p);
+    let merged: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
+    assert_eq!(
+        merged["summary"]["by_retrieval"].as_array().unwrap().len(),
+        4
+    );
+}
+
+#[test]
+fn each_embedder_profile_is_checked_against_the_pgvector_table() {
+    let Some(dsn) = crate::support::require_database() else {
+        return;
+    };
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n  wide:\n    kind: hash\n    dimensions: 1024\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  ef_search: 1000\n  table: rv_profiles\n",
+    );
+    let out = p
+        .cmd(&["index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = |embedders: &str| {
+        p.cmd(&["sweep", "-q", "--embedder", embedders])
+            .env("RAGEVAL_TEST_DSN", &dsn)
+            .output()
+            .unwrap()
+    };
+    let out = run("default,small");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: embedder profile `small`: column `embedding` of table `rv_profiles` holds 1024-dimensional vectors, the embedder `hash-64` gives 64: reload the table with `rageval index --replace` or configure the embedder it was built with\n"
+    );
+    assert!(!p.path().join("reports").exists());
+    // A profile of the table's dimensions sweeps, each embedder retrieving on its own.
+    let out = run("default,wide");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    assert_eq!(per.len(), 2);
+    assert_eq!(
+        per[0]["separability"], per[1]["separability"],
+        "the same vectors"
+    );
+    assert_eq!(doc["question_embeddings"], 2 * 26);
+}
+
+#[test]
+fn a_reranked_two_embedder_sweep_keeps_both_scores_per_embedder_through_merge() {
+    let server = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\nreranker:\n  base_url: {}\n  api_key_env: {KEY_ENV}\n  candidates: 8\n",
+            server.url
+        ),
+    );
+    crate::shards::whole_and_merged(&p, &["--embedder", "default,small"], 2);
+    crate::shards::assert_same(&p);
+    let doc: Value = serde_json::from_str(&p.read("whole/results.json")).unwrap();
+    let q = &doc["questions"]["fee-per-term"]["retrieval"];
+    for label in ["embedder=default", "embedder=small"] {
+        assert!(q[label]["best_score"].is_number(), "{q}");
+        assert!(q[label]["best_retrieval_score"].is_number(), "{q}");
+    }
+    // The retrieval scores differ by embedder; the reranker scores the same passages' words.
+    assert_ne!(
+        q["embedder=default"]["best_retrieval_score"],
+        q["embedder=small"]["best_retrieval_score"]
+    );
+}
