@@ -423,12 +423,53 @@ pub fn estimate_tokens(text: &str) -> usize {
 
 /// Collapse every run of whitespace to one space and trim: one passage, one line.
 pub fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    if text.is_ascii() {
+        // The common case, a byte at a time: ASCII's Unicode whitespace is tab to carriage
+        // return (VT and FF included) and space, exactly what `split_whitespace` splits on.
+        let mut words = text
+            .split(|c: char| matches!(c, '\t'..='\r' | ' '))
+            .filter(|w| !w.is_empty());
+        if let Some(first) = words.next() {
+            out.push_str(first);
+            for w in words {
+                out.push(' ');
+                out.push_str(w);
+            }
+        }
+        return out;
+    }
+    for w in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn squash_joins_words_as_split_whitespace_does() {
+        for text in [
+            "",
+            "   ",
+            "one",
+            "  Send the fee\nto\tthe\x0btreasurer.\x0c\r\n ",
+            "caf\u{e9}\u{a0}au\u{2003}lait \u{3000} ok",
+            "a\x1fb",
+        ] {
+            let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(squash(text), expected, "{text:?}");
+        }
+        assert_eq!(
+            squash(" Send the fee\n\nto the treasurer. "),
+            "Send the fee to the treasurer."
+        );
+    }
 
     #[test]
     fn sections_are_numbered_from_zero_and_empty_ones_skipped() {

@@ -21,6 +21,26 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
+/// Call `f` with each lowercased word of `text`, as [`words`] yields them, without allocating a
+/// string per word: the mock model counts millions of words in a large sweep.
+pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut lower = String::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        if w.is_ascii() {
+            lower.clear();
+            lower.push_str(w);
+            lower.make_ascii_lowercase();
+            f(&lower);
+        } else {
+            // `str::to_lowercase` knows context rules (a final sigma) that chars alone do not.
+            f(&w.to_lowercase());
+        }
+    }
+}
+
 /// Whether a lowercased word is a stopword.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
@@ -127,6 +147,17 @@ mod tests {
     fn words_split_on_punctuation_and_lowercase() {
         let w: Vec<_> = words("Don't use Wi-Fi, Sophea!").collect();
         assert_eq!(w, ["don", "t", "use", "wi", "fi", "sophea"]);
+    }
+
+    #[test]
+    fn each_word_yields_what_words_yields() {
+        let text = "Don't use Wi-Fi, SOPHEA! \u{39f}\u{394}\u{39f}\u{3a3} Straße 42x";
+        let mut seen = Vec::new();
+        each_word(text, |w| seen.push(w.to_string()));
+        assert_eq!(seen, words(text).collect::<Vec<_>>());
+        assert_eq!(seen[..6], ["don", "t", "use", "wi", "fi", "sophea"]);
+        // The final sigma of ΟΔΟΣ lowercases to ς, as `str::to_lowercase` does.
+        assert_eq!(seen[6], "\u{3bf}\u{3b4}\u{3bf}\u{3c2}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod repeat;
 mod rerank;
 mod retriever_http;
 mod retrievers;
+mod scale;
 mod scenarios;
 mod schema;
 mod secrets;

@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 
 use super::{
     AskedRecord, AttackRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord, Record,
-    RepeatRecord, RetrievalRecord, RunRecord, Summary, SCHEMA,
+    RetrievalRecord, Summary, SCHEMA,
 };
 use crate::evalset::{Attack, Expect, Question};
 use crate::report::Results;
@@ -31,6 +31,17 @@ pub fn from_ms(ms: f64) -> Duration {
 impl Record {
     /// The record of `r`, with its summary.
     pub fn of(r: &Results) -> Record {
+        let mut record = Record::head(r);
+        record.runs = r
+            .runs
+            .iter()
+            .map(|run| super::stream::RunRef::of(r, run).to_owned())
+            .collect();
+        record
+    }
+
+    /// The record of `r` without its runs, which [`super::stream`] writes one at a time.
+    pub(super) fn head(r: &Results) -> Record {
         // The rewrite strategies in grid order, each with the first setting that uses it.
         let mut strategies: Vec<(Rewrite, usize)> = Vec::new();
         for (s, setting) in r.settings.iter().enumerate() {
@@ -161,30 +172,6 @@ impl Record {
                 (name.clone(), CorpusRecord { chunks })
             })
             .collect();
-        let runs = r
-            .runs
-            .iter()
-            .map(|run| RunRecord {
-                question: r.questions[run.question].id.clone(),
-                setting: r.setting_id(run.setting).to_string(),
-                call: run.call.and_then(call_id),
-                passages: run
-                    .passages
-                    .iter()
-                    .map(|h| Passage(r.chunk_id(run.question, h.chunk).to_string(), h.score))
-                    .collect(),
-                verdict: run.verdict.clone(),
-                judge_call: run.judge_call.and_then(call_id),
-                repeats: run
-                    .repeats
-                    .iter()
-                    .map(|rep| RepeatRecord {
-                        call: rep.call.and_then(call_id),
-                        outcome: rep.outcome,
-                    })
-                    .collect(),
-            })
-            .collect();
         Record {
             schema: SCHEMA.into(),
             identity: r.meta.clone(),
@@ -200,7 +187,7 @@ impl Record {
                 .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map(r.recorded())))
                 .collect(),
             calls,
-            runs,
+            runs: Vec::new(),
             question_embeddings: r.calls.question_embeddings,
         }
     }

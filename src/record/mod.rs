@@ -13,6 +13,7 @@
 mod convert;
 pub mod digest;
 pub mod merge;
+pub mod stream;
 mod summary;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 //! documents, so every free-text cell that a spreadsheet would read as a formula (a leading
 //! `=`, `+`, `-`, `@`, tab or carriage return) is prefixed with `'`.
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::Result;
@@ -15,16 +16,18 @@ pub struct SummaryCsv;
 pub struct RunsCsv;
 
 /// Make a text cell inert in spreadsheets (OWASP's CSV injection advice).
+#[cfg(test)]
 pub fn neutralize(text: &str) -> String {
-    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    if formula_start(text) {
         format!("'{text}")
     } else {
         text.to_string()
     }
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
+/// Whether a spreadsheet would read `text` as a formula.
+fn formula_start(text: &str) -> bool {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
 }
 
 fn fixed(v: Option<f64>, digits: usize) -> String {
@@ -261,61 +264,124 @@ impl Exporter for RunsCsv {
             .copied()
             .collect();
         w.write_record(&header)?;
+        // Cell by cell through two reused buffers: a million runs made 45 million strings.
+        let mut c = Cells {
+            w,
+            buf: String::new(),
+            joined: String::new(),
+        };
         for run in &r.runs {
             let q = &r.questions[run.question];
             let v = &run.verdict;
-            let passages: Vec<&str> = run
-                .passages
-                .iter()
-                .map(|h| r.chunk_id(run.question, h.chunk))
-                .collect();
-            let mut row = vec![neutralize(&q.id), q.answerable.to_string()];
-            row.extend_from_slice(r.recorded_values(run.setting));
-            row.extend([
-                v.outcome.to_string(),
-                opt(v.refusal.map(|x| x.as_str())),
-                opt(v.refusal_match),
-                opt(v.stage.map(|s| s.as_str())),
-                fixed(run.best_score, 6),
-                run.passages.len().to_string(),
-                neutralize(&passages.join(" ")),
-                opt(v.expected_in_top_k),
-                opt(v.expected_in_prompt),
-                opt(v.expected_rank),
-                fixed(v.expected_recall, 4),
-                neutralize(&v.cited.join(" ")),
-                v.invalid_citations
+            c.text(&q.id)?;
+            c.show(Some(q.answerable))?;
+            for value in r.recorded_values(run.setting) {
+                c.w.write_field(value)?;
+            }
+            c.show(Some(v.outcome))?;
+            c.show(v.refusal.map(|x| x.as_str()))?;
+            c.show(v.refusal_match)?;
+            c.show(v.stage.map(|s| s.as_str()))?;
+            c.fixed(run.best_score, 6)?;
+            c.show(Some(run.passages.len()))?;
+            c.joined_text(
+                run.passages
                     .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                opt(v.expected_cited),
-                opt(v.answer_match),
-                opt(v.wrong_answer),
-                opt(v.judge_refused),
-                opt(v.judge_correct),
-                opt(v.judge_supported),
-                opt(v.injected),
-                neutralize(&r.flagged_passages(run).join(" ")),
-                run.model_calls.to_string(),
-                run.prompt_tokens.to_string(),
-                run.completion_tokens.to_string(),
-                run.judge_prompt_tokens.to_string(),
-                run.judge_completion_tokens.to_string(),
-                fixed(run.latency.map(|l| l.as_secs_f64() * 1000.0), 3),
-                fixed(run.ttft.map(|l| l.as_secs_f64() * 1000.0), 3),
-                opt(run.error.as_ref().map(|e| e.kind.as_str())),
-                neutralize(run.error.as_ref().map(|e| e.message.as_str()).unwrap_or("")),
-                neutralize(v.judge_error.as_deref().unwrap_or("")),
-                neutralize(&q.question),
-                neutralize(&run.asked),
-                neutralize(run.rewrite_note.as_deref().unwrap_or("")),
-                neutralize(&run.answer),
-            ]);
-            w.write_record(&row)?;
+                    .map(|h| r.chunk_id(run.question, h.chunk)),
+            )?;
+            c.show(v.expected_in_top_k)?;
+            c.show(v.expected_in_prompt)?;
+            c.show(v.expected_rank)?;
+            c.fixed(v.expected_recall, 4)?;
+            c.joined_text(v.cited.iter().map(String::as_str))?;
+            c.buf.clear();
+            for (i, n) in v.invalid_citations.iter().enumerate() {
+                if i > 0 {
+                    c.buf.push(' ');
+                }
+                let _ = write!(c.buf, "{n}");
+            }
+            c.w.write_field(&c.buf)?;
+            c.show(v.expected_cited)?;
+            c.show(v.answer_match)?;
+            c.show(v.wrong_answer)?;
+            c.show(v.judge_refused)?;
+            c.show(v.judge_correct)?;
+            c.show(v.judge_supported)?;
+            c.show(v.injected)?;
+            c.joined_text(r.flagged_passages(run).into_iter())?;
+            c.show(Some(run.model_calls))?;
+            c.show(Some(run.prompt_tokens))?;
+            c.show(Some(run.completion_tokens))?;
+            c.show(Some(run.judge_prompt_tokens))?;
+            c.show(Some(run.judge_completion_tokens))?;
+            c.fixed(run.latency.map(|l| l.as_secs_f64() * 1000.0), 3)?;
+            c.fixed(run.ttft.map(|l| l.as_secs_f64() * 1000.0), 3)?;
+            c.show(run.error.as_ref().map(|e| e.kind.as_str()))?;
+            c.text(run.error.as_ref().map(|e| e.message.as_str()).unwrap_or(""))?;
+            c.text(v.judge_error.as_deref().unwrap_or(""))?;
+            c.text(&q.question)?;
+            c.text(&run.asked)?;
+            c.text(run.rewrite_note.as_deref().unwrap_or(""))?;
+            c.text(&run.answer)?;
+            c.w.write_record(None::<&[u8]>)?;
         }
-        w.flush()?;
+        c.w.flush()?;
         Ok(())
+    }
+}
+
+/// A CSV writer and scratch buffers, for writing cells without a string each.
+struct Cells<'a> {
+    w: ::csv::Writer<&'a mut dyn Write>,
+    buf: String,
+    joined: String,
+}
+
+impl Cells<'_> {
+    /// A free-text cell, prefixed with `'` when it starts like a formula.
+    fn text(&mut self, text: &str) -> ::csv::Result<()> {
+        if formula_start(text) {
+            self.buf.clear();
+            self.buf.push('\'');
+            self.buf.push_str(text);
+            self.w.write_field(&self.buf)
+        } else {
+            self.w.write_field(text)
+        }
+    }
+
+    /// Items joined by spaces, as one free-text cell.
+    fn joined_text<'t>(&mut self, items: impl Iterator<Item = &'t str>) -> ::csv::Result<()> {
+        let mut joined = std::mem::take(&mut self.joined);
+        joined.clear();
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                joined.push(' ');
+            }
+            joined.push_str(item);
+        }
+        let written = self.text(&joined);
+        self.joined = joined;
+        written
+    }
+
+    /// A value as text, or an empty cell.
+    fn show<T: std::fmt::Display>(&mut self, v: Option<T>) -> ::csv::Result<()> {
+        self.buf.clear();
+        if let Some(v) = v {
+            let _ = write!(self.buf, "{v}");
+        }
+        self.w.write_field(&self.buf)
+    }
+
+    /// [`fixed`]: a number with `digits` decimals, or an empty cell.
+    fn fixed(&mut self, v: Option<f64>, digits: usize) -> ::csv::Result<()> {
+        self.buf.clear();
+        if let Some(x) = v {
+            let _ = write!(self.buf, "{x:.digits$}");
+        }
+        self.w.write_field(&self.buf)
     }
 }
 

@@ -37,15 +37,28 @@ fn detail(run: &Run) -> String {
     s
 }
 
-/// Every question as a `<details>` element.
-pub fn questions(r: &Results, h: &mut String) {
+/// Most questions the drill-down shows. Past a few thousand `<details>` a browser takes
+/// seconds to open the page (W3's 10,000 questions x 100 settings made a 400 MB file); runs.csv
+/// holds every run.
+pub const MAX_QUESTIONS: usize = 1000;
+
+/// Every question as a `<details>` element, or the first `cap` of them and a notice that says
+/// so and links runs.csv.
+pub fn questions(r: &Results, cap: usize, h: &mut String) {
     h.push_str("<section id=\"questions\">\n<h2>Questions</h2>\n<p class=\"small\">A cell per setting, in the table's order, coloured by outcome:");
     for o in Outcome::ALL {
         let _ = write!(h, " <span class=\"o {o}\">{o}</span>");
     }
     h.push_str(". Open a question for its answers with labelled sources.</p>\n");
+    let total = r.questions.len();
+    if total > cap {
+        let _ = writeln!(
+            h,
+            "<p class=\"small\" id=\"drilldown-cap\">This sweep has {total} questions; to keep the page light, the drill-down shows the first {cap}. Every run of every question is in <a href=\"runs.csv\">runs.csv</a>.</p>"
+        );
+    }
     let layout = Layout::new(r);
-    for qi in 0..r.questions.len() {
+    for qi in 0..total.min(cap) {
         question(r, &layout, qi, h);
     }
     h.push_str("</section>\n");
@@ -291,4 +304,45 @@ fn labelled(r: &Results, qi: usize, run: &Run) -> String {
     }
     out.push_str(&escape(&text[at..]));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    fn drilldown(r: &Results, cap: usize) -> String {
+        let mut h = String::new();
+        questions(r, cap, &mut h);
+        h
+    }
+
+    #[test]
+    fn a_sweep_above_the_cap_shows_exactly_the_cap_and_says_so() {
+        let r = fixture::results();
+        let total = r.questions.len();
+        assert!(total >= 2, "the fixture needs two questions");
+        let html = drilldown(&r, total - 1);
+        assert_eq!(html.matches("<details class=\"q\"").count(), total - 1);
+        let ids: Vec<_> = r.questions[..total - 1]
+            .iter()
+            .map(|q| format!("<details class=\"q\" id=\"q-{}\">", escape(&q.id)))
+            .collect();
+        assert!(ids.iter().all(|id| html.contains(id.as_str())));
+        let notice = format!(
+            "<p class=\"small\" id=\"drilldown-cap\">This sweep has {total} questions; to keep the page light, the drill-down shows the first {}. Every run of every question is in <a href=\"runs.csv\">runs.csv</a>.</p>\n",
+            total - 1
+        );
+        assert_eq!(html.matches(notice.as_str()).count(), 1, "{html}");
+    }
+
+    #[test]
+    fn a_sweep_at_the_cap_shows_every_question_and_no_notice() {
+        let r = fixture::results();
+        let total = r.questions.len();
+        let html = drilldown(&r, total);
+        assert_eq!(html.matches("<details class=\"q\"").count(), total);
+        assert!(!html.contains("drilldown-cap"));
+        assert_eq!(html, drilldown(&r, MAX_QUESTIONS));
+    }
 }

@@ -123,7 +123,7 @@ impl Exporter for HtmlReport {
         separability(r, &mut h);
         charts(&data, &mut h)?;
         settings_table(r, &mut h);
-        drilldown::questions(r, &mut h);
+        drilldown::questions(r, drilldown::MAX_QUESTIONS, &mut h);
         writeln!(
             h,
             "<script type=\"application/json\" id=\"chart-data\">{}</script>",

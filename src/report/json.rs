@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Exporter, Results};
-use crate::record::Record;
 
 pub struct JsonResults;
 
@@ -16,7 +15,8 @@ impl Exporter for JsonResults {
     }
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
-        Record::of(r).write(out)?;
+        // Streamed: the runs are not copied into a record first.
+        crate::record::stream::write(r, out)?;
         Ok(())
     }
 }

@@ -463,8 +463,9 @@ impl Results {
     }
 }
 
-/// A report format that writes a whole [`Results`] to a stream.
-pub trait Exporter {
+/// A report format that writes a whole [`Results`] to a stream. `Send + Sync` so that the
+/// reports of a sweep are written at once, each on its own thread.
+pub trait Exporter: Send + Sync {
     /// The file name under the report folder.
     fn file_name(&self) -> &'static str;
     fn write(&self, results: &Results, out: &mut dyn Write) -> Result<()>;
@@ -482,17 +483,37 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 }
 
 /// Write every report into `dir`, each atomically. Returns the paths written.
+///
+/// The reports are independent, so each is written on its own thread: a large sweep's
+/// runs.csv, results.json and report.html take about the same time, and together they are
+/// most of the in-process work. The first error in [`exporters`] order is the one returned.
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report folder `{}`", dir.display()))?;
     remove_stale_temporaries(dir);
-    let mut written = Vec::new();
-    for exporter in exporters() {
-        let path = dir.join(exporter.file_name());
-        write_atomic(&path, |w| exporter.write(results, w))?;
-        written.push(path);
-    }
-    Ok(written)
+    // Worked out once here rather than raced for by the writers.
+    let _ = results.text();
+    let exporters = exporters();
+    let outcomes: Vec<Result<PathBuf>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = exporters
+            .iter()
+            .map(|exporter| {
+                let path = dir.join(exporter.file_name());
+                scope.spawn(move || {
+                    write_atomic(&path, |w| exporter.write(results, w)).map(|()| path)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A writer only panics on a bug: crash as the sequential loop would have.
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    outcomes.into_iter().collect()
 }
 
 /// Write `path` through a temporary file in the same folder and rename it into place.

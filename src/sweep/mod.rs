@@ -614,10 +614,9 @@ impl Engine {
 
     /// The log digest of each request, by its slot's model.
     fn digests(slots: &ChatSlots, requests: &[ChatRequest]) -> Vec<String> {
-        requests
-            .iter()
-            .map(|r| request_digest(slots.model(r.slot).as_ref(), r))
-            .collect()
+        run::digests(requests, |r| {
+            request_digest(slots.model(r.slot).as_ref(), r)
+        })
     }
 
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
@@ -857,10 +856,21 @@ impl Engine {
         let grades = self
             .grade(&planned, &questions, &corpora, &views, &replies, &mut log)
             .await;
-        let runs: Vec<Run> = planned
+        // Runs share the texts of their view and their reply instead of each holding a copy:
+        // a million runs held 200 MB of repeated answers.
+        let asked: Vec<Arc<str>> = views.iter().map(|v| Arc::from(v.text.as_str())).collect();
+        let answers: Vec<Option<Arc<str>>> = replies
             .iter()
+            .map(|r| r.as_ref().ok().map(|r| Arc::from(r.text.as_str())))
+            .collect();
+        let refusal: Arc<str> = Arc::from(self.rules.refusal.as_str());
+        // Consumed as the runs are built, so that each plan's passages are freed as its run
+        // takes a copy.
+        let runs: Vec<Run> = planned
+            .into_iter()
             .zip(&grades)
             .map(|(p, judged)| {
+                let p = &p;
                 let q = &questions[p.question];
                 let view = &views[p.view];
                 let reply = p.call.map(|c| &replies[c]);
@@ -885,6 +895,15 @@ impl Engine {
                     run.tokens_estimated |= r.usage.estimated;
                     run.rewrite_note = r.note.clone();
                     run.rewrite_call = Some(r.call);
+                }
+                run.asked = asked[p.view].clone();
+                match p.call {
+                    None => run.answer = refusal.clone(),
+                    Some(c) => {
+                        if let Some(answer) = &answers[c] {
+                            run.answer = answer.clone();
+                        }
+                    }
                 }
                 run.call = p.call.map(|c| logged[c]);
                 run.repeats = (1..self.repeat as usize)

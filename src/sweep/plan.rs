@@ -2,6 +2,7 @@
 //! and collapse identical prompts into one call.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use super::Setting;
 use crate::chat::ChatRequest;
@@ -75,7 +76,10 @@ impl Plan {
         // avoids building the same prompt text twice; the request itself catches equal prompts
         // of different questions (the same question asked twice, say).
         let mut by_key: HashMap<(usize, Vec<usize>, prompt::Format, u32), usize> = HashMap::new();
-        let mut by_request: HashMap<ChatRequest, usize> = HashMap::new();
+        // Requests by their hash, each bucket checked for equality: a map keyed by the request
+        // itself held a second copy of every prompt (400 MB at a million runs).
+        let hasher = std::collections::hash_map::RandomState::new();
+        let mut by_request: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut requests = Vec::new();
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
         for (s, setting) in settings.iter().enumerate() {
@@ -103,10 +107,15 @@ impl Plan {
                             seed: None,
                             slot: slots[s],
                         };
-                        *by_request.entry(request.clone()).or_insert_with(|| {
-                            requests.push(request);
-                            requests.len() - 1
-                        })
+                        let bucket = by_request.entry(hasher.hash_one(&request)).or_default();
+                        match bucket.iter().find(|&&i| requests[i] == request) {
+                            Some(&i) => i,
+                            None => {
+                                requests.push(request);
+                                bucket.push(requests.len() - 1);
+                                requests.len() - 1
+                            }
+                        }
                     })
                 });
                 runs.push(PlannedRun {

@@ -72,3 +72,59 @@ pub async fn execute(
         .map(|r| r.expect("every request index is taken by exactly one worker"))
         .collect()
 }
+
+/// The log digest of each request (`digest`, [`request_digest`] by its model), worked out on
+/// every core: each is a JSON rendering and a sha256 of the whole prompt, and a large sweep
+/// has tens of thousands.
+pub fn digests(
+    requests: &[ChatRequest],
+    digest: impl Fn(&ChatRequest) -> String + Sync,
+) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = requests.len().div_ceil(threads).max(256);
+    if requests.len() <= per_thread {
+        return requests.iter().map(&digest).collect();
+    }
+    let digest = &digest;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = requests
+            .chunks(per_thread)
+            .map(|part| scope.spawn(move || part.iter().map(digest).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| {
+                p.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::mock::MockModel;
+    use crate::prompt::{Message, Role};
+    use crate::sweep::request_digest;
+
+    #[test]
+    fn digests_on_every_core_equal_one_at_a_time_in_order() {
+        let model = MockModel::default();
+        let requests: Vec<ChatRequest> = (0..1000)
+            .map(|i| ChatRequest {
+                messages: vec![Message {
+                    role: Role::User,
+                    content: format!("question {i}"),
+                }],
+                seed: None,
+                slot: 0,
+            })
+            .collect();
+        let one_by_one: Vec<String> = requests.iter().map(|r| request_digest(&model, r)).collect();
+        let digest = |r: &ChatRequest| request_digest(&model, r);
+        assert_eq!(digests(&requests, digest), one_by_one);
+        assert_eq!(digests(&requests[..3], digest), one_by_one[..3]);
+        assert!(digests(&[], digest).is_empty());
+    }
+}
