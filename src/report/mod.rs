@@ -9,6 +9,7 @@ mod drilldown;
 pub mod html;
 mod json;
 mod markdown;
+pub mod retrieval;
 pub mod table;
 
 use std::io::Write;
