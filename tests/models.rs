@@ -757,4 +757,41 @@ fn a_reranked_two_embedder_sweep_keeps_both_scores_per_embedder_through_merge() 
         q["embedder=default"]["best_retrieval_score"],
         q["embedder=small"]["best_retrieval_score"]
     );
+    // Each variant's insight has both separabilities: the rerank score's and the retrieval
+    // score's, the default embedder's being the whole grid's (its runs come first).
+    let per = doc["summary"]["by_retrieval"].as_array().unwrap();
+    assert_eq!(
+        per[0]["retrieval_separability"],
+        doc["summary"]["retrieval_separability"]
+    );
+    assert!(
+        per[1]["retrieval_separability"]["auc"].is_number(),
+        "{per:?}"
+    );
+    assert_ne!(
+        per[0]["retrieval_separability"]["auc"],
+        per[1]["retrieval_separability"]["auc"]
+    );
+    assert_ne!(per[1]["retrieval_separability"], per[1]["separability"]);
+    let auc = |v: &Value| format!("{:.3}", v["auc"].as_f64().unwrap());
+    let md = p.read("whole/report.md");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| embedder="))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    for (row, v) in rows.iter().zip(per) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(
+            cells[..2].to_vec(),
+            [v["retrieval"].as_str().unwrap(), &auc(&v["separability"])]
+        );
+        assert_eq!(cells[3], auc(&v["retrieval_separability"]), "{row}");
+    }
+    assert!(
+        md.contains(
+            "| variant | AUC | separating minScore / overlap | retrieval AUC | recommended |"
+        ),
+        "{md}"
+    );
 }

@@ -13,28 +13,45 @@ pub const LEAD: &str =
     "per retrieval variant (thresholds do not carry across embedders or chunk sizes):";
 
 /// The headers of [`rows`].
-pub fn headers(_r: &Results) -> Vec<&'static str> {
-    vec![
-        "variant",
-        "AUC",
-        "separating minScore / overlap",
-        "recommended",
-    ]
+pub fn headers(r: &Results) -> Vec<&'static str> {
+    let mut headers = vec!["variant", "AUC", "separating minScore / overlap"];
+    if reranked(r) {
+        headers.push("retrieval AUC");
+    }
+    headers.push("recommended");
+    headers
 }
 
-/// One row per retrieval variant, in [`Results::retrieval_groups`] order; empty with one
-/// variant.
+/// Whether the variants carry a retrieval-score separability beside the rerank score's.
+fn reranked(r: &Results) -> bool {
+    r.insight
+        .by_retrieval
+        .iter()
+        .any(|v| v.retrieval_separability.is_some())
+}
+
+/// One row per retrieval variant, in [`Results::retrieval_groups`] order; with a reranker,
+/// `AUC` and the minScore range are the rerank score's and `retrieval AUC` the score's before
+/// reranking. Empty with one variant.
 pub fn rows(r: &Results) -> Vec<Vec<String>> {
     r.insight
         .by_retrieval
         .iter()
         .map(|v| {
-            vec![
+            let mut row = vec![
                 v.retrieval.clone(),
                 v.separability.auc_cell(),
                 v.separability.threshold_cell(),
-                v.recommendation.cell(),
-            ]
+            ];
+            if reranked(r) {
+                row.push(
+                    v.retrieval_separability
+                        .as_ref()
+                        .map_or_else(|| "-".into(), |s| s.auc_cell()),
+                );
+            }
+            row.push(v.recommendation.cell());
+            row
         })
         .collect()
 }
