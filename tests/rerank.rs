@@ -424,7 +424,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     };
     assert_eq!(
         context(&project(&servers, "")),
-        "[1] (source: hours.md#) The shop opens at nine on weekdays."
+        "[1] (source: hours.md) The shop opens at nine on weekdays."
     );
     let reranked = project(
         &servers,
@@ -432,7 +432,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     );
     assert_eq!(
         context(&reranked),
-        "[1] (source: sunday.md#) On Sunday the shop does open when the market is on."
+        "[1] (source: sunday.md) On Sunday the shop does open when the market is on."
     );
     assert_eq!(mock.stats()["rerank_requests"], 1);
 }
