@@ -73,6 +73,18 @@ pub async fn execute(
         .collect()
 }
 
+/// Hand the memory a finished phase freed back to the system. glibc keeps freed small blocks
+/// resident for reuse, so at a million runs the prompts, already called and dropped, stayed
+/// resident (300 MB) while the run list was allocated as one new block of 400 MB.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only returns free pages of the allocator's heaps to the kernel; no
+    // live allocation is touched, and Rust's system allocator on this target is glibc's.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The log digest of each request (`digest`, [`request_digest`] by its model), worked out on
 /// every core: each is a JSON rendering and a sha256 of the whole prompt, and a large sweep
 /// has tens of thousands.
