@@ -25,9 +25,16 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    /// `file.md#Heading`: how sources are named in prompts and question sets.
+    /// `file.md#Heading`: how sources are named in prompts and question sets. A passage with no
+    /// heading (a foreign retriever's, whose table or reply has none) is its file alone,
+    /// `file.md`, not `file.md#`: the chapter's prompt names the source and, when there is one,
+    /// its heading. Builtin chunks always have a heading (the file's stem before the first).
     pub fn label(&self) -> String {
-        format!("{}#{}", self.source, self.heading)
+        if self.heading.is_empty() {
+            self.source.clone()
+        } else {
+            format!("{}#{}", self.source, self.heading)
+        }
     }
 
     /// The text the embedder sees: heading and body, so a section is found by its title too.
@@ -40,6 +47,7 @@ impl Chunk {
     pub fn matches(&self, name: &str) -> bool {
         // Compared in parts: this runs for every hit of every run, and `label` allocates.
         name == self.id
+            || (self.heading.is_empty() && name == self.source)
             || name
                 .strip_prefix(self.source.as_str())
                 .and_then(|rest| rest.strip_prefix('#'))

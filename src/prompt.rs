@@ -351,6 +351,29 @@ mod tests {
         assert_eq!(spans, [(3..6, 2), (9..13, 13)]);
         assert_eq!(citations("[99999999999]"), Vec::<u32>::new());
     }
+
+    /// A foreign retriever's passage without a heading names its file alone, in both formats.
+    #[test]
+    fn a_passage_without_a_heading_names_its_file_alone() {
+        let chunk = Chunk {
+            id: "h1".into(),
+            source: "hours.md".into(),
+            heading: String::new(),
+            text: "Open at nine.".into(),
+        };
+        assert_eq!(
+            format_context(&[&chunk], Format::Numbered),
+            "[1] (source: hours.md) Open at nine."
+        );
+        assert_eq!(
+            format_context(&[&chunk], Format::Tagged),
+            "<passage n=\"1\" source=\"hours.md\" trust=\"untrusted\">\nOpen at nine.\n</passage>"
+        );
+        // Question sets may name it either way: its label, or the old `file.md#`.
+        assert!(chunk.matches("hours.md"));
+        assert!(chunk.matches("hours.md#"));
+        assert!(!chunk.matches("hours"));
+    }
 }
 
 #[cfg(test)]

@@ -424,7 +424,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     };
     assert_eq!(
         context(&project(&servers, "")),
-        "[1] (source: hours.md#) The shop opens at nine on weekdays."
+        "[1] (source: hours.md) The shop opens at nine on weekdays."
     );
     let reranked = project(
         &servers,
@@ -432,7 +432,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     );
     assert_eq!(
         context(&reranked),
-        "[1] (source: sunday.md#) On Sunday the shop does open when the market is on."
+        "[1] (source: sunday.md) On Sunday the shop does open when the market is on."
     );
     assert_eq!(mock.stats()["rerank_requests"], 1);
 }
@@ -459,5 +459,49 @@ fn a_reranker_section_without_a_server_or_with_zero_passages_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{section}");
         assert_eq!(stderr(&out), want, "{section}");
         assert!(!p.path().join("out").exists());
+    }
+}
+
+#[test]
+fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
+    let servers = Servers::start();
+    let mock = MockLlm::start(&["--api-key", KEY]);
+    let p = project(
+        &servers,
+        &format!(
+            "reranker:\n  base_url: {}?token=q-secret-5678\n  model: mock-rerank\n  api_key_env: RAGEVAL_TEST_RERANK_KEY\n",
+            mock.url
+        ),
+    );
+    let out = p
+        .cmd(&["validate", "--connect"])
+        .env("RAGEVAL_TEST_RERANK_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The mock scores by the share of the query's 5 words a document holds: "the" and "shop".
+    assert_eq!(
+        stdout(&out).lines().last().unwrap(),
+        "ok    reranker `mock-rerank`: scored 2 of 2 probe documents, best document 1 at 0.400"
+    );
+    assert_eq!(mock.stats()["rerank_requests"], 1, "{}", mock.stats());
+
+    // A closed port: exit 2, one line, neither the key nor the URL's query.
+    let down = project(
+        &servers,
+        "reranker:\n  base_url: http://127.0.0.1:1/v1?token=q-secret-5678\n  api_key_env: RAGEVAL_TEST_RERANK_KEY\n  max_retries: 0\n",
+    );
+    let out = down
+        .cmd(&["validate", "--connect"])
+        .env("RAGEVAL_TEST_RERANK_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: the reranker probe failed: connect at http://127.0.0.1:1/v1?<redacted>/rerank: cannot connect to http://127.0.0.1:1/v1?<redacted>\n"
+    );
+    for text in [stdout(&out), stderr(&out)] {
+        assert!(!text.contains(KEY) && !text.contains("q-secret"), "{text}");
     }
 }

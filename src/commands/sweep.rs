@@ -363,7 +363,11 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let mut lines: Vec<String> = note.into_iter().collect();
     lines.push(insight.recommendation.reason.clone());
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
+    let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
     let mut after = match &insight.retrieval_separability {
+        // Several retrieval variants: the whole-grid figure pools scores that do not compare;
+        // the per-variant table below stands in for it.
+        _ if per_retrieval.is_some() => Vec::new(),
         None => vec![format!("separability: {}", insight.separability.summary())],
         Some(retrieval) => vec![
             format!(
@@ -373,7 +377,6 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
             format!("separability (retrieval score): {}", retrieval.summary()),
         ],
     };
-    after.extend(results.retrieval_lines());
     after.extend(results.judge_summary());
     after.extend(results.flagged_summary());
     after.push(format!(
@@ -400,8 +403,11 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
             })
             .collect()
     };
+    let per_retrieval = per_retrieval
+        .map(|t| format!("{}{t}\n", wrap(vec![report::retrieval::LEAD.to_string()])))
+        .unwrap_or_default();
     format!(
-        "{table}\n{}\n{}\n{}",
+        "{table}\n{}\n{}\n{per_retrieval}{}",
         wrap(lines),
         report::table::scores_table(results),
         wrap(after)

@@ -11,7 +11,8 @@ use crate::exit::ExitStatus;
 /// Check `files` (default: the config's question sets). The config is read when no file is
 /// named or `--config` is given: with an `http` or `pgvector` retriever a set then needs no
 /// corpus folder, as in a sweep. `connect` also opens the retriever and asks it for the first
-/// question's best passage; without it no service is contacted.
+/// question's best passage, and probes the reranker if there is one; without it no service is
+/// contacted.
 pub async fn run(
     files: Vec<PathBuf>,
     config: Option<PathBuf>,
@@ -77,7 +78,11 @@ pub async fn run(
     }
     if let (true, Some(cfg), Some(ws)) = (connect && failed == 0, &cfg, &ws) {
         match probe(cfg, ws).await {
-            Ok(line) if !quiet => super::print(&format!("ok    {line}\n"))?,
+            Ok(lines) if !quiet => {
+                for line in lines {
+                    super::print(&format!("ok    {line}\n"))?;
+                }
+            }
             Ok(_) => {}
             Err(e) => {
                 failed += 1;
@@ -100,31 +105,58 @@ fn kind_name(kind: RetrieverKind) -> &'static str {
     }
 }
 
+/// Two fixed documents for the reranker probe: one about the query, one not.
+const PROBE_QUERY: &str = "When does the shop open?";
+const PROBE_DOCUMENTS: [&str; 2] = [
+    "The shop opens at nine on weekdays.",
+    "Parking is free behind the station.",
+];
+
 /// `--connect`: open the configured retriever (pgvector: connect, find the table and its
-/// columns, compare dimensions) and retrieve the first question at k = 1 under the contract.
-async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<String> {
+/// columns, compare dimensions) and retrieve the first question at k = 1 under the contract;
+/// with a `reranker:`, send it one request of two fixed documents. One line per service.
+async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
     let r = &cfg.config.retriever;
-    if r.kind == RetrieverKind::Builtin {
-        return Ok("retriever `builtin`: nothing to connect to".into());
-    }
     let pipeline = crate::settings::Pipeline::from_config(cfg, false, None)?;
-    let Some(retriever) = crate::retriever::open(r, pipeline.embedder.clone()).await? else {
-        anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
-    };
-    let Some(q) = ws.questions().next() else {
-        anyhow::bail!("no question to retrieve");
-    };
-    let texts = [q.question.clone()];
-    let passages = retriever
-        .retrieve(&texts, 1)
-        .await
-        .remove(0)
-        .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.id))?;
-    Ok(format!(
-        "retriever `{}` at {}: question `{}` got {} at k = 1",
-        kind_name(r.kind),
-        retriever.describe(),
-        q.id,
-        crate::gate::output::plural(passages.len(), "passage"),
-    ))
+    let mut lines = Vec::new();
+    if r.kind == RetrieverKind::Builtin {
+        lines.push("retriever `builtin`: nothing to connect to".into());
+    } else {
+        let Some(retriever) = crate::retriever::open(r, pipeline.embedder.clone()).await? else {
+            anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
+        };
+        let Some(q) = ws.questions().next() else {
+            anyhow::bail!("no question to retrieve");
+        };
+        let texts = [q.question.clone()];
+        let passages = retriever
+            .retrieve(&texts, 1)
+            .await
+            .remove(0)
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.id))?;
+        lines.push(format!(
+            "retriever `{}` at {}: question `{}` got {} at k = 1",
+            kind_name(r.kind),
+            retriever.describe(),
+            q.id,
+            crate::gate::output::plural(passages.len(), "passage"),
+        ));
+    }
+    if let Some(reranker) = &pipeline.reranker {
+        let documents = PROBE_DOCUMENTS.map(String::from);
+        let scored = reranker
+            .rerank(PROBE_QUERY, &documents, documents.len())
+            .await
+            .map_err(|e| anyhow::anyhow!("the reranker probe failed: {e}"))?;
+        let best = scored
+            .first()
+            .map(|s| format!(", best document {} at {:.3}", s.index + 1, s.score))
+            .unwrap_or_default();
+        lines.push(format!(
+            "reranker `{}`: scored {} of 2 probe documents{best}",
+            reranker.model(),
+            scored.len()
+        ));
+    }
+    Ok(lines)
 }

@@ -48,8 +48,13 @@ pub struct RetrievalInsight {
     pub retrieval: String,
     /// The recommendation among the variant's settings alone.
     pub recommendation: Recommendation,
-    /// Separability of the best score under the variant's retrieval.
+    /// Separability of the best score under the variant's retrieval (with a reranker, of the
+    /// rerank score).
     pub separability: Separability,
+    /// With a reranker: separability of the variant's best retrieval score before reranking.
+    /// `None` without a reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_separability: Option<Separability>,
 }
 
 /// Per-question scores, in question order.

@@ -41,6 +41,17 @@ impl Limit {
         }
     }
 
+    /// The metric as [`limits_text`] names it: `false refusals`.
+    fn label(self) -> &'static str {
+        match self {
+            Limit::MaxUnwantedAnswerRate => "unwanted",
+            Limit::MaxFalseRefusalRate => "false refusals",
+            Limit::MaxPromptTokensPerQuestion => "prompt tokens/question",
+            Limit::MaxAttackSuccessRate => "attack success",
+            Limit::MaxWrongAnswerRate => "wrong answers",
+        }
+    }
+
     fn is_rate(self) -> bool {
         self != Limit::MaxPromptTokensPerQuestion
     }
@@ -120,6 +131,37 @@ pub struct Recommendation {
     pub tie_break: Option<&'static str>,
     /// When nothing is feasible: the setting that comes closest.
     pub closest: Option<Closest>,
+}
+
+impl Recommendation {
+    /// The choice alone, for a table cell: the setting, or `none meets the limits; closest
+    /// SETTING: false refusals 64.7% (limit 50%)` naming the limits it misses.
+    pub fn cell(&self) -> String {
+        match (&self.setting, &self.closest) {
+            (Some(s), _) => s.clone(),
+            (None, Some(c)) if !c.misses.is_empty() => {
+                let described: Vec<String> = c
+                    .misses
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{} {} (limit {})",
+                            m.limit.label(),
+                            m.limit.show(m.value),
+                            m.limit.show(m.max)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "none meets the limits; closest {}: {}",
+                    c.setting,
+                    described.join(", ")
+                )
+            }
+            (None, Some(c)) => format!("none meets the limits; closest {}", c.setting),
+            (None, None) => "none meets the limits".into(),
+        }
+    }
 }
 
 /// The weighted cost of a setting; undefined rates count as 0.

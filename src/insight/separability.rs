@@ -98,6 +98,25 @@ impl Separability {
         }
     }
 
+    /// The AUC alone, for a table cell: `0.807`, or `-` without both groups.
+    pub fn auc_cell(&self) -> String {
+        self.auc.map_or_else(|| "-".into(), |a| format!("{a:.3}"))
+    }
+
+    /// The threshold finding alone, for a table cell: the clean range of minScore
+    /// (`0.536 < minScore ≤ 0.612`), the overlap (`overlap 0.402 (0.134 to 0.536)`), or `-`.
+    pub fn threshold_cell(&self) -> String {
+        match (self.clean, self.overlap) {
+            (Some(c), _) => format!("{:.3} < minScore ≤ {:.3}", c.above, c.up_to),
+            (None, Some(o)) => format!(
+                "overlap {o:.3} ({:.3} to {:.3})",
+                self.answerable_min.unwrap_or_default(),
+                self.unanswerable_max.unwrap_or_default(),
+            ),
+            (None, None) => "-".into(),
+        }
+    }
+
     /// One sentence for the terminal and the reports (`separability: ` goes before it).
     pub fn summary(&self) -> String {
         let auc = match self.auc {

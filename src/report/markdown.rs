@@ -133,7 +133,26 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
+    let per = super::retrieval::rows(r);
     match &ins.retrieval_separability {
+        // Several retrieval variants: the whole-grid figure pools scores that do not compare;
+        // the per-variant table below stands in for it.
+        _ if !per.is_empty() => {
+            writeln!(
+                out,
+                "**Per retrieval variant.** Thresholds do not carry across embedders or chunk sizes:\n"
+            )?;
+            writeln!(out, "| {} |", super::retrieval::headers(r).join(" | "))?;
+            writeln!(
+                out,
+                "|{}",
+                " --- |".repeat(super::retrieval::headers(r).len())
+            )?;
+            for row in &per {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+        }
         None => writeln!(
             out,
             "**Separability.** {}",
@@ -150,16 +169,6 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
                 "**Separability (retrieval score).** {}",
                 cell(&retrieval.summary())
             )?;
-        }
-    }
-    let per = r.retrieval_lines();
-    if !per.is_empty() {
-        writeln!(
-            out,
-            "\n**Per retrieval.** Thresholds do not carry across embedders or chunk sizes:\n"
-        )?;
-        for line in per {
-            writeln!(out, "- {}", cell(&line))?;
         }
     }
     if let Some(line) = r.judge_summary() {

@@ -9,6 +9,7 @@ mod drilldown;
 pub mod html;
 mod json;
 mod markdown;
+pub mod retrieval;
 pub mod table;
 
 use std::io::Write;
@@ -377,21 +378,28 @@ impl Results {
     }
 
     /// Per retrieval variant (see [`Insight::by_retrieval`]): its separability and its
-    /// recommendation, one line each, led by the variant (`embedder=mini: separability: ...`).
+    /// recommendation, one line each (with a reranker, a line for the retrieval score's
+    /// separability too), led by the variant (`embedder=mini: separability: ...`).
     /// Empty with one variant.
     pub fn retrieval_lines(&self) -> Vec<String> {
         self.insight
             .by_retrieval
             .iter()
             .flat_map(|v| {
-                [
+                let mut lines = vec![format!(
+                    "{}: separability: {}",
+                    v.retrieval,
+                    v.separability.summary()
+                )];
+                lines.extend(v.retrieval_separability.as_ref().map(|s| {
                     format!(
-                        "{}: separability: {}",
+                        "{}: separability (retrieval score): {}",
                         v.retrieval,
-                        v.separability.summary()
-                    ),
-                    format!("{}: {}", v.retrieval, v.recommendation.reason),
-                ]
+                        s.summary()
+                    )
+                }));
+                lines.push(format!("{}: {}", v.retrieval, v.recommendation.reason));
+                lines
             })
             .collect()
     }
@@ -455,6 +463,7 @@ impl Results {
                     retrieval: label,
                     recommendation: within.recommendation,
                     separability: within.separability,
+                    retrieval_separability: within.retrieval_separability,
                 }
             })
             .collect();
