@@ -217,6 +217,31 @@ impl Endpoint {
         }
         rb
     }
+
+    /// [`Endpoint::post`] sent and its reply read whole: the body of a success, else the
+    /// failure its status or the transport gives (the one path every JSON endpoint shares).
+    pub async fn post_for_body(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, Failure> {
+        let response = self
+            .post(client, path, body)
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e, self))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| transport_failure(&e, self))?;
+        if !status.is_success() {
+            return Err(status_failure(status, &headers, &bytes, self));
+        }
+        Ok(bytes.into())
+    }
 }
 
 impl fmt::Debug for Endpoint {

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::cache::{CacheMode, Store};
 use crate::chat::{estimate_tokens, ErrorKind};
-use crate::http::{self, status_failure, transport_failure, Endpoint, Endpoints, Failure};
+use crate::http::{self, Endpoint, Endpoints, Failure};
 use crate::BoxFuture;
 
 /// Rerank requests in flight at once.
@@ -157,20 +157,7 @@ impl HttpReranker {
             &json!({"model": self.model, "query": query, "documents": documents, "top_n": top_n}),
         )
         .expect("strings and a number serialize");
-        let response = server
-            .post(&self.client, "rerank", body)
-            .send()
-            .await
-            .map_err(|e| transport_failure(&e, server))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport_failure(&e, server))?;
-        if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, server));
-        }
+        let bytes = server.post_for_body(&self.client, "rerank", body).await?;
         // A reply that is not JSON at all may be a proxy's hiccup: it is retried. A JSON reply
         // that breaks the contract is what the server meant: it is not.
         if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::{EmbedError, Embedder};
 use crate::chat::{estimate_tokens, ErrorKind};
-use crate::http::{self, status_failure, transport_failure, Endpoint, Endpoints, Failure};
+use crate::http::{self, Endpoint, Endpoints, Failure};
 use crate::BoxFuture;
 
 #[derive(Debug, Clone)]
@@ -43,20 +43,9 @@ impl OpenAiEmbedder {
 
     async fn batch(&self, server: &Endpoint, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
         let body = serde_json::to_vec(&json!({"model": self.model, "input": texts})).expect("JSON");
-        let response = server
-            .post(&self.client, "embeddings", body)
-            .send()
-            .await
-            .map_err(|e| transport_failure(&e, server))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport_failure(&e, server))?;
-        if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, server));
-        }
+        let bytes = server
+            .post_for_body(&self.client, "embeddings", body)
+            .await?;
         let malformed =
             |m: &str| Failure::fatal(ErrorKind::Malformed, format!("embeddings response {m}"));
         let v: Value = serde_json::from_slice(&bytes).map_err(|_| malformed("is not JSON"))?;

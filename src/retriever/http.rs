@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::{checked, Passage, RetrieveError, Retriever};
 use crate::chat::ErrorKind;
-use crate::http::{self, status_failure, transport_failure, Endpoint, Failure};
+use crate::http::{self, Endpoint, Failure};
 use crate::BoxFuture;
 
 /// Searches in flight at once.
@@ -32,21 +32,7 @@ impl HttpRetriever {
     async fn search(&self, query: &str, k: usize) -> Result<Vec<Passage>, Failure> {
         let body = serde_json::to_vec(&serde_json::json!({ "query": query, "k": k }))
             .expect("a string and a number serialize");
-        let response = self
-            .endpoint
-            .post(&self.client, "", body)
-            .send()
-            .await
-            .map_err(|e| transport_failure(&e, &self.endpoint))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport_failure(&e, &self.endpoint))?;
-        if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, &self.endpoint));
-        }
+        let bytes = self.endpoint.post_for_body(&self.client, "", body).await?;
         let malformed = |why: String| {
             Failure::fatal(
                 ErrorKind::Malformed,
