@@ -251,6 +251,26 @@ fn records_of_different_sweeps_are_not_merged() {
     sweep(&["--shard", "2/2", "--k", "2", "--out", "grid"]);
     sweep(&["--shard", "2/2", "--strict-refusal", "--out", "config"]);
     sweep(&["--shard", "2/3", "--out", "three"]);
+    let config = p.read("rageval.yaml") + "models:\n  alt:\n    kind: mock\n    model: mock-alt\n";
+    p.write("profiles.yaml", &config);
+    sweep(&[
+        "--config",
+        "profiles.yaml",
+        "--shard",
+        "1/2",
+        "--out",
+        "one",
+    ]);
+    sweep(&[
+        "--config",
+        "profiles.yaml",
+        "--shard",
+        "2/2",
+        "--chat",
+        "default,alt",
+        "--out",
+        "two",
+    ]);
     sweep(&["--out", "whole"]);
     let merge = |dirs: &[&str]| {
         let mut all = vec!["merge"];
@@ -267,6 +287,12 @@ fn records_of_different_sweeps_are_not_merged() {
     refused(
         &["a1", "grid"],
         "error: cannot merge: `a1/results.json` and `grid/results.json` swept different grids: setting `min_score=0.1,k=1` is in `a1/results.json` only",
+    );
+    // One more dimension: the setting named is the one the other shard lacks, not a shared
+    // one whose map differs by the new dimension's default.
+    refused(
+        &["one", "two"],
+        "error: cannot merge: `one/results.json` and `two/results.json` swept different grids: setting `min_score=0.1,k=1,chat=alt` is in `two/results.json` only",
     );
     let digest = |dir: &str| -> String {
         let v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();

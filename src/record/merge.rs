@@ -110,16 +110,29 @@ fn same_sweep(a: (&Path, &Record), b: (&Path, &Record)) -> Result<(), MergeError
         }
     }
     if ra.dimensions != rb.dimensions || ra.settings != rb.settings {
+        // Name a setting one side lacks first: a setting both hold whose values differ only
+        // because the other side sweeps one more dimension would point at the wrong setting.
         let only = |x: &Record, y: &Record| {
             x.settings
                 .keys()
-                .find(|id| y.settings.get(*id) != x.settings.get(*id))
+                .find(|id| !y.settings.contains_key(*id))
                 .cloned()
         };
-        let detail = match (only(ra, rb), only(rb, ra)) {
-            (Some(id), _) => format!("setting `{id}` is in `{}` only", pa.display()),
-            (None, Some(id)) => format!("setting `{id}` is in `{}` only", pb.display()),
-            (None, None) => "their settings are in another order".into(),
+        let changed = ra
+            .settings
+            .iter()
+            .find(|(id, values)| rb.settings.get(*id).is_some_and(|v| v != *values))
+            .map(|(id, _)| id.clone());
+        let detail = match (only(ra, rb), only(rb, ra), changed) {
+            (Some(id), _, _) => format!("setting `{id}` is in `{}` only", pa.display()),
+            (None, Some(id), _) => format!("setting `{id}` is in `{}` only", pb.display()),
+            _ if ra.dimensions != rb.dimensions => format!(
+                "their dimensions differ ({} and {})",
+                ra.dimensions.join(", "),
+                rb.dimensions.join(", ")
+            ),
+            (None, None, Some(id)) => format!("setting `{id}` has different values"),
+            (None, None, None) => "their settings are in another order".into(),
         };
         return fail(format!("{both} swept different grids: {detail}"));
     }
