@@ -45,21 +45,13 @@ struct Servers {
 
 impl Servers {
     fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::support::server_runtime();
         let searches = Arc::new(AtomicU64::new(0));
         let app = Router::new()
             .route("/search", post(search))
             .route("/{mode}/rerank", post(bad_rerank))
             .with_state(searches.clone());
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let addr = crate::support::serve(&runtime, app);
         Servers {
             addr,
             searches,

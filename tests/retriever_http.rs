@@ -28,20 +28,12 @@ struct Service {
 
 impl Service {
     fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::support::server_runtime();
         let counts = Counts::default();
         let app = Router::new()
             .route("/{mode}/{n}", post(search))
             .with_state(counts.clone());
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let addr = crate::support::serve(&runtime, app);
         Service {
             addr,
             counts,

@@ -51,11 +51,7 @@ struct SearchServer {
 
 impl SearchServer {
     fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::support::server_runtime();
         let corpus = Corpus::load(&repo().join("evalsets/club")).unwrap();
         let embedder = HashEmbedder::new(rageval::embed::hash::DEFAULT_DIMENSIONS);
         let index = runtime.block_on(async {
@@ -66,11 +62,7 @@ impl SearchServer {
         let app = Router::new()
             .route("/{mode}", post(search))
             .with_state(state);
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let addr = crate::support::serve(&runtime, app);
         SearchServer {
             addr,
             _runtime: runtime,

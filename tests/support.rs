@@ -208,3 +208,24 @@ pub fn require_database() -> Option<String> {
     }
     dsn
 }
+
+/// A runtime for a server a test starts itself (one worker: these servers answer a handful of
+/// requests each).
+pub fn server_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Serve `app` on a loopback port the system picks, from `runtime`; the server lives as long
+/// as the runtime does.
+pub fn serve(runtime: &tokio::runtime::Runtime, app: axum::Router) -> std::net::SocketAddr {
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
