@@ -3,6 +3,7 @@
 # chunks with the builtin `hash` embedder and `mock` model. Target: under 10 s wall and 1 GB of
 # memory. Prints wall time, CPU time, peak RSS (GNU time) and the size of each report, per repeat.
 #   benches/w3.sh [REPEATS]        # uses target/release/rageval (built if missing)
+#   RAGEVAL_TIMINGS=1 benches/w3.sh  # also print when each stage of the sweep ends
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RAGEVAL_BIN:-target/release/rageval}

@@ -34,6 +34,7 @@ pub mod sweep;
 pub mod template;
 pub mod term;
 pub mod text;
+pub mod timing;
 mod yaml_de;
 mod yaml_loc;
 

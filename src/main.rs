@@ -5,6 +5,7 @@ use rageval::cli::Cli;
 use rageval::exit::ExitStatus;
 
 fn main() {
+    rageval::timing::init();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -55,6 +55,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         // A gate that cannot judge the results is found before any model call is paid for.
         super::gate::preflight(gate, &s.grid.settings())?;
     }
+    crate::timing::mark("loaded");
     let retriever =
         crate::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
     let retrieval = retrieval_variants(&s, &retriever, chunk_members).await?;
@@ -154,8 +155,11 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
             kinds(&c.judge_errors_by_kind)
         );
     }
+    crate::timing::mark("sweep");
     let results = collect(&s, &ws, sweep, shape);
+    crate::timing::mark("results");
     let written = report::write_all(&results, &s.out)?;
+    crate::timing::mark("reports");
 
     match s.format {
         OutputFormat::Json => {

@@ -509,7 +509,9 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
             .map(|exporter| {
                 let path = dir.join(exporter.file_name());
                 scope.spawn(move || {
-                    write_atomic(&path, |w| exporter.write(results, w)).map(|()| path)
+                    let written = write_atomic(&path, |w| exporter.write(results, w));
+                    crate::timing::mark(exporter.file_name());
+                    written.map(|()| path)
                 })
             })
             .collect();

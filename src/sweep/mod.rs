@@ -732,6 +732,7 @@ impl Engine {
             }
         }
 
+        crate::timing::mark("views");
         let (corpora, question_embeddings) = self
             .rank_views(
                 &variants,
@@ -788,6 +789,7 @@ impl Engine {
             };
             view_of[&(q, s.rewrite, variant)]
         };
+        crate::timing::mark("retrieval");
         let plan = Plan::new(
             &questions,
             &corpora,
@@ -842,10 +844,12 @@ impl Engine {
         } = self
             .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
             .await?;
+        crate::timing::mark("plan");
         let distinct = requests.len();
         let requests = crate::repeat::requests(requests, self.repeat);
         let digests = Self::digests(&slots, &requests);
         let replies = self.call(&slots, requests).await;
+        crate::timing::mark("calls");
         run::release_freed_memory();
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         if self.repeat > 1 {
@@ -925,6 +929,7 @@ impl Engine {
                 run
             })
             .collect();
+        crate::timing::mark("runs");
         // The planned runs and their passages are gone; the reports allocate next.
         run::release_freed_memory();
         let calls = CallStats::of(&log, &runs, question_embeddings);
