@@ -30,10 +30,17 @@ impl Chunk {
     /// `file.md`, not `file.md#`: the chapter's prompt names the source and, when there is one,
     /// its heading. Builtin chunks always have a heading (the file's stem before the first).
     pub fn label(&self) -> String {
-        if self.heading.is_empty() {
-            self.source.clone()
-        } else {
-            format!("{}#{}", self.source, self.heading)
+        let mut label = String::with_capacity(self.source.len() + self.heading.len() + 1);
+        self.push_label(&mut label);
+        label
+    }
+
+    /// [`Chunk::label`] appended to `out`.
+    pub fn push_label(&self, out: &mut String) {
+        out.push_str(&self.source);
+        if !self.heading.is_empty() {
+            out.push('#');
+            out.push_str(&self.heading);
         }
     }
 
@@ -432,28 +439,54 @@ pub fn estimate_tokens(text: &str) -> usize {
 /// Collapse every run of whitespace to one space and trim: one passage, one line.
 pub fn squash(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    if text.is_ascii() {
-        // The common case, a byte at a time: ASCII's Unicode whitespace is tab to carriage
-        // return (VT and FF included) and space, exactly what `split_whitespace` splits on.
-        let mut words = text
-            .split(|c: char| matches!(c, '\t'..='\r' | ' '))
-            .filter(|w| !w.is_empty());
-        if let Some(first) = words.next() {
-            out.push_str(first);
-            for w in words {
+    squash_into(&mut out, text);
+    out
+}
+
+/// [`squash`] appended to `out`, so that a prompt is built without a copy per passage. A text
+/// that is already one line (as the planner's passages are) is copied whole.
+pub fn squash_into(out: &mut String, text: &str) {
+    // ASCII's Unicode whitespace is tab to carriage return (VT and FF included) and space,
+    // exactly what `split_whitespace` splits on.
+    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let bytes = text.as_bytes();
+    if !text.is_ascii() {
+        let start = out.len();
+        for w in text.split_whitespace() {
+            if out.len() > start {
                 out.push(' ');
-                out.push_str(w);
             }
+            out.push_str(w);
         }
-        return out;
+        return;
     }
-    for w in text.split_whitespace() {
-        if !out.is_empty() {
+    // One line already: no whitespace but single spaces between words.
+    let mut after_space = true;
+    let mut flat = true;
+    for &b in bytes {
+        let is_space = space(b);
+        if is_space && (b != b' ' || after_space) {
+            flat = false;
+            break;
+        }
+        after_space = is_space;
+    }
+    // A trailing space is not one line either (an empty text is).
+    if flat && (!after_space || bytes.is_empty()) {
+        out.push_str(text);
+        return;
+    }
+    let mut first = true;
+    for w in text
+        .split(|c: char| matches!(c, '\t'..='\r' | ' '))
+        .filter(|w| !w.is_empty())
+    {
+        if !first {
             out.push(' ');
         }
+        first = false;
         out.push_str(w);
     }
-    out
 }
 
 #[cfg(test)]
@@ -469,9 +502,19 @@ mod tests {
             "  Send the fee\nto\tthe\x0btreasurer.\x0c\r\n ",
             "caf\u{e9}\u{a0}au\u{2003}lait \u{3000} ok",
             "a\x1fb",
+            "already one line.",
+            "a  b",
+            " a",
+            "a ",
+            " ",
+            "a\tb",
+            "a \nb",
         ] {
             let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
             assert_eq!(squash(text), expected, "{text:?}");
+            let mut out = String::from("[1] ");
+            squash_into(&mut out, text);
+            assert_eq!(out, format!("[1] {expected}"), "{text:?}");
         }
         assert_eq!(
             squash(" Send the fee\n\nto the treasurer. "),

@@ -96,8 +96,13 @@ fn bar(held: Option<Arc<Held>>) -> (Progress, ProgressFn) {
     let b = bar.clone();
     let feed: ProgressFn = Arc::new(move |e: CallEvent| {
         counts.feed(&e);
-        if b.length() != Some(e.total as u64) {
-            b.set_length(e.total as u64);
+        // A total of 0 is one still being planned: shown as unknown, not as 0.
+        let total = (e.total > 0).then_some(e.total as u64);
+        if b.length() != total {
+            match total {
+                Some(total) => b.set_length(total),
+                None => b.unset_length(),
+            }
         }
         b.set_message(format!(
             "cached {} errors {}{}",

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::{squash, Chunk};
+use crate::corpus::{squash, squash_into, Chunk};
 use crate::template::{Slot, Template, TemplateError, MESSAGE_SLOTS, PASSAGE_SLOTS};
 
 pub use crate::refusal::{is_refusal, refusal_tier, RefusalMatch, RefusalPatterns, RefusalTier};
@@ -130,23 +130,40 @@ pub struct Message {
 /// The `Context:` block: passages numbered from 1 in the order given, one line each (the
 /// numbered format) or one tag each (the tagged format), separated by a blank line.
 pub fn format_context(passages: &[&Chunk], format: Format) -> String {
-    format_passages(passages, format, None)
+    format_passages(passages, format, None, false)
 }
 
 /// [`format_context`] with the numbered format's passage line taken from `passage`.
-fn format_passages(passages: &[&Chunk], format: Format, passage: Option<&Template>) -> String {
-    let mut out = String::new();
+fn format_passages(
+    passages: &[&Chunk],
+    format: Format,
+    passage: Option<&Template>,
+    squashed: bool,
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(
+        passages
+            .iter()
+            .map(|c| c.text.len() + c.id.len() + 64)
+            .sum(),
+    );
     for (i, chunk) in passages.iter().enumerate() {
         if i > 0 {
             out.push_str("\n\n");
         }
         let n = i + 1;
+        // Writing to a String cannot fail.
         match (format, passage) {
-            (Format::Numbered, None) => out.push_str(&format!(
-                "[{n}] (source: {}) {}",
-                chunk.label(),
-                squash(&chunk.text)
-            )),
+            (Format::Numbered, None) => {
+                let _ = write!(out, "[{n}] (source: ");
+                chunk.push_label(&mut out);
+                out.push_str(") ");
+                if squashed {
+                    out.push_str(&chunk.text);
+                } else {
+                    squash_into(&mut out, &chunk.text);
+                }
+            }
             (Format::Numbered, Some(t)) => {
                 let (n, text) = (n.to_string(), squash(&chunk.text));
                 out.push_str(&t.render(|slot| match slot {
@@ -156,11 +173,15 @@ fn format_passages(passages: &[&Chunk], format: Format, passage: Option<&Templat
                     _ => &text,
                 }))
             }
-            (Format::Tagged, _) => out.push_str(&format!(
-                "<passage n=\"{n}\" source=\"{}\" trust=\"untrusted\">\n{}\n</passage>",
-                attribute(&strip_passage_tags(&chunk.label())),
-                squash(&strip_passage_tags(&chunk.text))
-            )),
+            (Format::Tagged, _) => {
+                let _ = writeln!(
+                    out,
+                    "<passage n=\"{n}\" source=\"{}\" trust=\"untrusted\">",
+                    attribute(&strip_passage_tags(&chunk.label()))
+                );
+                squash_into(&mut out, &strip_passage_tags(&chunk.text));
+                out.push_str("\n</passage>");
+            }
         }
     }
     out
@@ -276,8 +297,29 @@ impl Prompt {
 
     /// The messages for `question` and the passages in the order sent.
     pub fn build(&self, question: &str, passages: &[&Chunk], format: Format) -> Vec<Message> {
+        self.build_messages(question, passages, format, false)
+    }
+
+    /// [`Prompt::build`] for passages whose texts are already [`squash`]ed, as the planner's
+    /// are: the same messages without scanning each text again.
+    pub fn build_squashed(
+        &self,
+        question: &str,
+        passages: &[&Chunk],
+        format: Format,
+    ) -> Vec<Message> {
+        self.build_messages(question, passages, format, true)
+    }
+
+    fn build_messages(
+        &self,
+        question: &str,
+        passages: &[&Chunk],
+        format: Format,
+        squashed: bool,
+    ) -> Vec<Message> {
         let question = question.trim();
-        let context = format_passages(passages, format, self.passage.as_ref());
+        let context = format_passages(passages, format, self.passage.as_ref(), squashed);
         let value = |slot| match slot {
             Slot::Context => context.as_str(),
             Slot::Question => question,

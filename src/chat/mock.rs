@@ -13,6 +13,8 @@
 //! refusal tier can be tested.
 
 use std::collections::HashSet;
+
+use foldhash::fast::FixedState;
 use std::time::Instant;
 
 use super::{
@@ -67,13 +69,11 @@ impl MockModel {
             return last.content.trim().to_string();
         }
         let (passages, question) = parse_context(&last.content);
-        let wanted: HashSet<String> = content_words(question).collect();
+        let wanted = Wanted::new(question);
         let mut best: Option<(usize, &str, u32)> = None;
         for (n, text) in &passages {
             for sentence in sentences(text) {
-                // `wanted` holds no stopword, so every word can be looked up as it is.
-                let mut shared = 0;
-                crate::text::each_word(sentence, |w| shared += usize::from(wanted.contains(w)));
+                let shared = wanted.count(sentence);
                 if shared >= MIN_SHARED_WORDS && best.is_none_or(|(s, _, _)| shared > s) {
                     best = Some((shared, sentence, *n));
                 }
@@ -83,6 +83,47 @@ impl MockModel {
             Some((_, sentence, n)) => format!("{sentence} [{n}]"),
             None => self.refusal.clone(),
         }
+    }
+}
+
+/// The question's content words, and how many of them a sentence holds (repeats counted).
+struct Wanted {
+    words: HashSet<String, FixedState>,
+    /// Bit `n` set when a wanted word is `n` bytes long (bit 63: 63 or more), so that most
+    /// words of a passage are passed over without being lowercased or looked up.
+    lengths: u64,
+}
+
+impl Wanted {
+    fn new(question: &str) -> Wanted {
+        let words: HashSet<String, FixedState> = content_words(question).collect();
+        let lengths = words.iter().fold(0, |bits, w| bits | Self::bit(w.len()));
+        Wanted { words, lengths }
+    }
+
+    fn bit(len: usize) -> u64 {
+        1 << len.min(63)
+    }
+
+    fn count(&self, sentence: &str) -> usize {
+        let mut shared = 0;
+        if sentence.is_ascii() {
+            // As `each_word` splits an ASCII text, without lowercasing a word whose length no
+            // wanted word has.
+            let mut lower = String::new();
+            for w in sentence.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
+                if w.is_empty() || self.lengths & Self::bit(w.len()) == 0 {
+                    continue;
+                }
+                lower.clear();
+                lower.extend(w.iter().map(|b| char::from(b.to_ascii_lowercase())));
+                shared += usize::from(self.words.contains(lower.as_str()));
+            }
+            return shared;
+        }
+        // `words` holds no stopword, so every word can be looked up as it is.
+        crate::text::each_word(sentence, |w| shared += usize::from(self.words.contains(w)));
+        shared
     }
 }
 
@@ -252,13 +293,25 @@ pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let mut chars = rest.char_indices().peekable();
+        // The terminators are ASCII, so they are found byte by byte (no UTF-8 byte of another
+        // char equals one), and the char after each is decoded only there.
+        let bytes = rest.as_bytes();
         let mut end = rest.len();
-        while let Some((i, c)) = chars.next() {
-            if matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|(_, n)| n.is_whitespace()) {
-                end = i + c.len_utf8();
+        let mut from = 0;
+        while let Some(p) = bytes[from..]
+            .iter()
+            .position(|b| matches!(b, b'.' | b'!' | b'?'))
+        {
+            let at = from + p;
+            if rest[at + 1..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace)
+            {
+                end = at + 1;
                 break;
             }
+            from = at + 1;
         }
         let sentence = rest[..end].trim();
         rest = rest[end..].trim_start();
@@ -291,6 +344,30 @@ mod tests {
     }
 
     const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term. A term lasts\nabout four months.\n\n# Showcase Day (finals)\nEach team has 7 minutes to present. The club club meets.\n";
+
+    #[test]
+    fn wanted_words_are_counted_as_each_word_and_a_set_count_them() {
+        let long = "x".repeat(70);
+        let question = format!("When is the Membership FEE due, café {long}?");
+        let wanted = Wanted::new(&question);
+        let set: HashSet<String> = content_words(&question).collect();
+        for sentence in [
+            "The membership fee is due in March; the fee doubles late.",
+            "FEE fee Fee fees feed",
+            "Café au lait, café! Membership.",
+            &format!("a {long} and {}", "x".repeat(71)),
+            "",
+            "nothing shared here",
+        ] {
+            let mut expected = 0;
+            crate::text::each_word(sentence, |w| expected += usize::from(set.contains(w)));
+            assert_eq!(wanted.count(sentence), expected, "{sentence:?}");
+        }
+        assert_eq!(
+            wanted.count("The membership fee is due; the fee doubles."),
+            4
+        );
+    }
 
     #[test]
     fn picks_the_sentence_sharing_most_words_and_cites_it() {
@@ -344,6 +421,11 @@ mod tests {
     fn sentence_split_keeps_decimals_and_abbreviations_together_when_unspaced() {
         let s: Vec<_> = sentences("It costs 2.50 dollars. Really?Yes! End").collect();
         assert_eq!(s, ["It costs 2.50 dollars.", "Really?Yes!", "End"]);
+        // Unicode whitespace ends a sentence too; a terminator inside other text does not.
+        let s: Vec<_> = sentences("Café ouvert.\u{a0}Prix 3€. Fin…? «Oui!»").collect();
+        assert_eq!(s, ["Café ouvert.", "Prix 3€.", "Fin…?", "«Oui!»"]);
+        assert_eq!(sentences("  ").count(), 0);
+        assert_eq!(sentences("...").collect::<Vec<_>>(), ["..."]);
     }
 
     #[test]

@@ -160,6 +160,9 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     crate::timing::mark("results");
     let written = report::write_all(&results, &s.out)?;
     crate::timing::mark("reports");
+    for line in crate::timing::take_lines() {
+        super::eprint_line(&line);
+    }
 
     match s.format {
         OutputFormat::Json => {

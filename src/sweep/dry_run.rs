@@ -67,7 +67,7 @@ impl Engine {
             settings,
             slots,
             ..
-        } = self.prepare(ws, grid, |_| None).await?;
+        } = self.prepare(ws, grid, |_| None, None).await?;
         // Each distinct request is counted under the first profile whose runs need it.
         let row_of = |s: usize| grid.chats.iter().position(|c| *c == settings[s].chat);
         let mut owner: Vec<Option<usize>> = vec![None; plan.requests.len()];

@@ -31,7 +31,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::classify::{classify, classify_graded, Rules, Verdict};
+use crate::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
@@ -301,6 +301,9 @@ pub(crate) struct Prepared {
     pub slots: Arc<ChatSlots>,
 }
 
+/// Where the planner sends each distinct request as it finds it (see [`run::execute_stream`]).
+pub(crate) type RequestSink = tokio::sync::mpsc::Sender<Vec<ChatRequest>>;
+
 /// The `model` rewrite requests of the follow-up questions.
 pub(crate) struct RewriteRequests {
     /// The follow-up questions, by index.
@@ -517,19 +520,23 @@ impl Engine {
         Arc::new(ChatSlots::new(self.model.clone(), &self.chat_variants))
     }
 
-    /// Make every request with its slot's model, the engine's concurrency and progress.
+    /// Make every request with its slot's model, the engine's concurrency and progress; per
+    /// request its log digest and its result.
     async fn call(
         &self,
         slots: &Arc<ChatSlots>,
         requests: Vec<ChatRequest>,
-    ) -> Vec<Result<ChatReply, CallError>> {
+    ) -> (Vec<String>, Vec<Result<ChatReply, CallError>>) {
         execute(
             slots.clone(),
             requests,
+            Self::digest_fn(slots),
             self.concurrency,
             self.progress.clone(),
         )
         .await
+        .into_iter()
+        .unzip()
     }
 
     /// Grade every reply that is not the exact refusal sentence with the judge: one call per
@@ -581,17 +588,20 @@ impl Engine {
                     })
             })
             .collect();
-        let digests: Vec<String> = requests
-            .iter()
-            .map(|r| request_digest(judge.as_ref(), r))
-            .collect();
-        let replies = execute(
+        let digest: run::DigestFn = {
+            let judge = judge.clone();
+            Arc::new(move |r: &ChatRequest| request_digest(judge.as_ref(), r))
+        };
+        let (digests, replies): (Vec<_>, Vec<_>) = execute(
             judge.clone(),
             requests,
+            digest,
             self.concurrency,
             self.progress.clone(),
         )
-        .await;
+        .await
+        .into_iter()
+        .unzip();
         let logged = log_calls(log, CallRole::Judge, digests, &replies);
         let grades: Vec<(Judged, u32)> = replies
             .into_iter()
@@ -613,11 +623,10 @@ impl Engine {
             .collect()
     }
 
-    /// The log digest of each request, by its slot's model.
-    fn digests(slots: &ChatSlots, requests: &[ChatRequest]) -> Vec<String> {
-        run::digests(requests, |r| {
-            request_digest(slots.model(r.slot).as_ref(), r)
-        })
+    /// The log digest of a request, by its slot's model.
+    fn digest_fn(slots: &Arc<ChatSlots>) -> run::DigestFn {
+        let slots = slots.clone();
+        Arc::new(move |r: &ChatRequest| request_digest(slots.model(r.slot).as_ref(), r))
     }
 
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
@@ -637,8 +646,7 @@ impl Engine {
         } = rewrite_requests(questions);
         // Rewrites are asked of the configured `chat:` model (slot 0).
         let slots = self.slots();
-        let digests = Self::digests(&slots, &requests);
-        let replies = self.call(&slots, requests).await;
+        let (digests, replies) = self.call(&slots, requests).await;
         let logged = log_calls(log, CallRole::Rewrite, digests, &replies);
         let mut out: Vec<Option<ModelRewrite>> = questions.iter().map(|_| None).collect();
         for (&q, &i) in wanted.iter().zip(&slot) {
@@ -666,12 +674,14 @@ impl Engine {
 
     /// Everything before the first answer call: retrieval for every text a question is asked
     /// as (`rewritten(q)` is question q's `model` rewrite, when it has one) under every
-    /// retrieval variant, and the plan.
+    /// retrieval variant, and the plan. With a `sink`, each distinct request is sent to it as
+    /// soon as it is planned (and the sender dropped when the plan is complete).
     pub(crate) async fn prepare(
         &self,
         ws: &Workspace,
         grid: &Grid,
         rewritten: impl Fn(usize) -> Option<String>,
+        sink: Option<RequestSink>,
     ) -> Result<Prepared> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let variants = self.retrieval_variants();
@@ -776,29 +786,32 @@ impl Engine {
 
         let slots = self.slots();
         let slot_of = slots.of_settings(&settings)?;
-        let lookup = |q: usize, s: &Setting| {
-            let variant = if variants.len() == 1 {
-                0
-            } else {
-                variants
-                    .iter()
-                    .position(|v| {
-                        v.embedder_profile == s.embedder && v.chunk_tokens == s.chunk_tokens
-                    })
-                    .unwrap_or(0)
-            };
-            view_of[&(q, s.rewrite, variant)]
-        };
+        let rewrite_of: Vec<Rewrite> = settings.iter().map(|s| s.rewrite).collect();
+        let lookup = move |q: usize, s: usize| view_of[&(q, rewrite_of[s], variant_of[s])];
         crate::timing::mark("retrieval");
-        let plan = Plan::new(
-            &questions,
-            &corpora,
-            &views,
-            lookup,
-            &settings,
-            &slot_of,
-            &self.rules.prompt,
-        );
+        // Planned on a thread of its own, so that with a `sink` the executor's calls run on the
+        // runtime while the rest of the plan is built.
+        let prompt = self.rules.prompt.clone();
+        let planner = tokio::task::spawn_blocking(move || {
+            let plan = Plan::new(
+                &questions,
+                &corpora,
+                &views,
+                lookup,
+                &settings,
+                &slot_of,
+                &prompt,
+                sink.as_ref(),
+            );
+            (plan, questions, corpora, views, settings)
+        });
+        let (plan, questions, corpora, views, settings) = match planner.await {
+            Ok(planned) => planned,
+            // The planner only panics on a bug: crash as if it had run here.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => bail!("the planner was stopped: {e}"),
+        };
+        crate::timing::mark("plan");
         Ok(Prepared {
             questions,
             corpora,
@@ -828,27 +841,50 @@ impl Engine {
                 ))
             })
             .collect();
+        // The calls start with the first planned request, while the rest is still planned;
+        // the planner waits while the executor has a few requests in hand.
+        let slots = self.slots();
+        let (sink, requests) = tokio::sync::mpsc::channel(4);
+        let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stream = run::Stream {
+            requests,
+            total: total.clone(),
+        };
+        let calls = run::execute_stream(
+            slots.clone(),
+            stream,
+            self.repeat,
+            Self::digest_fn(&slots),
+            self.concurrency,
+            self.progress.clone(),
+        );
+        let rewritten = |q: usize| rewrites[q].as_ref().map(|r| r.text.clone());
+        let planned = async {
+            let prepared = self.prepare(ws, grid, rewritten, Some(sink)).await;
+            if let Ok(p) = &prepared {
+                let calls = p.plan.distinct * self.repeat as usize;
+                total.store(calls, std::sync::atomic::Ordering::Relaxed);
+            }
+            prepared
+        };
+        let (prepared, answered) = tokio::join!(planned, calls);
         let Prepared {
             questions,
             corpora,
             views,
             settings,
-            plan: Plan {
-                runs: planned,
-                requests,
-            },
+            plan:
+                Plan {
+                    runs: planned,
+                    distinct,
+                    ..
+                },
             expected_scores,
             expected_by_retrieval,
             question_embeddings,
             slots,
-        } = self
-            .prepare(ws, grid, |q| rewrites[q].as_ref().map(|r| r.text.clone()))
-            .await?;
-        crate::timing::mark("plan");
-        let distinct = requests.len();
-        let requests = crate::repeat::requests(requests, self.repeat);
-        let digests = Self::digests(&slots, &requests);
-        let replies = self.call(&slots, requests).await;
+        } = prepared?;
+        let (digests, replies): (Vec<_>, Vec<_>) = answered.into_iter().unzip();
         crate::timing::mark("calls");
         run::release_freed_memory();
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
@@ -865,70 +901,84 @@ impl Engine {
         // Runs share the texts of their view and their reply instead of each holding a copy:
         // a million runs held 200 MB of repeated answers.
         let asked: Vec<Arc<str>> = views.iter().map(|v| Arc::from(v.text.as_str())).collect();
-        let answers: Vec<Option<Arc<str>>> = replies
+        let answers: Vec<Arc<str>> = replies
             .iter()
-            .map(|r| r.as_ref().ok().map(|r| Arc::from(r.text.as_str())))
+            .map(|r| Arc::from(r.as_ref().map_or("", |r| r.text.as_str())))
             .collect();
         let refusal: Arc<str> = Arc::from(self.rules.refusal.as_str());
-        // Consumed as the runs are built, so that each plan's passages are freed as its run
-        // takes a copy.
-        let runs: Vec<Run> = planned
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let p = &p;
-                let judged = grades.get(i).and_then(Option::as_ref);
-                let q = &questions[p.question];
-                let view = &views[p.view];
-                let reply = p.call.map(|c| &replies[c]);
-                let rewrite = (settings[p.setting].rewrite == Rewrite::Model)
-                    .then(|| rewrites[p.question].as_ref())
-                    .flatten();
-                let mut run = build_graded_run(
-                    p,
-                    q,
-                    &corpora[q.corpus],
-                    view,
-                    settings[p.setting].k,
-                    reply,
-                    &self.rules,
-                    judged.map(|(j, _)| j),
-                );
-                run.judge_call = judged.map(|&(_, c)| c);
-                if let Some(r) = rewrite {
-                    run.model_calls += 1;
-                    run.prompt_tokens += r.usage.prompt_tokens;
-                    run.completion_tokens += r.usage.completion_tokens;
-                    run.tokens_estimated |= r.usage.estimated;
-                    run.rewrite_note = r.note.clone();
-                    run.rewrite_call = Some(r.call);
-                }
-                run.asked = asked[p.view].clone();
-                match p.call {
-                    None => run.answer = refusal.clone(),
-                    Some(c) => {
-                        if let Some(answer) = &answers[c] {
-                            run.answer = answer.clone();
-                        }
+        // Each reply is read once, not once per run it answers, and each question's expected
+        // texts are squashed once.
+        let mut each_reply: Vec<_> = replies.iter().collect();
+        let readings: Vec<Option<Reading>> = run::par_map(&mut each_reply, |_, r| {
+            r.as_ref().ok().map(|r| Reading::of(&r.text, &self.rules))
+        });
+        let needles: Vec<Needles> = questions.iter().map(Needles::of).collect();
+        let read = |slot: Option<usize>| Read::of(slot.map(|c| readings[c].as_ref()));
+        // Built on every core; each plan's passages move into its run.
+        let mut planned = planned;
+        let runs: Vec<Run> = run::par_map(&mut planned, |i, p| {
+            let judged = grades.get(i).and_then(Option::as_ref);
+            let q = &questions[p.question];
+            let view = &views[p.view];
+            let setting = &settings[p.setting];
+            let reply = p.call.map(|c| &replies[c]);
+            let rewrite = (setting.rewrite == Rewrite::Model)
+                .then(|| rewrites[p.question].as_ref())
+                .flatten();
+            let inputs = RunInputs {
+                question: q,
+                needles: &needles[p.question],
+                corpus: &corpora[q.corpus],
+                view,
+                k: setting.k,
+            };
+            let texts = RunTexts {
+                asked: asked[p.view].clone(),
+                answer: p
+                    .call
+                    .map_or_else(|| refusal.clone(), |c| answers[c].clone()),
+            };
+            // Repeats first: the run takes the plan's passages.
+            let repeats = (1..self.repeat as usize)
+                .map(|r| {
+                    let slot = p.call.map(|c| r * distinct + c);
+                    crate::repeat::Repeat {
+                        call: slot.map(|i| logged[i]),
+                        outcome: classify_read(
+                            q,
+                            inputs.needles,
+                            inputs.corpus,
+                            view.top(setting.k),
+                            &p.passages,
+                            read(slot),
+                            None,
+                        )
+                        .outcome,
                     }
-                }
-                run.call = p.call.map(|c| logged[c]);
-                run.repeats = (1..self.repeat as usize)
-                    .map(|r| {
-                        let slot = p.call.map(|c| r * distinct + c);
-                        let top_k = view.top(settings[p.setting].k);
-                        let corpus = &corpora[q.corpus];
-                        let reply = slot.map(|i| &replies[i]);
-                        crate::repeat::Repeat {
-                            call: slot.map(|i| logged[i]),
-                            outcome: classify(q, corpus, top_k, &p.passages, reply, &self.rules)
-                                .outcome,
-                        }
-                    })
-                    .collect();
-                run
-            })
-            .collect();
+                })
+                .collect();
+            let mut run = build_read_run(
+                p,
+                &inputs,
+                texts,
+                reply,
+                read(p.call),
+                judged.map(|(j, _)| j),
+            );
+            run.judge_call = judged.map(|&(_, c)| c);
+            if let Some(r) = rewrite {
+                run.model_calls += 1;
+                run.prompt_tokens += r.usage.prompt_tokens;
+                run.completion_tokens += r.usage.completion_tokens;
+                run.tokens_estimated |= r.usage.estimated;
+                run.rewrite_note = r.note.clone();
+                run.rewrite_call = Some(r.call);
+            }
+            run.call = p.call.map(|c| logged[c]);
+            run.repeats = repeats;
+            run
+        });
+        drop(planned);
         crate::timing::mark("runs");
         // The planned runs and their passages are gone; the reports allocate next.
         run::release_freed_memory();
@@ -1057,26 +1107,74 @@ pub fn build_graded_run(
     rules: &Rules,
     judged: Option<&Judged>,
 ) -> Run {
-    let top_k = view.top(k);
-    let verdict = classify_graded(
+    let reading = reply.map(|r| r.as_ref().ok().map(|r| Reading::of(&r.text, rules)));
+    let answer = match reply {
+        None => rules.refusal.as_str(),
+        Some(Ok(r)) => r.text.as_str(),
+        Some(Err(_)) => "",
+    };
+    let texts = RunTexts {
+        asked: view.text.as_str().into(),
+        answer: answer.into(),
+    };
+    let mut planned = planned.clone();
+    let inputs = RunInputs {
         question,
+        needles: &Needles::of(question),
         corpus,
-        top_k,
+        view,
+        k,
+    };
+    let read = Read::of(reading.as_ref().map(Option::as_ref));
+    build_read_run(&mut planned, &inputs, texts, reply, read, judged)
+}
+
+/// What a run is built from besides its plan and its reply.
+pub struct RunInputs<'a> {
+    pub question: &'a Question,
+    pub needles: &'a Needles,
+    pub corpus: &'a crate::corpus::Corpus,
+    pub view: &'a View,
+    pub k: usize,
+}
+
+/// The texts a run shares with the other runs of its view and its call.
+pub struct RunTexts {
+    /// The text searched and asked.
+    pub asked: Arc<str>,
+    /// The reply, the refusal sentence for an early refusal, or empty for an error.
+    pub answer: Arc<str>,
+}
+
+/// [`build_graded_run`] from a reply already read; the plan's passages move into the run.
+pub fn build_read_run(
+    planned: &mut PlannedRun,
+    inputs: &RunInputs<'_>,
+    texts: RunTexts,
+    reply: Option<&Result<ChatReply, CallError>>,
+    read: Read<'_>,
+    judged: Option<&Judged>,
+) -> Run {
+    let view = inputs.view;
+    let verdict = classify_read(
+        inputs.question,
+        inputs.needles,
+        inputs.corpus,
+        view.top(inputs.k),
         &planned.passages,
-        reply,
-        rules,
+        read,
         judged.map(|j| &j.grade),
     );
     let mut run = Run {
         question: planned.question,
         setting: planned.setting,
-        asked: view.text.as_str().into(),
+        asked: texts.asked,
         rewrite_note: None,
         best_score: view.ranked.first().map(|h| h.score),
         best_retrieval_score: view.best_retrieval_score,
-        passages: planned.passages.clone(),
+        passages: std::mem::take(&mut planned.passages),
         verdict,
-        answer: rules.refusal.as_str().into(),
+        answer: texts.answer,
         model_calls: 0,
         prompt_tokens: 0,
         completion_tokens: 0,
@@ -1095,7 +1193,6 @@ pub fn build_graded_run(
     match reply {
         None => {}
         Some(Ok(r)) => {
-            run.answer = r.text.as_str().into();
             run.model_calls = 1;
             run.prompt_tokens = r.usage.prompt_tokens;
             run.completion_tokens = r.usage.completion_tokens;
@@ -1104,7 +1201,6 @@ pub fn build_graded_run(
             run.ttft = r.ttft;
         }
         Some(Err(e)) => {
-            run.answer = "".into();
             run.model_calls = 1;
             run.error = Some(e.clone());
         }

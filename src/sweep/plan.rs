@@ -6,10 +6,13 @@ use std::hash::BuildHasher;
 
 use super::Setting;
 use crate::chat::ChatRequest;
-use crate::corpus::Corpus;
+use crate::corpus::{squash, Chunk, Corpus};
 use crate::evalset::Question;
 use crate::prompt;
 use crate::retrieve::{passing, Hit};
+
+/// A fixed fast hash: the maps are the planner's own, keyed by data the user wrote.
+type Fast = foldhash::fast::FixedState;
 
 /// One question as retrieval sees it under a rewrite strategy: the text searched (and asked)
 /// and its search result at the grid's largest k, best first.
@@ -56,67 +59,102 @@ pub struct PlannedRun {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub runs: Vec<PlannedRun>,
+    /// The distinct requests, in the order planned; empty when they went to a sink instead
+    /// (see [`Plan::new`]).
     pub requests: Vec<ChatRequest>,
+    /// How many distinct requests the plan has, kept or sent.
+    pub distinct: usize,
 }
 
+/// What a request is built from: (view, chunk ids in prompt order, format, chat slot).
+type Recipe = (usize, Vec<usize>, prompt::Format, u32);
+
 impl Plan {
-    /// `view_of(q, setting)` names the view a question uses under a setting's rewrite strategy
+    /// `view_of(q, s)` names the view question `q` uses under setting `s`'s rewrite strategy
     /// (and retrieval variant); `slots[s]` is the chat model that answers setting `s` (see
-    /// [`super::ChatSlots`]).
+    /// [`super::ChatSlots`]). With a `sink`, each distinct request is sent to it as soon as it
+    /// is planned (waiting while the sink is full) and not kept: the executor makes the calls
+    /// while the plan is built, and a million-run plan does not hold every prompt at once.
+    /// `sink` blocks: call this off the async runtime.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         questions: &[Question],
         corpora: &[Corpus],
         views: &[View],
-        view_of: impl Fn(usize, &Setting) -> usize,
+        view_of: impl Fn(usize, usize) -> usize,
         settings: &[Setting],
         slots: &[u32],
         prompt: &prompt::Prompt,
+        sink: Option<&super::RequestSink>,
     ) -> Plan {
-        // Two levels of deduplication: (view, chunk ids in order, format) is cheap to hash and
-        // avoids building the same prompt text twice; the request itself catches equal prompts
-        // of different questions (the same question asked twice, say).
-        let mut by_key: HashMap<(usize, Vec<usize>, prompt::Format, u32), usize> = HashMap::new();
-        // Requests by their hash, each bucket checked for equality: a map keyed by the request
-        // itself held a second copy of every prompt (400 MB at a million runs).
-        let hasher = std::collections::hash_map::RandomState::new();
-        let mut by_request: HashMap<u64, Vec<usize>> = HashMap::new();
+        // Each chunk's text squashed to one line once, not once per prompt it is sent in.
+        let flat: Vec<Vec<Chunk>> = corpora
+            .iter()
+            .map(|c| {
+                c.chunks
+                    .iter()
+                    .map(|chunk| Chunk {
+                        text: squash(&chunk.text),
+                        ..chunk.clone()
+                    })
+                    .collect()
+            })
+            .collect();
+        let build = |(v, chunks, format, slot): &Recipe| {
+            let view = &views[*v];
+            let corpus = &flat[questions[view.question].corpus];
+            let chunks: Vec<&Chunk> = chunks.iter().map(|&c| &corpus[c]).collect();
+            ChatRequest {
+                messages: prompt.build_squashed(&view.text, &chunks, *format),
+                seed: None,
+                slot: *slot,
+            }
+        };
+        // Two levels of deduplication: the recipe is cheap to hash and avoids building the
+        // same prompt twice; the request's hash then catches equal prompts of different
+        // recipes (the same question asked twice, say), each bucket checked for equality by
+        // building its recipes again, so that no prompt is kept for the comparison.
+        let mut by_recipe: HashMap<Recipe, usize, Fast> = HashMap::default();
+        let hasher = Fast::default();
+        let mut by_request: HashMap<u64, Vec<usize>, Fast> = HashMap::default();
+        let mut recipes: Vec<Recipe> = Vec::new();
         let mut requests = Vec::new();
+        let mut batch = Batch::default();
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
         for (s, setting) in settings.iter().enumerate() {
             let min_score = setting.min_score.to_f64();
-            for (q, question) in questions.iter().enumerate() {
-                let v = view_of(q, setting);
-                let view = &views[v];
+            for q in 0..questions.len() {
+                let v = view_of(q, s);
                 let passages =
                     setting
                         .order
-                        .apply(passing(view.top(setting.k), setting.k, min_score));
+                        .apply(passing(views[v].top(setting.k), setting.k, min_score));
                 let call = (!passages.is_empty()).then(|| {
-                    let key = (
+                    let recipe: Recipe = (
                         v,
-                        passages.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+                        passages.iter().map(|h| h.chunk).collect(),
                         setting.format,
                         slots[s],
                     );
-                    *by_key.entry(key).or_insert_with(|| {
-                        let corpus = &corpora[question.corpus];
-                        let chunks: Vec<_> =
-                            passages.iter().map(|h| &corpus.chunks[h.chunk]).collect();
-                        let request = ChatRequest {
-                            messages: prompt.build(&view.text, &chunks, setting.format),
-                            seed: None,
-                            slot: slots[s],
-                        };
-                        let bucket = by_request.entry(hasher.hash_one(&request)).or_default();
-                        match bucket.iter().find(|&&i| requests[i] == request) {
-                            Some(&i) => i,
-                            None => {
-                                requests.push(request);
-                                bucket.push(requests.len() - 1);
-                                requests.len() - 1
+                    if let Some(&i) = by_recipe.get(&recipe) {
+                        return i;
+                    }
+                    let request = build(&recipe);
+                    let bucket = by_request.entry(hasher.hash_one(&request)).or_default();
+                    let i = match bucket.iter().find(|&&i| build(&recipes[i]) == request) {
+                        Some(&i) => i,
+                        None => {
+                            bucket.push(recipes.len());
+                            recipes.push(recipe.clone());
+                            match sink {
+                                Some(sink) => batch.add(sink, request),
+                                None => requests.push(request),
                             }
+                            recipes.len() - 1
                         }
-                    })
+                    };
+                    by_recipe.insert(recipe, i);
+                    i
                 });
                 runs.push(PlannedRun {
                     question: q,
@@ -127,6 +165,41 @@ impl Plan {
                 });
             }
         }
-        Plan { runs, requests }
+        if let Some(sink) = sink {
+            batch.flush(sink);
+        }
+        Plan {
+            runs,
+            requests,
+            distinct: recipes.len(),
+        }
+    }
+}
+
+/// Requests on their way to the executor, sent a batch at a time: one hand-over per request
+/// cost more than the in-process mock's call. Batches double from one request, so that the
+/// first call starts at once, up to [`Batch::MAX`].
+#[derive(Default)]
+struct Batch {
+    requests: Vec<ChatRequest>,
+    limit: usize,
+}
+
+impl Batch {
+    const MAX: usize = 64;
+
+    fn add(&mut self, sink: &super::RequestSink, request: ChatRequest) {
+        self.requests.push(request);
+        if self.requests.len() >= self.limit.max(1) {
+            self.limit = (self.limit * 2).clamp(1, Self::MAX);
+            self.flush(sink);
+        }
+    }
+
+    fn flush(&mut self, sink: &super::RequestSink) {
+        if !self.requests.is_empty() {
+            // A closed sink is an executor that has stopped; the plan is still wanted.
+            let _ = sink.blocking_send(std::mem::take(&mut self.requests));
+        }
     }
 }

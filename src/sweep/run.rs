@@ -17,60 +17,171 @@ pub struct CallEvent {
 /// A progress callback; it runs on the executor's tasks, so it must be cheap.
 pub type ProgressFn = Arc<dyn Fn(CallEvent) + Send + Sync>;
 
-/// Make every request, at most `concurrency` at a time; results come back in request order.
-/// A failed call is a value in the result, never an early return: the sweep finishes.
+/// A request's digest in the call log, by the model that answers it
+/// ([`super::request_digest`]).
+pub type DigestFn = Arc<dyn Fn(&ChatRequest) -> String + Send + Sync>;
+
+/// The digest of each call and its result.
+pub type Answered = Vec<(String, Result<ChatReply, CallError>)>;
+
+/// Make every request, at most `concurrency` at a time; per request its digest and result, in
+/// request order. A failed call is a value in the result, never an early return: the sweep
+/// finishes.
 pub async fn execute(
     model: Arc<dyn ChatModel>,
     requests: Vec<ChatRequest>,
+    digest: DigestFn,
     concurrency: usize,
     progress: Option<ProgressFn>,
-) -> Vec<Result<ChatReply, CallError>> {
-    let total = requests.len();
-    let requests = Arc::new(requests);
-    let next = Arc::new(AtomicUsize::new(0));
+) -> Answered {
+    let total = Arc::new(AtomicUsize::new(requests.len()));
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    // The channel has room for the one batch, and its receiver is alive below.
+    let _ = tx.try_send(requests);
+    drop(tx);
+    let stream = Stream {
+        requests: rx,
+        total,
+    };
+    execute_stream(model, stream, 1, digest, concurrency, progress).await
+}
+
+/// Requests on their way from the planner, and how many calls they come to once the plan is
+/// complete (0 until then: progress shows the total as unknown).
+pub struct Stream {
+    pub requests: tokio::sync::mpsc::Receiver<Vec<ChatRequest>>,
+    pub total: Arc<AtomicUsize>,
+}
+
+/// [`execute`] for requests that arrive while the plan is still being built: calls start with
+/// the first request, so a sweep's model calls overlap its planning, and each prompt is freed
+/// once its call is made. Each request is made `repeat` times (`--repeat N`: repeat `r` gets
+/// seed `r`); the results come back repeat-major, request `c` of repeat `r` at
+/// `r * requests + c`, as [`crate::repeat::requests`] lays them out. Ends when every sender
+/// is dropped and every call has finished.
+pub async fn execute_stream(
+    model: Arc<dyn ChatModel>,
+    stream: Stream,
+    repeat: u32,
+    digest: DigestFn,
+    concurrency: usize,
+    progress: Option<ProgressFn>,
+) -> Answered {
+    let total = stream.total;
+    let queue = Arc::new(Queue {
+        requests: tokio::sync::Mutex::new(stream.requests),
+        pending: std::sync::Mutex::new(Pending::default()),
+        repeat: repeat.max(1),
+    });
     let done = Arc::new(AtomicUsize::new(0));
     let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency.clamp(1, total.max(1)) {
-        let (model, requests, next, done, progress) = (
+    for _ in 0..concurrency.max(1) {
+        let (model, queue, done, progress, digest, total) = (
             model.clone(),
-            requests.clone(),
-            next.clone(),
+            queue.clone(),
             done.clone(),
             progress.clone(),
+            digest.clone(),
+            total.clone(),
         );
         workers.spawn(async move {
             let mut out = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(request) = requests.get(i) else {
-                    break;
-                };
-                let result = model.complete(request).await;
+            while let Some((c, r, request)) = queue.next().await {
+                let key = digest(&request);
+                let result = model.complete(&request).await;
+                drop(request);
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(p) = &progress {
                     p(CallEvent {
                         done: finished,
-                        total,
+                        total: total.load(Ordering::Relaxed),
                         failed: result.is_err(),
                         cached: result.as_ref().is_ok_and(|r| r.cached),
                     });
                 }
-                out.push((i, result));
+                out.push((c, r, key, result));
             }
             out
         });
     }
-    let mut results: Vec<Option<Result<ChatReply, CallError>>> = (0..total).map(|_| None).collect();
+    let mut finished = Vec::new();
     while let Some(joined) = workers.join_next().await {
         // A worker only panics if a model implementation panics: a bug worth crashing on.
-        for (i, r) in joined.expect("a chat worker panicked") {
-            results[i] = Some(r);
-        }
+        finished.extend(joined.expect("a chat worker panicked"));
+    }
+    let distinct = queue.lock_pending().received;
+    let mut results: Vec<Option<(String, Result<ChatReply, CallError>)>> = (0..distinct
+        * queue.repeat as usize)
+        .map(|_| None)
+        .collect();
+    for (c, r, key, result) in finished {
+        results[r as usize * distinct + c] = Some((key, result));
     }
     results
         .into_iter()
-        .map(|r| r.expect("every request index is taken by exactly one worker"))
+        .map(|r| r.expect("every request and repeat is taken by exactly one worker"))
         .collect()
+}
+
+/// The executor's queue: batches still to arrive, and the calls of arrived ones still to make.
+struct Queue {
+    requests: tokio::sync::Mutex<tokio::sync::mpsc::Receiver<Vec<ChatRequest>>>,
+    /// Never held across an await: workers take calls from it without waking each other.
+    pending: std::sync::Mutex<Pending>,
+    repeat: u32,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// (request index, repeat index, request)
+    calls: std::collections::VecDeque<(usize, u32, ChatRequest)>,
+    /// Requests received so far.
+    received: usize,
+}
+
+impl Queue {
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        // A worker never panics while holding the lock; if one did, its data is still whole.
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next call to make, waiting for the planner's next batch when none is pending;
+    /// `None` once the planner is done and every call is taken.
+    async fn next(&self) -> Option<(usize, u32, ChatRequest)> {
+        loop {
+            if let Some(call) = self.lock_pending().calls.pop_front() {
+                return Some(call);
+            }
+            let mut requests = self.requests.lock().await;
+            // Another worker may have received a batch while this one waited for the receiver.
+            if let Some(call) = self.lock_pending().calls.pop_front() {
+                return Some(call);
+            }
+            let batch = requests.recv().await?;
+            let mut pending = self.lock_pending();
+            for request in batch {
+                let c = pending.received;
+                pending.received += 1;
+                if self.repeat == 1 {
+                    pending.calls.push_back((c, 0, request));
+                    continue;
+                }
+                for r in 1..self.repeat {
+                    let again = ChatRequest {
+                        messages: request.messages.clone(),
+                        seed: Some(r),
+                        slot: request.slot,
+                    };
+                    pending.calls.push_back((c, r, again));
+                }
+                let first = ChatRequest {
+                    seed: Some(0),
+                    ..request
+                };
+                pending.calls.push_back((c, 0, first));
+            }
+        }
+    }
 }
 
 /// Hand the memory a finished phase freed back to the system. glibc keeps freed small blocks
@@ -85,32 +196,46 @@ pub fn release_freed_memory() {
     }
 }
 
-/// The log digest of each request (`digest`, [`request_digest`] by its model), worked out on
-/// every core: each is a JSON rendering and a sha256 of the whole prompt, and a large sweep
-/// has tens of thousands.
-pub fn digests(
-    requests: &[ChatRequest],
-    digest: impl Fn(&ChatRequest) -> String + Sync,
-) -> Vec<String> {
+/// Below this many items a second thread costs more than it saves.
+const PAR_MIN: usize = 256;
+
+/// `f(i, &mut items[i])` for every item, on every core, the results in item order. `f` may take
+/// from its item: the run builder moves each plan's passages into its run instead of copying.
+pub fn par_map<T: Send, U: Send>(items: &mut [T], f: impl Fn(usize, &mut T) -> U + Sync) -> Vec<U> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = requests.len().div_ceil(threads).max(256);
-    if requests.len() <= per_thread {
-        return requests.iter().map(&digest).collect();
+    let per_thread = items.len().div_ceil(threads).max(PAR_MIN);
+    if items.len() <= per_thread {
+        return items.iter_mut().enumerate().map(|(i, t)| f(i, t)).collect();
     }
-    let digest = &digest;
+    let n = items.len();
+    // Each thread writes its results in place, so that a million runs are not built into
+    // per-thread lists and then copied (and held twice) into one.
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    let f = &f;
     std::thread::scope(|scope| {
-        let parts: Vec<_> = requests
-            .chunks(per_thread)
-            .map(|part| scope.spawn(move || part.iter().map(digest).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|p| {
-                p.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        let handles: Vec<_> = items
+            .chunks_mut(per_thread)
+            .zip(out.spare_capacity_mut()[..n].chunks_mut(per_thread))
+            .enumerate()
+            .map(|(c, (items, slots))| {
+                scope.spawn(move || {
+                    for (j, (item, slot)) in items.iter_mut().zip(slots).enumerate() {
+                        slot.write(f(c * per_thread + j, item));
+                    }
+                })
             })
-            .collect()
-    })
+            .collect();
+        for h in handles {
+            // `f` only panics on a bug: crash as the sequential loop would have.
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+    });
+    // SAFETY: the chunks of `items` and of the first `n` spare slots pair up one to one, and
+    // every thread wrote each slot of its chunk; a thread that panicked was resumed above, so
+    // this line is reached only when all `n` slots are initialised.
+    unsafe { out.set_len(n) };
+    out
 }
 
 #[cfg(test)]
@@ -120,23 +245,84 @@ mod tests {
     use crate::prompt::{Message, Role};
     use crate::sweep::request_digest;
 
+    fn asking(text: &str, seed: Option<u32>) -> ChatRequest {
+        ChatRequest {
+            messages: vec![Message {
+                role: Role::User,
+                content: text.into(),
+            }],
+            seed,
+            slot: 0,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn streamed_requests_are_made_while_sent_and_come_back_repeat_major_with_digests() {
+        let model = Arc::new(MockModel::default());
+        let digest: DigestFn = {
+            let model = model.clone();
+            Arc::new(move |r: &ChatRequest| request_digest(model.as_ref(), r))
+        };
+        // A sink of one place: the sender waits for the executor, as the planner does.
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let sender = std::thread::spawn(move || {
+            for c in 0..5 {
+                tx.blocking_send(vec![asking(&format!("question {c}"), None)])
+                    .unwrap();
+            }
+        });
+        let stream = Stream {
+            requests: rx,
+            total: Arc::new(AtomicUsize::new(0)),
+        };
+        let answered = execute_stream(model.clone(), stream, 3, digest, 4, None).await;
+        sender.join().unwrap();
+        assert_eq!(answered.len(), 15);
+        for r in 0..3 {
+            for c in 0..5 {
+                let (key, reply) = &answered[r * 5 + c];
+                let text = format!("question {c}");
+                // The mock echoes a message that is not a context block.
+                assert_eq!(reply.as_ref().unwrap().text, text);
+                let seeded = asking(&text, Some(r as u32));
+                assert_eq!(key, &request_digest(model.as_ref(), &seeded), "{r} {c}");
+            }
+        }
+        let single = execute(
+            model.clone(),
+            vec![asking("a", None), asking("b", None)],
+            Arc::new(|r: &ChatRequest| r.messages[0].content.clone()),
+            8,
+            None,
+        )
+        .await;
+        let keys: Vec<&str> = single.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["a", "b"],
+            "no seed and request order with one repeat"
+        );
+        assert!(execute(
+            model,
+            Vec::new(),
+            Arc::new(|_: &ChatRequest| String::new()),
+            8,
+            None
+        )
+        .await
+        .is_empty());
+    }
+
     #[test]
-    fn digests_on_every_core_equal_one_at_a_time_in_order() {
-        let model = MockModel::default();
-        let requests: Vec<ChatRequest> = (0..1000)
-            .map(|i| ChatRequest {
-                messages: vec![Message {
-                    role: Role::User,
-                    content: format!("question {i}"),
-                }],
-                seed: None,
-                slot: 0,
-            })
-            .collect();
-        let one_by_one: Vec<String> = requests.iter().map(|r| request_digest(&model, r)).collect();
-        let digest = |r: &ChatRequest| request_digest(&model, r);
-        assert_eq!(digests(&requests, digest), one_by_one);
-        assert_eq!(digests(&requests[..3], digest), one_by_one[..3]);
-        assert!(digests(&[], digest).is_empty());
+    fn par_map_keeps_item_order_gives_each_index_and_may_take_from_items() {
+        for n in [0, 1, PAR_MIN, PAR_MIN + 1, 10 * PAR_MIN + 7] {
+            let mut items: Vec<Vec<usize>> = (0..n).map(|i| vec![i; 3]).collect();
+            let out = par_map(&mut items, |i, v| (i, std::mem::take(v)));
+            assert_eq!(out.len(), n);
+            for (i, (index, taken)) in out.into_iter().enumerate() {
+                assert_eq!((index, taken), (i, vec![i; 3]));
+            }
+            assert!(items.iter().all(Vec::is_empty), "every item was taken from");
+        }
     }
 }
