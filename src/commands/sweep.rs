@@ -293,13 +293,17 @@ async fn dry_run(
             let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&dry_run_text(&dry, &s.pipeline.currency))?,
+        OutputFormat::Table => super::print(&dry_run_text(
+            &dry,
+            &s.pipeline.currency,
+            s.pipeline.reranker.is_some(),
+        ))?,
     }
     Ok(ExitStatus::Success)
 }
 
 /// The dry run's table, one row per chat model, and what it did and did not do.
-fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
+fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: bool) -> String {
     use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -339,8 +343,15 @@ fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
         }
     }
     let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
+    let reranks = if reranked {
+        let made: usize = rows.iter().map(|d| d.rerank_calls).sum();
+        let cached: usize = rows.iter().map(|d| d.cached_reranks).sum();
+        format!(", and {made} rerank calls were made ({cached} from cache) to score their passages; the sweep reranks from the cache")
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts.\n{t}\n"
+        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts{reranks}.\n{t}\n"
     );
     text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
     if rows.iter().any(|d| d.rewrite_calls > 0) {
@@ -382,6 +393,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         ],
     };
     after.extend(results.judge_summary());
+    after.extend(results.rerank_summary());
     after.extend(results.flagged_summary());
     after.push(format!(
         "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",

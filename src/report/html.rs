@@ -151,7 +151,7 @@ fn header(r: &Results, h: &mut String) {
         .collect();
     let _ = write!(
         h,
-        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. Embedder <code>{}</code>, model <code>{}</code>, rageval {}, config <code>{}</code>.</p>\n</header>\n",
+        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. Embedder <code>{}</code>, model <code>{}</code>, rageval {}, config <code>{}</code>.</p>\n",
         r.questions.len(),
         r.settings.len(),
         r.runs.len(),
@@ -162,6 +162,10 @@ fn header(r: &Results, h: &mut String) {
         escape(&m.identity.tool_version),
         escape(m.identity.digest.get(..19).unwrap_or(&m.identity.digest)),
     );
+    if let Some(line) = r.rerank_summary() {
+        let _ = writeln!(h, "<p class=\"meta\">{}.</p>", escape(&line));
+    }
+    h.push_str("</header>\n");
 }
 
 fn recommendation(r: &Results, h: &mut String) {

@@ -174,6 +174,9 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     if let Some(line) = r.judge_summary() {
         writeln!(out, "\n**Judge.** {}", cell(&line))?;
     }
+    if let Some(line) = r.rerank_summary() {
+        writeln!(out, "\n**Reranker.** {}", cell(&line))?;
+    }
     if let Some(line) = r.flagged_summary() {
         writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
     }

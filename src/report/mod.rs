@@ -283,6 +283,17 @@ impl Results {
         ))
     }
 
+    /// One line on the reranker's calls, when a reranker rescored the passages: one call per
+    /// distinct question text and passages, like the answer calls counted by the line above it.
+    pub fn rerank_summary(&self) -> Option<String> {
+        let reranker = self.meta.identity.config.reranker.as_ref()?;
+        let c = &self.calls;
+        Some(format!(
+            "reranker `{}`: {} calls ({} from cache, {} failed)",
+            reranker.model, c.rerank_calls, c.rerank_cache_hits, c.rerank_failed
+        ))
+    }
+
     /// One line naming the flagged chunks that reached a prompt, if any.
     pub fn flagged_summary(&self) -> Option<String> {
         let flagged = self.flagged_in_prompts();
