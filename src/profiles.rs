@@ -136,6 +136,18 @@ impl Pipeline {
         Ok(())
     }
 
+    /// The chat model of profile `name` at its own temperature (`default`:
+    /// [`Pipeline::model`]); the first variant of the profile when the grid sets temperatures.
+    pub fn chat_model_of(&self, name: &str) -> Arc<dyn ChatModel> {
+        if name == crate::sweep::grid::DEFAULT_PROFILE {
+            return self.model.clone();
+        }
+        self.chat_variants
+            .iter()
+            .find(|v| v.profile == name)
+            .map_or_else(|| self.model.clone(), |v| v.model.clone())
+    }
+
     /// The embedder of profile `name` (`default`: [`Pipeline::embedder`]).
     pub fn embedder_of(&self, name: &str) -> Arc<dyn Embedder> {
         self.embedders

@@ -884,3 +884,91 @@ fn every_call_of_a_non_default_profile_failing_names_its_server_or_key() {
         format!("error: every model call failed ({one} auth); no report written; check the key in `$RAGEVAL_TEST_B_KEY`\n")
     );
 }
+
+#[test]
+fn reports_name_each_swept_profile_with_its_model() {
+    let server = MockLlm::start(&["--dimensions", "64"]);
+    let p = profiled(&server.url);
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "{}embedders:\n  small:\n    kind: openai\n    base_url: {}\n    model: hash-64\n    api_key_env: {KEY_ENV}\n",
+            p.read("rageval.yaml"),
+            server.url
+        ),
+    );
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--no-cache",
+            "--chat",
+            "default,fast",
+            "--embedder",
+            "default,small",
+            "--min-score",
+            "0.2",
+            "--k",
+            "2",
+        ])
+        .env(KEY_ENV, "test-key")
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let models = "models: default = mock, fast = mock-fast";
+    let embedders = "embedders: default = hash-1024, small = hash-64";
+    let text = crate::support::stdout(&out);
+    assert_eq!(
+        text.lines().take(2).collect::<Vec<_>>(),
+        [models, embedders]
+    );
+    let md = p.read("reports/latest/report.md");
+    assert_eq!(
+        md.lines().take(5).collect::<Vec<_>>(),
+        [
+            "### rageval: 26 questions x 4 settings",
+            "",
+            models,
+            "",
+            embedders
+        ]
+    );
+    let html = p.read("reports/latest/report.html");
+    assert!(
+        html.contains("Embedders <code>default</code> = <code>hash-1024</code>, <code>small</code> = <code>hash-64</code>, models <code>default</code> = <code>mock</code>, <code>fast</code> = <code>mock-fast</code>, rageval "),
+        "{}",
+        html.lines().find(|l| l.contains("class=\"meta\"")).unwrap_or_default()
+    );
+    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let identity = &doc["identity"];
+    assert_eq!(
+        (&identity["models"], &identity["embedders"]),
+        (
+            &json!({"default": "mock", "fast": "mock-fast"}),
+            &json!({"default": "hash-1024", "small": "hash-64"})
+        )
+    );
+    // One profile that is not `default` is named too; the default profiles alone are not, and
+    // their record has neither field.
+    let one = sweep(&p, &["--no-cache", "--chat", "fast"]);
+    assert_eq!(one["identity"]["models"], json!({"fast": "mock-fast"}));
+    assert_eq!(
+        p.read("reports/latest/report.md").lines().nth(2),
+        Some("models: fast = mock-fast")
+    );
+    let plain = sweep(&p, &["--no-cache"]);
+    assert_eq!(
+        p.read("reports/latest/report.md").lines().take(3).collect::<Vec<_>>(),
+        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`**: false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%)"]
+    );
+    let keys: Vec<&str> = plain["identity"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert!(
+        !keys.contains(&"models") && !keys.contains(&"embedders"),
+        "{keys:?}"
+    );
+}

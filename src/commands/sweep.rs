@@ -380,6 +380,10 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let c = &results.calls;
     let mut lines: Vec<String> = note.into_iter().collect();
     lines.push(insight.recommendation.reason.clone());
+    let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+        .collect();
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
     let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
     let mut after = match &insight.retrieval_separability {
@@ -426,7 +430,8 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         .map(|t| format!("{}{t}\n", wrap(vec![report::retrieval::LEAD.to_string()])))
         .unwrap_or_default();
     format!(
-        "{table}\n{}\n{}\n{per_retrieval}{}",
+        "{}{table}\n{}\n{}\n{per_retrieval}{}",
+        wrap(profiles),
         wrap(lines),
         report::table::scores_table(results),
         wrap(after)
@@ -497,6 +502,17 @@ fn failed_profile(
         }
         (!calls.is_empty()).then(|| (profile.clone(), by_kind))
     })
+}
+
+/// Each of `profiles` with its model, unless the grid sweeps the `default` profile alone.
+fn swept_profiles(
+    profiles: &[String],
+    model: impl Fn(&str) -> String,
+) -> indexmap::IndexMap<String, String> {
+    if profiles == [DEFAULT_PROFILE] {
+        return indexmap::IndexMap::new();
+    }
+    profiles.iter().map(|p| (p.clone(), model(p))).collect()
 }
 
 /// `3 timeout, 1 server`
@@ -570,6 +586,8 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
+            models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
+            embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
             judge: s.pipeline.judge.as_ref().map(|j| j.model()),
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,

@@ -48,6 +48,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         r.questions.len(),
         r.settings.len()
     )?;
+    for line in [r.meta.models_line(), r.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+    {
+        writeln!(out, "{}\n", cell(&line))?;
+    }
     let rec = &ins.recommendation;
     match &rec.setting {
         Some(id) => {
