@@ -850,6 +850,16 @@ fn a_dead_server_of_a_second_chat_profile_stops_the_sweep_naming_it() {
         );
         assert!(!written, "no report");
     }
+    // Each temperature of the `chat:` model is a model of its own, watched the same way.
+    let dead = format!("http://127.0.0.1:{port}/v1");
+    let p = http_project(&dead, false, "  max_retries: 0\n");
+    let (code, err, written) =
+        failing_sweep(&p, &["--no-cache", "--temperature", "0,0.7"], "test-key");
+    assert_eq!((code, written), (Some(2), false), "{err}");
+    assert_eq!(
+        err,
+        format!("error: the sweep stopped early: 20 connection attempts in a row failed ({} connect); no report written; is the model server at `{dead}` running?\n", 2 * one)
+    );
 }
 
 #[test]
