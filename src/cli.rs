@@ -235,7 +235,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
 
-    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed
+    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed and rerank calls made (retrieval decides which prompts exist)
     #[arg(long)]
     pub dry_run: bool,
 

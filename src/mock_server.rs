@@ -536,9 +536,19 @@ async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: By
         .iter()
         .map(|&(index, score)| json!({"index": index, "relevance_score": score}))
         .collect();
+    // Tokens as llama.cpp's server reports them for a rerank: the query and every document.
+    let tokens = crate::chat::estimate_tokens(query)
+        + documents
+            .iter()
+            .map(|d| crate::chat::estimate_tokens(d))
+            .sum::<u64>();
     tokio::time::sleep(state.opts.delay).await;
-    Json(json!({"model": req["model"].as_str().unwrap_or("rerank"), "results": results}))
-        .into_response()
+    Json(json!({
+        "model": req["model"].as_str().unwrap_or("rerank"),
+        "results": results,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }))
+    .into_response()
 }
 
 async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {

@@ -34,6 +34,7 @@ impl Pipeline {
                     section.temperature = t.to_f64();
                 }
                 section.stream |= c.chat.stream;
+                let mut server = None;
                 let raw: Arc<dyn ChatModel> = match section.kind {
                     ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
                     ChatKind::Openai => {
@@ -41,6 +42,11 @@ impl Pipeline {
                         if endpoint.limiter.is_some() {
                             self.rate_limited = Some(self.held.clone());
                         }
+                        server = Some(crate::settings::ChatServer {
+                            profile: profile.clone(),
+                            shown: section.http().shown(),
+                            dead: endpoint.dead.clone(),
+                        });
                         Arc::new(
                             OpenAiChat::new(
                                 endpoint,
@@ -72,6 +78,8 @@ impl Pipeline {
                             _ => raw,
                         };
                         built.push((id, model.clone()));
+                        // Only a model built here calls its own servers.
+                        self.chat_servers.extend(server);
                         model
                     }
                 };
@@ -126,6 +134,18 @@ impl Pipeline {
             self.embedders.push((name.clone(), embedder));
         }
         Ok(())
+    }
+
+    /// The chat model of profile `name` at its own temperature (`default`:
+    /// [`Pipeline::model`]); the first variant of the profile when the grid sets temperatures.
+    pub fn chat_model_of(&self, name: &str) -> Arc<dyn ChatModel> {
+        if name == crate::sweep::grid::DEFAULT_PROFILE {
+            return self.model.clone();
+        }
+        self.chat_variants
+            .iter()
+            .find(|v| v.profile == name)
+            .map_or_else(|| self.model.clone(), |v| v.model.clone())
     }
 
     /// The embedder of profile `name` (`default`: [`Pipeline::embedder`]).

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use futures_util::stream::{self, StreamExt};
@@ -15,7 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::cache::{CacheMode, Store};
-use crate::chat::{estimate_tokens, ErrorKind};
+use crate::chat::{estimate_tokens, CallError, ErrorKind, Usage};
 use crate::http::{self, Endpoint, Endpoints, Failure};
 use crate::BoxFuture;
 
@@ -29,10 +30,48 @@ pub struct Scored {
     pub score: f64,
 }
 
+/// One rerank call's reply: the passages scored, and what the call cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reranked {
+    pub scored: Vec<Scored>,
+    /// The server's token count (`usage.prompt_tokens`, else `usage.total_tokens`) when its
+    /// reply has one; zero otherwise, and for a reply from the cache.
+    pub usage: Usage,
+    /// Wall time of the call; `None` for a reply from the cache.
+    pub latency: Option<Duration>,
+    /// The reply came from the rerank cache.
+    pub cached: bool,
+}
+
+impl Reranked {
+    /// A reply that made no call to a server.
+    fn of(scored: Vec<Scored>) -> Self {
+        Reranked {
+            scored,
+            usage: Usage::default(),
+            latency: None,
+            cached: false,
+        }
+    }
+}
+
 /// Why reranking one question's passages failed: the sweep stops (exit status 2).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct RerankError(pub String);
+#[error("{message}")]
+pub struct RerankError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl RerankError {
+    /// The error as a call log records it.
+    pub fn to_call_error(&self) -> CallError {
+        CallError {
+            kind: self.kind,
+            message: self.message.clone(),
+        }
+    }
+}
 
 /// A reranker: rescores a query's passages.
 pub trait Reranker: Send + Sync {
@@ -52,7 +91,7 @@ pub trait Reranker: Send + Sync {
         query: &'a str,
         documents: &'a [String],
         top_n: usize,
-    ) -> BoxFuture<'a, Result<Vec<Scored>, RerankError>>;
+    ) -> BoxFuture<'a, Result<Reranked, RerankError>>;
 
     /// Warnings gathered since the last call (a cache write that failed), for the command.
     fn warnings(&self) -> Vec<String> {
@@ -65,7 +104,7 @@ pub async fn rerank_all(
     reranker: &dyn Reranker,
     jobs: &[(String, Vec<String>)],
     top_n: usize,
-) -> Vec<Result<Vec<Scored>, RerankError>> {
+) -> Vec<Result<Reranked, RerankError>> {
     let calls: Vec<_> = jobs
         .iter()
         .map(|(query, documents)| reranker.rerank(query, documents, top_n))
@@ -121,6 +160,21 @@ pub fn checked(reply: &[u8], documents: usize, top_n: usize) -> Result<Vec<Score
     Ok(out)
 }
 
+/// The tokens a reply says the call cost: `usage.prompt_tokens` (llama.cpp, Jina), else
+/// `usage.total_tokens` (TEI); `None` when the reply says nothing of them.
+pub fn reported_tokens(reply: &[u8]) -> Option<u64> {
+    let reply: serde_json::Value = serde_json::from_slice(reply).ok()?;
+    let usage = reply.get("usage")?;
+    usage
+        .get("prompt_tokens")
+        .and_then(serde_json::Value::as_u64)
+        .or_else(|| {
+            usage
+                .get("total_tokens")
+                .and_then(serde_json::Value::as_u64)
+        })
+}
+
 /// `reranker.kind: http`: any server with a `/rerank` endpoint.
 pub struct HttpReranker {
     client: reqwest::Client,
@@ -152,7 +206,7 @@ impl HttpReranker {
         query: &str,
         documents: &[String],
         top_n: usize,
-    ) -> Result<Vec<Scored>, Failure> {
+    ) -> Result<(Vec<Scored>, Option<u64>), Failure> {
         let body = serde_json::to_vec(
             &json!({"model": self.model, "query": query, "documents": documents, "top_n": top_n}),
         )
@@ -166,7 +220,9 @@ impl HttpReranker {
                 "the reply is not JSON",
             ));
         }
-        checked(&bytes, documents.len(), top_n).map_err(|m| Failure::fatal(ErrorKind::Malformed, m))
+        let scored = checked(&bytes, documents.len(), top_n)
+            .map_err(|m| Failure::fatal(ErrorKind::Malformed, m))?;
+        Ok((scored, reported_tokens(&bytes)))
     }
 }
 
@@ -188,25 +244,36 @@ impl Reranker for HttpReranker {
         query: &'a str,
         documents: &'a [String],
         top_n: usize,
-    ) -> BoxFuture<'a, Result<Vec<Scored>, RerankError>> {
+    ) -> BoxFuture<'a, Result<Reranked, RerankError>> {
         Box::pin(async move {
             if documents.is_empty() {
-                return Ok(Vec::new());
+                return Ok(Reranked::of(Vec::new()));
             }
             let top_n = top_n.min(documents.len());
             let tokens =
                 estimate_tokens(query) + documents.iter().map(|d| estimate_tokens(d)).sum::<u64>();
-            http::call_any(&self.endpoints, tokens, move |server| {
+            let start = Instant::now();
+            let (scored, reported) = http::call_any(&self.endpoints, tokens, move |server| {
                 self.call(server, query, documents, top_n)
             })
             .await
-            .map_err(|e| {
-                RerankError(format!(
+            .map_err(|e| RerankError {
+                kind: e.kind,
+                message: format!(
                     "{} at {}/rerank: {}",
                     e.kind.as_str(),
                     self.endpoints.shown,
                     e.message
-                ))
+                ),
+            })?;
+            Ok(Reranked {
+                scored,
+                usage: Usage {
+                    prompt_tokens: reported.unwrap_or(0),
+                    ..Usage::default()
+                },
+                latency: Some(start.elapsed()),
+                cached: false,
             })
         })
     }
@@ -221,6 +288,14 @@ pub fn rerank_key(model: &str, query: &str, documents: &[String], top_n: usize) 
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The digest that names a rerank call in the call log: the first 16 hex digits of its cache
+/// key (`top_n` as sent: at most the documents' count).
+pub fn rerank_digest(model: &str, query: &str, documents: &[String], top_n: usize) -> String {
+    let mut digest = rerank_key(model, query, documents, top_n.min(documents.len()));
+    digest.truncate(16);
+    digest
 }
 
 /// A reranker behind the response cache (`rerank.jsonl`): a request seen before is answered
@@ -263,18 +338,21 @@ impl Reranker for CachedReranker {
         query: &'a str,
         documents: &'a [String],
         top_n: usize,
-    ) -> BoxFuture<'a, Result<Vec<Scored>, RerankError>> {
+    ) -> BoxFuture<'a, Result<Reranked, RerankError>> {
         Box::pin(async move {
             let top_n = top_n.min(documents.len());
             let key = rerank_key(&self.inner.model(), query, documents, top_n);
             if self.mode == CacheMode::Use {
                 if let Some(hit) = self.store.get(&key) {
-                    return Ok(hit);
+                    return Ok(Reranked {
+                        cached: true,
+                        ..Reranked::of(hit)
+                    });
                 }
             }
-            let scored = self.inner.rerank(query, documents, top_n).await?;
-            self.store.put_or_warn(key, scored.clone());
-            Ok(scored)
+            let reply = self.inner.rerank(query, documents, top_n).await?;
+            self.store.put_or_warn(key, reply.scored.clone());
+            Ok(reply)
         })
     }
 }

@@ -30,9 +30,10 @@ pub struct Pipeline {
     pub currency: String,
     /// The judge model, when `judge:` is configured.
     pub judge: Option<Arc<dyn ChatModel>>,
-    /// Whether every chat server refused [`crate::http::DEAD_AFTER`] connections in a row
-    /// (`openai` only): the sweep then stops early.
-    pub chat_dead: Option<Arc<crate::http::DeadServer>>,
+    /// The servers of the chat models the sweep may call (`openai` only), the `chat:`
+    /// section's first: when one refused [`crate::http::DEAD_AFTER`] connections in a row, the
+    /// sweep stops early naming it.
+    pub chat_servers: Vec<ChatServer>,
     /// Time calls were held back by a rate limit, when any section sets one (for progress).
     pub rate_limited: Option<Arc<Held>>,
     /// The same for the judge's server.
@@ -53,6 +54,17 @@ pub struct Pipeline {
     pub(crate) held: Arc<Held>,
     /// The reranker, when `reranker:` is configured.
     pub reranker: Option<Arc<dyn crate::rerank::Reranker>>,
+}
+
+/// The servers of one chat model: which profile they serve, as messages show them, and
+/// whether they are dead.
+#[derive(Clone)]
+pub struct ChatServer {
+    /// A key of `models:`, or `default` for the `chat:` section.
+    pub profile: String,
+    /// The base URLs, redacted (see [`HttpConfig::shown`]).
+    pub shown: String,
+    pub dead: Arc<crate::http::DeadServer>,
 }
 
 /// The servers of a section with its rate limit; waiting is counted in `held`.
@@ -130,13 +142,17 @@ impl Pipeline {
                 }
             }
         };
-        let mut chat_dead = None;
+        let mut chat_servers = Vec::new();
         let mut chat_store = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
             ChatKind::Openai => {
                 let endpoint = endpoint(c.chat.http(), &held)?;
-                chat_dead = Some(endpoint.dead.clone());
+                chat_servers.push(ChatServer {
+                    profile: grid::DEFAULT_PROFILE.to_string(),
+                    shown: c.chat.http().shown(),
+                    dead: endpoint.dead.clone(),
+                });
                 rate_limited |= endpoint.limiter.is_some();
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(
@@ -210,7 +226,7 @@ impl Pipeline {
             .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
         Ok(Pipeline {
             reranker,
-            chat_dead,
+            chat_servers,
             judge_dead,
             chat_variants: Vec::new(),
             chat_store,

@@ -795,3 +795,190 @@ fn a_reranked_two_embedder_sweep_keeps_both_scores_per_embedder_through_merge() 
         "{md}"
     );
 }
+
+/// A free loopback port with nothing listening on it.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// [`http_project`] at `url` with chat profile `b` at `b_url` (its key in `$RAGEVAL_TEST_B_KEY`,
+/// one attempt per call).
+fn with_profile_b(url: &str, b_url: &str) -> Project {
+    http_project(
+        url,
+        false,
+        &format!("models:\n  b:\n    kind: openai\n    base_url: {b_url}\n    model: mock-b\n    api_key_env: RAGEVAL_TEST_B_KEY\n    max_retries: 0\n"),
+    )
+}
+
+/// `sweep ARGS` with both keys right: exit status, stderr, and whether a report was written.
+fn failing_sweep(p: &Project, args: &[&str], b_key: &str) -> (Option<i32>, String, bool) {
+    let mut all = vec!["sweep", "-q"];
+    all.extend(args);
+    let out = p
+        .cmd(&all)
+        .env(KEY_ENV, "test-key")
+        .env("RAGEVAL_TEST_B_KEY", b_key)
+        .output()
+        .unwrap();
+    let written = p.path().join("reports/latest").exists();
+    (out.status.code(), stderr(&out), written)
+}
+
+#[test]
+fn a_dead_server_of_a_second_chat_profile_stops_the_sweep_naming_it() {
+    let server = MockLlm::start(&[]);
+    let one = distinct_prompts(&sweep(&profiled(&server.url), &["--no-cache"]));
+    let port = closed_port();
+    let p = with_profile_b(
+        &server.url,
+        &format!("http://127.0.0.1:{port}/v1?token=b-secret-42"),
+    );
+    // Even with --allow-errors: half the report would be `error` runs.
+    for extra in [&[][..], &["--allow-errors"][..]] {
+        let mut args = vec!["--no-cache", "--chat", "default,b"];
+        args.extend(extra);
+        let (code, err, written) = failing_sweep(&p, &args, "test-key");
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(
+            err,
+            format!("error: the sweep stopped early: 20 connection attempts in a row to chat profile `b` failed ({one} connect); no report written; is the model server at `http://127.0.0.1:{port}/v1?<redacted>` running?\n")
+        );
+        assert!(!written, "no report");
+    }
+    // Each temperature of the `chat:` model is a model of its own, watched the same way.
+    let dead = format!("http://127.0.0.1:{port}/v1");
+    let p = http_project(&dead, false, "  max_retries: 0\n");
+    let (code, err, written) =
+        failing_sweep(&p, &["--no-cache", "--temperature", "0,0.7"], "test-key");
+    assert_eq!((code, written), (Some(2), false), "{err}");
+    assert_eq!(
+        err,
+        format!("error: the sweep stopped early: 20 connection attempts in a row failed ({} connect); no report written; is the model server at `{dead}` running?\n", 2 * one)
+    );
+}
+
+#[test]
+fn every_call_of_a_non_default_profile_failing_names_its_server_or_key() {
+    let server = MockLlm::start(&[]);
+    let one = distinct_prompts(&sweep(&profiled(&server.url), &["--no-cache"]));
+    let failing = MockLlm::start(&["--fail-rate", "1", "--fail-status", "500"]);
+    let b = format!("{}?token=b-secret-42", failing.url);
+    let shown = format!("{}?<redacted>", failing.url);
+    let p = with_profile_b(&server.url, &b);
+    // The only profile swept: every call failed.
+    let (code, err, written) = failing_sweep(&p, &["--no-cache", "--chat", "b"], "test-key");
+    assert_eq!((code, written), (Some(2), false), "{err}");
+    assert_eq!(
+        err,
+        format!("error: every model call failed ({one} server); no report written; see the errors of the server at `{shown}`\n")
+    );
+    // Beside a profile that answers: every call of `b` failed.
+    let (code, err, written) =
+        failing_sweep(&p, &["--no-cache", "--chat", "default,b"], "test-key");
+    assert_eq!((code, written), (Some(2), false), "{err}");
+    assert_eq!(
+        err,
+        format!("error: every model call of chat profile `b` failed ({one} server); no report written; see the errors of the server at `{shown}`\n")
+    );
+    // A wrong key: the hint names `b`'s key variable, never the key.
+    let p = with_profile_b(&server.url, &server.url);
+    let (code, err, written) = failing_sweep(&p, &["--no-cache", "--chat", "b"], "sk-wrong-b-1");
+    assert_eq!((code, written), (Some(2), false), "{err}");
+    assert_eq!(
+        err,
+        format!("error: every model call failed ({one} auth); no report written; check the key in `$RAGEVAL_TEST_B_KEY`\n")
+    );
+}
+
+#[test]
+fn reports_name_each_swept_profile_with_its_model() {
+    let server = MockLlm::start(&["--dimensions", "64"]);
+    let p = profiled(&server.url);
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "{}embedders:\n  small:\n    kind: openai\n    base_url: {}\n    model: hash-64\n    api_key_env: {KEY_ENV}\n",
+            p.read("rageval.yaml"),
+            server.url
+        ),
+    );
+    let out = p
+        .cmd(&[
+            "sweep",
+            "--no-cache",
+            "--chat",
+            "default,fast",
+            "--embedder",
+            "default,small",
+            "--min-score",
+            "0.2",
+            "--k",
+            "2",
+        ])
+        .env(KEY_ENV, "test-key")
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let models = "models: default = mock, fast = mock-fast";
+    let embedders = "embedders: default = hash-1024, small = hash-64";
+    let text = crate::support::stdout(&out);
+    assert_eq!(
+        text.lines().take(2).collect::<Vec<_>>(),
+        [models, embedders]
+    );
+    let md = p.read("reports/latest/report.md");
+    assert_eq!(
+        md.lines().take(5).collect::<Vec<_>>(),
+        [
+            "### rageval: 26 questions x 4 settings",
+            "",
+            models,
+            "",
+            embedders
+        ]
+    );
+    let html = p.read("reports/latest/report.html");
+    assert!(
+        html.contains("Embedders <code>default</code> = <code>hash-1024</code>, <code>small</code> = <code>hash-64</code>, models <code>default</code> = <code>mock</code>, <code>fast</code> = <code>mock-fast</code>, rageval "),
+        "{}",
+        html.lines().find(|l| l.contains("class=\"meta\"")).unwrap_or_default()
+    );
+    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let identity = &doc["identity"];
+    assert_eq!(
+        (&identity["models"], &identity["embedders"]),
+        (
+            &json!({"default": "mock", "fast": "mock-fast"}),
+            &json!({"default": "hash-1024", "small": "hash-64"})
+        )
+    );
+    // One profile that is not `default` is named too; the default profiles alone are not, and
+    // their record has neither field.
+    let one = sweep(&p, &["--no-cache", "--chat", "fast"]);
+    assert_eq!(one["identity"]["models"], json!({"fast": "mock-fast"}));
+    assert_eq!(
+        p.read("reports/latest/report.md").lines().nth(2),
+        Some("models: fast = mock-fast")
+    );
+    let plain = sweep(&p, &["--no-cache"]);
+    assert_eq!(
+        p.read("reports/latest/report.md").lines().take(3).collect::<Vec<_>>(),
+        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`**: false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%)"]
+    );
+    let keys: Vec<&str> = plain["identity"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert!(
+        !keys.contains(&"models") && !keys.contains(&"embedders"),
+        "{keys:?}"
+    );
+}

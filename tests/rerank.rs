@@ -497,3 +497,144 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         assert!(!text.contains(KEY) && !text.contains("q-secret"), "{text}");
     }
 }
+
+/// The rerank calls of a results file: (digest, prompt tokens, has a latency, cached), in
+/// record order.
+fn rerank_calls(doc: &Value) -> Vec<(String, u64, bool, bool)> {
+    doc["calls"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, c)| c["role"] == "rerank")
+        .map(|(digest, c)| {
+            (
+                digest.clone(),
+                c["usage"]["prompt_tokens"].as_u64().unwrap(),
+                c["latency_ms"].is_number(),
+                c["cached"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `summary.calls`' rerank counters: (calls, cache hits, failed).
+fn rerank_counters(doc: &Value) -> [u64; 3] {
+    let c = &doc["summary"]["calls"];
+    ["rerank_calls", "rerank_cache_hits", "rerank_failed"].map(|k| c[k].as_u64().unwrap())
+}
+
+#[test]
+fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
+    let servers = Servers::start();
+    let mock = MockLlm::start(&["--api-key", KEY]);
+    let p = project(
+        &servers,
+        &format!(
+            "reranker:\n  base_url: {}\n  model: mock-rerank\n  api_key_env: RAGEVAL_TEST_RERANK_KEY\n  candidates: 3\n",
+            mock.url
+        ),
+    );
+    let run = |args: &[&str]| {
+        let out = p
+            .cmd(args)
+            .env("RAGEVAL_TEST_RERANK_KEY", KEY)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        out
+    };
+    let requests = || mock.stats()["rerank_requests"].as_u64().unwrap();
+
+    // A dry run makes the rerank calls (their scores decide which prompts exist), one per
+    // distinct question text: the repeated question shares one.
+    let dry: Value =
+        serde_json::from_slice(&run(&["sweep", "--dry-run", "--output", "json"]).stdout).unwrap();
+    let plan = &dry["dry_run"][0];
+    assert_eq!(
+        (
+            plan["rerank_calls"].as_u64(),
+            plan["cached_reranks"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
+    assert_eq!(requests(), 2, "the dry run's calls are the server's");
+    let table = stdout(&run(&["sweep", "--dry-run"]));
+    assert_eq!(
+        table.lines().next().unwrap(),
+        "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and 2 rerank calls were made (2 from cache) to score their passages; the sweep reranks from the cache."
+    );
+    assert_eq!(requests(), 2, "the second dry run reranks from the cache");
+
+    // A sweep without the cache makes the calls the dry run counted.
+    let out = run(&["sweep", "--no-cache", "--out", "out"]);
+    assert_eq!(requests(), 2 + 2);
+    let doc: Value = serde_json::from_str(&p.read("out/results.json")).unwrap();
+    assert_eq!(rerank_counters(&doc), [2, 0, 0]);
+    // The mock reports llama.cpp's usage: a quarter token a character, rounded up, of the query
+    // and each of the three passages sent.
+    let calls = rerank_calls(&doc);
+    let tokens: Vec<(u64, bool, bool)> = calls.iter().map(|c| (c.1, c.2, c.3)).collect();
+    assert_eq!(
+        tokens,
+        [
+            (9 + 9 + 10 + 13, true, false),
+            (6 + 9 + 13 + 10, true, false)
+        ]
+    );
+    // Every run names the call that scored its passages: the two Sunday questions share one.
+    let by_question: Vec<(String, String)> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(3)
+        .map(|r| {
+            (
+                r["question"].as_str().unwrap().to_string(),
+                r["rerank_call"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_question,
+        [
+            ("open-sunday".to_string(), calls[0].0.clone()),
+            ("open-sunday-again".to_string(), calls[0].0.clone()),
+            ("parking".to_string(), calls[1].0.clone()),
+        ]
+    );
+    assert!(doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["rerank_call"].is_string()));
+    let line = "reranker `mock-rerank`: 2 calls (0 from cache, 0 failed)";
+    assert!(stdout(&out).lines().any(|l| l == line), "{}", stdout(&out));
+    assert!(
+        p.read("out/report.md")
+            .lines()
+            .any(|l| l == format!("**Reranker.** {line}")),
+        "{}",
+        p.read("out/report.md")
+    );
+    assert!(p
+        .read("out/report.html")
+        .contains(&format!("<p class=\"meta\">{line}.</p>\n</header>\n")));
+
+    // With the cache (the dry run filled it): no call made, every one a cache hit.
+    run(&["sweep", "--out", "again"]);
+    assert_eq!(requests(), 4, "the cached sweep makes no rerank call");
+    let again: Value = serde_json::from_str(&p.read("again/results.json")).unwrap();
+    assert_eq!(rerank_counters(&again), [2, 2, 0]);
+    let cached: Vec<(String, u64, bool, bool)> = rerank_calls(&again);
+    assert_eq!(
+        cached,
+        [
+            (calls[0].0.clone(), 0, false, true),
+            (calls[1].0.clone(), 0, false, true)
+        ]
+    );
+    assert!(p
+        .read("again/report.md")
+        .lines()
+        .any(|l| l == "**Reranker.** reranker `mock-rerank`: 2 calls (2 from cache, 0 failed)"));
+}

@@ -338,3 +338,39 @@ fn shards_keep_their_own_cache_files() {
     }
     assert!(!p.path().join(".rageval/cache/chat.jsonl").exists());
 }
+
+#[test]
+fn reranked_shards_merged_count_the_rerank_calls_of_the_whole_sweep() {
+    let server = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nreranker:\n  base_url: {}\n  api_key_env: {KEY_ENV}\n  candidates: 8\n",
+            server.url
+        ),
+    );
+    whole_and_merged(&p, &["--rewrite", "none,heuristic"], 2);
+    assert_same(&p);
+    let counters = |dir: &str| -> [u64; 3] {
+        let v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
+        let c = &v["summary"]["calls"];
+        ["rerank_calls", "rerank_cache_hits", "rerank_failed"].map(|k| c[k].as_u64().unwrap())
+    };
+    let (one, two) = (counters("shard-1"), counters("shard-2"));
+    assert!(
+        one[0] > 0 && two[0] > 0,
+        "both shards rerank: {one:?} {two:?}"
+    );
+    // One call per distinct text asked: 27 (the sample's 26 questions as written, and the
+    // heuristic rewrites of its follow-ups where they differ).
+    let whole = counters("whole");
+    assert_eq!(whole, [27, 0, 0]);
+    assert_eq!(whole[0], one[0] + two[0]);
+    assert_eq!(counters("merged"), whole);
+    // The whole sweep and the shards (each with its own cache) made them all once each.
+    assert_eq!(
+        server.stats()["rerank_requests"].as_u64(),
+        Some(2 * whole[0])
+    );
+}

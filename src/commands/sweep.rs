@@ -94,33 +94,36 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
         super::eprint_line(&format!("warning: {warning}"));
     }
     let c = &sweep.calls;
-    if s.pipeline.chat_dead.as_ref().is_some_and(|d| d.is_dead()) {
-        // Every later call failed at once: a report would only look valid, and the cache
-        // keeps the calls that finished, so a rerun resumes.
-        let url = s.config.config.chat.http().shown();
+    if let Some(server) = s.pipeline.chat_servers.iter().find(|d| d.dead.is_dead()) {
+        // Every later call of that model failed at once: a report would only look valid, and
+        // the cache keeps the calls that finished, so a rerun resumes.
+        let to = if s.grid.chats.len() > 1 || server.profile != DEFAULT_PROFILE {
+            format!(" to chat profile `{}`", server.profile)
+        } else {
+            String::new()
+        };
         anyhow::bail!(
-            "the sweep stopped early: {} connection attempts in a row failed ({}); no report written; is the model server at `{url}` running?",
+            "the sweep stopped early: {} connection attempts in a row{to} failed ({}); no report written; is the model server at `{}` running?",
             crate::http::DEAD_AFTER,
-            kinds(&c.errors_by_kind)
+            kinds(&c.errors_by_kind),
+            server.shown
         );
     }
     if c.failed > 0 && c.failed == c.distinct_prompts {
         // Nothing was learned: a report would only look valid.
-        let url = s.config.config.chat.http().shown();
-        let hint = if c.errors_by_kind.keys().all(|k| k == "auth") {
-            format!("check the key in `${}`", s.config.config.chat.api_key_env)
-        } else if c
-            .errors_by_kind
-            .keys()
-            .all(|k| k == "connect" || k == "timeout")
-        {
-            format!("is the model server at `{url}` running?")
-        } else {
-            format!("see the errors of the server at `{url}`")
-        };
         anyhow::bail!(
-            "every model call failed ({}); no report written; {hint}",
-            kinds(&c.errors_by_kind)
+            "every model call failed ({}); no report written; {}",
+            kinds(&c.errors_by_kind),
+            failure_hint(&s, &s.grid.chats, &c.errors_by_kind)
+        );
+    }
+    if let Some((profile, by_kind)) = failed_profile(&sweep, &s.grid.chats) {
+        // One profile's column of the report would be all errors: its server is down or
+        // refuses us, whatever the others did.
+        anyhow::bail!(
+            "every model call of chat profile `{profile}` failed ({}); no report written; {}",
+            kinds(&by_kind),
+            failure_hint(&s, std::slice::from_ref(&profile), &by_kind)
         );
     }
     let judge_url = || {
@@ -296,13 +299,17 @@ async fn dry_run(
             let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&dry_run_text(&dry, &s.pipeline.currency))?,
+        OutputFormat::Table => super::print(&dry_run_text(
+            &dry,
+            &s.pipeline.currency,
+            s.pipeline.reranker.is_some(),
+        ))?,
     }
     Ok(ExitStatus::Success)
 }
 
 /// The dry run's table, one row per chat model, and what it did and did not do.
-fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
+fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: bool) -> String {
     use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -342,8 +349,15 @@ fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str) -> String {
         }
     }
     let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
+    let reranks = if reranked {
+        let made: usize = rows.iter().map(|d| d.rerank_calls).sum();
+        let cached: usize = rows.iter().map(|d| d.cached_reranks).sum();
+        format!(", and {made} rerank calls were made ({cached} from cache) to score their passages; the sweep reranks from the cache")
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts.\n{t}\n"
+        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts{reranks}.\n{t}\n"
     );
     text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
     if rows.iter().any(|d| d.rewrite_calls > 0) {
@@ -369,6 +383,10 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let c = &results.calls;
     let mut lines: Vec<String> = note.into_iter().collect();
     lines.push(insight.recommendation.reason.clone());
+    let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+        .collect();
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
     let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
     let mut after = match &insight.retrieval_separability {
@@ -385,6 +403,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         ],
     };
     after.extend(results.judge_summary());
+    after.extend(results.rerank_summary());
     after.extend(results.flagged_summary());
     after.push(format!(
         "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",
@@ -414,11 +433,89 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         .map(|t| format!("{}{t}\n", wrap(vec![report::retrieval::LEAD.to_string()])))
         .unwrap_or_default();
     format!(
-        "{table}\n{}\n{}\n{per_retrieval}{}",
+        "{}{table}\n{}\n{}\n{per_retrieval}{}",
+        wrap(profiles),
         wrap(lines),
         report::table::scores_table(results),
         wrap(after)
     )
+}
+
+/// What to check when every call of `profiles` failed with `by_kind`: the key when all were
+/// refused as unauthorised, else the servers, each with its profile's name when there are
+/// several.
+fn failure_hint(
+    s: &SweepSettings,
+    profiles: &[String],
+    by_kind: &std::collections::BTreeMap<String, usize>,
+) -> String {
+    let sections: Vec<(&str, &crate::config::ChatConfig)> = profiles
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.as_str(),
+                crate::profiles::chat_profile(&s.config, p).ok()?,
+            ))
+        })
+        .filter(|(_, c)| c.kind == crate::config::ChatKind::Openai)
+        .collect();
+    let each = |f: &dyn Fn(&crate::config::ChatConfig) -> String| match &sections[..] {
+        [(_, c)] => format!("`{}`", f(c)),
+        _ => sections
+            .iter()
+            .map(|(p, c)| format!("`{}` (profile `{p}`)", f(c)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let url = each(&|c| c.http().shown());
+    if by_kind.keys().all(|k| k == "auth") {
+        format!(
+            "check the key in {}",
+            each(&|c| format!("${}", c.api_key_env))
+        )
+    } else if by_kind.keys().all(|k| k == "connect" || k == "timeout") {
+        format!("is the model server at {url} running?")
+    } else {
+        format!("see the errors of the server at {url}")
+    }
+}
+
+/// With several chat profiles, the first whose every answer call failed, and its failures by
+/// kind.
+fn failed_profile(
+    sweep: &Sweep,
+    profiles: &[String],
+) -> Option<(String, std::collections::BTreeMap<String, usize>)> {
+    if profiles.len() < 2 {
+        return None;
+    }
+    profiles.iter().find_map(|profile| {
+        let mut calls: Vec<u32> = sweep
+            .runs
+            .iter()
+            .filter(|r| sweep.settings[r.setting].chat == *profile)
+            .filter_map(|r| r.call)
+            .collect();
+        calls.sort_unstable();
+        calls.dedup();
+        let mut by_kind = std::collections::BTreeMap::new();
+        for &c in &calls {
+            let error = sweep.call_log.get_index(c as usize)?.1.error.as_ref()?;
+            *by_kind.entry(error.kind.as_str().to_string()).or_insert(0) += 1;
+        }
+        (!calls.is_empty()).then(|| (profile.clone(), by_kind))
+    })
+}
+
+/// Each of `profiles` with its model, unless the grid sweeps the `default` profile alone.
+fn swept_profiles(
+    profiles: &[String],
+    model: impl Fn(&str) -> String,
+) -> indexmap::IndexMap<String, String> {
+    if profiles == [DEFAULT_PROFILE] {
+        return indexmap::IndexMap::new();
+    }
+    profiles.iter().map(|p| (p.clone(), model(p))).collect()
 }
 
 /// `3 timeout, 1 server`
@@ -492,6 +589,8 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             identity: s.identity.clone(),
             embedder: s.pipeline.embedder.model(),
             model: s.pipeline.model.model(),
+            models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
+            embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
             judge: s.pipeline.judge.as_ref().map(|j| j.model()),
             refusal: s.pipeline.rules.refusal.clone(),
             strict_refusal: s.pipeline.rules.refusal_match == crate::prompt::RefusalMatch::Strict,

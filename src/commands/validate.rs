@@ -147,7 +147,8 @@ async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
         let scored = reranker
             .rerank(PROBE_QUERY, &documents, documents.len())
             .await
-            .map_err(|e| anyhow::anyhow!("the reranker probe failed: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("the reranker probe failed: {e}"))?
+            .scored;
         let best = scored
             .first()
             .map(|s| format!(", best document {} at {:.3}", s.index + 1, s.score))

@@ -51,8 +51,8 @@ impl Record {
         }
         let call_id = |i: u32| r.call_log.get_index(i as usize).map(|(k, _)| k.clone());
         let groups = r.retrieval_groups();
-        // Calls in a canonical order: rewrites by question, then answers and then judge calls
-        // by first use in run order, which is the order a sweep makes them in; merged shards
+        // Calls in a canonical order: rewrites by question, then rerank calls, answers and then
+        // judge calls by first use in run order, which is the order a sweep makes them in; merged shards
         // write the same.
         let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
         for q in 0..r.questions.len() {
@@ -62,6 +62,7 @@ impl Record {
                 }
             }
         }
+        order.extend(r.runs.iter().filter_map(|run| run.rerank_call));
         order.extend(r.runs.iter().filter_map(|run| run.call));
         order.extend(r.runs.iter().filter_map(|run| run.judge_call));
         order.extend(0..r.call_log.len() as u32);
@@ -338,6 +339,15 @@ impl Record {
                     call: call.map(|(i, _, _)| i as u32),
                     rewrite_call: None,
                     judge_call: None,
+                    rerank_call: match &rec.rerank_call {
+                        None => None,
+                        Some(c) => Some(
+                            self.calls
+                                .get_index_of(c)
+                                .ok_or_else(|| format!("a run names unknown rerank call `{c}`"))?
+                                as u32,
+                        ),
+                    },
                     judge_calls: 0,
                     judge_prompt_tokens: 0,
                     judge_completion_tokens: 0,

@@ -184,6 +184,9 @@ pub enum CallRole {
     Rewrite,
     /// The judge's grade of a reply.
     Judge,
+    /// A reranker's scores for one question text's retrieved passages (its reply is not
+    /// kept: the scores are the runs' passage scores).
+    Rerank,
 }
 
 /// One distinct model call.
@@ -258,6 +261,10 @@ pub struct RunRecord {
     /// answer call and outcome; absent for a sweep without repeats.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<RepeatRecord>,
+    /// The rerank call that scored the passages of the text this run asked, a key of
+    /// [`Record::calls`]; absent without a reranker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_call: Option<String>,
 }
 
 /// One later repeat of a run.
@@ -387,6 +394,7 @@ impl Record {
                 .call
                 .iter()
                 .chain(&run.judge_call)
+                .chain(&run.rerank_call)
                 .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
             {
                 if !self.calls.contains_key(c) {

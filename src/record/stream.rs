@@ -28,6 +28,8 @@ pub(super) struct RunRef<'a> {
     judge_call: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     repeats: Vec<RepeatRef<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank_call: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -59,6 +61,7 @@ impl<'a> RunRef<'a> {
                     outcome: rep.outcome,
                 })
                 .collect(),
+            rerank_call: run.rerank_call.and_then(call_id),
         }
     }
 
@@ -82,6 +85,7 @@ impl<'a> RunRef<'a> {
                     outcome: rep.outcome,
                 })
                 .collect(),
+            rerank_call: self.rerank_call.map(str::to_string),
         }
     }
 }

@@ -274,3 +274,99 @@ fn a_run_naming_an_unknown_judge_call_is_refused() {
         "`r.json` is inconsistent: a run names unknown call `nope`"
     );
 }
+
+#[test]
+fn rerank_calls_are_counted_apart_from_model_calls_and_read_back() {
+    use crate::chat::{CallError, ErrorKind, Usage};
+    let mut r = fixture::results();
+    let rerank = |cached: bool, error: Option<CallError>| CallRecord {
+        role: CallRole::Rerank,
+        reply: String::new(),
+        usage: Usage {
+            prompt_tokens: if cached { 0 } else { 41 },
+            ..Usage::default()
+        },
+        latency_ms: (!cached).then_some(2.0),
+        ttft_ms: None,
+        error,
+        cached,
+        repeat: 0,
+    };
+    let failed = CallError {
+        kind: ErrorKind::Connect,
+        message: "cannot connect".into(),
+    };
+    let n = r.questions.len();
+    let calls = [
+        r.call_log
+            .insert_full("r000000000000000".into(), rerank(false, None))
+            .0,
+        r.call_log
+            .insert_full("r000000000000001".into(), rerank(true, None))
+            .0,
+        r.call_log
+            .insert_full("r000000000000002".into(), rerank(false, Some(failed)))
+            .0,
+    ];
+    // Question q's runs at every setting name its call (the first two questions' only).
+    for run in &mut r.runs {
+        run.rerank_call = calls.get(run.question % n).map(|&c| c as u32);
+    }
+    let before = r.calls.clone();
+    r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);
+    assert_eq!(
+        (
+            r.calls.rerank_calls,
+            r.calls.rerank_cache_hits,
+            r.calls.rerank_failed
+        ),
+        (3, 1, 1)
+    );
+    // Answer-call counters and their errors are the fixture's own.
+    assert_eq!(
+        crate::sweep::CallStats {
+            rerank_calls: 0,
+            rerank_cache_hits: 0,
+            rerank_failed: 0,
+            ..r.calls.clone()
+        },
+        before
+    );
+    let text = bytes(&Record::of(&r));
+    let record = Record::parse(Path::new("r.json"), &text).unwrap();
+    assert_eq!(
+        record
+            .runs
+            .iter()
+            .filter(|run| run.rerank_call.as_deref() == Some("r000000000000001"))
+            .count(),
+        r.settings.len()
+    );
+    let back = record.into_results().unwrap();
+    // Read back, calls are in the record's order (rerank calls before answers), so runs are
+    // compared by the digests they name.
+    let named = |r: &crate::report::Results| -> Vec<(Option<String>, Option<String>)> {
+        let digest =
+            |c: Option<u32>| c.map(|c| r.call_log.get_index(c as usize).unwrap().0.clone());
+        r.runs
+            .iter()
+            .map(|run| (digest(run.call), digest(run.rerank_call)))
+            .collect()
+    };
+    assert_eq!(named(&back), named(&r));
+    assert_eq!(back.calls, r.calls);
+    assert_eq!(bytes(&Record::of(&back)), text);
+    let err = Record::parse(
+        Path::new("r.json"),
+        &text.replacen(
+            r#""rerank_call":"r000000000000000""#,
+            r#""rerank_call":"nope""#,
+            1,
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`r.json` is inconsistent: a run names unknown call `nope`"
+    );
+}

@@ -198,6 +198,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
             },
             embedder: "hash-1024".into(),
             model: "mock".into(),
+            models: Default::default(),
+            embedders: Default::default(),
             judge: None,
             refusal: REFUSAL.into(),
             strict_refusal: false,

@@ -151,17 +151,44 @@ fn header(r: &Results, h: &mut String) {
         .collect();
     let _ = write!(
         h,
-        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. Embedder <code>{}</code>, model <code>{}</code>, rageval {}, config <code>{}</code>.</p>\n</header>\n",
+        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. {}, {}, rageval {}, config <code>{}</code>.</p>\n",
         r.questions.len(),
         r.settings.len(),
         r.runs.len(),
         r.calls.distinct_prompts,
         sets.join(", "),
-        escape(&m.embedder),
-        escape(&m.model),
+        named_models("Embedder", "Embedders", &m.embedder, &m.embedders),
+        named_models("model", "models", &m.model, &m.models),
         escape(&m.identity.tool_version),
         escape(m.identity.digest.get(..19).unwrap_or(&m.identity.digest)),
     );
+    if let Some(line) = r.rerank_summary() {
+        let _ = writeln!(h, "<p class=\"meta\">{}.</p>", escape(&line));
+    }
+    h.push_str("</header>\n");
+}
+
+/// `model <code>m</code>`, or with profiles swept `models <code>a</code> = <code>m</code>, ...`.
+fn named_models(
+    one: &str,
+    many: &str,
+    model: &str,
+    profiles: &indexmap::IndexMap<String, String>,
+) -> String {
+    if profiles.is_empty() {
+        return format!("{one} <code>{}</code>", escape(model));
+    }
+    let each: Vec<String> = profiles
+        .iter()
+        .map(|(name, model)| {
+            format!(
+                "<code>{}</code> = <code>{}</code>",
+                escape(name),
+                escape(model)
+            )
+        })
+        .collect();
+    format!("{many} {}", each.join(", "))
 }
 
 fn recommendation(r: &Results, h: &mut String) {

@@ -48,6 +48,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         r.questions.len(),
         r.settings.len()
     )?;
+    for line in [r.meta.models_line(), r.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+    {
+        writeln!(out, "{}\n", cell(&line))?;
+    }
     let rec = &ins.recommendation;
     match &rec.setting {
         Some(id) => {
@@ -173,6 +179,9 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     }
     if let Some(line) = r.judge_summary() {
         writeln!(out, "\n**Judge.** {}", cell(&line))?;
+    }
+    if let Some(line) = r.rerank_summary() {
+        writeln!(out, "\n**Reranker.** {}", cell(&line))?;
     }
     if let Some(line) = r.flagged_summary() {
         writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;

@@ -37,8 +37,18 @@ pub struct Meta {
     /// `tool_version`, `config_digest` and `config`: who ran and with which settings.
     #[serde(flatten)]
     pub identity: crate::identity::RunIdentity,
+    /// The `embedder:` section's model (the `default` embedder profile's).
     pub embedder: String,
+    /// The `chat:` section's model (the `default` chat profile's).
     pub model: String,
+    /// With `--chat` naming any profile but `default` alone: each swept chat profile's model,
+    /// in the flag's order; absent otherwise, so a sweep of the `chat:` model alone records
+    /// what it always did.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub models: indexmap::IndexMap<String, String>,
+    /// The same for `--embedder` and the embedder profiles.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub embedders: indexmap::IndexMap<String, String>,
     /// The judge model's name; null when no judge graded the replies.
     pub judge: Option<String>,
     pub refusal: String,
@@ -50,6 +60,31 @@ pub struct Meta {
     #[schemars(with = "serde_json::Value")]
     pub policy: RecommendConfig,
     pub evalsets: Vec<SetMeta>,
+}
+
+impl Meta {
+    /// `models: a = llama3.2:1b, b = qwen2.5:0.5b` when the sweep compared chat profiles (or
+    /// swept one that is not `default`); `None` otherwise.
+    pub fn models_line(&self) -> Option<String> {
+        profiles_line("models", &self.models)
+    }
+
+    /// `embedders: ...` likewise for the embedder profiles.
+    pub fn embedders_line(&self) -> Option<String> {
+        profiles_line("embedders", &self.embedders)
+    }
+}
+
+/// `LABEL: name = model, ...`, or `None` for no profiles.
+fn profiles_line(label: &str, profiles: &indexmap::IndexMap<String, String>) -> Option<String> {
+    if profiles.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = profiles
+        .iter()
+        .map(|(name, model)| format!("{name} = {model}"))
+        .collect();
+    Some(format!("{label}: {}", each.join(", ")))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -280,6 +315,17 @@ impl Results {
             c.judge_failed,
             agree(|s| s.judge_refusal_agreement, |s| s.judged),
             agree(|s| s.judge_answer_agreement, |s| s.judge_answer_graded),
+        ))
+    }
+
+    /// One line on the reranker's calls, when a reranker rescored the passages: one call per
+    /// distinct question text and passages, like the answer calls counted by the line above it.
+    pub fn rerank_summary(&self) -> Option<String> {
+        let reranker = self.meta.identity.config.reranker.as_ref()?;
+        let c = &self.calls;
+        Some(format!(
+            "reranker `{}`: {} calls ({} from cache, {} failed)",
+            reranker.model, c.rerank_calls, c.rerank_cache_hits, c.rerank_failed
         ))
     }
 

@@ -1,7 +1,8 @@
 //! `--dry-run`: plan the whole sweep and count what it would cost, without a model call.
 //!
-//! Corpus and question embeddings are computed (retrieval decides which prompts exist), and
-//! the response cache is consulted, so the count of calls to make is the count a real sweep
+//! Corpus and question embeddings are computed and, with a reranker, the rerank calls are made
+//! (retrieval and its scores decide which prompts exist; both go through their caches, so the
+//! sweep that follows reranks from the cache), and the response cache is consulted, so the count of calls to make is the count a real sweep
 //! makes. `model` rewrites are not made either: their follow-ups are planned as asked, which
 //! is what a rewrite that changes nothing would give.
 
@@ -44,6 +45,11 @@ pub struct DryRun {
     /// Question texts embedded to plan the prompts (the sweep's, in the first row; 0 in the
     /// others).
     pub question_embeddings: usize,
+    /// With a reranker: the distinct rerank calls made to plan the prompts, the number a sweep
+    /// from the same cache makes (first row; 0 in the others), and how many of them the rerank
+    /// cache answered.
+    pub rerank_calls: usize,
+    pub cached_reranks: usize,
 }
 
 impl Engine {
@@ -66,8 +72,10 @@ impl Engine {
             question_embeddings,
             settings,
             slots,
+            reranks,
             ..
         } = self.prepare(ws, grid, |_| None, None).await?;
+        let cached_reranks = reranks.values().filter(|c| c.cached).count();
         // Each distinct request is counted under the first profile whose runs need it.
         let row_of = |s: usize| grid.chats.iter().position(|c| *c == settings[s].chat);
         let mut owner: Vec<Option<usize>> = vec![None; plan.requests.len()];
@@ -132,6 +140,8 @@ impl Engine {
                     prompt_tokens,
                     prompt_cost: prompt_tokens as f64 * pricing.prompt_per_million / 1e6,
                     question_embeddings: if first { question_embeddings } else { 0 },
+                    rerank_calls: if first { reranks.len() } else { 0 },
+                    cached_reranks: if first { cached_reranks } else { 0 },
                 }
             })
             .collect();

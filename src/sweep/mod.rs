@@ -87,6 +87,9 @@ pub struct Run {
     pub rewrite_call: Option<u32>,
     /// The judge call that graded the reply, an index into the log.
     pub judge_call: Option<u32>,
+    /// The rerank call that scored the passages of the text asked, an index into the log;
+    /// `None` without a reranker.
+    pub rerank_call: Option<u32>,
     /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
     pub repeats: Vec<crate::repeat::Repeat>,
 }
@@ -119,6 +122,13 @@ pub struct CallStats {
     pub judge_failed: usize,
     /// Failed judge calls by error kind (`malformed` for a reply that is not the JSON).
     pub judge_errors_by_kind: std::collections::BTreeMap<String, usize>,
+    /// Distinct rerank calls (one per distinct corpus, question text and retrieved passages).
+    pub rerank_calls: usize,
+    /// Rerank calls answered from the rerank cache.
+    pub rerank_cache_hits: usize,
+    /// Rerank calls that failed after retries (a failed rerank stops the sweep, so a record a
+    /// sweep wrote has none).
+    pub rerank_failed: usize,
 }
 
 impl CallStats {
@@ -130,6 +140,12 @@ impl CallStats {
             ..CallStats::default()
         };
         for call in log.values() {
+            if call.role == CallRole::Rerank {
+                c.rerank_calls += 1;
+                c.rerank_cache_hits += usize::from(call.cached);
+                c.rerank_failed += usize::from(call.error.is_some());
+                continue;
+            }
             if call.role == CallRole::Judge {
                 c.judge_calls += 1;
                 c.judge_cache_hits += usize::from(call.cached);
@@ -211,6 +227,34 @@ fn log_calls(
         .collect()
 }
 
+/// The call log's record of one rerank call.
+fn rerank_record(
+    reply: &Result<crate::rerank::Reranked, crate::rerank::RerankError>,
+) -> CallRecord {
+    match reply {
+        Ok(r) => CallRecord {
+            role: CallRole::Rerank,
+            reply: String::new(),
+            usage: r.usage,
+            latency_ms: r.latency.map(crate::record::to_ms),
+            ttft_ms: None,
+            error: None,
+            cached: r.cached,
+            repeat: 0,
+        },
+        Err(e) => CallRecord {
+            role: CallRole::Rerank,
+            reply: String::new(),
+            usage: Usage::default(),
+            latency_ms: None,
+            ttft_ms: None,
+            error: Some(e.to_call_error()),
+            cached: false,
+            repeat: 0,
+        },
+    }
+}
+
 /// Everything a sweep produced.
 #[derive(Debug)]
 pub struct Sweep {
@@ -283,6 +327,12 @@ pub struct Ranking {
     /// With `retriever.query_per_k`, per query the hits of each smaller k retrieved on its own
     /// (`ranked` holds the largest); empty otherwise.
     pub by_k: Vec<Vec<(usize, Vec<Hit>)>>,
+    /// With a reranker, every distinct rerank call made, by digest, in the order of the
+    /// queries that first asked it; empty without one.
+    pub rerank_calls: CallLog,
+    /// With a reranker, per query its rerank call, an index into `rerank_calls` (`None`: no
+    /// passage to rerank); empty without one.
+    pub rerank_of: Vec<Option<u32>>,
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -299,6 +349,10 @@ pub(crate) struct Prepared {
     pub question_embeddings: usize,
     /// The chat models the plan's requests name by slot.
     pub slots: Arc<ChatSlots>,
+    /// With a reranker, every distinct rerank call, by digest; empty without one.
+    pub reranks: CallLog,
+    /// Per view, its rerank call, an index into `reranks`.
+    pub view_rerank: Vec<Option<u32>>,
 }
 
 /// Where the planner sends each distinct request as it finds it (see [`run::execute_stream`]).
@@ -423,10 +477,28 @@ impl Engine {
             })
             .collect();
         let results = crate::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
+        // Each job with passages is one call (a question without any makes none).
+        let model = reranker.model();
+        let call_of: Vec<Option<u32>> = jobs
+            .iter()
+            .zip(&results)
+            .map(|((text, documents), reply)| {
+                if documents.is_empty() {
+                    return None;
+                }
+                let digest = crate::rerank::rerank_digest(&model, text, documents, top_n);
+                let record = rerank_record(reply);
+                Some(ranking.rerank_calls.insert_full(digest, record).0 as u32)
+            })
+            .collect();
+        ranking.rerank_of = slots.iter().map(|&j| call_of[j]).collect();
         for (q, query) in queries.iter().enumerate() {
-            let scored = results[slots[q]].as_ref().map_err(|e| {
-                anyhow::anyhow!("reranking for question `{}` failed: {e}", query.question)
-            })?;
+            let scored = &results[slots[q]]
+                .as_ref()
+                .map_err(|e| {
+                    anyhow::anyhow!("reranking for question `{}` failed: {e}", query.question)
+                })?
+                .scored;
             let hits = std::mem::take(&mut ranking.ranked[q]);
             ranking.retrieval_best[q] = hits.first().map(|h| h.score);
             // Replies are checked against the documents sent; a cache file edited by hand is
@@ -485,6 +557,8 @@ impl Engine {
                 searched,
                 retrieval_best: vec![None; queries.len()],
                 by_k: Vec::new(),
+                rerank_calls: CallLog::new(),
+                rerank_of: Vec::new(),
             });
         };
         // One table per corpus slot for every k, so a passage has one index whatever k found it.
@@ -512,6 +586,8 @@ impl Engine {
             searched: texts.len(),
             retrieval_best: vec![None; queries.len()],
             by_k,
+            rerank_calls: CallLog::new(),
+            rerank_of: Vec::new(),
         })
     }
 
@@ -743,7 +819,12 @@ impl Engine {
         }
 
         crate::timing::mark("views");
-        let (corpora, question_embeddings) = self
+        let variants::Ranked {
+            corpora,
+            question_embeddings,
+            reranks,
+            view_rerank,
+        } = self
             .rank_views(
                 &variants,
                 &questions,
@@ -822,6 +903,8 @@ impl Engine {
             expected_by_retrieval,
             question_embeddings,
             slots,
+            reranks,
+            view_rerank,
         })
     }
 
@@ -883,8 +966,19 @@ impl Engine {
             expected_by_retrieval,
             question_embeddings,
             slots,
+            reranks,
+            view_rerank,
         } = prepared?;
         let (digests, replies): (Vec<_>, Vec<_>) = answered.into_iter().unzip();
+        // Rerank calls were made while ranking, before any answer call.
+        let reranked: Vec<u32> = reranks
+            .into_iter()
+            .map(|(digest, record)| log.insert_full(digest, record).0 as u32)
+            .collect();
+        let rerank_of: Vec<Option<u32>> = view_rerank
+            .iter()
+            .map(|c| c.map(|c| reranked[c as usize]))
+            .collect();
         crate::timing::mark("calls");
         run::release_freed_memory();
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
@@ -966,6 +1060,7 @@ impl Engine {
                 judged.map(|(j, _)| j),
             );
             run.judge_call = judged.map(|&(_, c)| c);
+            run.rerank_call = rerank_of[p.view];
             if let Some(r) = rewrite {
                 run.model_calls += 1;
                 run.prompt_tokens += r.usage.prompt_tokens;
@@ -1188,6 +1283,7 @@ pub fn build_read_run(
         call: None,
         rewrite_call: None,
         judge_call: None,
+        rerank_call: None,
         repeats: Vec::new(),
     };
     match reply {

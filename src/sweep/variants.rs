@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use super::{check_dimensions, embed_chunks, grid, too_long, Engine, Query, View};
+use super::{check_dimensions, embed_chunks, grid, too_long, CallLog, Engine, Query, View};
 use crate::corpus::{Chunk, Corpus};
 use crate::embed::Embedder;
 use crate::evalset::Question;
@@ -38,6 +38,18 @@ pub(crate) struct Source<'a> {
     pub embedder: &'a dyn Embedder,
     pub retriever: Option<&'a Arc<dyn Retriever>>,
     pub members: Vec<Option<&'a [Vec<usize>]>>,
+}
+
+/// What ranking every view gave besides the views' hits.
+pub(crate) struct Ranked {
+    /// The corpora runs point into (a foreign retriever's passages, else the workspace's).
+    pub corpora: Vec<Corpus>,
+    /// Distinct question texts embedded or searched.
+    pub question_embeddings: usize,
+    /// With a reranker, every distinct rerank call, by digest; empty without one.
+    pub reranks: CallLog,
+    /// Per view, its rerank call, an index into `reranks`.
+    pub view_rerank: Vec<Option<u32>>,
 }
 
 /// The corpora `raw` (not yet split) cut at `default` and at each of `sizes`, joined: the
@@ -126,8 +138,7 @@ impl Engine {
     }
 
     /// Rank every view under its retrieval variant: one retrieval per embedder profile, whose
-    /// question texts are embedded once for all its chunk sizes. Returns the corpora runs point
-    /// into (a foreign retriever's passages, else `corpora`) and the texts embedded.
+    /// question texts are embedded once for all its chunk sizes.
     pub(crate) async fn rank_views(
         &self,
         variants: &[RetrievalVariant],
@@ -135,9 +146,11 @@ impl Engine {
         corpora: &[Corpus],
         views: &mut [View],
         ks: &[usize],
-    ) -> Result<(Vec<Corpus>, usize)> {
+    ) -> Result<Ranked> {
         // One retrieval per embedder profile: its question texts are embedded once for all
         // its chunk sizes.
+        let mut reranks = CallLog::new();
+        let mut view_rerank: Vec<Option<u32>> = vec![None; views.len()];
         let mut tables = None;
         let mut question_embeddings = 0;
         let mut ranked_corpora = None;
@@ -181,6 +194,13 @@ impl Engine {
                 .await?;
             drop(queries);
             question_embeddings += ranking.searched;
+            for (&i, call) in mine.iter().zip(&ranking.rerank_of) {
+                view_rerank[i] = call
+                    .and_then(|c| ranking.rerank_calls.get_index(c as usize))
+                    .map(|(digest, record)| {
+                        reranks.insert_full(digest.clone(), record.clone()).0 as u32
+                    });
+            }
             let by_k = ranking
                 .by_k
                 .into_iter()
@@ -199,10 +219,12 @@ impl Engine {
             // A foreign retriever's tables grow with each source: the last holds them all.
             ranked_corpora = Some(ranking.corpora);
         }
-        Ok((
-            ranked_corpora.unwrap_or_else(|| corpora.to_vec()),
+        Ok(Ranked {
+            corpora: ranked_corpora.unwrap_or_else(|| corpora.to_vec()),
             question_embeddings,
-        ))
+            reranks,
+            view_rerank,
+        })
     }
 
     /// The builtin search of `source` for every variant of its `members` (a query's `variant`
