@@ -159,21 +159,70 @@ impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
 
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
-/// The cache key of a chat request for `model`.
-pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
-    let mut material =
-        json!({"model": model.model(), "params": model.params(), "messages": request.messages});
-    // Only a repeated sweep sends a seed: without one the key is what it always was.
-    if let Some(seed) = request.seed {
-        material["seed"] = json!(seed);
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
     }
-    sha256_hex(material.to_string().as_bytes())
+    out
+}
+
+/// The cache key of a chat request for `model`: the sha256 of the compact JSON of
+/// `{"messages": [{"content", "role"}...], "model", "params", "seed"?}`, keys in sorted order
+/// (as a `serde_json::Value` prints them), written straight into the hash: building that value
+/// first copied every prompt twice, and a sweep keys every call.
+pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
+    use sha2::{Digest, Sha256};
+
+    /// A message with its keys in sorted order.
+    #[derive(Serialize)]
+    struct KeyMessage<'a> {
+        content: &'a str,
+        role: crate::prompt::Role,
+    }
+    struct KeyMessages<'a>(&'a [crate::prompt::Message]);
+    impl Serialize for KeyMessages<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|m| KeyMessage {
+                content: &m.content,
+                role: m.role,
+            }))
+        }
+    }
+    #[derive(Serialize)]
+    struct Key<'a> {
+        messages: KeyMessages<'a>,
+        model: String,
+        params: serde_json::Value,
+        // Only a repeated sweep sends a seed: without one the key is what it always was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seed: Option<u32>,
+    }
+    struct Hashing(Sha256);
+    impl Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let key = Key {
+        messages: KeyMessages(&request.messages),
+        model: model.model(),
+        params: model.params(),
+        seed: request.seed,
+    };
+    let mut hashing = Hashing(Sha256::new());
+    // Serializing plain strings, numbers and a JSON value into a hash cannot fail.
+    let _ = serde_json::to_writer(&mut hashing, &key);
+    hex(&hashing.0.finalize())
 }
 
 /// The cache key of one embedded text.
@@ -367,6 +416,56 @@ impl Embedder for CachedEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chat_keys_are_the_hash_of_the_sorted_json_value_they_always_were() {
+        use crate::chat::mock::MockModel;
+        use crate::prompt::{Message, Role};
+        use serde_json::json;
+        struct Tuned;
+        impl ChatModel for Tuned {
+            fn model(&self) -> String {
+                "llama3.2:1b \"q4\"".into()
+            }
+            fn params(&self) -> serde_json::Value {
+                json!({"temperature": 0.7, "max_tokens": 256})
+            }
+            fn complete<'a>(
+                &'a self,
+                _: &'a ChatRequest,
+            ) -> crate::BoxFuture<'a, Result<crate::chat::ChatReply, crate::chat::CallError>>
+            {
+                unimplemented!("never called")
+            }
+        }
+        let old = |model: &dyn ChatModel, request: &ChatRequest| {
+            let mut material = json!({"model": model.model(), "params": model.params(), "messages": request.messages});
+            if let Some(seed) = request.seed {
+                material["seed"] = json!(seed);
+            }
+            sha256_hex(material.to_string().as_bytes())
+        };
+        for seed in [None, Some(0), Some(3)] {
+            let request = ChatRequest {
+                messages: vec![
+                    Message {
+                        role: Role::System,
+                        content: "Rules:\n1. \"quote\" \u{1}caf\u{e9} \\ end".into(),
+                    },
+                    Message {
+                        role: Role::User,
+                        content: "Context:\n[1] (source: a.md#Fee) The fee.".into(),
+                    },
+                ],
+                seed,
+                slot: 2,
+            };
+            for model in [&MockModel::default() as &dyn ChatModel, &Tuned] {
+                assert_eq!(chat_key(model, &request), old(model, &request), "{seed:?}");
+            }
+        }
+        assert_eq!(hex(&[0, 15, 16, 255]), "000f10ff");
+    }
 
     #[test]
     fn a_torn_last_record_is_skipped_and_the_next_starts_cleanly() {

@@ -29,6 +29,10 @@ fn main() {
             ExitStatus::Error
         }
     };
+    rageval::timing::mark("done");
+    for line in rageval::timing::take_lines() {
+        eprintln!("{line}");
+    }
     std::process::exit(status.code());
 }
 
