@@ -434,7 +434,7 @@ pub struct MockLlmArgs {
     #[arg(long)]
     pub no_auth: bool,
 
-    /// Wait this long before every answer
+    /// Send every answer this long after its request arrived
     #[arg(long, default_value_t = 0, value_name = "MS")]
     pub delay_ms: u64,
 
