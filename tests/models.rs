@@ -320,11 +320,9 @@ fn embedders(url: &str) -> Project {
 
 /// The chunks of the sample's corpus, as a sweep records them.
 fn chunk_ids(doc: &Value) -> Vec<String> {
-    doc["corpora"]["evalsets/club"]["chunks"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
+    crate::support::keys(&doc["corpora"]["evalsets/club"]["chunks"])
+        .into_iter()
+        .map(String::from)
         .collect()
 }
 
@@ -555,11 +553,9 @@ fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
     let before = server.stats()["texts_embedded"].as_u64().unwrap();
     let doc = sweep(&p, &["--no-cache", "--chunk-tokens", "40,256"]);
     // The default cut (256) first, with its ids; the parts of the 40-token cut follow.
-    let chunks: Vec<String> = doc["corpora"]["docs"]["chunks"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
+    let chunks: Vec<String> = crate::support::keys(&doc["corpora"]["docs"]["chunks"])
+        .into_iter()
+        .map(String::from)
         .collect();
     assert_eq!(
         chunks,
@@ -971,12 +967,7 @@ fn reports_name_each_swept_profile_with_its_model() {
         p.read("reports/latest/report.md").lines().take(3).collect::<Vec<_>>(),
         ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`**: false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%)"]
     );
-    let keys: Vec<&str> = plain["identity"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = crate::support::keys(&plain["identity"]);
     assert!(
         !keys.contains(&"models") && !keys.contains(&"embedders"),
         "{keys:?}"

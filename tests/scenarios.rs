@@ -45,12 +45,7 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         assert!(h.iter().any(|c| c == dim));
     }
     let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let ids: Vec<&str> = json["settings"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let ids = crate::support::keys(&json["settings"]);
     assert!(
         ids.contains(&"min_score=0.2,k=4,order=edge,format=tagged"),
         "{ids:?}"

@@ -129,6 +129,15 @@ pub fn entries(text: &str, field: &str) -> Vec<(String, serde_json::Value)> {
 }
 
 /// A setting of results.json as one object: its dimension values and its statistics.
+/// The keys of a JSON object, sorted (as serde_json keeps them).
+pub fn keys(v: &serde_json::Value) -> Vec<&str> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 pub fn setting_row(doc: &serde_json::Value, id: &str) -> serde_json::Value {
     let mut row = doc["settings"][id].clone();
     let stats = doc["summary"]["settings"][id].as_object().unwrap().clone();

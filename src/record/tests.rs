@@ -260,19 +260,7 @@ fn judge_calls_are_listed_once_and_their_counts_and_costs_read_back() {
 #[test]
 fn a_run_naming_an_unknown_judge_call_is_refused() {
     let text = bytes(&Record::of(&judged()));
-    let err = Record::parse(
-        Path::new("r.json"),
-        &text.replacen(
-            r#""judge_call":"j000000000000000""#,
-            r#""judge_call":"nope""#,
-            1,
-        ),
-    )
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "`r.json` is inconsistent: a run names unknown call `nope`"
-    );
+    refuses_an_unknown_call(&text, "judge_call", "j000000000000000");
 }
 
 #[test]
@@ -356,15 +344,19 @@ fn rerank_calls_are_counted_apart_from_model_calls_and_read_back() {
     assert_eq!(named(&back), named(&r));
     assert_eq!(back.calls, r.calls);
     assert_eq!(bytes(&Record::of(&back)), text);
-    let err = Record::parse(
-        Path::new("r.json"),
-        &text.replacen(
-            r#""rerank_call":"r000000000000000""#,
-            r#""rerank_call":"nope""#,
-            1,
-        ),
-    )
-    .unwrap_err();
+    refuses_an_unknown_call(&text, "rerank_call", "r000000000000000");
+}
+
+/// A record whose first run's `field` names a call not in `calls` (instead of `known`) is
+/// refused, naming the unknown call.
+fn refuses_an_unknown_call(text: &str, field: &str, known: &str) {
+    let changed = text.replacen(
+        &format!(r#""{field}":"{known}""#),
+        &format!(r#""{field}":"nope""#),
+        1,
+    );
+    assert_ne!(changed, text, "the record has a run with {field} {known}");
+    let err = Record::parse(Path::new("r.json"), &changed).unwrap_err();
     assert_eq!(
         err.to_string(),
         "`r.json` is inconsistent: a run names unknown call `nope`"
