@@ -7,6 +7,8 @@
 //! prefix of that one result filtered by minScore; the property test in this module checks
 //! that the planned sweep equals evaluating every setting on its own.
 
+mod build;
+mod calls;
 mod dry_run;
 pub mod grid;
 mod plan;
@@ -15,6 +17,9 @@ pub mod shard;
 mod slots;
 mod variants;
 
+pub use build::{build_graded_run, build_read_run, build_run, Run, RunInputs, RunTexts};
+pub(crate) use calls::{log_calls, rerank_record};
+pub use calls::{request_digest, CallLog, CallStats};
 pub use dry_run::DryRun;
 pub use grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
@@ -26,18 +31,17 @@ pub use variants::{chunk_union, RetrievalVariant};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
+use crate::classify::{classify_read, Needles, Read, Reading, Rules};
 use crate::corpus::Corpus;
 use crate::embed::Embedder;
 use crate::evalset::{Question, Workspace};
 use crate::judge::{self, Judged};
 use crate::prompt::RefusalTier;
-use crate::record::{CallRecord, CallRole};
+use crate::record::CallRole;
 use crate::rerank::Reranker;
 use crate::retrieve::{check_dimensions, Hit, Index};
 use crate::retriever::{PassageTable, Retriever};
@@ -46,214 +50,6 @@ use crate::rewrite::{self, Rewrite};
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
 /// costs memory in every report, and a typo in a range should not cost an hour.
 pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
-
-/// One (question, setting) run with its verdict.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Run {
-    pub question: usize,
-    pub setting: usize,
-    /// The text searched and asked: the question, or its rewrite.
-    pub asked: Arc<str>,
-    /// Why a `model` rewrite was not used, when it was not.
-    pub rewrite_note: Option<String>,
-    /// The best score for the text asked, whatever minScore and k: the best rerank score when
-    /// a reranker is configured, else the best retrieval score.
-    pub best_score: Option<f64>,
-    /// With a reranker: the best retrieval score before reranking. `None` without one.
-    pub best_retrieval_score: Option<f64>,
-    /// Passages sent, in prompt order (empty for an early refusal).
-    pub passages: Vec<Hit>,
-    pub verdict: Verdict,
-    /// The reply, or the refusal sentence for an early refusal, or empty for an error.
-    pub answer: Arc<str>,
-    /// Model calls a production system makes for this run: the rewrite and the answer.
-    pub model_calls: usize,
-    /// Tokens of those calls (rewrite included).
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub tokens_estimated: bool,
-    /// Wall time of the call behind this run (shared by runs with the same prompt).
-    pub latency: Option<Duration>,
-    /// Time to the first streamed token.
-    pub ttft: Option<Duration>,
-    pub error: Option<CallError>,
-    /// Judge calls a production system would make for this run (0 or 1) and their tokens.
-    pub judge_calls: usize,
-    pub judge_prompt_tokens: u64,
-    pub judge_completion_tokens: u64,
-    /// The answer call, an index into the sweep's call log; `None` for an early refusal.
-    pub call: Option<u32>,
-    /// The `model` rewrite call this run's question was asked through, an index into the log.
-    pub rewrite_call: Option<u32>,
-    /// The judge call that graded the reply, an index into the log.
-    pub judge_call: Option<u32>,
-    /// The rerank call that scored the passages of the text asked, an index into the log;
-    /// `None` without a reranker.
-    pub rerank_call: Option<u32>,
-    /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
-    pub repeats: Vec<crate::repeat::Repeat>,
-}
-
-/// Counters for the calls a sweep made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct CallStats {
-    /// Runs that needed the model to answer (at least one hit passed).
-    pub runs_with_call: usize,
-    /// Distinct prompts among them: the answer calls the sweep made.
-    pub distinct_prompts: usize,
-    /// Distinct `model` rewrite calls made for follow-up questions.
-    pub rewrite_calls: usize,
-    /// Calls (answer or rewrite) answered from the response cache.
-    pub cache_hits: usize,
-    /// Answer calls that failed after retries (their runs are `error`).
-    pub failed: usize,
-    /// Rewrite calls that failed after retries (their questions were asked as written).
-    pub rewrite_failed: usize,
-    /// Failed calls by error kind.
-    pub errors_by_kind: std::collections::BTreeMap<String, usize>,
-    /// Question texts embedded (one per distinct question or rewrite).
-    pub question_embeddings: usize,
-    /// Distinct judge calls (one per distinct question, expected answers, passages and reply).
-    pub judge_calls: usize,
-    /// Judge calls answered from the judge's cache.
-    pub judge_cache_hits: usize,
-    /// Judge calls that failed after retries or replied something other than the rubric's
-    /// JSON (those grades are errors; the string rules stand).
-    pub judge_failed: usize,
-    /// Failed judge calls by error kind (`malformed` for a reply that is not the JSON).
-    pub judge_errors_by_kind: std::collections::BTreeMap<String, usize>,
-    /// Distinct rerank calls (one per distinct corpus, question text and retrieved passages).
-    pub rerank_calls: usize,
-    /// Rerank calls answered from the rerank cache.
-    pub rerank_cache_hits: usize,
-    /// Rerank calls that failed after retries (a failed rerank stops the sweep, so a record a
-    /// sweep wrote has none).
-    pub rerank_failed: usize,
-}
-
-impl CallStats {
-    /// The counters of a call log and the runs that use it.
-    pub fn of(log: &CallLog, runs: &[Run], question_embeddings: usize) -> CallStats {
-        let mut c = CallStats {
-            question_embeddings,
-            runs_with_call: runs.iter().filter(|r| r.call.is_some()).count(),
-            ..CallStats::default()
-        };
-        for call in log.values() {
-            if call.role == CallRole::Rerank {
-                c.rerank_calls += 1;
-                c.rerank_cache_hits += usize::from(call.cached);
-                c.rerank_failed += usize::from(call.error.is_some());
-                continue;
-            }
-            if call.role == CallRole::Judge {
-                c.judge_calls += 1;
-                c.judge_cache_hits += usize::from(call.cached);
-                if let Some(e) = &call.error {
-                    c.judge_failed += 1;
-                    *c.judge_errors_by_kind
-                        .entry(e.kind.as_str().to_string())
-                        .or_default() += 1;
-                }
-                continue;
-            }
-            let answer = call.role == CallRole::Answer;
-            if answer {
-                c.distinct_prompts += 1;
-            } else {
-                c.rewrite_calls += 1;
-            }
-            c.cache_hits += usize::from(call.cached);
-            if let Some(e) = &call.error {
-                if answer {
-                    c.failed += 1;
-                } else {
-                    c.rewrite_failed += 1;
-                }
-                *c.errors_by_kind
-                    .entry(e.kind.as_str().to_string())
-                    .or_default() += 1;
-            }
-        }
-        c
-    }
-}
-
-/// Every distinct model call of a sweep, by request digest, in the order they were planned.
-pub type CallLog = indexmap::IndexMap<String, CallRecord>;
-
-/// The digest that names a request in the call log: the first 16 hex digits of its cache key.
-pub fn request_digest(model: &dyn ChatModel, request: &ChatRequest) -> String {
-    let mut digest = crate::cache::chat_key(model, request);
-    digest.truncate(16);
-    digest
-}
-
-/// Add the calls named by `digests` and their `replies` to `log`; returns each one's index.
-fn log_calls(
-    log: &mut CallLog,
-    role: CallRole,
-    digests: Vec<String>,
-    replies: &[Result<ChatReply, CallError>],
-) -> Vec<u32> {
-    digests
-        .into_iter()
-        .zip(replies)
-        .map(|(digest, reply)| {
-            let record = match reply {
-                Ok(r) => CallRecord {
-                    role,
-                    reply: r.text.clone(),
-                    usage: r.usage,
-                    latency_ms: Some(crate::record::to_ms(r.latency)),
-                    ttft_ms: r.ttft.map(crate::record::to_ms),
-                    error: None,
-                    cached: r.cached,
-                    repeat: 0,
-                },
-                Err(e) => CallRecord {
-                    role,
-                    reply: String::new(),
-                    usage: Usage::default(),
-                    latency_ms: None,
-                    ttft_ms: None,
-                    error: Some(e.clone()),
-                    cached: false,
-                    repeat: 0,
-                },
-            };
-            log.insert_full(digest, record).0 as u32
-        })
-        .collect()
-}
-
-/// The call log's record of one rerank call.
-fn rerank_record(
-    reply: &Result<crate::rerank::Reranked, crate::rerank::RerankError>,
-) -> CallRecord {
-    match reply {
-        Ok(r) => CallRecord {
-            role: CallRole::Rerank,
-            reply: String::new(),
-            usage: r.usage,
-            latency_ms: r.latency.map(crate::record::to_ms),
-            ttft_ms: None,
-            error: None,
-            cached: r.cached,
-            repeat: 0,
-        },
-        Err(e) => CallRecord {
-            role: CallRole::Rerank,
-            reply: String::new(),
-            usage: Usage::default(),
-            latency_ms: None,
-            ttft_ms: None,
-            error: Some(e.to_call_error()),
-            cached: false,
-            repeat: 0,
-        },
-    }
-}
 
 /// Everything a sweep produced.
 #[derive(Debug)]
@@ -1175,133 +971,6 @@ fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usize, usize, 
         .enumerate()
         .find(|&(_, tokens)| tokens > limit)
         .map(|(i, tokens)| (i, tokens, limit))
-}
-
-/// Put a run together from its plan, its verdict and its reply.
-pub fn build_run(
-    planned: &PlannedRun,
-    question: &Question,
-    corpus: &crate::corpus::Corpus,
-    view: &View,
-    k: usize,
-    reply: Option<&Result<ChatReply, CallError>>,
-    rules: &Rules,
-) -> Run {
-    build_graded_run(planned, question, corpus, view, k, reply, rules, None)
-}
-
-/// [`build_run`] with the judge's grade of the reply, when a judge graded it.
-#[allow(clippy::too_many_arguments)]
-pub fn build_graded_run(
-    planned: &PlannedRun,
-    question: &Question,
-    corpus: &crate::corpus::Corpus,
-    view: &View,
-    k: usize,
-    reply: Option<&Result<ChatReply, CallError>>,
-    rules: &Rules,
-    judged: Option<&Judged>,
-) -> Run {
-    let reading = reply.map(|r| r.as_ref().ok().map(|r| Reading::of(&r.text, rules)));
-    let answer = match reply {
-        None => rules.refusal.as_str(),
-        Some(Ok(r)) => r.text.as_str(),
-        Some(Err(_)) => "",
-    };
-    let texts = RunTexts {
-        asked: view.text.as_str().into(),
-        answer: answer.into(),
-    };
-    let mut planned = planned.clone();
-    let inputs = RunInputs {
-        question,
-        needles: &Needles::of(question),
-        corpus,
-        view,
-        k,
-    };
-    let read = Read::of(reading.as_ref().map(Option::as_ref));
-    build_read_run(&mut planned, &inputs, texts, reply, read, judged)
-}
-
-/// What a run is built from besides its plan and its reply.
-pub struct RunInputs<'a> {
-    pub question: &'a Question,
-    pub needles: &'a Needles,
-    pub corpus: &'a crate::corpus::Corpus,
-    pub view: &'a View,
-    pub k: usize,
-}
-
-/// The texts a run shares with the other runs of its view and its call.
-pub struct RunTexts {
-    /// The text searched and asked.
-    pub asked: Arc<str>,
-    /// The reply, the refusal sentence for an early refusal, or empty for an error.
-    pub answer: Arc<str>,
-}
-
-/// [`build_graded_run`] from a reply already read; the plan's passages move into the run.
-pub fn build_read_run(
-    planned: &mut PlannedRun,
-    inputs: &RunInputs<'_>,
-    texts: RunTexts,
-    reply: Option<&Result<ChatReply, CallError>>,
-    read: Read<'_>,
-    judged: Option<&Judged>,
-) -> Run {
-    let view = inputs.view;
-    let verdict = classify_read(
-        inputs.question,
-        inputs.needles,
-        inputs.corpus,
-        view.top(inputs.k),
-        &planned.passages,
-        read,
-        judged.map(|j| &j.grade),
-    );
-    let mut run = Run {
-        question: planned.question,
-        setting: planned.setting,
-        asked: texts.asked,
-        rewrite_note: None,
-        best_score: view.ranked.first().map(|h| h.score),
-        best_retrieval_score: view.best_retrieval_score,
-        passages: std::mem::take(&mut planned.passages),
-        verdict,
-        answer: texts.answer,
-        model_calls: 0,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        tokens_estimated: false,
-        latency: None,
-        ttft: None,
-        error: None,
-        judge_calls: usize::from(judged.is_some()),
-        judge_prompt_tokens: judged.map_or(0, |j| j.usage.prompt_tokens),
-        judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
-        call: None,
-        rewrite_call: None,
-        judge_call: None,
-        rerank_call: None,
-        repeats: Vec::new(),
-    };
-    match reply {
-        None => {}
-        Some(Ok(r)) => {
-            run.model_calls = 1;
-            run.prompt_tokens = r.usage.prompt_tokens;
-            run.completion_tokens = r.usage.completion_tokens;
-            run.tokens_estimated = r.usage.estimated;
-            run.latency = Some(r.latency);
-            run.ttft = r.ttft;
-        }
-        Some(Err(e)) => {
-            run.model_calls = 1;
-            run.error = Some(e.clone());
-        }
-    }
-    run
 }
 
 #[cfg(test)]
