@@ -579,11 +579,7 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
-    let _in_flight = InFlight::new(tmp.path());
+    let (tmp, _in_flight) = InFlight::create(dir)?;
     hold_for_tests();
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
@@ -626,31 +622,41 @@ static IN_FLIGHT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::ne
 /// Registers a temporary file while it is written.
 struct InFlight(PathBuf);
 
+fn in_flight() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // The list stays whole whatever a writer did while holding it.
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl InFlight {
-    fn new(path: &Path) -> Self {
-        if let Ok(mut list) = IN_FLIGHT.lock() {
-            list.push(path.to_path_buf());
-        }
-        InFlight(path.to_path_buf())
+    /// A new temporary file in `dir`, registered as it is created: a signal handled between
+    /// the two would otherwise leave it behind.
+    fn create(dir: &Path) -> Result<(tempfile::NamedTempFile, InFlight)> {
+        let mut list = in_flight();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
+        list.push(tmp.path().to_path_buf());
+        let registered = InFlight(tmp.path().to_path_buf());
+        Ok((tmp, registered))
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Ok(mut list) = IN_FLIGHT.lock() {
-            list.retain(|p| p != &self.0);
-        }
+        in_flight().retain(|p| p != &self.0);
     }
 }
 
 /// Remove the temporary files being written: for a process about to exit on a signal, whose
-/// destructors will not run.
+/// destructors will not run. The list stays locked afterwards, so that no writer creates
+/// another temporary file before the process exits.
 pub fn remove_in_flight() {
-    if let Ok(list) = IN_FLIGHT.lock() {
-        for path in list.iter() {
-            let _ = std::fs::remove_file(path);
-        }
+    let list = in_flight();
+    for path in list.iter() {
+        let _ = std::fs::remove_file(path);
     }
+    std::mem::forget(list);
 }
 
 /// Remove our temporary files in `dir` that no running process writes: their process is gone
