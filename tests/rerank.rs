@@ -561,7 +561,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
     let table = stdout(&run(&["sweep", "--dry-run"]));
     assert_eq!(
         table.lines().next().unwrap(),
-        "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and 2 rerank calls were made (2 from cache) to score their passages; the sweep reranks from the cache."
+        "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and their passages reranked (2 rerank calls: 2 from the cache, 0 made); the sweep reranks from the cache."
     );
     assert_eq!(requests(), 2, "the second dry run reranks from the cache");
 

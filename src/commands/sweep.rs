@@ -350,9 +350,10 @@ fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: bool) -
     }
     let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
     let reranks = if reranked {
-        let made: usize = rows.iter().map(|d| d.rerank_calls).sum();
+        let calls: usize = rows.iter().map(|d| d.rerank_calls).sum();
         let cached: usize = rows.iter().map(|d| d.cached_reranks).sum();
-        format!(", and {made} rerank calls were made ({cached} from cache) to score their passages; the sweep reranks from the cache")
+        let made = calls - cached.min(calls);
+        format!(", and their passages reranked ({calls} rerank calls: {cached} from the cache, {made} made); the sweep reranks from the cache")
     } else {
         String::new()
     };

@@ -721,7 +721,8 @@ impl Engine {
             })
             .collect();
         // The calls start with the first planned request, while the rest is still planned;
-        // the planner waits while the executor has a few requests in hand.
+        // the planner waits while the executor has a few requests in hand. (A slot table is a
+        // pure function of the engine's models: this one and `prepare`'s share them.)
         let slots = self.slots();
         let (sink, requests) = tokio::sync::mpsc::channel(4);
         let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
