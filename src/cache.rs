@@ -422,7 +422,8 @@ mod tests {
         use crate::chat::mock::MockModel;
         use crate::prompt::{Message, Role};
         use serde_json::json;
-        struct Tuned;
+        /// The mock under a name that needs escaping, with parameters, as an HTTP model has.
+        struct Tuned(MockModel);
         impl ChatModel for Tuned {
             fn model(&self) -> String {
                 "llama3.2:1b \"q4\"".into()
@@ -432,10 +433,10 @@ mod tests {
             }
             fn complete<'a>(
                 &'a self,
-                _: &'a ChatRequest,
+                request: &'a ChatRequest,
             ) -> crate::BoxFuture<'a, Result<crate::chat::ChatReply, crate::chat::CallError>>
             {
-                unimplemented!("never called")
+                self.0.complete(request)
             }
         }
         let old = |model: &dyn ChatModel, request: &ChatRequest| {
@@ -460,7 +461,10 @@ mod tests {
                 seed,
                 slot: 2,
             };
-            for model in [&MockModel::default() as &dyn ChatModel, &Tuned] {
+            for model in [
+                &MockModel::default() as &dyn ChatModel,
+                &Tuned(MockModel::default()),
+            ] {
                 assert_eq!(chat_key(model, &request), old(model, &request), "{seed:?}");
             }
         }
