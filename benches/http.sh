@@ -5,10 +5,7 @@
 # time and peak RSS (GNU time) of each level.
 #   benches/http.sh [CONCURRENCY...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-BIN=${RAGEVAL_BIN:-target/release/rageval}
-[[ -x $BIN ]] || cargo build --release --quiet --locked
-[[ -x /usr/bin/time ]] || { echo "http: install GNU time (apt-get install time)" >&2; exit 1; }
+source "$(dirname "$0")/common.sh" http
 LEVELS=${*:-1 8 32}
 DIR=target/bench/http
 rm -rf "$DIR"; mkdir -p "$DIR"
@@ -31,9 +28,11 @@ for c in $LEVELS; do
     --concurrency "$c" --out "$DIR/out-$c" -q
   t1=$(date +%s.%N)
   python3 - "$c" "$t0" "$t1" "$DIR/out-$c/results.json" "$DIR/time-$c.txt" <<'PY'
-import json, re, sys
+import json, sys
+sys.path.insert(0, "benches")
+import gnu_time
 c, t0, t1, path = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[5]).read()).group(1))
+rss = gnu_time.read(sys.argv[5])[2]
 d = json.load(open(path))
 calls = d["summary"]["calls"]["distinct_prompts"]
 wall = t1 - t0

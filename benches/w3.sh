@@ -5,10 +5,7 @@
 #   benches/w3.sh [REPEATS]        # uses target/release/rageval (built if missing)
 #   RAGEVAL_TIMINGS=1 benches/w3.sh  # also print when each stage of the sweep ends
 set -euo pipefail
-cd "$(dirname "$0")/.."
-BIN=${RAGEVAL_BIN:-target/release/rageval}
-[[ -x $BIN ]] || cargo build --release --quiet --locked
-[[ -x /usr/bin/time ]] || { echo "w3: install GNU time (apt-get install time)" >&2; exit 1; }
+source "$(dirname "$0")/common.sh" w3
 DIR=target/bench/w3
 python3 benches/gen_evalset.py --make-sections 2000 --corpus "$DIR/docs" \
   --answerable 6500 --unanswerable 3500 --out "$DIR/set.yaml"
@@ -17,13 +14,11 @@ for i in $(seq "${1:-1}"); do
   /usr/bin/time -v -o "$DIR/time.txt" "$BIN" sweep --config /dev/null --evalset "$DIR/set.yaml" \
     --min-score 0.05..0.5:0.05 --k 1,2,3,4,5,6,7,8,9,10 --max-runs 2000000 --out "$DIR/out" -q
   python3 - "$DIR" <<'PY'
-import csv, os, re, sys
+import csv, os, sys
+sys.path.insert(0, "benches")
+import gnu_time
 d = sys.argv[1]
-t = open(f"{d}/time.txt").read()
-wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+(?:\.\d+)?)$", t, re.M)
-rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
-seconds = float(wall.group(1) or 0) * 60 + float(wall.group(2))
-cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", t).group(1)) for k in ("User", "System"))
+seconds, cpu, rss = gnu_time.read(f"{d}/time.txt")
 # summary.csv, not results.json: reading a million runs back in Python would dwarf the sweep.
 rows = list(csv.DictReader(open(f"{d}/out/summary.csv", newline="")))
 runs = sum(int(r["questions"]) for r in rows)

@@ -83,37 +83,29 @@ impl Insight {
                 prompt_tokens_per_question: s.prompt_tokens_per_question,
             })
             .collect();
-        let questions = facts
-            .questions
+        // Per question, its id and class with a best score from `best`, and the score that
+        // still reaches an expected source (answerable questions only) when `expected` is given.
+        let scores = |best: &[Option<f64>], expected: Option<&[Option<f64>]>| {
+            facts
+                .questions
+                .iter()
+                .enumerate()
+                .map(|(i, q)| separability::QuestionScores {
+                    id: q.id.clone(),
+                    answerable: q.answerable,
+                    best_score: best.get(i).copied().flatten(),
+                    max_min_score: expected
+                        .filter(|_| q.answerable)
+                        .and_then(|e| e.get(i).copied().flatten()),
+                })
+                .collect()
+        };
+        let questions = scores(facts.best_scores, Some(facts.expected_scores));
+        let retrieval_separability = facts
+            .retrieval_scores
             .iter()
-            .enumerate()
-            .map(|(i, q)| separability::QuestionScores {
-                id: q.id.clone(),
-                answerable: q.answerable,
-                best_score: facts.best_scores.get(i).copied().flatten(),
-                max_min_score: if q.answerable {
-                    facts.expected_scores.get(i).copied().flatten()
-                } else {
-                    None
-                },
-            })
-            .collect();
-        let retrieval_separability =
-            facts.retrieval_scores.iter().any(Option::is_some).then(|| {
-                Separability::new(
-                    facts
-                        .questions
-                        .iter()
-                        .enumerate()
-                        .map(|(i, q)| separability::QuestionScores {
-                            id: q.id.clone(),
-                            answerable: q.answerable,
-                            best_score: facts.retrieval_scores.get(i).copied().flatten(),
-                            max_min_score: None,
-                        })
-                        .collect(),
-                )
-            });
+            .any(Option::is_some)
+            .then(|| Separability::new(scores(facts.retrieval_scores, None)));
         Insight {
             retrieval_separability,
             policy: policy.clone(),
