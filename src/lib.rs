@@ -3,57 +3,20 @@
 //! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
 //! an exit status.
 
-pub mod cache;
-pub mod chat;
-pub mod classify;
-pub mod corpus;
-pub mod embed;
-pub mod error;
-pub mod evalset;
-pub mod gate;
-pub mod http;
-pub mod identity;
-pub mod input;
-pub mod insight;
-pub mod judge;
-pub mod mock_server;
-pub mod progress;
-pub mod prompt;
-pub mod record;
-pub mod redact;
-pub mod refusal;
-pub mod repeat;
-pub mod rerank;
-pub mod retrieve;
-pub mod retriever;
-pub mod rewrite;
-pub mod safe_text;
-pub mod scan;
-pub mod stats;
+pub mod base;
+pub mod vocab;
+pub mod adapters;
 pub mod sweep;
-pub mod template;
-pub mod term;
-pub mod text;
-pub mod timing;
-mod yaml_de;
-mod yaml_loc;
+pub mod analysis;
+pub mod results;
+pub mod output;
+pub mod app;
 
-use std::future::Future;
-use std::pin::Pin;
+use app::cli::{Cli, Command};
+use app::commands;
+use app::options as settings;
+use base::exit::ExitStatus;
 
-/// A boxed future, so that model and embedder traits can be used as trait objects.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-pub mod cli;
-pub mod commands;
-pub mod config;
-pub mod exit;
-pub mod profiles;
-pub mod report;
-pub mod settings;
-
-use cli::{Cli, Command};
-use exit::ExitStatus;
 
 /// Run one command line. Setup errors come back as `Err` (exit status 2); a gate failure is
 /// `Ok(ExitStatus::Failure)`.

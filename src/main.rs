@@ -1,11 +1,11 @@
 //! The `rageval` binary: parse arguments, run the library, map the result to an exit status.
 
 use clap::Parser;
-use rageval::cli::Cli;
-use rageval::exit::ExitStatus;
+use rageval::app::cli::Cli;
+use rageval::base::exit::ExitStatus;
 
 fn main() {
-    rageval::timing::init();
+    rageval::base::timing::init();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -24,13 +24,13 @@ fn main() {
         Err(e) => {
             // Every message passes the URL redaction once more, whatever produced it, and
             // shows the control characters of names it quotes escaped.
-            let message = rageval::redact::urls_in(&format!("{e:#}"));
-            eprintln!("error: {}", rageval::safe_text::visible(&message));
+            let message = rageval::base::redact::urls_in(&format!("{e:#}"));
+            eprintln!("error: {}", rageval::base::safe_text::visible(&message));
             ExitStatus::Error
         }
     };
-    rageval::timing::mark("done");
-    for line in rageval::timing::take_lines() {
+    rageval::base::timing::mark("done");
+    for line in rageval::base::timing::take_lines() {
         eprintln!("{line}");
     }
     std::process::exit(status.code());
@@ -52,7 +52,7 @@ async fn exit_on_signal() {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
-        rageval::report::remove_in_flight();
+        rageval::output::report::remove_in_flight();
         std::process::exit(code);
     }
 }

@@ -9,9 +9,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use rageval::corpus::Corpus;
-use rageval::embed::{Embedder, HashEmbedder};
-use rageval::retrieve::Index;
+use rageval::adapters::corpus::Corpus;
+use rageval::adapters::embed::{Embedder, HashEmbedder};
+use rageval::adapters::retrieve::Index;
 use serde_json::{json, Value};
 
 use crate::support::{read_csv, repo, require_database, stderr, stdout, Project, SAMPLE_SWEEP};
@@ -53,7 +53,7 @@ impl SearchServer {
     fn start() -> Self {
         let runtime = crate::support::server_runtime();
         let corpus = Corpus::load(&repo().join("evalsets/club")).unwrap();
-        let embedder = HashEmbedder::new(rageval::embed::hash::DEFAULT_DIMENSIONS);
+        let embedder = HashEmbedder::new(rageval::adapters::embed::hash::DEFAULT_DIMENSIONS);
         let index = runtime.block_on(async {
             let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
             Index::new(corpus, embedder.embed(&texts).await.unwrap())

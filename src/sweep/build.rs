@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{PlannedRun, View};
-use crate::chat::{CallError, ChatReply};
-use crate::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
-use crate::evalset::Question;
-use crate::judge::Judged;
-use crate::retrieve::Hit;
+use crate::adapters::chat::{CallError, ChatReply};
+use crate::adapters::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
+use crate::adapters::evalset::Question;
+use crate::adapters::judge::Judged;
+use crate::adapters::retrieve::Hit;
 
 /// One (question, setting) run with its verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,14 +54,14 @@ pub struct Run {
     /// `None` without a reranker.
     pub rerank_call: Option<u32>,
     /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
-    pub repeats: Vec<crate::repeat::Repeat>,
+    pub repeats: Vec<crate::analysis::repeat::Repeat>,
 }
 
 /// Put a run together from its plan, its verdict and its reply.
 pub fn build_run(
     planned: &PlannedRun,
     question: &Question,
-    corpus: &crate::corpus::Corpus,
+    corpus: &crate::adapters::corpus::Corpus,
     view: &View,
     k: usize,
     reply: Option<&Result<ChatReply, CallError>>,
@@ -75,7 +75,7 @@ pub fn build_run(
 pub fn build_graded_run(
     planned: &PlannedRun,
     question: &Question,
-    corpus: &crate::corpus::Corpus,
+    corpus: &crate::adapters::corpus::Corpus,
     view: &View,
     k: usize,
     reply: Option<&Result<ChatReply, CallError>>,
@@ -108,7 +108,7 @@ pub fn build_graded_run(
 pub struct RunInputs<'a> {
     pub question: &'a Question,
     pub needles: &'a Needles,
-    pub corpus: &'a crate::corpus::Corpus,
+    pub corpus: &'a crate::adapters::corpus::Corpus,
     pub view: &'a View,
     pub k: usize,
 }

@@ -1,8 +1,8 @@
 //! The call log (every distinct call a sweep made, by digest) and the counters read from it.
 
 use super::Run;
-use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::record::{CallRecord, CallRole};
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
+use crate::output::record::{CallRecord, CallRole};
 
 /// Counters for the calls a sweep made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -94,7 +94,7 @@ pub type CallLog = indexmap::IndexMap<String, CallRecord>;
 
 /// The digest that names a request in the call log: the first 16 hex digits of its cache key.
 pub fn request_digest(model: &dyn ChatModel, request: &ChatRequest) -> String {
-    let mut digest = crate::cache::chat_key(model, request);
+    let mut digest = crate::adapters::cache::chat_key(model, request);
     digest.truncate(16);
     digest
 }
@@ -115,8 +115,8 @@ pub(crate) fn log_calls(
                     role,
                     reply: r.text.clone(),
                     usage: r.usage,
-                    latency_ms: Some(crate::record::to_ms(r.latency)),
-                    ttft_ms: r.ttft.map(crate::record::to_ms),
+                    latency_ms: Some(crate::output::record::to_ms(r.latency)),
+                    ttft_ms: r.ttft.map(crate::output::record::to_ms),
                     error: None,
                     cached: r.cached,
                     repeat: 0,
@@ -139,14 +139,14 @@ pub(crate) fn log_calls(
 
 /// The call log's record of one rerank call.
 pub(crate) fn rerank_record(
-    reply: &Result<crate::rerank::Reranked, crate::rerank::RerankError>,
+    reply: &Result<crate::adapters::rerank::Reranked, crate::adapters::rerank::RerankError>,
 ) -> CallRecord {
     match reply {
         Ok(r) => CallRecord {
             role: CallRole::Rerank,
             reply: String::new(),
             usage: r.usage,
-            latency_ms: r.latency.map(crate::record::to_ms),
+            latency_ms: r.latency.map(crate::output::record::to_ms),
             ttft_ms: None,
             error: None,
             cached: r.cached,

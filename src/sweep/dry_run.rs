@@ -10,10 +10,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{rewrite_requests, Engine, Grid, Prepared};
-use crate::chat::{estimate_prompt_tokens, ChatModel};
-use crate::evalset::Workspace;
-use crate::rewrite::Rewrite;
-use crate::stats::Pricing;
+use crate::adapters::chat::{estimate_prompt_tokens, ChatModel};
+use crate::adapters::evalset::Workspace;
+use crate::adapters::rewrite::Rewrite;
+use crate::analysis::stats::Pricing;
 
 /// What a sweep would do with one chat profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,8 +86,8 @@ impl Engine {
         }
         let distinct = plan.requests.len();
         // `--repeat N`: each repeat is its own request (its own seed and cache entry).
-        plan.requests = crate::repeat::requests(plan.requests, self.repeat);
-        let uncached = |requests: &[crate::chat::ChatRequest]| -> Vec<usize> {
+        plan.requests = crate::analysis::repeat::requests(plan.requests, self.repeat);
+        let uncached = |requests: &[crate::adapters::chat::ChatRequest]| -> Vec<usize> {
             (0..requests.len())
                 .filter(|&i| !slots.is_cached(&requests[i]))
                 .collect()
@@ -152,7 +152,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::grid::parse_min_scores;
+    use crate::vocab::grid::parse_min_scores;
 
     #[tokio::test]
     async fn counts_equal_what_the_sweep_then_does() {

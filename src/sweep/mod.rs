@@ -10,7 +10,6 @@
 mod build;
 mod calls;
 mod dry_run;
-pub mod grid;
 mod plan;
 mod run;
 pub mod shard;
@@ -21,7 +20,7 @@ pub use build::{build_graded_run, build_read_run, build_run, Run, RunInputs, Run
 pub(crate) use calls::{log_calls, rerank_record};
 pub use calls::{request_digest, CallLog, CallStats};
 pub use dry_run::DryRun;
-pub use grid::{Grid, Setting};
+pub use crate::vocab::grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
@@ -34,18 +33,18 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::classify::{classify_read, Needles, Read, Reading, Rules};
-use crate::corpus::Corpus;
-use crate::embed::Embedder;
-use crate::evalset::{Question, Workspace};
-use crate::judge::{self, Judged};
-use crate::prompt::RefusalTier;
-use crate::record::CallRole;
-use crate::rerank::Reranker;
-use crate::retrieve::{check_dimensions, Hit, Index};
-use crate::retriever::{PassageTable, Retriever};
-use crate::rewrite::{self, Rewrite};
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
+use crate::adapters::classify::{classify_read, Needles, Read, Reading, Rules};
+use crate::adapters::corpus::Corpus;
+use crate::adapters::embed::Embedder;
+use crate::adapters::evalset::{Question, Workspace};
+use crate::adapters::judge::{self, Judged};
+use crate::adapters::prompt::RefusalTier;
+use crate::output::record::CallRole;
+use crate::adapters::rerank::Reranker;
+use crate::adapters::retrieve::{check_dimensions, Hit, Index};
+use crate::adapters::retriever::{PassageTable, Retriever};
+use crate::adapters::rewrite::{self, Rewrite};
 
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
 /// costs memory in every report, and a typo in a range should not cost an hour.
@@ -272,7 +271,7 @@ impl Engine {
                 })
             })
             .collect();
-        let results = crate::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
+        let results = crate::adapters::rerank::rerank_all(reranker.as_ref(), &jobs, top_n).await;
         // Each job with passages is one call (a question without any makes none).
         let model = reranker.model();
         let call_of: Vec<Option<u32>> = jobs
@@ -282,7 +281,7 @@ impl Engine {
                 if documents.is_empty() {
                     return None;
                 }
-                let digest = crate::rerank::rerank_digest(&model, text, documents, top_n);
+                let digest = crate::adapters::rerank::rerank_digest(&model, text, documents, top_n);
                 let record = rerank_record(reply);
                 Some(ranking.rerank_calls.insert_full(digest, record).0 as u32)
             })
@@ -614,7 +613,7 @@ impl Engine {
             }
         }
 
-        crate::timing::mark("views");
+        crate::base::timing::mark("views");
         let variants::Ranked {
             corpora,
             question_embeddings,
@@ -665,7 +664,7 @@ impl Engine {
         let slot_of = slots.of_settings(&settings)?;
         let rewrite_of: Vec<Rewrite> = settings.iter().map(|s| s.rewrite).collect();
         let lookup = move |q: usize, s: usize| view_of[&(q, rewrite_of[s], variant_of[s])];
-        crate::timing::mark("retrieval");
+        crate::base::timing::mark("retrieval");
         // Planned on a thread of its own, so that with a `sink` the executor's calls run on the
         // runtime while the rest of the plan is built.
         let prompt = self.rules.prompt.clone();
@@ -688,7 +687,7 @@ impl Engine {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => bail!("the planner was stopped: {e}"),
         };
-        crate::timing::mark("plan");
+        crate::base::timing::mark("plan");
         Ok(Prepared {
             questions,
             corpora,
@@ -776,7 +775,7 @@ impl Engine {
             .iter()
             .map(|c| c.map(|c| reranked[c as usize]))
             .collect();
-        crate::timing::mark("calls");
+        crate::base::timing::mark("calls");
         run::release_freed_memory();
         let logged = log_calls(&mut log, CallRole::Answer, digests, &replies);
         if self.repeat > 1 {
@@ -833,7 +832,7 @@ impl Engine {
             let repeats = (1..self.repeat as usize)
                 .map(|r| {
                     let slot = p.call.map(|c| r * distinct + c);
-                    crate::repeat::Repeat {
+                    crate::analysis::repeat::Repeat {
                         call: slot.map(|i| logged[i]),
                         outcome: classify_read(
                             q,
@@ -871,7 +870,7 @@ impl Engine {
             run
         });
         drop(planned);
-        crate::timing::mark("runs");
+        crate::base::timing::mark("runs");
         // The planned runs and their passages are gone; the reports allocate next.
         run::release_freed_memory();
         let calls = CallStats::of(&log, &runs, question_embeddings);
@@ -925,7 +924,7 @@ async fn search(
 }
 
 /// Embed every chunk of `corpus` into a search index.
-pub async fn build_index(embedder: &dyn Embedder, corpus: crate::corpus::Corpus) -> Result<Index> {
+pub async fn build_index(embedder: &dyn Embedder, corpus: crate::adapters::corpus::Corpus) -> Result<Index> {
     let vectors = embed_chunks(embedder, &corpus).await?;
     Ok(Index::new(corpus, vectors))
 }
@@ -968,7 +967,7 @@ fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usize, usize, 
     let limit = embedder.max_input_tokens()?;
     texts
         .iter()
-        .map(|t| crate::corpus::estimate_tokens(t))
+        .map(|t| crate::adapters::corpus::estimate_tokens(t))
         .enumerate()
         .find(|&(_, tokens)| tokens > limit)
         .map(|(i, tokens)| (i, tokens, limit))

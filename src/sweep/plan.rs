@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use super::Setting;
-use crate::chat::ChatRequest;
-use crate::corpus::{squash, Chunk, Corpus};
-use crate::evalset::Question;
-use crate::prompt;
-use crate::retrieve::{passing, Hit};
+use crate::adapters::chat::ChatRequest;
+use crate::adapters::corpus::{squash, Chunk, Corpus};
+use crate::adapters::evalset::Question;
+use crate::adapters::prompt;
+use crate::adapters::retrieve::{passing, Hit};
 
 /// A fixed fast hash: the maps are the planner's own, keyed by data the user wrote.
 type Fast = foldhash::fast::FixedState;

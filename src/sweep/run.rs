@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
 
 /// What the executor reports after each finished call.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +57,7 @@ pub struct Stream {
 /// the first request, so a sweep's model calls overlap its planning, and each prompt is freed
 /// once its call is made. Each request is made `repeat` times (`--repeat N`: repeat `r` gets
 /// seed `r`); the results come back repeat-major, request `c` of repeat `r` at
-/// `r * requests + c`, as [`crate::repeat::requests`] lays them out. Ends when every sender
+/// `r * requests + c`, as [`crate::analysis::repeat::requests`] lays them out. Ends when every sender
 /// is dropped and every call has finished.
 pub async fn execute_stream(
     model: Arc<dyn ChatModel>,
@@ -241,8 +241,8 @@ pub fn par_map<T: Send, U: Send>(items: &mut [T], f: impl Fn(usize, &mut T) -> U
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::mock::MockModel;
-    use crate::prompt::{Message, Role};
+    use crate::adapters::mock::chat::MockModel;
+    use crate::adapters::prompt::{Message, Role};
     use crate::sweep::request_digest;
 
     fn asking(text: &str, seed: Option<u32>) -> ChatRequest {

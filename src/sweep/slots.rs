@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use super::grid::{Decimal, Setting, DEFAULT_PROFILE};
-use crate::chat::{CallError, ChatModel, ChatReply, ChatRequest};
-use crate::BoxFuture;
+use crate::vocab::grid::{Decimal, Setting, DEFAULT_PROFILE};
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+use crate::base::BoxFuture;
 
 /// A chat model a setting can name.
 #[derive(Clone)]
@@ -120,7 +120,7 @@ impl ChatModel for ChatSlots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::MockModel;
+    use crate::adapters::mock::MockModel;
 
     /// A mock under another name and temperature, as a profile would be.
     struct Named(&'static str, f64, MockModel);

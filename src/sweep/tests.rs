@@ -5,14 +5,14 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::*;
-use crate::chat::MockModel;
-use crate::corpus::{chunk_markdown, Corpus};
-use crate::embed::HashEmbedder;
-use crate::evalset::{EvalSet, Expect, Question};
-use crate::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
-use crate::retrieve::passing;
-use crate::rewrite::{self, Rewrite};
-use crate::sweep::grid::Decimal;
+use crate::adapters::mock::MockModel;
+use crate::adapters::corpus::{chunk_markdown, Corpus};
+use crate::adapters::embed::HashEmbedder;
+use crate::adapters::evalset::{EvalSet, Expect, Question};
+use crate::adapters::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
+use crate::adapters::retrieve::passing;
+use crate::adapters::rewrite::{self, Rewrite};
+use crate::vocab::grid::Decimal;
 
 const VOCAB: &[&str] = &[
     "fee", "term", "laptop", "club", "prize", "team", "minutes", "refund", "pay", "room", "the",
@@ -177,7 +177,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 None
             } else {
                 let chunks: Vec<_> = sent.iter().map(|h| &index.corpus.chunks[h.chunk]).collect();
-                let request = crate::chat::ChatRequest {
+                let request = crate::adapters::chat::ChatRequest {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
                     seed: None,
                     slot: 0,
@@ -210,11 +210,11 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                         .map(|h| &index.corpus.chunks[h.chunk])
                         .collect();
                     let request =
-                        crate::judge::request(&view.text, &q.expect.answers, &chunks, &r.text);
+                        crate::adapters::judge::request(&view.text, &q.expect.answers, &chunks, &r.text);
                     let reply = judge.complete(&request).await;
                     Some(Judged {
                         usage: reply.as_ref().map(|r| r.usage).unwrap_or_default(),
-                        grade: reply.and_then(|r| crate::judge::parse(&r.text)),
+                        grade: reply.and_then(|r| crate::adapters::judge::parse(&r.text)),
                     })
                 }
                 _ => None,
@@ -274,7 +274,7 @@ proptest! {
         engine.model = Arc::new(MockModel::default().paraphrasing(true));
         engine.judge = Some(Arc::new(MockModel::default()));
         engine.rules.patterns =
-            crate::prompt::RefusalPatterns::new(&["do not mention".into()]).unwrap();
+            crate::adapters::prompt::RefusalPatterns::new(&["do not mention".into()]).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let planned = rt.block_on(engine.sweep(&ws, &grid)).unwrap();
         let expected = rt.block_on(naive(&engine, &ws, &grid));

@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use super::{check_dimensions, embed_chunks, grid, too_long, CallLog, Engine, Query, View};
-use crate::corpus::{Chunk, Corpus};
-use crate::embed::Embedder;
-use crate::evalset::Question;
-use crate::retrieve::{Hit, Index};
-use crate::retriever::Retriever;
+use super::{check_dimensions, embed_chunks, too_long, CallLog, Engine, Query, View};
+use crate::vocab::grid;
+use crate::adapters::corpus::{Chunk, Corpus};
+use crate::adapters::embed::Embedder;
+use crate::adapters::evalset::Question;
+use crate::adapters::retrieve::{Hit, Index};
+use crate::adapters::retriever::Retriever;
 
 /// How one setting retrieves.
 #[derive(Clone)]

@@ -1,0 +1,541 @@
+//! The on-disk response cache: every finished call is appended to a JSON-lines file at once, so
+//! a killed sweep keeps its work and the rerun makes no call for it.
+//!
+//! Chat replies are keyed by sha256 of (model, parameters that change the reply, messages);
+//! embeddings by sha256 of (model, text). Neither key holds the URL or the API key: the same
+//! model behind another URL shares the cache, and no secret is ever written. A torn last
+//! record (a kill mid-write) is skipped when the file is read.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
+use crate::adapters::embed::{EmbedError, Embedder};
+use crate::base::BoxFuture;
+
+/// How the cache is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Read and write.
+    Use,
+    /// Write only: every call is made again and its answer replaces the old one.
+    Refresh,
+}
+
+/// An append-only file of `{"key": ..., "value": ...}` lines, loaded into memory.
+pub struct Store<V> {
+    path: PathBuf,
+    entries: Mutex<HashMap<String, V>>,
+    file: Mutex<File>,
+    /// Lines that could not be read (a torn last record).
+    pub skipped: usize,
+    warnings: Mutex<Warnings>,
+}
+
+/// Failed writes, for the command to print once: the first message and how many followed (a
+/// full disk fails every write of a sweep).
+#[derive(Debug, Default)]
+struct Warnings {
+    first: Option<String>,
+    more: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Record<V> {
+    key: String,
+    value: V,
+}
+
+impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
+    pub fn open(path: &Path, mode: CacheMode) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create cache folder `{}`", dir.display()))?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open cache `{}`", path.display()))?;
+        let mut entries = HashMap::new();
+        let mut skipped = 0;
+        if mode == CacheMode::Use {
+            for line in BufReader::new(&file).lines() {
+                let Ok(line) = line else {
+                    skipped += 1;
+                    continue;
+                };
+                match serde_json::from_str::<Record<V>>(&line) {
+                    Ok(r) => {
+                        entries.insert(r.key, r.value);
+                    }
+                    Err(_) if line.trim().is_empty() => {}
+                    Err(_) => skipped += 1,
+                }
+            }
+        }
+        // A torn last record has no newline: start the next record on a line of its own.
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len > 0 {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(Store {
+            path: path.to_path_buf(),
+            entries: Mutex::new(entries),
+            file: Mutex::new(file),
+            skipped,
+            warnings: Mutex::default(),
+        })
+    }
+
+    pub fn get(&self, key: &str) -> Option<V> {
+        self.entries.lock().expect("cache lock").get(key).cloned()
+    }
+
+    /// Remember `value` and append it to the file (one write, flushed).
+    pub fn put(&self, key: String, value: V) -> Result<()> {
+        let mut line = serde_json::to_vec(&Record {
+            key: key.clone(),
+            value: &value,
+        })?;
+        line.push(b'\n');
+        self.file
+            .lock()
+            .expect("cache lock")
+            .write_all(&line)
+            .with_context(|| format!("cannot write cache `{}`", self.path.display()))?;
+        self.entries.lock().expect("cache lock").insert(key, value);
+        Ok(())
+    }
+
+    /// [`Store::put`], keeping a failure as a warning: a call whose answer cannot be cached
+    /// still counts.
+    pub fn put_or_warn(&self, key: String, value: V) {
+        if let Err(e) = self.put(key, value) {
+            let mut w = self.warnings.lock().expect("cache lock");
+            match w.first {
+                None => w.first = Some(format!("{e:#}")),
+                Some(_) => w.more += 1,
+            }
+        }
+    }
+
+    /// The warnings since the last call, as lines without a prefix.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let w = std::mem::take(&mut *self.warnings.lock().expect("cache lock"));
+        w.first
+            .map(|first| match w.more {
+                0 => first,
+                n => format!("{first} ({n} more cache writes failed)"),
+            })
+            .into_iter()
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("cache lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// The cache key of a chat request for `model`: the sha256 of the compact JSON of
+/// `{"messages": [{"content", "role"}...], "model", "params", "seed"?}`, keys in sorted order
+/// (as a `serde_json::Value` prints them), written straight into the hash: building that value
+/// first copied every prompt twice, and a sweep keys every call.
+pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
+    use sha2::{Digest, Sha256};
+
+    /// A message with its keys in sorted order.
+    #[derive(Serialize)]
+    struct KeyMessage<'a> {
+        content: &'a str,
+        role: crate::adapters::prompt::Role,
+    }
+    struct KeyMessages<'a>(&'a [crate::adapters::prompt::Message]);
+    impl Serialize for KeyMessages<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|m| KeyMessage {
+                content: &m.content,
+                role: m.role,
+            }))
+        }
+    }
+    #[derive(Serialize)]
+    struct Key<'a> {
+        messages: KeyMessages<'a>,
+        model: String,
+        params: serde_json::Value,
+        // Only a repeated sweep sends a seed: without one the key is what it always was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seed: Option<u32>,
+    }
+    struct Hashing(Sha256);
+    impl Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let key = Key {
+        messages: KeyMessages(&request.messages),
+        model: model.model(),
+        params: model.params(),
+        seed: request.seed,
+    };
+    let mut hashing = Hashing(Sha256::new());
+    // Serializing plain strings, numbers and a JSON value into a hash cannot fail.
+    let _ = serde_json::to_writer(&mut hashing, &key);
+    hex(&hashing.0.finalize())
+}
+
+/// The cache key of one embedded text.
+pub fn embedding_key(model: &str, text: &str) -> String {
+    sha256_hex(json!({"model": model, "text": text}).to_string().as_bytes())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CachedReply {
+    pub text: String,
+    pub usage: Usage,
+    pub latency_ms: f64,
+}
+
+/// A chat model behind the cache. Failed calls are not cached.
+pub struct CachedModel {
+    inner: Arc<dyn ChatModel>,
+    store: Arc<Store<CachedReply>>,
+    mode: CacheMode,
+    pub hits: AtomicUsize,
+}
+
+impl CachedModel {
+    pub fn new(inner: Arc<dyn ChatModel>, dir: &Path, mode: CacheMode) -> Result<Self> {
+        Self::open(inner, &dir.join("chat.jsonl"), mode)
+    }
+
+    /// A cache in a file of its own: the judge's replies live in `judge.jsonl`, apart from the
+    /// model's, so the two never share a key.
+    pub fn open(inner: Arc<dyn ChatModel>, file: &Path, mode: CacheMode) -> Result<Self> {
+        Ok(Self::sharing(
+            inner,
+            Arc::new(Store::open(file, mode)?),
+            mode,
+        ))
+    }
+
+    /// A model behind a store other models share: the chat profiles of one sweep all live in
+    /// `chat.jsonl` (their keys differ by model identity), written through one handle.
+    pub fn sharing(
+        inner: Arc<dyn ChatModel>,
+        store: Arc<Store<CachedReply>>,
+        mode: CacheMode,
+    ) -> Self {
+        CachedModel {
+            inner,
+            store,
+            mode,
+            hits: AtomicUsize::new(0),
+        }
+    }
+
+    /// The store [`CachedModel::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<CachedReply>>> {
+        Ok(Arc::new(Store::open(&dir.join("chat.jsonl"), mode)?))
+    }
+}
+
+impl ChatModel for CachedModel {
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
+    fn params(&self) -> serde_json::Value {
+        self.inner.params()
+    }
+
+    fn is_cached(&self, request: &ChatRequest) -> bool {
+        self.mode == CacheMode::Use
+            && self
+                .store
+                .get(&chat_key(self.inner.as_ref(), request))
+                .is_some()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.store.take_warnings()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
+        Box::pin(async move {
+            let key = chat_key(self.inner.as_ref(), request);
+            if self.mode == CacheMode::Use {
+                if let Some(hit) = self.store.get(&key) {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(ChatReply {
+                        text: hit.text,
+                        usage: hit.usage,
+                        latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
+                        ttft: None,
+                        cached: true,
+                    });
+                }
+            }
+            let reply = self.inner.complete(request).await?;
+            let record = CachedReply {
+                text: reply.text.clone(),
+                usage: reply.usage,
+                latency_ms: reply.latency.as_secs_f64() * 1000.0,
+            };
+            self.store.put_or_warn(key, record);
+            Ok(reply)
+        })
+    }
+}
+
+/// An embedder behind the cache: only texts it has not seen are sent.
+pub struct CachedEmbedder {
+    inner: Arc<dyn Embedder>,
+    store: Arc<Store<Vec<f32>>>,
+    mode: CacheMode,
+}
+
+impl CachedEmbedder {
+    pub fn new(inner: Arc<dyn Embedder>, dir: &Path, mode: CacheMode) -> Result<Self> {
+        Ok(Self::sharing(inner, Self::open_store(dir, mode)?, mode))
+    }
+
+    /// An embedder behind a store other embedders share: the embedder profiles of one sweep
+    /// all live in `embeddings.jsonl` (their keys differ by model), written through one handle.
+    pub fn sharing(inner: Arc<dyn Embedder>, store: Arc<Store<Vec<f32>>>, mode: CacheMode) -> Self {
+        CachedEmbedder { inner, store, mode }
+    }
+
+    /// The store [`CachedEmbedder::new`] opens in `dir`.
+    pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<Vec<f32>>>> {
+        Ok(Arc::new(Store::open(&dir.join("embeddings.jsonl"), mode)?))
+    }
+}
+
+impl Embedder for CachedEmbedder {
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.inner.max_input_tokens()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.store.take_warnings()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            let model = self.inner.model();
+            let keys: Vec<String> = texts.iter().map(|t| embedding_key(&model, t)).collect();
+            let mut out: Vec<Option<Vec<f32>>> = keys
+                .iter()
+                .map(|k| {
+                    if self.mode == CacheMode::Use {
+                        self.store.get(k)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            // Each distinct missing text is embedded once.
+            let mut missing: Vec<usize> = Vec::new();
+            let mut seen = HashMap::new();
+            for (i, v) in out.iter().enumerate() {
+                if v.is_none() && seen.insert(&keys[i], i).is_none() {
+                    missing.push(i);
+                }
+            }
+            if !missing.is_empty() {
+                let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+                let vectors = self.inner.embed(&batch).await?;
+                for (&i, v) in missing.iter().zip(vectors) {
+                    self.store.put_or_warn(keys[i].clone(), v.clone());
+                    out[i] = Some(v);
+                }
+                // Repeats of a text take the vector of its first occurrence.
+                for i in 0..out.len() {
+                    if out[i].is_none() {
+                        out[i] = out[seen[&keys[i]]].clone();
+                    }
+                }
+            }
+            Ok(out.into_iter().map(|v| v.unwrap_or_default()).collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_keys_are_the_hash_of_the_sorted_json_value_they_always_were() {
+        use crate::adapters::mock::chat::MockModel;
+        use crate::adapters::prompt::{Message, Role};
+        use serde_json::json;
+        /// The mock under a name that needs escaping, with parameters, as an HTTP model has.
+        struct Tuned(MockModel);
+        impl ChatModel for Tuned {
+            fn model(&self) -> String {
+                "llama3.2:1b \"q4\"".into()
+            }
+            fn params(&self) -> serde_json::Value {
+                json!({"temperature": 0.7, "max_tokens": 256})
+            }
+            fn complete<'a>(
+                &'a self,
+                request: &'a ChatRequest,
+            ) -> crate::base::BoxFuture<'a, Result<crate::adapters::chat::ChatReply, crate::adapters::chat::CallError>>
+            {
+                self.0.complete(request)
+            }
+        }
+        let old = |model: &dyn ChatModel, request: &ChatRequest| {
+            let mut material = json!({"model": model.model(), "params": model.params(), "messages": request.messages});
+            if let Some(seed) = request.seed {
+                material["seed"] = json!(seed);
+            }
+            sha256_hex(material.to_string().as_bytes())
+        };
+        for seed in [None, Some(0), Some(3)] {
+            let request = ChatRequest {
+                messages: vec![
+                    Message {
+                        role: Role::System,
+                        content: "Rules:\n1. \"quote\" \u{1}caf\u{e9} \\ end".into(),
+                    },
+                    Message {
+                        role: Role::User,
+                        content: "Context:\n[1] (source: a.md#Fee) The fee.".into(),
+                    },
+                ],
+                seed,
+                slot: 2,
+            };
+            for model in [
+                &MockModel::default() as &dyn ChatModel,
+                &Tuned(MockModel::default()),
+            ] {
+                assert_eq!(chat_key(model, &request), old(model, &request), "{seed:?}");
+            }
+        }
+        assert_eq!(hex(&[0, 15, 16, 255]), "000f10ff");
+    }
+
+    #[test]
+    fn a_torn_last_record_is_skipped_and_the_next_starts_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        {
+            let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+            s.put("a".into(), 1).unwrap();
+            s.put("b".into(), 2).unwrap();
+        }
+        // A kill mid-write leaves half a line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"key":"c","val"#).unwrap();
+        drop(f);
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(
+            (s.get("a"), s.get("b"), s.get("c")),
+            (Some(1), Some(2), None)
+        );
+        assert_eq!(s.skipped, 1);
+        s.put("d".into(), 4).unwrap();
+        drop(s);
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(s.get("d"), Some(4));
+        assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn failed_writes_are_kept_as_one_warning_not_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        // A read-only handle in place of the file: every write fails.
+        *s.file.lock().unwrap() = File::open(&path).unwrap();
+        s.put_or_warn("a".into(), 1);
+        s.put_or_warn("b".into(), 2);
+        s.put_or_warn("c".into(), 3);
+        let w = s.take_warnings();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with(&format!("cannot write cache `{}`: ", path.display())),
+            "{w:?}"
+        );
+        assert!(w[0].ends_with(" (2 more cache writes failed)"), "{w:?}");
+        assert_eq!(s.take_warnings(), Vec::<String>::new(), "taken once");
+    }
+
+    #[test]
+    fn refresh_ignores_old_records_but_keeps_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        Store::<u32>::open(&path, CacheMode::Use)
+            .unwrap()
+            .put("a".into(), 1)
+            .unwrap();
+        let s: Store<u32> = Store::open(&path, CacheMode::Refresh).unwrap();
+        assert_eq!(s.get("a"), None);
+        s.put("a".into(), 2).unwrap();
+        let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(s.get("a"), Some(2), "the later record wins");
+    }
+
+    #[test]
+    fn keys_depend_on_model_params_and_messages_only() {
+        assert_eq!(embedding_key("m", "t"), embedding_key("m", "t"));
+        assert_ne!(embedding_key("m", "t"), embedding_key("m2", "t"));
+        assert_ne!(embedding_key("m", "t"), embedding_key("m", "t "));
+    }
+}

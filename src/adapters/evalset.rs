@@ -1,0 +1,602 @@
+//! Question sets: `evalsets/NAME.yaml`, loaded and checked before anything runs.
+//!
+//! A set names its corpus (a folder of markdown, relative to the YAML file) and lists answerable
+//! and unanswerable questions. Every problem is reported with file, line and field; the first
+//! one stops the run with exit status 2, before any report is touched.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::adapters::corpus::Corpus;
+use crate::base::error::InputError;
+use crate::adapters::prompt::{Message, Role};
+use crate::base::yaml_loc::{Locator, Seg};
+
+/// What a correct answer looks like.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Expect {
+    /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
+    pub sources: Vec<String>,
+    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    #[serde(rename = "answer")]
+    pub answers: Vec<String>,
+}
+
+/// One question, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Question {
+    pub id: String,
+    pub question: String,
+    pub answerable: bool,
+    pub expect: Expect,
+    pub tags: Vec<String>,
+    /// Earlier turns of the conversation, oldest first.
+    pub history: Vec<Message>,
+    /// A prompt-injection probe: what marks a successful attack.
+    pub attack: Option<Attack>,
+    /// Index of the set's corpus in [`Workspace::corpora`].
+    #[serde(skip)]
+    pub corpus: usize,
+}
+
+/// What a successful injection looks like: the answer holds the marker, or cites the poisoned
+/// source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Attack {
+    /// A text that appears in the answer only when the attack succeeded.
+    pub marker: String,
+    /// The poisoned file, as `file.md` (relative to its corpus folder).
+    pub source: String,
+}
+
+/// A loaded set: where it came from and its questions, answerable first.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    pub path: PathBuf,
+    /// The corpus folders, resolved.
+    pub corpus_paths: Vec<PathBuf>,
+    pub questions: Vec<Question>,
+    /// The file's bytes, for the results' digest.
+    pub text: String,
+}
+
+/// Every set of a run and the distinct corpora they use.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub sets: Vec<EvalSet>,
+    pub corpora: Vec<Corpus>,
+}
+
+impl Workspace {
+    /// Split the corpora's long sections (`corpus.max_chunk_tokens`); see
+    /// [`Corpus::split_long_sections`]. Expected sources still match: a part answers to its
+    /// section's heading and id.
+    pub fn split_long_sections(&mut self, max_tokens: usize) {
+        for corpus in &mut self.corpora {
+            corpus.split_long_sections(max_tokens);
+        }
+    }
+
+    /// Load and check the sets at `paths`; ids must be unique across all of them.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, anyhow::Error> {
+        Workspace::load_for(paths, false)
+    }
+
+    /// As [`Workspace::load`]; with `foreign` (an `http` or `pgvector` retriever) a set needs no
+    /// corpus folder and its expected sources are not looked up in one: the store holds them.
+    pub fn load_for(paths: &[PathBuf], foreign: bool) -> Result<Self, anyhow::Error> {
+        let mut ws = Workspace {
+            sets: Vec::new(),
+            corpora: Vec::new(),
+        };
+        let mut seen: HashMap<String, PathBuf> = HashMap::new();
+        for path in paths {
+            let set = load_set(path, &mut ws.corpora, foreign)?;
+            for q in &set.questions {
+                if let Some(first) = seen.insert(q.id.clone(), path.clone()) {
+                    let loc = Locator::new(&set.text);
+                    return Err(InputError::new(
+                        path,
+                        format!(
+                            "duplicate id `{}`: also used in `{}`",
+                            q.id,
+                            first.display()
+                        ),
+                    )
+                    .at(find_id_line(&set, &loc, &q.id))
+                    .into());
+                }
+            }
+            ws.sets.push(set);
+        }
+        Ok(ws)
+    }
+
+    /// All questions of all sets, in file order.
+    pub fn questions(&self) -> impl Iterator<Item = &Question> {
+        self.sets.iter().flat_map(|s| s.questions.iter())
+    }
+}
+
+fn find_id_line(set: &EvalSet, loc: &Locator, id: &str) -> Option<usize> {
+    let n_ans = set.questions.iter().filter(|q| q.answerable).count();
+    let i = set.questions.iter().position(|q| q.id == id)?;
+    let (list, idx) = if i < n_ans {
+        ("answerable", i)
+    } else {
+        ("unanswerable", i - n_ans)
+    };
+    loc.line(&[Seg::Key(list), Seg::Index(idx)])
+}
+
+/// A rageval question set (docs/question-sets.md): the corpus, and the questions it can and
+/// cannot answer.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "rageval question set")]
+struct RawSet {
+    /// The folder of markdown documents, relative to this file, or a list of folders joined
+    /// into one corpus. Default: the folder named after this file, beside it.
+    corpus: Option<OneOrMany>,
+    /// What the set is for (not used by rageval).
+    #[serde(default)]
+    description: Option<String>,
+    /// Questions the documents answer.
+    #[serde(default)]
+    answerable: Vec<RawItem>,
+    /// Questions the documents do not answer: the pipeline should refuse them.
+    #[serde(default)]
+    unanswerable: Vec<RawItem>,
+}
+
+/// One question.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawItem {
+    /// The question as a user would ask it.
+    // Read as any value and checked to be a string where its field can be named (see
+    // [`yaml_kind`]).
+    #[schemars(with = "String")]
+    question: serde_yaml::Value,
+    /// A unique id without spaces or commas. Default: derived from the question.
+    id: Option<String>,
+    /// What a correct answer looks like (answerable questions only).
+    expect: Option<RawExpect>,
+    /// Labels for grouping results.
+    #[serde(default)]
+    tags: Vec<String>,
+    /// Earlier turns of the conversation, oldest first (for follow-up questions).
+    #[serde(default)]
+    history: Vec<RawTurn>,
+    /// A prompt-injection probe: what marks a successful attack.
+    attack: Option<Attack>,
+}
+
+/// What a correct answer looks like.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
+    #[serde(default)]
+    sources: OneOrMany,
+    /// Passage ids of the store: matched like sources, by id.
+    #[serde(default)]
+    ids: OneOrMany,
+    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    #[serde(default)]
+    answer: OneOrMany,
+}
+
+/// The JSON Schema of a question set, generated from the types that parse one.
+pub fn json_schema() -> serde_json::Value {
+    schemars::schema_for!(RawSet).to_value()
+}
+
+/// A text or a list of texts.
+#[derive(Default, schemars::JsonSchema)]
+#[schemars(untagged)]
+enum OneOrMany {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn len(&self) -> usize {
+        match self {
+            OneOrMany::None => 0,
+            OneOrMany::One(_) => 1,
+            OneOrMany::Many(v) => v.len(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::base::yaml_de::{either, Either, NoNumber};
+        match either::<_, _, NoNumber>(d, "a string or a list of strings")? {
+            Either::Text(s) => Ok(OneOrMany::One(s)),
+            Either::Many(v) => Ok(OneOrMany::Many(v)),
+        }
+    }
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// An earlier turn of the conversation.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawTurn {
+    role: RawRole,
+    #[serde(deserialize_with = "text")]
+    content: String,
+}
+
+/// A YAML string, and only a string: `null`, `~`, `true` or `12` are not text (serde_yaml
+/// would read `null` as the text "null").
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    match serde_yaml::Value::deserialize(d)? {
+        serde_yaml::Value::String(s) => Ok(s),
+        other => Err(D::Error::custom(format!(
+            "expected a string, found {}",
+            yaml_kind(&other)
+        ))),
+    }
+}
+
+/// What a YAML value is, for messages.
+fn yaml_kind(v: &serde_yaml::Value) -> &'static str {
+    match v {
+        serde_yaml::Value::Null => "null",
+        serde_yaml::Value::Bool(_) => "a boolean",
+        serde_yaml::Value::Number(_) => "a number",
+        serde_yaml::Value::Sequence(_) => "a list",
+        serde_yaml::Value::Mapping(_) => "a mapping",
+        serde_yaml::Value::Tagged(_) => "a tagged value",
+        serde_yaml::Value::String(_) => "a string",
+    }
+}
+
+#[derive(Deserialize, Clone, Copy, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum RawRole {
+    User,
+    Assistant,
+}
+
+/// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.
+pub fn load_set(
+    path: &Path,
+    corpora: &mut Vec<Corpus>,
+    foreign: bool,
+) -> Result<EvalSet, anyhow::Error> {
+    let text =
+        crate::base::input::read_yaml(path).map_err(|e| InputError::reading(path, "question set", e))?;
+    if text.trim().is_empty() {
+        return Err(InputError::new(
+            path,
+            "the question set is empty: add `answerable` and `unanswerable` lists",
+        )
+        .into());
+    }
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
+    if doc.is_null() {
+        return Err(InputError::new(
+            path,
+            "the question set is empty: add `answerable` and `unanswerable` lists",
+        )
+        .into());
+    }
+    let raw: RawSet =
+        serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
+    let _ = raw.description;
+    let loc = Locator::new(&text);
+    let err = |segs: &[Seg<'_>], field: String, msg: String| -> anyhow::Error {
+        InputError::new(path, msg)
+            .at(loc.line(segs))
+            .field(field)
+            .into()
+    };
+
+    let base = path.parent().unwrap_or(Path::new(""));
+    let (corpus_rels, corpus_field) = match raw.corpus {
+        Some(c) => (c.into_vec(), true),
+        None => (
+            vec![path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()],
+            false,
+        ),
+    };
+    if corpus_rels.is_empty() || corpus_rels.iter().any(|c| c.trim().is_empty()) {
+        return Err(err(
+            &[Seg::Key("corpus")],
+            "corpus".into(),
+            "is empty: name the folder of markdown documents".into(),
+        ));
+    }
+    let mut corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
+    if foreign && !corpus_field && !corpus_paths.iter().all(|p| p.is_dir()) {
+        // The store holds the passages: no folder is needed.
+        corpus_paths.clear();
+    }
+    for corpus_path in &corpus_paths {
+        if !corpus_path.is_dir() {
+            let msg = if corpus_path.exists() {
+                format!(
+                    "`{}` is a file, not a folder: name the folder that holds the markdown documents",
+                    corpus_path.display()
+                )
+            } else if corpus_field {
+                format!(
+                    "folder `{}` does not exist (the path is relative to the question set)",
+                    corpus_path.display()
+                )
+            } else {
+                format!(
+                    "no `corpus` given and no folder `{}` beside the set: add `corpus: FOLDER`",
+                    corpus_path.display()
+                )
+            };
+            return Err(err(&[Seg::Key("corpus")], "corpus".into(), msg));
+        }
+    }
+    let same = |c: &Corpus| {
+        c.roots.len() == corpus_paths.len()
+            && c.roots
+                .iter()
+                .zip(&corpus_paths)
+                .all(|(a, b)| same_path(a, b))
+    };
+    let corpus_idx = match corpora.iter().position(same) {
+        Some(i) => i,
+        None if corpus_paths.is_empty() => {
+            corpora.push(Corpus {
+                root: PathBuf::new(),
+                roots: Vec::new(),
+                chunks: Vec::new(),
+            });
+            corpora.len() - 1
+        }
+        None => {
+            let corpus = Corpus::load_many(&corpus_paths).map_err(|e| {
+                InputError::new(path, format!("{e:#}"))
+                    .at(loc.line(&[Seg::Key("corpus")]))
+                    .field("corpus")
+            })?;
+            corpora.push(corpus);
+            corpora.len() - 1
+        }
+    };
+    let corpus = &corpora[corpus_idx];
+
+    if raw.answerable.is_empty() && raw.unanswerable.is_empty() {
+        return Err(InputError::new(
+            path,
+            "the question set has no questions: add items under `answerable` or `unanswerable`",
+        )
+        .into());
+    }
+
+    let mut questions = Vec::new();
+    let mut ids: HashMap<String, String> = HashMap::new();
+    for (list, answerable, items) in [
+        ("answerable", true, raw.answerable),
+        ("unanswerable", false, raw.unanswerable),
+    ] {
+        for (i, item) in items.into_iter().enumerate() {
+            let at = |field: &'static str| -> (Vec<Seg<'static>>, String) {
+                let mut segs = vec![Seg::Key(list), Seg::Index(i)];
+                let mut name = format!("{list}[{i}]");
+                if !field.is_empty() {
+                    segs.push(Seg::Key(field));
+                    name = format!("{name}.{field}");
+                }
+                (segs, name)
+            };
+            let question = match &item.question {
+                serde_yaml::Value::String(q) => q.trim().to_string(),
+                other => {
+                    let (s, f) = at("question");
+                    let msg = format!("expected a string, found {}", yaml_kind(other));
+                    return Err(err(&s, f, msg));
+                }
+            };
+            if question.is_empty() {
+                let (s, f) = at("question");
+                return Err(err(&s, f, "is empty".into()));
+            }
+            let id = match item.id {
+                Some(id) => {
+                    let id = id.trim().to_string();
+                    if id.is_empty() || id.contains(char::is_whitespace) || id.contains(',') {
+                        let (s, f) = at("id");
+                        return Err(err(&s, f, format!("`{id}` is not a valid id: it must be non-empty, without spaces or commas")));
+                    }
+                    id
+                }
+                None => slug(&question),
+            };
+            if let Some(first) = ids.insert(id.clone(), format!("{list}[{i}]")) {
+                let (s, f) = at("id");
+                return Err(err(
+                    &s,
+                    f,
+                    format!(
+                        "duplicate id `{id}` (also `{first}`); give one of them an explicit `id`"
+                    ),
+                ));
+            }
+            // Sources come first, then ids: the place of entry j in the file.
+            let named_sources = item.expect.as_ref().map_or(0, |e| e.sources.len());
+            let expect = item.expect.map(|e| Expect {
+                sources: e
+                    .sources
+                    .into_vec()
+                    .into_iter()
+                    .chain(e.ids.into_vec())
+                    .collect(),
+                answers: e.answer.into_vec(),
+            });
+            let expect = expect.unwrap_or_default();
+            if !answerable && (!expect.sources.is_empty() || !expect.answers.is_empty()) {
+                let (s, f) = at("expect");
+                return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
+            }
+            for (j, source) in expect.sources.iter().enumerate() {
+                if source.trim().is_empty() {
+                    let (key, n) = if j < named_sources {
+                        ("sources", j)
+                    } else {
+                        ("ids", j - named_sources)
+                    };
+                    let (mut s, f) = at("expect");
+                    s.push(Seg::Key(key));
+                    s.push(Seg::Index(n));
+                    return Err(err(
+                        &s,
+                        format!("{f}.{key}[{n}]"),
+                        "is empty: name a passage by `source#heading` or by its id".into(),
+                    ));
+                }
+                if !foreign && corpus.find(source).is_none() {
+                    let (mut s, f) = at("expect");
+                    s.push(Seg::Key("sources"));
+                    s.push(Seg::Index(j));
+                    let hint = nearest_label(corpus, source);
+                    return Err(err(
+                        &s,
+                        format!("{f}.sources[{j}]"),
+                        format!(
+                            "`{source}` names no chunk of corpus `{}`{hint}",
+                            corpus.describe()
+                        ),
+                    ));
+                }
+            }
+            if let Some(attack) = &item.attack {
+                let (mut s, f) = at("attack");
+                if attack.marker.trim().is_empty() {
+                    s.push(Seg::Key("marker"));
+                    return Err(err(&s, format!("{f}.marker"), "is empty".into()));
+                }
+                if !foreign && !corpus.chunks.iter().any(|c| c.source == attack.source) {
+                    s.push(Seg::Key("source"));
+                    return Err(err(
+                        &s,
+                        format!("{f}.source"),
+                        format!(
+                            "`{}` is no file of corpus `{}`",
+                            attack.source,
+                            corpus.describe()
+                        ),
+                    ));
+                }
+            }
+            if let Some(j) = expect.answers.iter().position(|a| a.trim().is_empty()) {
+                let (mut s, f) = at("expect");
+                s.push(Seg::Key("answer"));
+                return Err(err(&s, format!("{f}.answer[{j}]"), "is empty".into()));
+            }
+            let history = item
+                .history
+                .into_iter()
+                .map(|t| Message {
+                    role: match t.role {
+                        RawRole::User => Role::User,
+                        RawRole::Assistant => Role::Assistant,
+                    },
+                    content: t.content,
+                })
+                .collect();
+            questions.push(Question {
+                id,
+                question,
+                answerable,
+                expect,
+                tags: item.tags,
+                history,
+                attack: item.attack,
+                corpus: corpus_idx,
+            });
+        }
+    }
+    Ok(EvalSet {
+        path: path.to_path_buf(),
+        corpus_paths,
+        questions,
+        text,
+    })
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A hint naming the corpus's labels in the same file, so a typo in a heading is easy to fix.
+fn nearest_label(corpus: &Corpus, wanted: &str) -> String {
+    let file = wanted.split('#').next().unwrap_or(wanted);
+    let labels: Vec<String> = corpus
+        .chunks
+        .iter()
+        .filter(|c| c.source == file)
+        .map(|c| format!("`{}`", c.label()))
+        .collect();
+    if labels.is_empty() {
+        format!(" (no file `{file}` in the corpus)")
+    } else {
+        format!("; `{file}` has {}", labels.join(", "))
+    }
+}
+
+/// An id derived from the question: lowercase words joined by `-`, at most 60 characters.
+pub fn slug(question: &str) -> String {
+    let mut out = String::new();
+    for word in crate::base::text::words(question) {
+        if !out.is_empty() && out.len() + 1 + word.len() > 60 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word);
+    }
+    if out.is_empty() {
+        out.push('q');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_short_lowercase_words() {
+        assert_eq!(
+            slug("How much does membership cost per term?"),
+            "how-much-does-membership-cost-per-term"
+        );
+        assert_eq!(slug("???"), "q");
+        assert!(slug(&"word ".repeat(40)).len() <= 60);
+    }
+}

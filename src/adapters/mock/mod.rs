@@ -1,0 +1,12 @@
+//! The offline stand-ins for real servers, together: the mock chat model, the mock judge it
+//! answers grading requests with, and the OpenAI-compatible server (`rageval mock-llm`) that
+//! serves both with the builtin embedder and a reranker.
+
+pub mod chat;
+pub mod judge;
+pub mod server;
+
+pub use chat::MockModel;
+
+/// A sentence needs this many shared words to be chosen.
+pub const MIN_SHARED_WORDS: usize = 2;

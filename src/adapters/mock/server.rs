@@ -1,0 +1,637 @@
+//! `rageval mock-llm`: the builtin mock model and hash embedder behind an OpenAI-compatible
+//! HTTP API, so the HTTP path is tested for real without a paid API.
+//!
+//! Chat runs the same algorithm as the in-process `mock`, and embeddings are the builtin `hash`
+//! vectors, so an HTTP sweep equals a builtin sweep run for run. For tests and demos it can add
+//! latency and inject faults (errors, malformed bodies, dropped connections, hangs) from a
+//! seeded random generator, and it counts what it served at `GET /stats`.
+//!
+//! Requests that carry the judge's rubric get the mock judge's grade; `paraphrase` rewords
+//! every other reply (see [`crate::adapters::mock::chat::paraphrase`]); `keep_requests` keeps the last
+//! chat request bodies, byte for byte, at `GET /requests`, so a test can see exactly what a
+//! client sent.
+
+// Handlers return `Result<_, Response>`: the error *is* the HTTP answer, built once per request.
+#![allow(clippy::result_large_err)]
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest};
+use crate::adapters::mock::MockModel;
+use crate::adapters::embed::HashEmbedder;
+use crate::adapters::prompt::{Message, Role};
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Required bearer key; `None` accepts every request.
+    pub api_key: Option<String>,
+    /// How long after its request arrived every answer is sent, the mock's own work included
+    /// (so that a client sees the latency asked for, not that plus the mock's time).
+    pub delay: Duration,
+    /// Between streamed words.
+    pub token_delay: Duration,
+    pub dimensions: usize,
+    pub refusal: String,
+    /// Larger request bodies get 413.
+    pub max_body_bytes: usize,
+    pub faults: Faults,
+    /// `--vary-per-repeat`: a request whose `seed` is odd is refused (the refusal sentence),
+    /// whatever the prompt; seed 0, even seeds and no seed get the usual reply. This is a
+    /// server that answers differently per repeat of `sweep --repeat N`, exactly predictably.
+    pub vary_per_repeat: bool,
+    /// Reword answers and refusals deterministically.
+    pub paraphrase: bool,
+    /// Chat request bodies kept for `GET /requests` (the newest last).
+    pub keep_requests: usize,
+}
+
+/// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    pub seed: u64,
+    pub fail_rate: f64,
+    /// 500, 503 or 429 (429 and 503 carry `Retry-After`).
+    pub fail_status: u16,
+    pub retry_after_s: u64,
+    pub malformed_rate: f64,
+    pub drop_rate: f64,
+    pub hang_rate: f64,
+    /// Also inject faults into `/v1/embeddings` (by default only chat is affected).
+    pub embeddings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Fail,
+    Malformed,
+    Drop,
+    Hang,
+}
+
+#[derive(Default)]
+struct Counters {
+    chat_requests: AtomicU64,
+    chat_stream_requests: AtomicU64,
+    chat_completed: AtomicU64,
+    judge_requests: AtomicU64,
+    embedding_requests: AtomicU64,
+    texts_embedded: AtomicU64,
+    rerank_requests: AtomicU64,
+    documents_reranked: AtomicU64,
+    unauthorized: AtomicU64,
+    failed: AtomicU64,
+    malformed: AtomicU64,
+    dropped: AtomicU64,
+    hung: AtomicU64,
+}
+
+/// Most chat arrival times kept for `GET /stats/arrivals`.
+const MAX_ARRIVALS: usize = 10_000;
+
+struct AppState {
+    opts: ServerOptions,
+    counters: Counters,
+    /// When the server started, and when each chat request arrived (the first
+    /// [`MAX_ARRIVALS`]), so tests can check a client's pacing by the server's clock.
+    started: std::time::Instant,
+    arrivals: Mutex<Vec<Duration>>,
+    rng: Mutex<fastrand::Rng>,
+    model: MockModel,
+    embedder: HashEmbedder,
+    requests: Mutex<std::collections::VecDeque<String>>,
+    /// Chat requests per `model` and per `temperature` of the request body, so tests see
+    /// which profile and temperature each call was made with.
+    by_model: Mutex<std::collections::BTreeMap<String, u64>>,
+    by_temperature: Mutex<std::collections::BTreeMap<String, u64>>,
+    /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
+    queries: Mutex<std::collections::BTreeMap<String, u64>>,
+}
+
+impl AppState {
+    fn fault(&self) -> Option<Fault> {
+        let f = &self.opts.faults;
+        let r = self.rng.lock().expect("rng lock").f64();
+        let mut edge = 0.0;
+        for (rate, fault) in [
+            (f.fail_rate, Fault::Fail),
+            (f.malformed_rate, Fault::Malformed),
+            (f.drop_rate, Fault::Drop),
+            (f.hang_rate, Fault::Hang),
+        ] {
+            edge += rate;
+            if r < edge {
+                let counter = match fault {
+                    Fault::Fail => &self.counters.failed,
+                    Fault::Malformed => &self.counters.malformed,
+                    Fault::Drop => &self.counters.dropped,
+                    Fault::Hang => &self.counters.hung,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                return Some(fault);
+            }
+        }
+        None
+    }
+}
+
+/// The router, for embedding the server in tests or other programs.
+pub fn router(opts: ServerOptions) -> Router {
+    let state = Arc::new(AppState {
+        rng: Mutex::new(fastrand::Rng::with_seed(opts.faults.seed)),
+        model: MockModel::new(&opts.refusal).paraphrasing(opts.paraphrase),
+        requests: Mutex::new(Default::default()),
+        embedder: HashEmbedder::new(opts.dimensions),
+        counters: Counters::default(),
+        queries: Mutex::default(),
+        by_model: Mutex::default(),
+        by_temperature: Mutex::default(),
+        started: std::time::Instant::now(),
+        arrivals: Mutex::new(Vec::new()),
+        opts: opts.clone(),
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/embeddings", post(embeddings))
+        .route("/v1/rerank", post(rerank))
+        .route("/v1/models", get(models))
+        .route("/stats", get(stats))
+        .route("/requests", get(requests))
+        .route("/stats/arrivals", get(arrivals))
+        .layer(DefaultBodyLimit::max(opts.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            count_query,
+        ))
+        .with_state(state)
+}
+
+async fn count_query(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(q) = request.uri().query() {
+        *state
+            .queries
+            .lock()
+            .expect("queries lock")
+            .entry(q.to_string())
+            .or_default() += 1;
+    }
+    next.run(request).await
+}
+
+/// Serve until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, opts: ServerOptions) -> std::io::Result<()> {
+    axum::serve(listener, router(opts)).await
+}
+
+fn error(status: StatusCode, kind: &str, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": kind, "code": Value::Null}})),
+    )
+        .into_response()
+}
+
+fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    let Some(key) = &state.opts.api_key else {
+        return Ok(());
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(key.as_str()) {
+        return Ok(());
+    }
+    state.counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+    // Like OpenAI's, but never quoting the key that was sent.
+    Err(error(
+        StatusCode::UNAUTHORIZED,
+        "invalid_request_error",
+        "Incorrect API key provided.",
+    ))
+}
+
+/// Apply an injected fault, or `None` to answer normally.
+async fn inject(state: &AppState, fault: Option<Fault>, valid_body: &Value) -> Option<Response> {
+    match fault? {
+        Fault::Fail => {
+            let status = StatusCode::from_u16(state.opts.faults.fail_status)
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut r = error(status, "server_error", "injected failure");
+            if matches!(status.as_u16(), 429 | 503) {
+                r.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(state.opts.faults.retry_after_s),
+                );
+            }
+            Some(r)
+        }
+        Fault::Malformed => Some(
+            Response::builder()
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from("{\"choices\": [{\"message\": "))
+                .expect("static response"),
+        ),
+        Fault::Drop => {
+            // Half of a valid body, then the connection is cut.
+            let text = valid_body.to_string();
+            let half = Bytes::from(text[..text.len() / 2].to_string());
+            let parts: Vec<Result<Bytes, std::io::Error>> = vec![
+                Ok(half),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "injected drop",
+                )),
+            ];
+            Some(
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(Body::from_stream(futures_util::stream::iter(parts)))
+                    .expect("stream response"),
+            )
+        }
+        Fault::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Some(error(StatusCode::GATEWAY_TIMEOUT, "server_error", "hung"))
+        }
+    }
+}
+
+fn parse_json(body: &Bytes) -> Result<Value, Response> {
+    serde_json::from_slice(body).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            &format!("invalid JSON body: {e}"),
+        )
+    })
+}
+
+/// Wait until `at`, to a fraction of a millisecond. tokio's timers round a deadline up to the
+/// next millisecond tick and then wake on a millisecond poll timeout, so `--delay-ms 20`
+/// answered in 21.5 ms on average and a client's throughput looked 8% worse than it was. The
+/// last few milliseconds are slept on a blocking thread, whose timer is exact to about 0.1 ms;
+/// everything before them stays a tokio timer, which a dropped request cancels.
+async fn wait_until(at: std::time::Instant) {
+    const EXACT: Duration = Duration::from_millis(3);
+    let now = std::time::Instant::now();
+    if at <= now {
+        return;
+    }
+    if at - now > EXACT {
+        tokio::time::sleep_until((at - EXACT).into()).await;
+    }
+    let _ = tokio::task::spawn_blocking(move || {
+        let now = std::time::Instant::now();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+    })
+    .await;
+}
+
+/// `content` as a string, or the text parts of a content array.
+fn content_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let reply_at = std::time::Instant::now() + state.opts.delay;
+    {
+        let mut a = state.arrivals.lock().expect("arrivals lock");
+        if a.len() < MAX_ARRIVALS {
+            a.push(state.started.elapsed());
+        }
+    }
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    if state.opts.keep_requests > 0 {
+        let mut kept = state.requests.lock().expect("requests lock");
+        if kept.len() == state.opts.keep_requests {
+            kept.pop_front();
+        }
+        kept.push_back(String::from_utf8_lossy(&body).into_owned());
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Some(raw) = req["messages"].as_array().filter(|m| !m.is_empty()) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "`messages` must be a non-empty list",
+        );
+    };
+    let messages: Vec<Message> = raw
+        .iter()
+        .map(|m| Message {
+            role: match m["role"].as_str() {
+                Some("system") | Some("developer") => Role::System,
+                Some("assistant") => Role::Assistant,
+                _ => Role::User,
+            },
+            content: content_text(&m["content"]),
+        })
+        .collect();
+    let stream = req["stream"].as_bool().unwrap_or(false);
+    state.counters.chat_requests.fetch_add(1, Ordering::Relaxed);
+    if stream {
+        state
+            .counters
+            .chat_stream_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let model = req["model"].as_str().unwrap_or("mock").to_string();
+    *state
+        .by_model
+        .lock()
+        .expect("counter lock")
+        .entry(model.clone())
+        .or_default() += 1;
+    *state
+        .by_temperature
+        .lock()
+        .expect("counter lock")
+        .entry(req["temperature"].to_string())
+        .or_default() += 1;
+    let seed = req["seed"].as_u64();
+    let request = ChatRequest {
+        messages,
+        seed: None,
+        slot: 0,
+    };
+    if crate::adapters::judge::is_judge_request(&request) {
+        state
+            .counters
+            .judge_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let text = if state.opts.vary_per_repeat && seed.is_some_and(|s| s % 2 == 1) {
+        state.opts.refusal.clone()
+    } else {
+        state.model.reply(&request)
+    };
+    let prompt_tokens = estimate_prompt_tokens(&request.messages);
+    let completion_tokens = estimate_tokens(&text);
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
+    let full = json!({
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": usage,
+    });
+    let fault = state.fault();
+    wait_until(reply_at).await;
+    if let Some(r) = inject(&state, fault, &full).await {
+        return r;
+    }
+    state
+        .counters
+        .chat_completed
+        .fetch_add(1, Ordering::Relaxed);
+    if !stream {
+        return Json(full).into_response();
+    }
+    sse(&model, &text, usage, state.opts.token_delay)
+}
+
+/// The reply as server-sent events: one chunk per word, a final chunk with `usage`, `[DONE]`.
+fn sse(model: &str, text: &str, usage: Value, token_delay: Duration) -> Response {
+    let chunk = |delta: Value, finish: Value, usage: Value| {
+        let mut c = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if !usage.is_null() {
+            c["usage"] = usage;
+        }
+        Bytes::from(format!("data: {c}\n\n"))
+    };
+    let mut events: Vec<(Duration, Bytes)> = vec![(
+        Duration::ZERO,
+        chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+            Value::Null,
+        ),
+    )];
+    for (i, word) in text.split(' ').enumerate() {
+        let piece = if i == 0 {
+            word.to_string()
+        } else {
+            format!(" {word}")
+        };
+        let wait = if i == 0 { Duration::ZERO } else { token_delay };
+        events.push((
+            wait,
+            chunk(json!({"content": piece}), Value::Null, Value::Null),
+        ));
+    }
+    events.push((Duration::ZERO, chunk(json!({}), json!("stop"), usage)));
+    events.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
+    let stream = futures_util::stream::unfold(events.into_iter(), |mut it| async move {
+        let (wait, bytes) = it.next()?;
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        Some((Ok::<_, std::io::Error>(bytes), it))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .expect("stream response")
+}
+
+async fn embeddings(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let reply_at = std::time::Instant::now() + state.opts.delay;
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let texts: Vec<String> = match &req["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                "`input` must be a string or a list of strings",
+            )
+        }
+    };
+    state
+        .counters
+        .embedding_requests
+        .fetch_add(1, Ordering::Relaxed);
+    state
+        .counters
+        .texts_embedded
+        .fetch_add(texts.len() as u64, Ordering::Relaxed);
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": state.embedder.vector(t)}))
+        .collect();
+    let tokens: u64 = texts.iter().map(|t| estimate_tokens(t)).sum();
+    let full = json!({"object": "list", "data": data, "model": req["model"].as_str().unwrap_or("hash"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}});
+    let fault = if state.opts.faults.embeddings {
+        state.fault()
+    } else {
+        None
+    };
+    wait_until(reply_at).await;
+    if let Some(r) = inject(&state, fault, &full).await {
+        return r;
+    }
+    Json(full).into_response()
+}
+
+/// `POST /v1/rerank`: `{"model", "query", "documents", "top_n"}` answered with each document's
+/// [`crate::adapters::rerank::overlap_score`], best first (ties in the order sent), the best `top_n`.
+async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let reply_at = std::time::Instant::now() + state.opts.delay;
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let req = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let (Some(query), Some(documents)) = (req["query"].as_str(), req["documents"].as_array())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "`query` must be a string and `documents` a list of strings",
+        );
+    };
+    let documents: Vec<&str> = documents.iter().filter_map(Value::as_str).collect();
+    state
+        .counters
+        .rerank_requests
+        .fetch_add(1, Ordering::Relaxed);
+    state
+        .counters
+        .documents_reranked
+        .fetch_add(documents.len() as u64, Ordering::Relaxed);
+    let mut scored: Vec<(usize, f64)> = documents
+        .iter()
+        .map(|d| crate::adapters::rerank::overlap_score(query, d))
+        .enumerate()
+        .collect();
+    // A stable sort: equal scores stay in the order sent.
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top_n = req["top_n"].as_u64().map_or(scored.len(), |n| n as usize);
+    scored.truncate(top_n);
+    let results: Vec<Value> = scored
+        .iter()
+        .map(|&(index, score)| json!({"index": index, "relevance_score": score}))
+        .collect();
+    // Tokens as llama.cpp's server reports them for a rerank: the query and every document.
+    let tokens = crate::adapters::chat::estimate_tokens(query)
+        + documents
+            .iter()
+            .map(|d| crate::adapters::chat::estimate_tokens(d))
+            .sum::<u64>();
+    wait_until(reply_at).await;
+    Json(json!({
+        "model": req["model"].as_str().unwrap_or("rerank"),
+        "results": results,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }))
+    .into_response()
+}
+
+async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    Json(json!({"object": "list", "data": [
+        {"id": "mock", "object": "model", "owned_by": "rageval"},
+        {"id": format!("hash-{}", state.opts.dimensions), "object": "model", "owned_by": "rageval"},
+    ]}))
+    .into_response()
+}
+
+async fn stats(State(state): State<Arc<AppState>>) -> Response {
+    let c = &state.counters;
+    let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    Json(json!({
+        "chat_requests": n(&c.chat_requests),
+        "chat_stream_requests": n(&c.chat_stream_requests),
+        "chat_completed": n(&c.chat_completed),
+        "judge_requests": n(&c.judge_requests),
+        "embedding_requests": n(&c.embedding_requests),
+        "texts_embedded": n(&c.texts_embedded),
+        "rerank_requests": n(&c.rerank_requests),
+        "documents_reranked": n(&c.documents_reranked),
+        "unauthorized": n(&c.unauthorized),
+        "faults": {"failed": n(&c.failed), "malformed": n(&c.malformed), "dropped": n(&c.dropped), "hung": n(&c.hung)},
+        "queries": state.queries.lock().expect("queries lock").clone(),
+        "chat_by_model": state.by_model.lock().expect("counter lock").clone(),
+        "chat_by_temperature": state.by_temperature.lock().expect("counter lock").clone(),
+    }))
+    .into_response()
+}
+
+/// `GET /requests`: the kept chat request bodies, oldest first, each as the text received.
+async fn requests(State(state): State<Arc<AppState>>) -> Response {
+    let kept: Vec<String> = state
+        .requests
+        .lock()
+        .expect("requests lock")
+        .iter()
+        .cloned()
+        .collect();
+    Json(json!({ "requests": kept })).into_response()
+}
+
+/// `{"chat_ms": [...]}`: when each chat request arrived, in milliseconds since the server
+/// started, in arrival order.
+async fn arrivals(State(state): State<Arc<AppState>>) -> Response {
+    let a = state.arrivals.lock().expect("arrivals lock");
+    let ms: Vec<f64> = a.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    Json(json!({ "chat_ms": ms })).into_response()
+}
+
+/// The address text users connect to.
+pub fn base_url(addr: SocketAddr) -> String {
+    format!("http://{addr}/v1")
+}

@@ -1,0 +1,128 @@
+//! Tuning insight: what the table of settings means for the choice of one.
+//!
+//! - [`recommend`]: the setting to ship under the policy in `rageval.yaml`, or why none fits;
+//! - [`pareto`]: the settings no other setting beats on false refusals, unwanted answers and
+//!   prompt tokens at once;
+//! - [`separability`]: whether any minScore separates answerable from unanswerable questions,
+//!   whatever the grid;
+//! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%.
+
+pub mod format;
+pub mod pareto;
+pub mod recommend;
+pub mod separability;
+pub mod wilson;
+
+use serde::Serialize;
+
+use crate::app::config::RecommendConfig;
+use crate::adapters::evalset::Question;
+use crate::analysis::stats::SettingStats;
+use crate::sweep::Setting;
+
+pub use recommend::Recommendation;
+pub use separability::Separability;
+
+/// Everything the reports say beyond the per-setting numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Insight {
+    /// The policy the recommendation followed.
+    pub policy: RecommendConfig,
+    pub recommendation: Recommendation,
+    /// Per setting, in grid order: whether it is Pareto-optimal.
+    pub pareto: Vec<bool>,
+    pub separability: Separability,
+    /// With a reranker (`separability` then measures the rerank score): the same for the best
+    /// retrieval score before reranking. `None` without a reranker.
+    pub retrieval_separability: Option<Separability>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): separability
+    /// and the recommendation within each, since thresholds do not carry across embedding
+    /// models or chunk sizes; empty otherwise.
+    pub by_retrieval: Vec<RetrievalInsight>,
+}
+
+/// The insight of one retrieval variant's settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RetrievalInsight {
+    /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
+    pub retrieval: String,
+    /// The recommendation among the variant's settings alone.
+    pub recommendation: Recommendation,
+    /// Separability of the best score under the variant's retrieval (with a reranker, of the
+    /// rerank score).
+    pub separability: Separability,
+    /// With a reranker: separability of the variant's best retrieval score before reranking.
+    /// `None` without a reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_separability: Option<Separability>,
+}
+
+/// Per-question scores, in question order.
+pub struct QuestionFacts<'a> {
+    pub questions: &'a [Question],
+    /// The best retrieval score of each question.
+    pub best_scores: &'a [Option<f64>],
+    /// The best score of an expected chunk within the largest k searched.
+    pub expected_scores: &'a [Option<f64>],
+    /// With a reranker, the best retrieval score of each question before reranking.
+    pub retrieval_scores: &'a [Option<f64>],
+}
+
+impl Insight {
+    pub fn new(
+        facts: QuestionFacts<'_>,
+        settings: &[Setting],
+        stats: &[SettingStats],
+        policy: &RecommendConfig,
+    ) -> Self {
+        let costs: Vec<pareto::Costs> = stats
+            .iter()
+            .map(|s| pareto::Costs {
+                false_refusal_rate: s.false_refusal_rate.unwrap_or(0.0),
+                unwanted_answer_rate: s.unwanted_answer_rate.unwrap_or(0.0),
+                prompt_tokens_per_question: s.prompt_tokens_per_question,
+            })
+            .collect();
+        // Per question, its id and class with a best score from `best`, and the score that
+        // still reaches an expected source (answerable questions only) when `expected` is given.
+        let scores = |best: &[Option<f64>], expected: Option<&[Option<f64>]>| {
+            facts
+                .questions
+                .iter()
+                .enumerate()
+                .map(|(i, q)| separability::QuestionScores {
+                    id: q.id.clone(),
+                    answerable: q.answerable,
+                    best_score: best.get(i).copied().flatten(),
+                    max_min_score: expected
+                        .filter(|_| q.answerable)
+                        .and_then(|e| e.get(i).copied().flatten()),
+                })
+                .collect()
+        };
+        let questions = scores(facts.best_scores, Some(facts.expected_scores));
+        let retrieval_separability = facts
+            .retrieval_scores
+            .iter()
+            .any(Option::is_some)
+            .then(|| Separability::new(scores(facts.retrieval_scores, None)));
+        Insight {
+            retrieval_separability,
+            policy: policy.clone(),
+            recommendation: recommend::recommend(settings, stats, policy),
+            pareto: pareto::pareto(&costs),
+            separability: Separability::new(questions),
+            by_retrieval: Vec::new(),
+        }
+    }
+
+    /// Whether setting `i` is recommended.
+    pub fn is_recommended(&self, i: usize) -> bool {
+        self.recommendation.index == Some(i)
+    }
+
+    /// Whether setting `i` is Pareto-optimal.
+    pub fn is_pareto(&self, i: usize) -> bool {
+        self.pareto.get(i).copied().unwrap_or(false)
+    }
+}

@@ -1,0 +1,6 @@
+//! What the runs add up to: per-setting statistics, repeat stability, and the insight
+//! (recommendation, Pareto front, separability).
+
+pub mod insight;
+pub mod repeat;
+pub mod stats;

@@ -1,0 +1,386 @@
+//! Per-setting aggregates: outcome counts, rates with their 95% intervals, retrieval metrics,
+//! failure diagnosis, calls, tokens, cost and latency.
+//!
+//! Definitions (docs/insight.md): hit rate, recall and MRR are over answerable questions that
+//! name an expected source, early refusals counted as misses; coverage is the share of all
+//! questions answered; risk is the share of answers that are unwanted or wrong (miss the
+//! expected answer text, or the judge marked them incorrect).
+
+use serde::Serialize;
+
+use crate::adapters::classify::{Outcome, Refusal, Stage};
+use crate::adapters::evalset::Question;
+use crate::analysis::insight::wilson::{wilson, Interval};
+use crate::adapters::prompt::RefusalTier;
+use crate::sweep::Run;
+
+/// Prices per million tokens, for the cost estimate.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Pricing {
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
+    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
+    /// absent (0) without a judge, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judge_prompt_per_million: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judge_completion_per_million: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// The aggregates of one setting. Token counts and calls are what a production system would
+/// spend if it ran every question independently at this setting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SettingStats {
+    /// Questions in the sweep.
+    pub questions: usize,
+    pub answerable: usize,
+    pub unanswerable: usize,
+    /// Answerable questions answered.
+    pub answer: usize,
+    /// Unanswerable questions refused before the model (no hit passed minScore).
+    pub early_refusal: usize,
+    /// Unanswerable questions the model refused.
+    pub model_refusal: usize,
+    /// Answerable questions refused, early or by the model.
+    pub false_refusal: usize,
+    /// Of `false_refusal`, those refused before the model.
+    pub false_refusal_early: usize,
+    /// Unanswerable questions answered.
+    pub unwanted_answer: usize,
+    /// Runs whose model call failed.
+    pub error: usize,
+    /// false_refusal / answerable (null with no answerable question).
+    pub false_refusal_rate: Option<f64>,
+    /// unwanted_answer / unanswerable (null with no unanswerable question).
+    pub unwanted_answer_rate: Option<f64>,
+    /// 95% Wilson intervals of the two rates.
+    pub false_refusal_rate_ci: Option<Interval>,
+    pub unwanted_answer_rate_ci: Option<Interval>,
+    /// False refusals blamed on the threshold, retrieval and generation.
+    pub stage_threshold: usize,
+    pub stage_retrieval: usize,
+    pub stage_generation: usize,
+    /// Answered answerable questions whose answer holds an expected answer text.
+    pub answer_match: usize,
+    /// Answered answerable questions whose answer holds none of the expected answer texts.
+    pub answer_miss: usize,
+    /// Answered answerable questions whose citations include no expected source (an answer
+    /// citing nothing counts too).
+    pub answer_wrong_source: usize,
+    /// Answered runs that cite a passage number the prompt did not have.
+    pub invalid_citation_runs: usize,
+    /// Answerable questions that name an expected source: the base of the retrieval metrics.
+    pub retrieval_questions: usize,
+    /// Of those, questions with an expected source among the passages sent.
+    pub retrieval_hits: usize,
+    /// retrieval_hits / retrieval_questions: an early refusal is a miss.
+    pub hit_rate: Option<f64>,
+    pub hit_rate_ci: Option<Interval>,
+    /// Mean share of a question's expected sources among the passages sent.
+    pub recall: Option<f64>,
+    /// Mean reciprocal rank of the first expected passage sent (0 when none was sent).
+    pub mrr: Option<f64>,
+    /// Runs answered (answer or unwanted_answer).
+    pub answered: usize,
+    /// answered / questions: how much the system is willing to answer.
+    pub coverage: Option<f64>,
+    pub coverage_ci: Option<Interval>,
+    /// Answers that are unwanted or wrong (see `wrong_answer`).
+    pub risky_answers: usize,
+    /// risky_answers / answered: how often an answer should not be trusted.
+    pub risk: Option<f64>,
+    pub risk_ci: Option<Interval>,
+    /// Model calls made as if every run were independent: one per run where a hit passed,
+    /// plus one per `model` rewrite of a follow-up.
+    pub model_calls: usize,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub prompt_tokens_per_question: f64,
+    /// True when some token counts are estimates (the server reported no usage).
+    pub tokens_estimated: bool,
+    /// Estimated cost from `pricing`, in the pricing's currency.
+    pub cost: f64,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p95_ms: Option<f64>,
+    /// Time to the first streamed token (streamed, uncached calls only).
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+    /// Questions that carry an `attack` (error runs left out: their outcome is unknown).
+    pub attack_questions: usize,
+    /// Of those, runs whose answer holds the marker or cites the poisoned source.
+    pub injected: usize,
+    /// injected / attack_questions (null without attack questions).
+    pub attack_success_rate: Option<f64>,
+    /// Model refusals that are not the exact sentence (tiers `lenient`, `pattern`, `judge`):
+    /// counted as refusals, but a UI that shows sources unless the reply is the sentence shows
+    /// them under these.
+    pub paraphrased_refusal: usize,
+    /// Answers to answerable questions that are wrong: the judge marked them incorrect, or
+    /// (ungraded) they hold none of the expected answer texts.
+    pub wrong_answer: usize,
+    /// wrong_answer / answerable (null with no answerable question).
+    pub wrong_answer_rate: Option<f64>,
+    pub wrong_answer_rate_ci: Option<Interval>,
+    /// answer_match / (answer_match + answer_miss): the substring rule's share of right answers.
+    pub answer_match_rate: Option<f64>,
+    /// Runs the judge graded, and runs whose grade failed (an error, never a guess).
+    pub judged: usize,
+    pub judge_errors: usize,
+    /// Graded answers to answerable questions with expected answers that the judge marked
+    /// correct, and their share of those graded answers.
+    pub judged_correct: usize,
+    pub judged_correct_rate: Option<f64>,
+    /// Graded answers (answer or unwanted_answer) whose claims the cited passages support.
+    pub judged_supported: usize,
+    pub judged_supported_rate: Option<f64>,
+    /// Share of graded runs where the judge and the string tiers agree on "refused".
+    pub judge_refusal_agreement: Option<f64>,
+    /// Share of graded answers with expected texts where the judge's `correct` equals
+    /// `answer_match`.
+    pub judge_answer_agreement: Option<f64>,
+    /// The base of `judge_answer_agreement`: graded answers with expected texts.
+    pub judge_answer_graded: usize,
+    /// Judge calls as if every run were graded independently, their tokens and cost.
+    pub judge_calls: usize,
+    pub judge_prompt_tokens: u64,
+    pub judge_completion_tokens: u64,
+    pub judge_cost: f64,
+    /// `--repeat N` (N > 1): outcome rates over all repeats and the flip rate; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stability: Option<crate::analysis::repeat::Stability>,
+}
+
+impl SettingStats {
+    pub fn count(&self, outcome: Outcome) -> usize {
+        match outcome {
+            Outcome::Answer => self.answer,
+            Outcome::EarlyRefusal => self.early_refusal,
+            Outcome::ModelRefusal => self.model_refusal,
+            Outcome::FalseRefusal => self.false_refusal,
+            Outcome::UnwantedAnswer => self.unwanted_answer,
+            Outcome::Error => self.error,
+        }
+    }
+}
+
+/// Aggregate the runs of one setting.
+pub fn aggregate<'a>(
+    runs: impl IntoIterator<Item = &'a Run>,
+    questions: &[Question],
+    pricing: &Pricing,
+) -> SettingStats {
+    let mut s = SettingStats::default();
+    let mut latencies = Vec::new();
+    let mut ttfts = Vec::new();
+    let (mut recall_sum, mut rr_sum) = (0.0, 0.0);
+    // (agreeing, graded) pairs for the judge's agreement with the string rules.
+    let (mut refusal_agree, mut answer_agree, mut answer_graded) = (0, 0, 0);
+    let (mut correct_base, mut supported_base) = (0, 0);
+    let mut repeated = Vec::new();
+    for run in runs {
+        if !run.repeats.is_empty() {
+            repeated.push(run);
+        }
+        let q = &questions[run.question];
+        s.questions += 1;
+        if q.answerable {
+            s.answerable += 1;
+        } else {
+            s.unanswerable += 1;
+        }
+        let v = &run.verdict;
+        match v.outcome {
+            Outcome::Answer => s.answer += 1,
+            Outcome::EarlyRefusal => s.early_refusal += 1,
+            Outcome::ModelRefusal => s.model_refusal += 1,
+            Outcome::FalseRefusal => {
+                s.false_refusal += 1;
+                if v.refusal == Some(crate::adapters::classify::Refusal::Early) {
+                    s.false_refusal_early += 1;
+                }
+            }
+            Outcome::UnwantedAnswer => s.unwanted_answer += 1,
+            Outcome::Error => s.error += 1,
+        }
+        match v.stage {
+            Some(Stage::Threshold) => s.stage_threshold += 1,
+            Some(Stage::Retrieval) => s.stage_retrieval += 1,
+            Some(Stage::Generation) => s.stage_generation += 1,
+            None => {}
+        }
+        if v.outcome == Outcome::Answer {
+            match v.answer_match {
+                Some(true) => s.answer_match += 1,
+                Some(false) => s.answer_miss += 1,
+                None => {}
+            }
+            if v.expected_cited == Some(false) {
+                s.answer_wrong_source += 1;
+            }
+        }
+        if q.answerable {
+            if let Some(recall) = v.expected_recall {
+                s.retrieval_questions += 1;
+                s.retrieval_hits += usize::from(v.expected_in_prompt == Some(true));
+                recall_sum += recall;
+                rr_sum += v.expected_rank.map_or(0.0, |r| 1.0 / r as f64);
+            }
+        }
+        if !v.invalid_citations.is_empty() {
+            s.invalid_citation_runs += 1;
+        }
+        s.model_calls += run.model_calls;
+        if q.attack.is_some() && v.injected.is_some() {
+            s.attack_questions += 1;
+            s.injected += usize::from(v.injected == Some(true));
+        }
+        if let Some(t) = run.ttft {
+            ttfts.push(t.as_secs_f64() * 1000.0);
+        }
+        s.prompt_tokens += run.prompt_tokens;
+        s.completion_tokens += run.completion_tokens;
+        s.tokens_estimated |= run.tokens_estimated;
+        if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
+            s.paraphrased_refusal += 1;
+        }
+        if v.outcome == Outcome::Answer && v.wrong_answer == Some(true) {
+            s.wrong_answer += 1;
+        }
+        s.judge_calls += run.judge_calls;
+        s.judge_prompt_tokens += run.judge_prompt_tokens;
+        s.judge_completion_tokens += run.judge_completion_tokens;
+        s.judge_errors += usize::from(v.judge_error.is_some());
+        if let Some(judge_refused) = v.judge_refused {
+            s.judged += 1;
+            let string_refused = matches!(
+                v.refusal_match,
+                Some(RefusalTier::Exact | RefusalTier::Lenient | RefusalTier::Pattern)
+            );
+            refusal_agree += usize::from(string_refused == judge_refused);
+            let answered = matches!(v.outcome, Outcome::Answer | Outcome::UnwantedAnswer);
+            if answered {
+                supported_base += 1;
+                s.judged_supported += usize::from(v.judge_supported == Some(true));
+            }
+            // `answer_match` is known exactly when the question states expected answers,
+            // which is when the judge's `correct` means something.
+            if let (Outcome::Answer, Some(m)) = (v.outcome, v.answer_match) {
+                correct_base += 1;
+                s.judged_correct += usize::from(v.judge_correct == Some(true));
+                answer_graded += 1;
+                answer_agree += usize::from(v.judge_correct == Some(m));
+            }
+        }
+        if let Some(l) = run.latency {
+            latencies.push(l.as_secs_f64() * 1000.0);
+        }
+    }
+    s.false_refusal_rate = ratio(s.false_refusal, s.answerable);
+    s.unwanted_answer_rate = ratio(s.unwanted_answer, s.unanswerable);
+    s.false_refusal_rate_ci = wilson(s.false_refusal, s.answerable);
+    s.unwanted_answer_rate_ci = wilson(s.unwanted_answer, s.unanswerable);
+    s.hit_rate = ratio(s.retrieval_hits, s.retrieval_questions);
+    s.hit_rate_ci = wilson(s.retrieval_hits, s.retrieval_questions);
+    let per_question =
+        |sum: f64| (s.retrieval_questions > 0).then(|| sum / s.retrieval_questions as f64);
+    s.recall = per_question(recall_sum);
+    s.mrr = per_question(rr_sum);
+    s.answered = s.answer + s.unwanted_answer;
+    s.coverage = ratio(s.answered, s.questions);
+    s.coverage_ci = wilson(s.answered, s.questions);
+    // Wrong answers are the misses when no judge graded them, the judge's verdict when it did.
+    s.risky_answers = s.unwanted_answer + s.wrong_answer;
+    s.risk = ratio(s.risky_answers, s.answered);
+    s.risk_ci = wilson(s.risky_answers, s.answered);
+    s.prompt_tokens_per_question = if s.questions == 0 {
+        0.0
+    } else {
+        s.prompt_tokens as f64 / s.questions as f64
+    };
+    s.cost = (s.prompt_tokens as f64 * pricing.prompt_per_million
+        + s.completion_tokens as f64 * pricing.completion_per_million)
+        / 1e6;
+    latencies.sort_by(f64::total_cmp);
+    s.latency_p50_ms = percentile(&latencies, 0.50);
+    s.latency_p95_ms = percentile(&latencies, 0.95);
+    ttfts.sort_by(f64::total_cmp);
+    s.ttft_p50_ms = percentile(&ttfts, 0.50);
+    s.ttft_p95_ms = percentile(&ttfts, 0.95);
+    s.attack_success_rate = ratio(s.injected, s.attack_questions);
+    s.wrong_answer_rate = ratio(s.wrong_answer, s.answerable);
+    s.wrong_answer_rate_ci = wilson(s.wrong_answer, s.answerable);
+    s.answer_match_rate = ratio(s.answer_match, s.answer_match + s.answer_miss);
+    s.judged_correct_rate = ratio(s.judged_correct, correct_base);
+    s.judged_supported_rate = ratio(s.judged_supported, supported_base);
+    s.judge_refusal_agreement = ratio(refusal_agree, s.judged);
+    s.judge_answer_agreement = ratio(answer_agree, answer_graded);
+    s.judge_answer_graded = answer_graded;
+    s.judge_cost = (s.judge_prompt_tokens as f64 * pricing.judge_prompt_per_million
+        + s.judge_completion_tokens as f64 * pricing.judge_completion_per_million)
+        / 1e6;
+    s.stability = crate::analysis::repeat::Stability::of(repeated, questions);
+    s
+}
+
+fn ratio(n: usize, d: usize) -> Option<f64> {
+    (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), Some(10.0));
+        assert_eq!(percentile(&v, 0.95), Some(19.0));
+        assert_eq!(percentile(&[3.0], 0.95), Some(3.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn early_refused_answerable_questions_are_retrieval_misses() {
+        // The fixture's refund question is refused early at minScore 0.4 and sends its
+        // expected source only at (0.2, 2), ranked second.
+        let r = crate::output::report::fixture::results();
+        let at = |id: &str| &r.stats[r.settings.iter().position(|s| s.id() == id).unwrap()];
+        let early = at("min_score=0.4,k=2");
+        assert_eq!((early.retrieval_questions, early.retrieval_hits), (2, 1));
+        assert_eq!(
+            (early.hit_rate, early.recall, early.mrr),
+            (Some(0.5), Some(0.5), Some(0.5))
+        );
+        let both = at("min_score=0.2,k=2");
+        assert_eq!((both.hit_rate, both.mrr), (Some(1.0), Some(0.75)));
+        // Coverage counts every answer; risk counts unwanted ones and those missing the text.
+        assert_eq!(
+            (both.answered, both.answer_miss, both.risky_answers),
+            (3, 1, 2)
+        );
+        assert_eq!(both.coverage, Some(1.0));
+        assert_eq!(both.answer_wrong_source, 1);
+        assert_eq!(both.invalid_citation_runs, 1);
+    }
+
+    #[test]
+    fn rates_are_undefined_without_a_denominator() {
+        assert_eq!(ratio(0, 0), None);
+        assert_eq!(ratio(1, 8), Some(0.125));
+    }
+}

@@ -1,0 +1,496 @@
+//! The command line: clap derive types, and their conversion into checked settings.
+//! Nothing below this module knows about clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Tune and gate the refusal behaviour of a retrieval-augmented generation (RAG) system.
+///
+/// rageval runs your question sets through retrieval and generation over a grid of settings
+/// (minScore, k), classifies every run (answer, early refusal, model refusal, false refusal,
+/// unwanted answer) and writes tables and reports. Exit status: 0 success, 1 a gate failed,
+/// 2 bad input or a run that could not complete.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rageval",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Config file [default: rageval.yaml when it exists, else built-in defaults]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Print nothing but errors (and, for sweep, the output of --output json)
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+// Parsed once per process: the size of the largest variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run every question over a grid of settings and write reports
+    Sweep(SweepArgs),
+    /// Answer one question and show its labelled sources
+    Ask(AskArgs),
+    /// Print exactly the messages the model would receive for a question
+    Prompt(AskArgs),
+    /// Check question sets without running them
+    Validate(ValidateArgs),
+    /// Serve the mock model and hash embedder over an OpenAI-compatible HTTP API
+    MockLlm(MockLlmArgs),
+    /// List document chunks that match suspicious prompt-injection patterns (a tripwire, not a defence)
+    Scan(ScanArgs),
+    /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
+    Gate(GateCmdArgs),
+    /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
+    Merge(MergeArgs),
+    /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
+    Init(InitArgs),
+    /// Print the JSON Schema of rageval.yaml or of a question set, for editors
+    Schema(SchemaArgs),
+    /// Print a shell completion script for bash, zsh, fish or PowerShell (docs/editors.md)
+    Completions(CompletionsArgs),
+    /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Question sets whose corpora are loaded [default: the config's `evalsets`, else evalsets/*.yaml]
+    pub files: Vec<PathBuf>,
+
+    /// Drop the table and load it again (without it, a table that holds rows is left alone)
+    #[arg(long)]
+    pub replace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report folders (or their results.json files)
+    #[arg(required = true, value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Folder for the merged reports
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Folder of markdown documents to ask about [default: `docs/` when it holds markdown, else this folder when it does, else a sample `docs/welcome.md` is written]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file's schema
+    #[arg(value_enum)]
+    pub file: SchemaFile,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFile {
+    /// `rageval.yaml`
+    Config,
+    /// A question set, `evalsets/NAME.yaml`
+    Evalset,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+/// The completion script for `shell`.
+pub fn completions(shell: Shell) -> String {
+    use clap::CommandFactory;
+    use clap_complete::{generate, shells};
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    match shell {
+        Shell::Bash => generate(shells::Bash, &mut cmd, "rageval", &mut out),
+        Shell::Zsh => generate(shells::Zsh, &mut cmd, "rageval", &mut out),
+        Shell::Fish => generate(shells::Fish, &mut cmd, "rageval", &mut out),
+        Shell::Powershell => generate(shells::PowerShell, &mut cmd, "rageval", &mut out),
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Corpus folders [default: the corpora of the config's question sets]
+    pub folders: Vec<PathBuf>,
+
+    /// Exit 1 when a chunk is flagged
+    #[arg(long)]
+    pub fail_on_match: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// minScore values: `a..b` (step 0.1), `a..b:step`, or a list `a,b,c` [default: from config, else 0.1..0.5]
+    #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+    pub min_score: Option<String>,
+
+    /// k values: a list `1,2,4,8` or a range `1..8[:step]` [default: from config, else 1,2,4,8]
+    #[arg(long, short, value_name = "SPEC")]
+    pub k: Option<String>,
+
+    /// Context orders to compare: `score` (best first), `edge` (best first, second best last) [default: from config, else score]
+    #[arg(long, value_name = "LIST")]
+    pub order: Option<String>,
+
+    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]. `--format json` (or `table`) is `--output json` (or `table`)
+    #[arg(long, value_name = "LIST")]
+    pub format: Option<String>,
+
+    /// Follow-up rewrite strategies to compare: `none`, `heuristic`, `model` [default: from config, else none]
+    #[arg(long, value_name = "LIST")]
+    pub rewrite: Option<String>,
+
+    /// Chat profiles to compare: keys of the config's `models:`, `default` for its `chat:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub chat: Option<String>,
+
+    /// Chat temperatures to compare, as a list `0,0.7` or a range `0..1:0.5` [default: from config, else each profile's `temperature`]
+    #[arg(long, value_name = "SPEC")]
+    pub temperature: Option<String>,
+
+    /// Embedder profiles to compare: keys of the config's `embedders:`, `default` for its `embedder:` section [default: from config, else default]
+    #[arg(long, value_name = "LIST")]
+    pub embedder: Option<String>,
+
+    /// Chunk sizes to compare (the builtin chunker's `max_chunk_tokens`, one index each): a list `128,256,512` [default: from config, else `corpus.max_chunk_tokens`]
+    #[arg(long, value_name = "SPEC")]
+    pub chunk_tokens: Option<String>,
+
+    /// Question set to run (repeatable) [default: the config's `evalsets`, else evalsets/*.yaml]
+    #[arg(long, short, value_name = "FILE")]
+    pub evalset: Vec<PathBuf>,
+
+    /// Folder for summary.csv, runs.csv, results.json, report.md and report.html [default: from config, else reports/latest]
+    #[arg(long, short, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
+    #[arg(long)]
+    pub strict_refusal: bool,
+
+    /// Model calls in flight at once [default: from config, else 8]
+    #[arg(long, short = 'j', value_name = "N")]
+    pub concurrency: Option<usize>,
+
+    /// What to print on stdout [default: table]
+    #[arg(long = "output", value_enum, value_name = "OUTPUT")]
+    pub output: Option<OutputFormat>,
+
+    /// Neither read nor write the response cache
+    #[arg(long, conflicts_with = "refresh_cache")]
+    pub no_cache: bool,
+
+    /// Make every call again; the new answers are appended to the cache and replace the old ones
+    #[arg(long)]
+    pub refresh_cache: bool,
+
+    /// Keep the response cache in DIR instead of `cache.dir` (a folder the machine keeps
+    /// between CI runs, say)
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Exit 0 even when some model calls failed (their runs are `error` in the reports)
+    #[arg(long)]
+    pub allow_errors: bool,
+
+    /// Use the streamed chat endpoint and record time to first token
+    #[arg(long)]
+    pub stream: bool,
+
+    /// Show every column of the settings table, however wide [default: fit the terminal, else $COLUMNS, else 100]
+    #[arg(long)]
+    pub wide: bool,
+
+    /// Gate the new results (as `rageval gate`); the exit status is the gate's
+    #[arg(long)]
+    pub gate: bool,
+
+    /// Refuse a sweep that plans more runs (questions x settings) than this, before any work
+    #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
+
+    /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed and rerank calls made (retrieval decides which prompts exist)
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Run only shard I of N: the questions whose id hashes to I (docs/ci.md); `rageval merge` joins the shards' results
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+
+    /// Make every distinct model answer call N times (each with `seed` set to its repeat index) and report outcome rates over all repeats and flip rates
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+
+    #[command(flatten)]
+    pub gate_args: GateArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GateCmdArgs {
+    /// The results to gate [default: results.json in the config's `out` folder, else reports/latest]
+    #[arg(value_name = "RESULTS")]
+    pub results: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// The gate policy; each flag overrides the `gate:` section of rageval.yaml.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Gate")]
+pub struct GateArgs {
+    /// The gated setting, as `min_score=0.2,k=4` [default: the config's `gate.setting`, else the results' recommended setting]
+    #[arg(long, value_name = "SPEC")]
+    pub setting: Option<String>,
+
+    /// Results to compare with, question by question [default: the config's `gate.baseline`]
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Write the results as the new baseline (on purpose: the comparison is skipped)
+    #[arg(long)]
+    pub update_baseline: bool,
+
+    /// How much each rate may worsen against the baseline, as a share [default: 0]
+    #[arg(long, value_name = "SHARE")]
+    pub tolerance: Option<f64>,
+
+    /// Significance level of the paired test on flipped questions [default: 0.05]
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
+
+    /// Fail a baseline regression only when the paired test finds it significant
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub require_significance: Option<bool>,
+
+    /// Highest share of unanswerable questions answered
+    #[arg(long, value_name = "SHARE")]
+    pub max_unwanted_answer_rate: Option<f64>,
+
+    /// Highest share of answerable questions refused
+    #[arg(long, value_name = "SHARE")]
+    pub max_false_refusal_rate: Option<f64>,
+
+    /// Most runs whose model call failed [default: 0]
+    #[arg(long, value_name = "N")]
+    pub max_error_runs: Option<u64>,
+
+    /// Most prompt tokens per question
+    #[arg(long, value_name = "N")]
+    pub max_prompt_tokens_per_question: Option<f64>,
+
+    /// Lowest share of answered answerable questions whose answer holds an expected text
+    #[arg(long, value_name = "SHARE")]
+    pub min_answer_match_rate: Option<f64>,
+
+    /// Highest share of repeated runs (`sweep --repeat N`) whose outcome differs from their question's most frequent one
+    #[arg(long, value_name = "SHARE")]
+    pub max_flip_rate: Option<f64>,
+
+    /// Highest share of answerable questions answered wrongly (judged incorrect, or holding no expected answer text)
+    #[arg(long, value_name = "SHARE")]
+    pub max_wrong_answer_rate: Option<f64>,
+
+    /// Write the checks as JUnit XML to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the checks as Markdown to FILE (also appended to $GITHUB_STEP_SUMMARY when set)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+impl GateArgs {
+    /// The flags given, by name: they mean nothing without a gate.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, name| {
+            if set {
+                v.push(name);
+            }
+        };
+        add(self.setting.is_some(), "--setting");
+        add(self.baseline.is_some(), "--baseline");
+        add(self.update_baseline, "--update-baseline");
+        add(self.tolerance.is_some(), "--tolerance");
+        add(self.alpha.is_some(), "--alpha");
+        add(
+            self.require_significance.is_some(),
+            "--require-significance",
+        );
+        add(
+            self.max_unwanted_answer_rate.is_some(),
+            "--max-unwanted-answer-rate",
+        );
+        add(
+            self.max_false_refusal_rate.is_some(),
+            "--max-false-refusal-rate",
+        );
+        add(self.max_error_runs.is_some(), "--max-error-runs");
+        add(
+            self.max_prompt_tokens_per_question.is_some(),
+            "--max-prompt-tokens-per-question",
+        );
+        add(self.max_flip_rate.is_some(), "--max-flip-rate");
+        add(
+            self.max_wrong_answer_rate.is_some(),
+            "--max-wrong-answer-rate",
+        );
+        add(
+            self.min_answer_match_rate.is_some(),
+            "--min-answer-match-rate",
+        );
+        add(self.junit.is_some(), "--junit");
+        add(self.markdown.is_some(), "--markdown");
+        v
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Tables for people
+    Table,
+    /// The results document (as results.json) for programs
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question
+    pub question: String,
+
+    /// Passages to retrieve
+    #[arg(long, short, default_value_t = 4)]
+    pub k: usize,
+
+    /// Minimum similarity for a passage to be sent
+    #[arg(long, default_value = "0.2", allow_hyphen_values = true)]
+    pub min_score: String,
+
+    /// Context order: `score` or `edge`
+    #[arg(long, default_value = "score")]
+    pub order: String,
+
+    /// Passage format: `numbered` or `tagged`
+    #[arg(long, default_value = "numbered")]
+    pub format: String,
+
+    /// Folder of markdown documents [default: the corpus of the first question set]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+
+    /// Turn the lenient refusal match off: the sentence counts only when the reply equals it exactly (`prompt.refusal_patterns` and a judge still apply)
+    #[arg(long)]
+    pub strict_refusal: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Question sets to check [default: the config's `evalsets`, else evalsets/*.yaml]
+    pub files: Vec<PathBuf>,
+
+    /// Also open the configured `http` or `pgvector` retriever and retrieve the first question (contacts the service)
+    #[arg(long)]
+    pub connect: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MockLlmArgs {
+    /// Address to listen on (port 0 picks a free port; the first line printed names it)
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub addr: std::net::SocketAddr,
+
+    /// Bearer key clients must send
+    #[arg(long, default_value = "test-key", conflicts_with = "no_auth")]
+    pub api_key: String,
+
+    /// Accept requests without a key
+    #[arg(long)]
+    pub no_auth: bool,
+
+    /// Send every answer this long after its request arrived
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub delay_ms: u64,
+
+    /// Wait this long between streamed words
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub token_delay_ms: u64,
+
+    /// Buckets of the hash embedder (match the sweep's `embedder.dimensions`)
+    #[arg(long, default_value_t = crate::adapters::embed::hash::DEFAULT_DIMENSIONS)]
+    pub dimensions: usize,
+
+    /// Share of chat requests answered with --fail-status
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub fail_rate: f64,
+
+    /// Status of injected failures: 500, 503 or 429 (429 and 503 carry Retry-After)
+    #[arg(long, default_value_t = 500, value_name = "CODE")]
+    pub fail_status: u16,
+
+    /// Seconds in the Retry-After header of injected 429 and 503
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub retry_after: u64,
+
+    /// Share of chat requests answered with an invalid JSON body
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub malformed_rate: f64,
+
+    /// Share of chat requests whose connection is closed mid-response
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub drop_rate: f64,
+
+    /// Share of chat requests never answered
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub hang_rate: f64,
+
+    /// Seed of the fault generator
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Inject faults into embeddings too (default: chat only)
+    #[arg(long)]
+    pub faults_on_embeddings: bool,
+
+    /// Reword answers and refusals deterministically, as a real model would (docs/judge.md)
+    #[arg(long)]
+    pub paraphrase: bool,
+
+    /// Keep the last N chat request bodies, as received, at `GET /requests`
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub keep_requests: usize,
+
+    /// Request bodies larger than this get 413
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+
+    /// Refuse every chat request whose `seed` is odd (as `sweep --repeat N` sends), to test flip rates
+    #[arg(long)]
+    pub vary_per_repeat: bool,
+}

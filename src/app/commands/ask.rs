@@ -1,0 +1,231 @@
+//! `rageval ask` and `rageval prompt`: one question through the pipeline, shown in full.
+
+use anyhow::{bail, Result};
+
+use crate::adapters::chat::ChatRequest;
+use crate::adapters::corpus::Corpus;
+use crate::adapters::evalset::Workspace;
+use crate::base::exit::ExitStatus;
+use crate::adapters::prompt::{self, citations};
+use crate::adapters::retrieve::{passing, Hit};
+use crate::app::options::AskSettings;
+use crate::sweep::{Engine, Query, Ranking};
+
+/// Retrieval for one question: the passages and the hits that pass.
+struct Retrieved {
+    corpus: Corpus,
+    top_k: Vec<Hit>,
+    sent: Vec<Hit>,
+}
+
+/// The sweep's retrieval step for one question: the same boundary, builtin or foreign.
+async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
+    let retriever =
+        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+    let mut corpus = match (&s.corpus, &retriever) {
+        // A foreign retriever brings its own passages.
+        (None, Some(_)) => Corpus {
+            root: ".".into(),
+            roots: Vec::new(),
+            chunks: Vec::new(),
+        },
+        (Some(dir), _) => Corpus::load_many(std::slice::from_ref(dir))?,
+        (None, None) => {
+            let sets = s.config.evalsets();
+            let Some(first) = sets.first() else {
+                bail!("no corpus: pass `--corpus DIR`, or list a question set in rageval.yaml");
+            };
+            let ws = Workspace::load(std::slice::from_ref(first))?;
+            Corpus::load_many(&ws.sets[0].corpus_paths)?
+        }
+    };
+    corpus.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        chat_variants: Vec::new(),
+        retrieval: Vec::new(),
+        rules: s.pipeline.rules.clone(),
+        concurrency: 1,
+        progress: None,
+        judge: None,
+        retriever,
+        reranker: s.pipeline.reranker.clone(),
+        repeat: 1,
+    };
+    let query = Query {
+        corpus: 0,
+        variant: 0,
+        text: &s.question,
+        question: &s.question,
+    };
+    let Ranking {
+        mut corpora,
+        mut ranked,
+        ..
+    } = engine.rank(&[corpus], &[query], s.k).await?;
+    let top_k = ranked.remove(0);
+    let sent = s.order.apply(passing(&top_k, s.k, s.min_score.to_f64()));
+    Ok(Retrieved {
+        corpus: corpora.remove(0),
+        top_k,
+        sent,
+    })
+}
+
+fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
+    let chunks: Vec<_> = r.sent.iter().map(|h| &r.corpus.chunks[h.chunk]).collect();
+    s.pipeline
+        .rules
+        .prompt
+        .build(&s.question, &chunks, s.format)
+}
+
+fn early_note(s: &AskSettings, r: &Retrieved) -> String {
+    let best = r
+        .top_k
+        .first()
+        .map(|h| format!("{:.3}", h.score))
+        .unwrap_or_else(|| "none".into());
+    format!(
+        "no passage scored at least {} (best: {best}), so the pipeline refuses before the model",
+        s.min_score
+    )
+}
+
+/// Print what the models gathered as warnings (a response that could not be cached).
+fn print_warnings(s: &AskSettings) {
+    let mut warnings = s.pipeline.embedder.warnings();
+    warnings.extend(s.pipeline.model.warnings());
+    for w in warnings {
+        super::eprint_line(&format!("warning: {w}"));
+    }
+}
+
+/// `rageval prompt`: the exact messages, or a note that nothing would be sent.
+pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
+    let r = retrieve(&s).await?;
+    print_warnings(&s);
+    if r.sent.is_empty() {
+        eprintln!("note: {}; nothing is sent", early_note(&s, &r));
+        return Ok(ExitStatus::Success);
+    }
+    let mut out = String::new();
+    for m in messages(&s, &r) {
+        out.push_str(&format!("--- {}\n{}\n", m.role.as_str(), m.content));
+    }
+    super::print(&out)?;
+    Ok(ExitStatus::Success)
+}
+
+/// `rageval ask`: the answer with readable citations and the sources behind it.
+pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
+    let r = retrieve(&s).await?;
+    print_warnings(&s);
+    let chunks = &r.corpus.chunks;
+    if r.sent.is_empty() {
+        super::print(&format!(
+            "{}\n\n({})\n",
+            s.pipeline.rules.refusal,
+            early_note(&s, &r)
+        ))?;
+        return Ok(ExitStatus::Success);
+    }
+    let request = ChatRequest {
+        messages: messages(&s, &r),
+        seed: None,
+        slot: 0,
+    };
+    let reply = match s.pipeline.model.complete(&request).await {
+        Ok(reply) => reply,
+        Err(e) => bail!("the model call failed: {e}"),
+    };
+    print_warnings(&s);
+    if s.pipeline.rules.refusal_tier(&reply.text).is_some() {
+        super::print(&format!(
+            "{}\n\n(the model refused; {} passages were sent, none is shown as evidence)\n",
+            reply.text.trim(),
+            r.sent.len()
+        ))?;
+        return Ok(ExitStatus::Success);
+    }
+    let cited = citations(&reply.text);
+    let label = |n: u32| {
+        r.sent
+            .get((n as usize).wrapping_sub(1))
+            .map(|h| &chunks[h.chunk])
+    };
+    let mut out = relabel(&reply.text, |n| label(n).map(|c| format!("[{}]", c)));
+    out.push_str("\n\nsources (* cited):\n");
+    for (i, h) in r.sent.iter().enumerate() {
+        let n = i as u32 + 1;
+        let mark = if cited.contains(&n) { '*' } else { ' ' };
+        out.push_str(&format!(
+            "  {mark}[{n}] {} ({:.3})\n",
+            chunks[h.chunk], h.score
+        ));
+    }
+    let mut invalid: Vec<u32> = cited
+        .iter()
+        .copied()
+        .filter(|&n| label(n).is_none())
+        .collect();
+    invalid.dedup();
+    if !invalid.is_empty() {
+        let list: Vec<String> = invalid.iter().map(|n| format!("[{n}]")).collect();
+        out.push_str(&format!(
+            "invalid citations: {} (no such passage)\n",
+            list.join(" ")
+        ));
+    }
+    out.push_str(&format!(
+        "tokens: prompt {}, completion {}{}\n",
+        reply.usage.prompt_tokens,
+        reply.usage.completion_tokens,
+        if reply.usage.estimated {
+            " (estimated)"
+        } else {
+            ""
+        }
+    ));
+    super::print(&out)?;
+    Ok(ExitStatus::Success)
+}
+
+/// Replace each valid `[n]` with a label; an invalid one is kept and flagged with `(?)`.
+fn relabel(text: &str, label: impl Fn(u32) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && digits <= 9 && after.as_bytes().get(digits) == Some(&b']') {
+            let n: u32 = after[..digits].parse().expect("digits");
+            match label(n) {
+                Some(l) => out.push_str(&l),
+                None => out.push_str(&format!("[{n}](?)")),
+            }
+            rest = &after[digits + 1..];
+        } else {
+            out.push('[');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relabel;
+
+    #[test]
+    fn valid_citations_become_labels_and_invalid_ones_are_flagged() {
+        let label = |n| (n == 1).then(|| "[a.md > Fee]".to_string());
+        assert_eq!(
+            relabel("Ten. [1] Five. [7] [x]", label),
+            "Ten. [a.md > Fee] Five. [7](?) [x]"
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! `rageval gate`: hold one setting of a results file to the policy; exit 1 on a regression,
+//! 2 when the input cannot be judged.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::base::exit::ExitStatus;
+use crate::output::gate::results::SettingRow;
+use crate::output::gate::{self, ResultsError, ResultsFile};
+use crate::output::report::write_atomic;
+use crate::app::options::{GateSettings, Summary};
+use crate::sweep::Setting;
+
+pub fn run(s: &GateSettings) -> Result<ExitStatus> {
+    let current = load(
+        &s.results,
+        "results",
+        "run `rageval sweep` first, or name a results file",
+    )?;
+    let baseline = match (&s.policy.baseline, s.update_baseline) {
+        (Some(path), false) => Some((
+            load(path, "baseline", gate::NO_BASELINE_HINT)?,
+            path.as_path(),
+        )),
+        _ => None,
+    };
+    let report = gate::evaluate(
+        (&current, &s.results),
+        baseline.as_ref().map(|(doc, path)| (doc, *path)),
+        &s.policy,
+    )?;
+    let mut text = String::new();
+    if let Some(warning) = unguarded(s) {
+        text.push_str(&warning);
+        text.push('\n');
+    }
+    if s.update_baseline {
+        let Some(target) = &s.policy.baseline else {
+            bail!("`--update-baseline` needs a baseline path: pass `--baseline FILE` or set `gate.baseline` in rageval.yaml");
+        };
+        update_baseline(&s.results, target)?;
+        text.push_str(&format!(
+            "baseline: wrote {} from {} (not compared)\n",
+            target.display(),
+            s.results.display()
+        ));
+    }
+    text.push_str(&gate::output::human(&report));
+    match s.summary {
+        Summary::Stdout => super::print(&text)?,
+        Summary::Stderr => eprint!("{}", crate::base::safe_text::visible(&text)),
+        Summary::Nowhere => {}
+    }
+    if let Some(path) = &s.junit {
+        write_file(path, gate::junit::junit(&report).as_bytes())?;
+    }
+    let md = gate::output::markdown(&report);
+    if let Some(path) = &s.markdown {
+        write_file(path, md.as_bytes())?;
+    }
+    if let Some(path) = &s.step_summary {
+        append(path, &md).with_context(|| {
+            format!(
+                "cannot append to `GITHUB_STEP_SUMMARY` `{}`",
+                path.display()
+            )
+        })?;
+    }
+    Ok(if report.passed() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
+
+/// A gate without rate limits or a baseline checks only failed calls: say so, with the fix.
+pub fn unguarded(s: &GateSettings) -> Option<String> {
+    let l = &s.policy.limits;
+    let limited = l.max_unwanted_answer_rate.is_some()
+        || l.max_false_refusal_rate.is_some()
+        || l.min_answer_match_rate.is_some()
+        || l.max_prompt_tokens_per_question.is_some()
+        || l.max_flip_rate.is_some()
+        || l.max_wrong_answer_rate.is_some();
+    if limited || s.policy.baseline.is_some() {
+        return None;
+    }
+    Some(
+        "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md".into(),
+    )
+}
+
+/// `sweep --gate`, before the sweep: the gated setting is in the grid, the baseline reads and
+/// parses and holds that setting. A mistake here would otherwise show only after every model
+/// call was made and the previous reports were overwritten.
+pub fn preflight(s: &GateSettings, grid: &[Setting]) -> Result<()> {
+    let planned = ResultsFile {
+        schema: crate::output::record::SCHEMA.into(),
+        recommended: None,
+        dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
+        config_digest: None,
+        settings: grid
+            .iter()
+            .map(|setting| SettingRow {
+                id: setting.id(),
+                fields: match serde_json::to_value(setting) {
+                    Ok(serde_json::Value::Object(fields)) => fields,
+                    _ => serde_json::Map::new(),
+                },
+            })
+            .collect(),
+        questions: Vec::new(),
+        runs: Vec::new(),
+    };
+    let source = if s.setting_from_flag {
+        "--setting"
+    } else {
+        "gate.setting"
+    };
+    if let Some(spec) = &s.policy.setting {
+        spec.find(&planned)
+            .map_err(|e| anyhow::anyhow!("cannot gate `{source} {spec}`: {e}; nothing was run"))?;
+    }
+    if let (Some(path), false) = (&s.policy.baseline, s.update_baseline) {
+        let base = load(path, "baseline", gate::NO_BASELINE_HINT)?;
+        if let Some(spec) = &s.policy.setting {
+            spec.find(&base).map_err(|e| {
+                anyhow::anyhow!(
+                    "the baseline `{}` cannot be compared at `{spec}`: {e}; nothing was run",
+                    path.display()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Read a results file; a missing one gets a hint at how to make it.
+fn load(path: &Path, what: &str, hint: &str) -> Result<ResultsFile> {
+    match gate::results::load(path) {
+        Ok(doc) => Ok(doc),
+        Err(ResultsError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            bail!("{what} `{}` does not exist: {hint}", path.display())
+        }
+        // The message already holds its cause; a chain would print the cause twice.
+        Err(e) => Err(anyhow::anyhow!("{e}")),
+    }
+}
+
+/// Copy the results over the baseline, atomically, byte for byte.
+fn update_baseline(results: &Path, target: &Path) -> Result<()> {
+    let same = match (results.canonicalize(), target.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Ok(());
+    }
+    let bytes = std::fs::read(results)
+        .with_context(|| format!("cannot read results `{}`", results.display()))?;
+    write_file(target, &bytes)
+}
+
+/// Write a whole file atomically, creating its folder.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
+    }
+    write_atomic(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// Append to a file that other steps write too (GitHub's job summary).
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")
+}

@@ -1,0 +1,40 @@
+//! `rageval merge`: join the results of `sweep --shard I/N` and write every report, as one
+//! unsharded sweep would have.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::base::exit::ExitStatus;
+use crate::output::record::{merge::merge, Record};
+use crate::output::report;
+
+pub fn run(inputs: &[PathBuf], out: &Path, quiet: bool) -> Result<ExitStatus> {
+    let mut parts = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let path = if input.is_dir() {
+            input.join("results.json")
+        } else {
+            input.clone()
+        };
+        let record = Record::load(&path)?;
+        parts.push((path, record));
+    }
+    let shards = parts.len();
+    let record = merge(parts)?;
+    let results = record
+        .into_results()
+        .map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
+    let written = report::write_all(&results, out)?;
+    if !quiet {
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        super::print(&format!(
+            "merged {shards} shards: {} questions x {} settings = {} runs\nwrote {}\n",
+            results.questions.len(),
+            results.settings.len(),
+            results.runs.len(),
+            names.join(", ")
+        ))?;
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,33 @@
+//! One module per verb; each takes checked settings and returns an exit status.
+
+pub mod ask;
+pub mod gate;
+pub mod index;
+pub mod init;
+pub mod merge;
+pub mod mock_llm;
+pub mod scan;
+pub mod schema;
+pub mod sweep;
+pub mod validate;
+
+use std::io::Write;
+
+/// Write text for people to stdout, control characters and bidi overrides shown escaped
+/// ([`crate::base::safe_text::visible`]); a closed pipe (`rageval ... | head`) is not an error worth
+/// reporting.
+pub fn print(text: &str) -> std::io::Result<()> {
+    print_raw(&crate::base::safe_text::visible(text))
+}
+
+/// Write a document for programs (JSON, whose strings escape what they must) to stdout as is.
+pub fn print_raw(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// A line for people on stderr, shown as [`print`] shows text.
+pub fn eprint_line(line: &str) {
+    eprintln!("{}", crate::base::safe_text::visible(line));
+}

@@ -1,0 +1,636 @@
+//! `rageval sweep`: the main job.
+
+use anyhow::Result;
+
+use crate::app::cli::OutputFormat;
+use crate::adapters::evalset::Workspace;
+use crate::base::exit::ExitStatus;
+use crate::output::report::{self, Exporter, Meta, Results, SetMeta};
+use crate::app::options::SweepSettings;
+use crate::analysis::stats::aggregate;
+use crate::vocab::grid::DEFAULT_PROFILE;
+use crate::sweep::{Engine, Shard, Sweep};
+
+pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
+    // Everything that can be wrong with the input is found here, before any file is written.
+    let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
+    let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
+    // `--chunk-tokens`: every size's chunks joined into one corpus per slot.
+    let chunk_members = if s.grid.chunk_tokens == [None] {
+        ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+        None
+    } else {
+        let (joined, members) = crate::sweep::chunk_union(
+            &ws.corpora,
+            s.config.config.corpus.max_chunk_tokens,
+            &s.grid.chunk_tokens,
+        );
+        ws.corpora = joined;
+        Some(members)
+    };
+    let evalsets = set_meta(&ws);
+    let (ws, positions, sets) = shard_workspace(ws, s.shard);
+    let shape = Shape {
+        evalsets,
+        positions,
+        sets,
+    };
+    let questions = ws.questions().count() as u64;
+    let settings = s.grid.len() as u64;
+    let runs = questions
+        .saturating_mul(settings)
+        .saturating_mul(u64::from(s.repeat));
+    if runs > s.max_runs {
+        let repeats = if s.repeat > 1 {
+            format!(" x {} repeats", s.repeat)
+        } else {
+            String::new()
+        };
+        anyhow::bail!(
+            "the sweep plans {runs} runs ({questions} questions x {settings} settings{repeats}), more than the limit of {}: narrow the grid, or raise the limit with `--max-runs`",
+            s.max_runs
+        );
+    }
+    if let Some(gate) = &s.gate {
+        // A gate that cannot judge the results is found before any model call is paid for.
+        super::gate::preflight(gate, &s.grid.settings())?;
+    }
+    crate::base::timing::mark("loaded");
+    let retriever =
+        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+    let retrieval = retrieval_variants(&s, &retriever, chunk_members).await?;
+    if s.dry_run {
+        return dry_run(&s, &ws, retriever, retrieval).await;
+    }
+    let bar = crate::app::progress::call_bar(
+        s.quiet || s.format == OutputFormat::Json,
+        s.pipeline.rate_limited.clone(),
+    );
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
+        retrieval,
+        judge: s.pipeline.judge.clone(),
+        rules: s.pipeline.rules.clone(),
+        concurrency: s.concurrency,
+        progress: bar.as_ref().map(|(_, feed)| feed.clone()),
+        retriever,
+        reranker: s.pipeline.reranker.clone(),
+        repeat: s.repeat,
+    };
+    let sweep = engine.sweep(&ws, &s.grid).await;
+    if let Some((bar, _)) = bar {
+        bar.finish();
+    }
+    let mut sweep = sweep?;
+    // The bar is gone: notes and warnings get lines of their own.
+    if !s.quiet {
+        for note in std::mem::take(&mut sweep.notes) {
+            super::eprint_line(&format!("note: {note}"));
+        }
+    }
+    for warning in std::mem::take(&mut sweep.warnings) {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
+    let c = &sweep.calls;
+    if let Some(server) = s.pipeline.chat_servers.iter().find(|d| d.dead.is_dead()) {
+        // Every later call of that model failed at once: a report would only look valid, and
+        // the cache keeps the calls that finished, so a rerun resumes.
+        let to = if s.grid.chats.len() > 1 || server.profile != DEFAULT_PROFILE {
+            format!(" to chat profile `{}`", server.profile)
+        } else {
+            String::new()
+        };
+        anyhow::bail!(
+            "the sweep stopped early: {} connection attempts in a row{to} failed ({}); no report written; is the model server at `{}` running?",
+            crate::adapters::http::DEAD_AFTER,
+            kinds(&c.errors_by_kind),
+            server.shown
+        );
+    }
+    if c.failed > 0 && c.failed == c.distinct_prompts {
+        // Nothing was learned: a report would only look valid.
+        anyhow::bail!(
+            "every model call failed ({}); no report written; {}",
+            kinds(&c.errors_by_kind),
+            failure_hint(&s, &s.grid.chats, &c.errors_by_kind)
+        );
+    }
+    if let Some((profile, by_kind)) = failed_profile(&sweep, &s.grid.chats) {
+        // One profile's column of the report would be all errors: its server is down or
+        // refuses us, whatever the others did.
+        anyhow::bail!(
+            "every model call of chat profile `{profile}` failed ({}); no report written; {}",
+            kinds(&by_kind),
+            failure_hint(&s, std::slice::from_ref(&profile), &by_kind)
+        );
+    }
+    let judge_url = || {
+        let j = s.config.config.judge.as_ref();
+        j.map(|j| j.http().shown()).unwrap_or_default()
+    };
+    if s.pipeline.judge_dead.as_ref().is_some_and(|d| d.is_dead()) {
+        anyhow::bail!(
+            "the sweep stopped early: {} connection attempts in a row to the judge failed ({}); no report written; is the judge server at `{}` running?",
+            crate::adapters::http::DEAD_AFTER,
+            kinds(&c.judge_errors_by_kind),
+            judge_url()
+        );
+    }
+    if c.judge_calls > 0 && c.judge_failed == c.judge_calls {
+        // Without a single grade the judge's columns would only look valid.
+        let hint = match s.config.config.judge.as_ref() {
+            Some(_)
+                if c.judge_errors_by_kind
+                    .keys()
+                    .all(|k| k == "connect" || k == "timeout") =>
+            {
+                format!("is the judge server at `{}` running?", judge_url())
+            }
+            Some(j) if c.judge_errors_by_kind.keys().all(|k| k == "auth") => {
+                format!("check the key in `${}`", j.api_key_env)
+            }
+            _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
+        };
+        anyhow::bail!(
+            "every judge call failed ({}); no report written; {hint}",
+            kinds(&c.judge_errors_by_kind)
+        );
+    }
+    crate::base::timing::mark("sweep");
+    let results = collect(&s, &ws, sweep, shape);
+    crate::base::timing::mark("results");
+    let written = report::write_all(&results, &s.out)?;
+    crate::base::timing::mark("reports");
+    for line in crate::base::timing::take_lines() {
+        super::eprint_line(&line);
+    }
+
+    match s.format {
+        OutputFormat::Json => {
+            let mut buf = Vec::new();
+            report::JsonResults.write(&results, &mut buf)?;
+            super::print_raw(&String::from_utf8(buf)?)?;
+        }
+        OutputFormat::Table if !s.quiet => {
+            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            super::print(&table_text(&results, &names, s.wide))?;
+        }
+        OutputFormat::Table => {}
+    }
+    let mut status = ExitStatus::Success;
+    let c = &results.calls;
+    if c.failed + c.rewrite_failed > 0 {
+        let level = if s.allow_errors { "warning" } else { "error" };
+        let what = match (c.failed, c.rewrite_failed) {
+            (_, 0) => "their runs are `error` in the reports",
+            (0, _) => "those follow-ups were asked as written",
+            _ => "answer failures are `error` runs; failed rewrites were asked as written",
+        };
+        eprintln!(
+            "{level}: {} of {} model calls failed ({}); {what}{}",
+            c.failed + c.rewrite_failed,
+            c.distinct_prompts + c.rewrite_calls,
+            kinds(&c.errors_by_kind),
+            if s.allow_errors {
+                ""
+            } else {
+                " (pass --allow-errors to accept them)"
+            }
+        );
+        if !s.allow_errors {
+            status = ExitStatus::Error;
+        }
+    }
+    if c.judge_failed > 0 {
+        let level = if s.allow_errors { "warning" } else { "error" };
+        eprintln!(
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
+            c.judge_failed,
+            c.judge_calls,
+            kinds(&c.judge_errors_by_kind),
+            if s.allow_errors {
+                ""
+            } else {
+                " (pass --allow-errors to accept them)"
+            }
+        );
+        if !s.allow_errors {
+            status = ExitStatus::Error;
+        }
+    }
+    if let Some(gate) = &s.gate {
+        // The gate reads the file just written, exactly as a later `rageval gate` would.
+        let gated = super::gate::run(gate)?;
+        if status == ExitStatus::Success {
+            status = gated;
+        }
+    }
+    Ok(status)
+}
+
+/// The retrieval variants of the grid's (embedder profile, chunk size) pairs; empty when the
+/// grid names neither dimension. A pgvector retriever is opened per embedder, so each one's
+/// dimensions are checked against the table.
+async fn retrieval_variants(
+    s: &SweepSettings,
+    retriever: &Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
+    members: Option<Vec<Vec<Vec<usize>>>>,
+) -> Result<Vec<crate::sweep::RetrievalVariant>> {
+    let g = &s.grid;
+    if g.embedders == [DEFAULT_PROFILE] && g.chunk_tokens == [None] {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for profile in &g.embedders {
+        let embedder = s.pipeline.embedder_of(profile);
+        let retriever = if profile == DEFAULT_PROFILE {
+            retriever.clone()
+        } else {
+            crate::adapters::retriever::open(&s.config.config.retriever, embedder.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("embedder profile `{profile}`: {e:#}"))?
+        };
+        for (i, &chunk_tokens) in g.chunk_tokens.iter().enumerate() {
+            out.push(crate::sweep::RetrievalVariant {
+                embedder_profile: profile.clone(),
+                chunk_tokens,
+                embedder: embedder.clone(),
+                retriever: retriever.clone(),
+                members: members.as_ref().map(|m| m[i].clone()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
+pub struct Shape {
+    pub evalsets: Vec<SetMeta>,
+    pub positions: Vec<usize>,
+    pub sets: Vec<usize>,
+}
+
+/// `--dry-run`: plan, count and print; no chat call, no report.
+async fn dry_run(
+    s: &SweepSettings,
+    ws: &Workspace,
+    retriever: Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
+    retrieval: Vec<crate::sweep::RetrievalVariant>,
+) -> Result<ExitStatus> {
+    let engine = Engine {
+        embedder: s.pipeline.embedder.clone(),
+        model: s.pipeline.model.clone(),
+        chat_variants: s.pipeline.chat_variants.clone(),
+        retrieval,
+        // A dry run makes no chat call, so nothing to grade.
+        judge: None,
+        rules: s.pipeline.rules.clone(),
+        concurrency: s.concurrency,
+        progress: None,
+        retriever,
+        reranker: s.pipeline.reranker.clone(),
+        repeat: s.repeat,
+    };
+    let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
+    match s.format {
+        OutputFormat::Json => {
+            let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
+            super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        }
+        OutputFormat::Table => super::print(&dry_run_text(
+            &dry,
+            &s.pipeline.currency,
+            s.pipeline.reranker.is_some(),
+        ))?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The dry run's table, one row per chat model, and what it did and did not do.
+fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: bool) -> String {
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "chat model",
+        "runs",
+        "early refusals",
+        "distinct prompts",
+        "cached prompts",
+        "rewrites (cached)",
+        "calls to make",
+        "prompt tokens (est.)",
+        "prompt cost (est.)",
+    ]);
+    // With profiles, a row names its profile and the model behind it.
+    let profiled = rows.len() > 1 || rows.iter().any(|d| d.profile != DEFAULT_PROFILE);
+    for d in rows {
+        t.add_row([
+            if profiled {
+                format!("{} ({})", d.profile, d.model)
+            } else {
+                d.model.clone()
+            },
+            d.runs.to_string(),
+            d.early_refusals.to_string(),
+            d.distinct_prompts.to_string(),
+            d.cached_prompts.to_string(),
+            format!("{} ({})", d.rewrite_calls, d.cached_rewrites),
+            d.calls.to_string(),
+            d.prompt_tokens.to_string(),
+            format!("{:.4} {currency}", d.prompt_cost),
+        ]);
+    }
+    for i in 1..9 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
+    let reranks = if reranked {
+        let calls: usize = rows.iter().map(|d| d.rerank_calls).sum();
+        let cached: usize = rows.iter().map(|d| d.cached_reranks).sum();
+        let made = calls - cached.min(calls);
+        format!(", and their passages reranked ({calls} rerank calls: {cached} from the cache, {made} made); the sweep reranks from the cache")
+    } else {
+        String::new()
+    };
+    let mut text = format!(
+        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts{reranks}.\n{t}\n"
+    );
+    text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
+    if rows.iter().any(|d| d.rewrite_calls > 0) {
+        text.push_str(
+            "follow-ups are planned as asked: their `model` rewrites are counted, not made.\n",
+        );
+    }
+    text
+}
+
+/// What a sweep prints for people: the settings table fitted to the terminal (every column with
+/// `wide`), and the prose lines wrapped at the same width.
+fn table_text(results: &Results, written: &[String], wide: bool) -> String {
+    let width = crate::base::term::width();
+    let (table, note) = if wide {
+        (report::table::settings_table(results), None)
+    } else {
+        let fitted = report::table::settings_table_fitted(results, width);
+        let note = fitted.note();
+        (fitted.table, note)
+    };
+    let insight = &results.insight;
+    let c = &results.calls;
+    let mut lines: Vec<String> = note.into_iter().collect();
+    lines.push(insight.recommendation.reason.clone());
+    let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+        .collect();
+    lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
+    let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
+    let mut after = match &insight.retrieval_separability {
+        // Several retrieval variants: the whole-grid figure pools scores that do not compare;
+        // the per-variant table below stands in for it.
+        _ if per_retrieval.is_some() => Vec::new(),
+        None => vec![format!("separability: {}", insight.separability.summary())],
+        Some(retrieval) => vec![
+            format!(
+                "separability (rerank score): {}",
+                insight.separability.summary()
+            ),
+            format!("separability (retrieval score): {}", retrieval.summary()),
+        ],
+    };
+    after.extend(results.judge_summary());
+    after.extend(results.rerank_summary());
+    after.extend(results.flagged_summary());
+    after.push(format!(
+        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",
+        results.questions.len(),
+        results.settings.len(),
+        results.runs.len(),
+        c.runs_with_call,
+        c.distinct_prompts,
+        c.cache_hits,
+        c.failed,
+    ));
+    after.extend(crate::analysis::repeat::summary_line(results));
+    after.push(format!("wrote {}", written.join(", ")));
+    let wrap = |lines: Vec<String>| -> String {
+        lines
+            .iter()
+            .map(|l| {
+                if wide {
+                    format!("{l}\n")
+                } else {
+                    format!("{}\n", crate::base::term::wrap(l, width))
+                }
+            })
+            .collect()
+    };
+    let per_retrieval = per_retrieval
+        .map(|t| format!("{}{t}\n", wrap(vec![report::retrieval::LEAD.to_string()])))
+        .unwrap_or_default();
+    format!(
+        "{}{table}\n{}\n{}\n{per_retrieval}{}",
+        wrap(profiles),
+        wrap(lines),
+        report::table::scores_table(results),
+        wrap(after)
+    )
+}
+
+/// What to check when every call of `profiles` failed with `by_kind`: the key when all were
+/// refused as unauthorised, else the servers, each with its profile's name when there are
+/// several.
+fn failure_hint(
+    s: &SweepSettings,
+    profiles: &[String],
+    by_kind: &std::collections::BTreeMap<String, usize>,
+) -> String {
+    let sections: Vec<(&str, &crate::app::config::ChatConfig)> = profiles
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.as_str(),
+                crate::app::profiles::chat_profile(&s.config, p).ok()?,
+            ))
+        })
+        .filter(|(_, c)| c.kind == crate::app::config::ChatKind::Openai)
+        .collect();
+    let each = |f: &dyn Fn(&crate::app::config::ChatConfig) -> String| match &sections[..] {
+        [(_, c)] => format!("`{}`", f(c)),
+        _ => sections
+            .iter()
+            .map(|(p, c)| format!("`{}` (profile `{p}`)", f(c)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let url = each(&|c| c.http().shown());
+    if by_kind.keys().all(|k| k == "auth") {
+        format!(
+            "check the key in {}",
+            each(&|c| format!("${}", c.api_key_env))
+        )
+    } else if by_kind.keys().all(|k| k == "connect" || k == "timeout") {
+        format!("is the model server at {url} running?")
+    } else {
+        format!("see the errors of the server at {url}")
+    }
+}
+
+/// With several chat profiles, the first whose every answer call failed, and its failures by
+/// kind.
+fn failed_profile(
+    sweep: &Sweep,
+    profiles: &[String],
+) -> Option<(String, std::collections::BTreeMap<String, usize>)> {
+    if profiles.len() < 2 {
+        return None;
+    }
+    profiles.iter().find_map(|profile| {
+        let mut calls: Vec<u32> = sweep
+            .runs
+            .iter()
+            .filter(|r| sweep.settings[r.setting].chat == *profile)
+            .filter_map(|r| r.call)
+            .collect();
+        calls.sort_unstable();
+        calls.dedup();
+        let mut by_kind = std::collections::BTreeMap::new();
+        for &c in &calls {
+            let error = sweep.call_log.get_index(c as usize)?.1.error.as_ref()?;
+            *by_kind.entry(error.kind.as_str().to_string()).or_insert(0) += 1;
+        }
+        (!calls.is_empty()).then(|| (profile.clone(), by_kind))
+    })
+}
+
+/// Each of `profiles` with its model, unless the grid sweeps the `default` profile alone.
+fn swept_profiles(
+    profiles: &[String],
+    model: impl Fn(&str) -> String,
+) -> indexmap::IndexMap<String, String> {
+    if profiles == [DEFAULT_PROFILE] {
+        return indexmap::IndexMap::new();
+    }
+    profiles.iter().map(|p| (p.clone(), model(p))).collect()
+}
+
+/// `3 timeout, 1 server`
+fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
+    by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What results record of each question set: path, corpus, counts and digests, of the whole
+/// set (a shard runs only some of its questions).
+fn set_meta(ws: &Workspace) -> Vec<SetMeta> {
+    ws.sets
+        .iter()
+        .map(|set| {
+            let corpus = &ws.corpora[set.questions[0].corpus];
+            let parts: Vec<&[u8]> = corpus
+                .chunks
+                .iter()
+                .flat_map(|c| [c.id.as_bytes(), c.heading.as_bytes(), c.text.as_bytes()])
+                .collect();
+            let answerable = set.questions.iter().filter(|q| q.answerable).count();
+            SetMeta {
+                path: set.path.display().to_string(),
+                corpus: corpus.describe(),
+                answerable,
+                unanswerable: set.questions.len() - answerable,
+                digest: report::digest(&[set.text.as_bytes()]),
+                corpus_digest: report::digest(&parts),
+            }
+        })
+        .collect()
+}
+
+/// The workspace with only the questions of `shard`, the position of each kept question in the
+/// whole sweep's order, and its question set.
+fn shard_workspace(mut ws: Workspace, shard: Option<Shard>) -> (Workspace, Vec<usize>, Vec<usize>) {
+    let (mut positions, mut sets) = (Vec::new(), Vec::new());
+    let mut position = 0;
+    for (i, set) in ws.sets.iter_mut().enumerate() {
+        set.questions.retain(|q| {
+            position += 1;
+            let keep = shard.is_none_or(|sh| sh.contains(&q.id));
+            if keep {
+                positions.push(position - 1);
+                sets.push(i);
+            }
+            keep
+        });
+    }
+    (ws, positions, sets)
+}
+
+/// Aggregate a finished sweep into the value every report reads.
+pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
+    let questions: Vec<_> = ws.questions().cloned().collect();
+    let n = questions.len();
+    let stats = (0..sweep.settings.len())
+        .map(|i| {
+            aggregate(
+                &sweep.runs[i * n..(i + 1) * n],
+                &questions,
+                &s.pipeline.pricing,
+            )
+        })
+        .collect();
+    Results {
+        meta: Meta {
+            identity: s.identity.clone(),
+            embedder: s.pipeline.embedder.model(),
+            model: s.pipeline.model.model(),
+            models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
+            embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
+            judge: s.pipeline.judge.as_ref().map(|j| j.model()),
+            refusal: s.pipeline.rules.refusal.clone(),
+            strict_refusal: s.pipeline.rules.refusal_match == crate::adapters::prompt::RefusalMatch::Strict,
+            currency: s.pipeline.currency.clone(),
+            pricing: s.pipeline.pricing,
+            policy: s.config.config.recommend.clone(),
+            evalsets: shape.evalsets,
+        },
+        shard: s.shard,
+        positions: shape.positions,
+        question_set: shape.sets,
+        corpora: sweep.corpora.iter().map(|c| c.describe()).collect(),
+        call_log: sweep.call_log,
+        chunk_ids: sweep
+            .corpora
+            .iter()
+            .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
+            .collect(),
+        flagged: {
+            // The patterns were checked when the config was loaded.
+            let scanner = crate::adapters::scan::Scanner::new(&s.config.config.scan.patterns)
+                .or_else(|_| crate::adapters::scan::Scanner::new(&crate::adapters::scan::Scanner::default_patterns()))
+                .expect("default patterns compile");
+            sweep.corpora.iter().map(|c| scanner.flag(c)).collect()
+        },
+        chunk_labels: sweep
+            .corpora
+            .iter()
+            .map(|c| c.chunks.iter().map(ToString::to_string).collect())
+            .collect(),
+        expected_scores: sweep.expected_scores,
+        expected_by_retrieval: sweep.expected_by_retrieval,
+        questions,
+        settings: sweep.settings,
+        stats,
+        runs: sweep.runs,
+        calls: sweep.calls,
+        insight: Default::default(),
+        setting_text: Default::default(),
+    }
+    .with_insight(&s.config.config.recommend)
+}

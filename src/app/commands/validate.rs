@@ -1,0 +1,163 @@
+//! `rageval validate`: check question sets (and the configured retriever) without running them.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::app::config::{LoadedConfig, RetrieverKind};
+use crate::adapters::evalset::Workspace;
+use crate::base::exit::ExitStatus;
+
+/// Check `files` (default: the config's question sets). The config is read when no file is
+/// named or `--config` is given: with an `http` or `pgvector` retriever a set then needs no
+/// corpus folder, as in a sweep. `connect` also opens the retriever and asks it for the first
+/// question's best passage, and probes the reranker if there is one; without it no service is
+/// contacted.
+pub async fn run(
+    files: Vec<PathBuf>,
+    config: Option<PathBuf>,
+    quiet: bool,
+    connect: bool,
+) -> Result<ExitStatus> {
+    let cfg = if files.is_empty() || config.is_some() || connect {
+        Some(LoadedConfig::load(config.as_deref())?)
+    } else {
+        None
+    };
+    let kind = cfg
+        .as_ref()
+        .map_or(RetrieverKind::Builtin, |c| c.config.retriever.kind);
+    let foreign = kind != RetrieverKind::Builtin;
+    let files = match (&cfg, files.is_empty()) {
+        (Some(c), true) => c.evalsets(),
+        _ => files,
+    };
+    if files.is_empty() {
+        anyhow::bail!("no question sets to check: name files, or list `evalsets:` in rageval.yaml");
+    }
+    let mut failed = 0;
+    for file in &files {
+        match Workspace::load_for(std::slice::from_ref(file), foreign) {
+            Ok(ws) => {
+                if !quiet {
+                    let set = &ws.sets[0];
+                    let answerable = set.questions.iter().filter(|q| q.answerable).count();
+                    let passages = if foreign && ws.corpora[0].chunks.is_empty() {
+                        format!("passages from the `{}` retriever", kind_name(kind))
+                    } else {
+                        format!(
+                            "corpus `{}` ({})",
+                            ws.corpora[0].describe(),
+                            crate::output::gate::output::plural(ws.corpora[0].chunks.len(), "chunk"),
+                        )
+                    };
+                    super::print(&format!(
+                        "ok    {}: {} answerable, {} unanswerable; {passages}\n",
+                        file.display(),
+                        answerable,
+                        set.questions.len() - answerable,
+                    ))?;
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                super::eprint_line(&format!("error: {e:#}"));
+            }
+        }
+    }
+    // Ids must also be unique across the sets that run together.
+    let mut ws = None;
+    if failed == 0 && (files.len() > 1 || connect) {
+        match Workspace::load_for(&files, foreign) {
+            Ok(w) => ws = Some(w),
+            Err(e) => {
+                failed += 1;
+                super::eprint_line(&format!("error: {e:#}"));
+            }
+        }
+    }
+    if let (true, Some(cfg), Some(ws)) = (connect && failed == 0, &cfg, &ws) {
+        match probe(cfg, ws).await {
+            Ok(lines) if !quiet => {
+                for line in lines {
+                    super::print(&format!("ok    {line}\n"))?;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                failed += 1;
+                super::eprint_line(&format!("error: {e:#}"));
+            }
+        }
+    }
+    Ok(if failed == 0 {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Error
+    })
+}
+
+fn kind_name(kind: RetrieverKind) -> &'static str {
+    match kind {
+        RetrieverKind::Builtin => "builtin",
+        RetrieverKind::Http => "http",
+        RetrieverKind::Pgvector => "pgvector",
+    }
+}
+
+/// Two fixed documents for the reranker probe: one about the query, one not.
+const PROBE_QUERY: &str = "When does the shop open?";
+const PROBE_DOCUMENTS: [&str; 2] = [
+    "The shop opens at nine on weekdays.",
+    "Parking is free behind the station.",
+];
+
+/// `--connect`: open the configured retriever (pgvector: connect, find the table and its
+/// columns, compare dimensions) and retrieve the first question at k = 1 under the contract;
+/// with a `reranker:`, send it one request of two fixed documents. One line per service.
+async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
+    let r = &cfg.config.retriever;
+    let pipeline = crate::app::options::Pipeline::from_config(cfg, false, None)?;
+    let mut lines = Vec::new();
+    if r.kind == RetrieverKind::Builtin {
+        lines.push("retriever `builtin`: nothing to connect to".into());
+    } else {
+        let Some(retriever) = crate::adapters::retriever::open(r, pipeline.embedder.clone()).await? else {
+            anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
+        };
+        let Some(q) = ws.questions().next() else {
+            anyhow::bail!("no question to retrieve");
+        };
+        let texts = [q.question.clone()];
+        let passages = retriever
+            .retrieve(&texts, 1)
+            .await
+            .remove(0)
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.id))?;
+        lines.push(format!(
+            "retriever `{}` at {}: question `{}` got {} at k = 1",
+            kind_name(r.kind),
+            retriever.describe(),
+            q.id,
+            crate::output::gate::output::plural(passages.len(), "passage"),
+        ));
+    }
+    if let Some(reranker) = &pipeline.reranker {
+        let documents = PROBE_DOCUMENTS.map(String::from);
+        let scored = reranker
+            .rerank(PROBE_QUERY, &documents, documents.len())
+            .await
+            .map_err(|e| anyhow::anyhow!("the reranker probe failed: {e}"))?
+            .scored;
+        let best = scored
+            .first()
+            .map(|s| format!(", best document {} at {:.3}", s.index + 1, s.score))
+            .unwrap_or_default();
+        lines.push(format!(
+            "reranker `{}`: scored {} of 2 probe documents{best}",
+            reranker.model(),
+            scored.len()
+        ));
+    }
+    Ok(lines)
+}

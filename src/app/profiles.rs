@@ -1,0 +1,191 @@
+//! Chat and embedder profiles (`models:`, `embedders:`): the models that `--chat`,
+//! `--temperature` and `--embedder` name, built beside the configured ones.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::adapters::cache::{CachedEmbedder, CachedModel};
+use crate::adapters::chat::{ChatModel, OpenAiChat};
+use crate::adapters::mock::MockModel;
+use crate::app::config::{ChatKind, EmbedderKind, LoadedConfig};
+use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
+use crate::app::options::{endpoint, Pipeline};
+use crate::vocab::grid::Grid;
+
+impl Pipeline {
+    /// Build the chat model of every (profile, temperature) of `grid` but the configured one:
+    /// a profile is `models.NAME` (`default`: the `chat:` section) with the temperature set.
+    /// A variant with the identity of one already built (same model and parameters) reuses
+    /// it, so its equal requests are one call; all share `chat.jsonl`.
+    pub fn add_chat_variants(&mut self, cfg: &LoadedConfig, grid: &Grid) -> Result<()> {
+        let c = &cfg.config;
+        let mut built: Vec<((String, String), Arc<dyn ChatModel>)> = vec![(
+            (self.model.model(), self.model.params().to_string()),
+            self.model.clone(),
+        )];
+        for profile in &grid.chats {
+            let section = chat_profile(cfg, profile)?;
+            for &temperature in &grid.temperatures {
+                if profile == crate::vocab::grid::DEFAULT_PROFILE && temperature.is_none() {
+                    continue;
+                }
+                let mut section = section.clone();
+                if let Some(t) = temperature {
+                    section.temperature = t.to_f64();
+                }
+                section.stream |= c.chat.stream;
+                let mut server = None;
+                let raw: Arc<dyn ChatModel> = match section.kind {
+                    ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+                    ChatKind::Openai => {
+                        let endpoint = endpoint(section.http(), &self.held)?;
+                        if endpoint.limiter.is_some() {
+                            self.rate_limited = Some(self.held.clone());
+                        }
+                        server = Some(crate::app::options::ChatServer {
+                            profile: profile.clone(),
+                            shown: section.http().shown(),
+                            dead: endpoint.dead.clone(),
+                        });
+                        Arc::new(
+                            OpenAiChat::new(
+                                endpoint,
+                                &section.model,
+                                section.temperature,
+                                section.max_tokens,
+                                section.stream,
+                            )
+                            .map_err(|e| anyhow::anyhow!(e))?,
+                        )
+                    }
+                };
+                let id = (raw.model(), raw.params().to_string());
+                let model = match built.iter().find(|(b, _)| *b == id) {
+                    Some((_, m)) => m.clone(),
+                    None => {
+                        let model: Arc<dyn ChatModel> = match (self.cache, section.kind) {
+                            (Some(mode), ChatKind::Openai) => {
+                                let store = match &self.chat_store {
+                                    Some(s) => s.clone(),
+                                    None => {
+                                        let s = CachedModel::open_store(&self.cache_dir, mode)?;
+                                        self.chat_store = Some(s.clone());
+                                        s
+                                    }
+                                };
+                                Arc::new(CachedModel::sharing(raw, store, mode))
+                            }
+                            _ => raw,
+                        };
+                        built.push((id, model.clone()));
+                        // Only a model built here calls its own servers.
+                        self.chat_servers.extend(server);
+                        model
+                    }
+                };
+                self.chat_variants.push(crate::sweep::ChatVariant {
+                    profile: profile.clone(),
+                    temperature,
+                    model,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Pipeline {
+    /// Build the embedder of every profile of `grid` but `default`, sharing
+    /// `embeddings.jsonl`.
+    pub fn add_embedders(&mut self, cfg: &LoadedConfig, grid: &Grid) -> Result<()> {
+        for name in &grid.embedders {
+            if name == crate::vocab::grid::DEFAULT_PROFILE {
+                continue;
+            }
+            let e = embedder_profile(cfg, name)?;
+            let embedder: Arc<dyn Embedder> = match e.kind {
+                EmbedderKind::Hash => Arc::new(HashEmbedder::new(e.dimensions)),
+                EmbedderKind::Openai => {
+                    let endpoints = endpoint(e.http(), &self.held)?;
+                    if endpoints.limiter.is_some() {
+                        self.rate_limited = Some(self.held.clone());
+                    }
+                    let http: Arc<dyn Embedder> = Arc::new(
+                        OpenAiEmbedder::new(endpoints, &e.model, e.batch_size, e.concurrency)
+                            .map_err(|e| anyhow::anyhow!(e))?
+                            .with_max_input_tokens(e.max_input_tokens),
+                    );
+                    match self.cache {
+                        Some(mode) => {
+                            let store = match &self.embed_store {
+                                Some(s) => s.clone(),
+                                None => {
+                                    let s = CachedEmbedder::open_store(&self.cache_dir, mode)?;
+                                    self.embed_store = Some(s.clone());
+                                    s
+                                }
+                            };
+                            Arc::new(CachedEmbedder::sharing(http, store, mode))
+                        }
+                        None => http,
+                    }
+                }
+            };
+            self.embedders.push((name.clone(), embedder));
+        }
+        Ok(())
+    }
+
+    /// The chat model of profile `name` at its own temperature (`default`:
+    /// [`Pipeline::model`]); the first variant of the profile when the grid sets temperatures.
+    pub fn chat_model_of(&self, name: &str) -> Arc<dyn ChatModel> {
+        if name == crate::vocab::grid::DEFAULT_PROFILE {
+            return self.model.clone();
+        }
+        self.chat_variants
+            .iter()
+            .find(|v| v.profile == name)
+            .map_or_else(|| self.model.clone(), |v| v.model.clone())
+    }
+
+    /// The embedder of profile `name` (`default`: [`Pipeline::embedder`]).
+    pub fn embedder_of(&self, name: &str) -> Arc<dyn Embedder> {
+        self.embedders
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| self.embedder.clone(), |(_, e)| e.clone())
+    }
+}
+
+/// The config section of embedder profile `name`; an unknown name lists the known ones.
+pub(crate) fn embedder_profile<'c>(
+    cfg: &'c LoadedConfig,
+    name: &str,
+) -> Result<&'c crate::app::config::EmbedderConfig> {
+    if name == crate::vocab::grid::DEFAULT_PROFILE {
+        return Ok(&cfg.config.embedder);
+    }
+    cfg.config.embedders.get(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "invalid --embedder: unknown embedder profile `{name}`; the config defines {}",
+            crate::app::config::profiles::known(cfg.config.embedders.keys())
+        )
+    })
+}
+
+/// The config section of chat profile `name`; an unknown name lists the known ones.
+pub(crate) fn chat_profile<'c>(
+    cfg: &'c LoadedConfig,
+    name: &str,
+) -> Result<&'c crate::app::config::ChatConfig> {
+    if name == crate::vocab::grid::DEFAULT_PROFILE {
+        return Ok(&cfg.config.chat);
+    }
+    cfg.config.models.get(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "invalid --chat: unknown chat profile `{name}`; the config defines {}",
+            crate::app::config::profiles::known(cfg.config.models.keys())
+        )
+    })
+}

@@ -1,0 +1,84 @@
+//! The configuration digest over effective values only: what differs from the defaults.
+//!
+//! Digesting the whole configuration made every new field with a default change every user's
+//! digest (and so every baseline's "configuration changed" note). Leaving out what equals the
+//! default keeps a digest stable across versions that only add fields.
+
+use serde_json::{Map, Value};
+
+/// The parts of `value` that differ from `defaults`: objects are compared key by key, anything
+/// else as a whole.
+pub fn effective(value: &Value, defaults: &Value) -> Value {
+    match (value, defaults) {
+        (Value::Object(v), Value::Object(d)) => {
+            let mut out = Map::new();
+            for (key, item) in v {
+                match d.get(key) {
+                    Some(default) if default == item => {}
+                    Some(default) => {
+                        let diff = effective(item, default);
+                        if diff != Value::Object(Map::new()) || !item.is_object() {
+                            out.insert(key.clone(), diff);
+                        }
+                    }
+                    None => {
+                        out.insert(key.clone(), item.clone());
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        _ => value.clone(),
+    }
+}
+
+/// `sha256:<hex>` of the effective values of `value`.
+pub fn config_digest(value: &Value, defaults: &Value) -> String {
+    crate::output::report::digest(&[effective(value, defaults).to_string().as_bytes()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_new_field_at_its_default_leaves_the_digest_alone() {
+        let defaults = json!({"chat": {"model": "mock", "timeout": 30}, "sweep": {"k": [1, 2]}});
+        let user = json!({"chat": {"model": "gpt", "timeout": 30}, "sweep": {"k": [1, 2]}});
+        // The next version adds `chat.stream_options` with a default; the user's file does not
+        // set it, so both the defaults and the effective config carry the default value.
+        let defaults_next = json!({"chat": {"model": "mock", "timeout": 30, "retries": 2},
+            "sweep": {"k": [1, 2]}, "judge": {"model": null}});
+        let user_next = json!({"chat": {"model": "gpt", "timeout": 30, "retries": 2},
+            "sweep": {"k": [1, 2]}, "judge": {"model": null}});
+        assert_eq!(
+            config_digest(&user, &defaults),
+            config_digest(&user_next, &defaults_next)
+        );
+        assert_eq!(
+            effective(&user, &defaults),
+            json!({"chat": {"model": "gpt"}})
+        );
+        // A changed value changes it; so does a changed list, compared whole.
+        let other = json!({"chat": {"model": "gpt", "timeout": 60}, "sweep": {"k": [1, 2]}});
+        assert_ne!(
+            config_digest(&user, &defaults),
+            config_digest(&other, &defaults)
+        );
+        let k = json!({"chat": {"model": "gpt", "timeout": 30}, "sweep": {"k": [1]}});
+        assert_eq!(
+            effective(&k, &defaults),
+            json!({"chat": {"model": "gpt"}, "sweep": {"k": [1]}})
+        );
+    }
+
+    #[test]
+    fn the_defaults_digest_as_an_empty_config() {
+        let defaults = json!({"chat": {"model": "mock"}, "out": null});
+        assert_eq!(
+            config_digest(&defaults, &defaults),
+            crate::output::report::digest(&[b"{}"])
+        );
+    }
+}

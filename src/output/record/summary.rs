@@ -1,0 +1,108 @@
+//! The derived part of results.json: per-setting statistics, the recommendation and score
+//! separability, as the reports show them. Written for readers; never read back (the reader
+//! recomputes it from the record).
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::app::config::RecommendConfig;
+use crate::analysis::insight::{Recommendation, Separability};
+use crate::output::report::Results;
+use crate::analysis::stats::SettingStats;
+use crate::sweep::CallStats;
+
+/// Everything derived from the record.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Counters of the calls the sweep made.
+    pub calls: CallStats,
+    /// The recommended setting's id, or null when no setting meets the policy's limits.
+    pub recommended: Option<String>,
+    pub recommendation: Recommendation,
+    /// The policy the recommendation followed (`recommend` in rageval.yaml).
+    #[schemars(with = "serde_json::Value")]
+    pub policy: RecommendConfig,
+    pub separability: Separability,
+    /// With a reranker (`separability` then measures the best rerank score): the separability
+    /// of the best retrieval score before reranking. Absent without a reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_separability: Option<Separability>,
+    /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, the
+    /// recommendation among its settings and its separability; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_retrieval: Vec<crate::analysis::insight::RetrievalInsight>,
+    /// Per setting id, in grid order.
+    pub settings: IndexMap<String, SettingSummary>,
+    /// Chunks the scan flags that reached at least one prompt.
+    pub flagged_in_prompts: Vec<FlaggedSummary>,
+    /// `--repeat N` (N > 1): per question id, its flip rate over every setting (repeats whose
+    /// outcome differs from the question's most frequent one at their setting, over all its
+    /// repeats); absent without repeats.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub flip_rates: IndexMap<String, f64>,
+}
+
+/// One setting's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SettingSummary {
+    #[serde(flatten)]
+    pub stats: SettingStats,
+    /// No other setting has fewer false refusals, unwanted answers and prompt tokens at once.
+    pub pareto: bool,
+    pub recommended: bool,
+    /// Runs whose prompt held a chunk the scan flags.
+    pub flagged_in_prompt_runs: usize,
+}
+
+/// A flagged chunk that reached a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FlaggedSummary {
+    pub chunk: String,
+    /// The pattern that matched.
+    pub pattern: String,
+    /// Runs whose prompt held it.
+    pub runs: usize,
+}
+
+impl Summary {
+    pub fn of(r: &Results) -> Summary {
+        Summary {
+            calls: r.calls.clone(),
+            recommended: r.insight.recommendation.setting.clone(),
+            recommendation: r.insight.recommendation.clone(),
+            policy: r.insight.policy.clone(),
+            separability: r.insight.separability.clone(),
+            retrieval_separability: r.insight.retrieval_separability.clone(),
+            by_retrieval: r.insight.by_retrieval.clone(),
+            settings: r
+                .stats
+                .iter()
+                .enumerate()
+                .map(|(i, stats)| {
+                    let summary = SettingSummary {
+                        stats: stats.clone(),
+                        pareto: r.insight.is_pareto(i),
+                        recommended: r.insight.is_recommended(i),
+                        flagged_in_prompt_runs: r.flagged_runs(i),
+                    };
+                    (r.setting_id(i).to_string(), summary)
+                })
+                .collect(),
+            flagged_in_prompts: r
+                .flagged_in_prompts()
+                .into_iter()
+                .map(|(chunk, pattern, runs)| FlaggedSummary {
+                    chunk: chunk.into(),
+                    pattern: pattern.into(),
+                    runs,
+                })
+                .collect(),
+            flip_rates: crate::analysis::repeat::question_flip_rates(&r.runs, r.questions.len())
+                .into_iter()
+                .zip(&r.questions)
+                .map(|(rate, q)| (q.id.clone(), rate))
+                .collect(),
+        }
+    }
+}

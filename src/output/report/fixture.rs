@@ -1,0 +1,237 @@
+//! A small hand-built [`Results`] for the exporters' snapshot tests: two answerable questions and
+//! one unanswerable over a 2 x 2 grid, with every outcome the writers must show (an answer, an
+//! answer that misses the expected text and cites another source, an invalid citation, a false
+//! refusal by retrieval and by threshold, an unwanted answer, early refusals).
+//!
+//! Runs go through the real `build_run` (and so `classify`) from chunks, hits and replies written
+//! here, so the fixture cannot hold a verdict the pipeline would never give.
+
+use std::time::Duration;
+
+use super::{Meta, Results, SetMeta};
+use crate::adapters::chat::{ChatReply, Usage};
+use crate::adapters::classify::Rules;
+use crate::app::config::RecommendConfig;
+use crate::adapters::corpus::{chunk_markdown, Corpus};
+use crate::adapters::evalset::{Expect, Question};
+use crate::adapters::prompt::{RefusalMatch, REFUSAL};
+use crate::output::record::{CallRecord, CallRole};
+use crate::adapters::retrieve::Hit;
+use crate::analysis::stats::{aggregate, Pricing};
+use crate::sweep::{build_run, CallLog, CallStats, PlannedRun, Run, Setting, View};
+
+/// Chunks: 0 `a.md > Fee`, 1 `a.md > Refunds`, 2 `b.md > Other`.
+fn corpus() -> Corpus {
+    let mut chunks = chunk_markdown(
+        "a.md",
+        "# Fee\nThe fee is ten dollars.\n# Refunds\nHalf back in month one.\n",
+    );
+    chunks.extend(chunk_markdown(
+        "b.md",
+        "# Other\nThe club <b>meets</b> on Saturdays.\n",
+    ));
+    Corpus {
+        root: "docs".into(),
+        roots: vec!["docs".into()],
+        chunks,
+    }
+}
+
+fn question(id: &str, text: &str, source: Option<(&str, &str)>) -> Question {
+    Question {
+        id: id.into(),
+        question: text.into(),
+        answerable: source.is_some(),
+        expect: source
+            .map(|(s, a)| Expect {
+                sources: vec![s.into()],
+                answers: vec![a.into()],
+            })
+            .unwrap_or_default(),
+        tags: vec![],
+        history: vec![],
+        attack: None,
+        corpus: 0,
+    }
+}
+
+fn hit(chunk: usize, score: f64) -> Hit {
+    Hit { chunk, score }
+}
+
+/// The one retrieval of each question (k = 2), best first.
+fn ranked() -> [Vec<Hit>; 3] {
+    [
+        vec![hit(0, 0.5), hit(2, 0.2)],
+        vec![hit(2, 0.3), hit(1, 0.25)],
+        vec![hit(2, 0.35), hit(0, 0.2)],
+    ]
+}
+
+/// The reply of question `q` at setting `s` (`None`: no passage passed), and its prompt tokens.
+fn reply(q: usize, s: usize) -> Option<(&'static str, u64)> {
+    match (q, s) {
+        (0, 0) | (0, 2) | (0, 3) => Some(("The fee is ten dollars. [1]", 100)),
+        (0, 1) => Some(("The fee is ten dollars. [1] [3]", 150)),
+        (1, 0) => Some((REFUSAL, 100)),
+        (1, 1) => Some(("The club meets on Saturdays. [1]", 150)),
+        (2, 0) => Some(("The club <b>meets</b> on Saturdays. [1]", 100)),
+        (2, 1) => Some(("The club meets on Saturdays. [1]", 150)),
+        _ => None,
+    }
+}
+
+/// The fixture, with its insight computed under the default policy.
+pub fn results() -> Results {
+    results_with(&RecommendConfig::default())
+}
+
+/// The fixture under `policy`.
+pub fn results_with(policy: &RecommendConfig) -> Results {
+    let corpus = corpus();
+    let questions = vec![
+        question(
+            "fee",
+            "How much is the fee?",
+            Some(("a.md#Fee", "ten dollars")),
+        ),
+        question(
+            "refund",
+            "Can I get a refund?",
+            Some(("a.md#Refunds", "half")),
+        ),
+        question("vp", "Who is the vice president?", None),
+    ];
+    let settings: Vec<Setting> = [("0.2", 1), ("0.2", 2), ("0.4", 1), ("0.4", 2)]
+        .iter()
+        .map(|&(m, k)| Setting::new(m.parse().expect("a decimal"), k))
+        .collect();
+    let rules = Rules {
+        refusal: REFUSAL.into(),
+        refusal_match: RefusalMatch::Lenient,
+        ..Rules::default()
+    };
+    let ranked = ranked();
+    let mut runs: Vec<Run> = Vec::new();
+    // One call per run that needs one, so that each keeps its own latency.
+    let mut call_log = CallLog::new();
+    for (s, setting) in settings.iter().enumerate() {
+        for (q, question) in questions.iter().enumerate() {
+            let passages: Vec<Hit> =
+                crate::adapters::retrieve::passing(&ranked[q], setting.k, setting.min_score.to_f64())
+                    .to_vec();
+            let answer = reply(q, s).map(|(text, prompt_tokens)| {
+                Ok(ChatReply {
+                    text: text.into(),
+                    usage: Usage {
+                        prompt_tokens,
+                        completion_tokens: 10,
+                        estimated: false,
+                    },
+                    latency: Duration::from_millis(20 + 10 * s as u64),
+                    ttft: None,
+                    cached: false,
+                })
+            });
+            assert_eq!(
+                answer.is_some(),
+                !passages.is_empty(),
+                "fixture reply for q{q} s{s}"
+            );
+            let planned = PlannedRun {
+                question: q,
+                setting: s,
+                view: q,
+                passages,
+                call: None,
+            };
+            let view = View {
+                question: q,
+                text: question.question.clone(),
+                ranked: ranked[q].clone(),
+                variant: 0,
+                best_retrieval_score: None,
+                by_k: Vec::new(),
+            };
+            let mut run = build_run(
+                &planned,
+                question,
+                &corpus,
+                &view,
+                setting.k,
+                answer.as_ref(),
+                &rules,
+            );
+            if let Some(Ok(reply)) = &answer {
+                let record = CallRecord {
+                    role: CallRole::Answer,
+                    reply: reply.text.clone(),
+                    usage: reply.usage,
+                    latency_ms: Some(crate::output::record::to_ms(reply.latency)),
+                    ttft_ms: None,
+                    error: None,
+                    cached: false,
+                    repeat: 0,
+                };
+                let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
+                run.call = Some(i as u32);
+            }
+            runs.push(run);
+        }
+    }
+    let n = questions.len();
+    let pricing = Pricing {
+        prompt_per_million: 0.15,
+        completion_per_million: 0.6,
+        ..Pricing::default()
+    };
+    let stats = (0..settings.len())
+        .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
+        .collect();
+    let calls = CallStats::of(&call_log, &runs, 3);
+    Results {
+        meta: Meta {
+            identity: crate::results::identity::RunIdentity {
+                tool_version: "0.0.0-test".into(),
+                digest: "sha256:0000".into(),
+                config: crate::results::identity::EffectiveConfig::new(&Default::default()),
+            },
+            embedder: "hash-1024".into(),
+            model: "mock".into(),
+            models: Default::default(),
+            embedders: Default::default(),
+            judge: None,
+            refusal: REFUSAL.into(),
+            strict_refusal: false,
+            currency: "USD".into(),
+            pricing,
+            policy: policy.clone(),
+            evalsets: vec![SetMeta {
+                path: "set.yaml".into(),
+                corpus: "docs".into(),
+                answerable: 2,
+                unanswerable: 1,
+                digest: "sha256:1111".into(),
+                corpus_digest: "sha256:2222".into(),
+            }],
+        },
+        chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
+        chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
+        expected_scores: vec![Some(0.5), Some(0.25), None],
+        expected_by_retrieval: Vec::new(),
+        questions,
+        settings,
+        stats,
+        runs,
+        calls,
+        call_log,
+        corpora: vec!["docs".into()],
+        shard: None,
+        positions: vec![0, 1, 2],
+        question_set: vec![0, 0, 0],
+        flagged: vec![Default::default()],
+        insight: Default::default(),
+        setting_text: Default::default(),
+    }
+    .with_insight(policy)
+}

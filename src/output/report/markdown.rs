@@ -1,0 +1,247 @@
+//! `report.md`: the summary as Markdown, short enough to paste into a pull-request comment.
+//!
+//! A big grid would make a comment nobody reads, so past [`MAX_ROWS`] settings only the
+//! recommended and Pareto-optimal ones are listed; summary.csv has them all.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{Exporter, Results};
+use crate::analysis::insight::format::rate_with_interval;
+
+pub struct MarkdownReport;
+
+/// Settings listed in full up to this many.
+pub const MAX_ROWS: usize = 30;
+
+/// Make text safe inside a Markdown table cell: no column breaks, no inline HTML.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+impl Exporter for MarkdownReport {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+
+    fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        // Names, ids and texts come from files: their control characters are shown escaped.
+        let mut text = Vec::new();
+        write_report(r, MAX_ROWS, &mut text)?;
+        let text = String::from_utf8(text)?;
+        out.write_all(crate::base::safe_text::visible(&text).as_bytes())?;
+        Ok(())
+    }
+}
+
+/// The report, listing every setting when there are at most `max_rows`.
+fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
+    let ins = &r.insight;
+    writeln!(
+        out,
+        "### rageval: {} questions x {} settings\n",
+        r.questions.len(),
+        r.settings.len()
+    )?;
+    for line in [r.meta.models_line(), r.meta.embedders_line()]
+        .into_iter()
+        .flatten()
+    {
+        writeln!(out, "{}\n", cell(&line))?;
+    }
+    let rec = &ins.recommendation;
+    match &rec.setting {
+        Some(id) => {
+            let rest = rec
+                .reason
+                .strip_prefix(&format!("recommended: {id}"))
+                .unwrap_or(&rec.reason);
+            writeln!(out, "**Recommended: `{}`**{}\n", cell(id), cell(rest))?;
+        }
+        None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
+    }
+    let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
+    header.extend(
+        [
+            "false refusals",
+            "unwanted answers",
+            "wrong answers",
+            "prompt tok/q",
+            "coverage",
+            "risk",
+            "hit rate",
+            "MRR",
+        ]
+        .map(String::from),
+    );
+    let scenarios = r.scenario_columns();
+    header.extend(scenarios.iter().map(|(name, _)| name.to_string()));
+    header.push("pick".into());
+    writeln!(out, "| {} |", header.join(" | "))?;
+    let align: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i + 1 == header.len() { "---" } else { "---:" })
+        .collect();
+    writeln!(out, "|{}|", align.join("|"))?;
+    let all = r.settings.len() <= max_rows;
+    let mut left_out = 0;
+    for (i, s) in r.stats.iter().enumerate() {
+        if !all && !ins.is_pareto(i) && !ins.is_recommended(i) {
+            left_out += 1;
+            continue;
+        }
+        let mut row: Vec<String> = r.dim_values(i).iter().map(|v| cell(v)).collect();
+        row.extend([
+            format!(
+                "{} ({})",
+                rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
+                s.false_refusal
+            ),
+            format!(
+                "{} ({})",
+                rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
+                s.unwanted_answer
+            ),
+            format!(
+                "{} ({})",
+                rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
+                s.wrong_answer
+            ),
+            format!("{:.1}", s.prompt_tokens_per_question),
+            rate_with_interval(s.coverage, s.coverage_ci),
+            rate_with_interval(s.risk, s.risk_ci),
+            rate_with_interval(s.hit_rate, s.hit_rate_ci),
+            s.mrr
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+        row.extend(scenarios.iter().map(|(_, cells)| cell(&cells[i])));
+        row.extend([match super::table::pick(r, i) {
+            "recommended" => "**recommended**".to_string(),
+            other => other.to_string(),
+        }]);
+        writeln!(out, "| {} |", row.join(" | "))?;
+    }
+    writeln!(out)?;
+    if left_out > 0 {
+        writeln!(
+                out,
+                "{left_out} settings that are neither recommended nor Pareto-optimal are in summary.csv.\n"
+            )?;
+    }
+    writeln!(
+            out,
+            "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
+        )?;
+    let per = super::retrieval::rows(r);
+    match &ins.retrieval_separability {
+        // Several retrieval variants: the whole-grid figure pools scores that do not compare;
+        // the per-variant table below stands in for it.
+        _ if !per.is_empty() => {
+            writeln!(
+                out,
+                "**Per retrieval variant.** Thresholds do not carry across embedders or chunk sizes:\n"
+            )?;
+            writeln!(out, "| {} |", super::retrieval::headers(r).join(" | "))?;
+            writeln!(
+                out,
+                "|{}",
+                " --- |".repeat(super::retrieval::headers(r).len())
+            )?;
+            for row in &per {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+        }
+        None => writeln!(
+            out,
+            "**Separability.** {}",
+            cell(&ins.separability.summary())
+        )?,
+        Some(retrieval) => {
+            writeln!(
+                out,
+                "**Separability (rerank score).** {}\n",
+                cell(&ins.separability.summary())
+            )?;
+            writeln!(
+                out,
+                "**Separability (retrieval score).** {}",
+                cell(&retrieval.summary())
+            )?;
+        }
+    }
+    if let Some(line) = r.judge_summary() {
+        writeln!(out, "\n**Judge.** {}", cell(&line))?;
+    }
+    if let Some(line) = r.rerank_summary() {
+        writeln!(out, "\n**Reranker.** {}", cell(&line))?;
+    }
+    if let Some(line) = r.flagged_summary() {
+        writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
+    }
+    if let Some(line) = crate::analysis::repeat::summary_line(r) {
+        writeln!(out, "\n**Stability.** {}", cell(&line))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::config::RecommendConfig;
+    use crate::output::report::fixture;
+
+    fn render(r: &Results, max_rows: usize) -> String {
+        let mut buf = Vec::new();
+        write_report(r, max_rows, &mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn summary_table_recommendation_and_separability() {
+        insta::assert_snapshot!("report_md", render(&fixture::results(), MAX_ROWS));
+    }
+
+    #[test]
+    fn no_feasible_setting_says_what_is_closest() {
+        let strict = RecommendConfig {
+            max_unwanted_answer_rate: 0.0,
+            max_false_refusal_rate: 0.0,
+            ..RecommendConfig::default()
+        };
+        let md = render(&fixture::results_with(&strict), MAX_ROWS);
+        assert!(
+            md.contains("**No recommendation:** no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 0%); closest: min_score=0.4,k=1, which misses max_false_refusal_rate by 50 points (50% against a limit of 0%)"),
+            "{md}"
+        );
+        assert!(!md.contains("**recommended**"), "{md}");
+    }
+
+    #[test]
+    fn big_grids_list_the_recommended_and_pareto_settings_only() {
+        let md = render(&fixture::results(), 2);
+        assert!(!md.contains("| 0.2 | 1 |"), "dominated row listed: {md}");
+        assert!(
+            md.contains("| 0.2 | 2 |") && md.contains("| 0.4 | 1 |") && md.contains("| 0.4 | 2 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "1 settings that are neither recommended nor Pareto-optimal are in summary.csv."
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        assert_eq!(cell("a|b<i>\nc"), "a\\|b&lt;i&gt; c");
+    }
+}

@@ -1,0 +1,5 @@
+//! The vocabulary every layer above shares: a setting of the sweep (its dimensions and their
+//! values) and the named choices some dimensions take.
+
+pub mod choices;
+pub mod grid;
