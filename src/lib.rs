@@ -3,20 +3,19 @@
 //! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
 //! an exit status.
 
-pub mod base;
-pub mod vocab;
 pub mod adapters;
-pub mod sweep;
 pub mod analysis;
-pub mod results;
-pub mod output;
 pub mod app;
+pub mod base;
+pub mod output;
+pub mod results;
+pub mod sweep;
+pub mod vocab;
 
 use app::cli::{Cli, Command};
 use app::commands;
 use app::options as settings;
 use base::exit::ExitStatus;
-
 
 /// Run one command line. Setup errors come back as `Err` (exit status 2); a gate failure is
 /// `Ok(ExitStatus::Failure)`.

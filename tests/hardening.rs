@@ -375,7 +375,7 @@ fn library_code_returns_notes_and_never_prints() {
     rust_files(&src, &mut files);
     let printing: Vec<String> = files
         .iter()
-        .filter(|f| !f.starts_with(src.join("commands")) && !f.ends_with("main.rs"))
+        .filter(|f| !f.starts_with(src.join("app/commands")) && !f.ends_with("main.rs"))
         .filter(|f| {
             let text = std::fs::read_to_string(f).unwrap();
             ["eprintln!", "eprint!(", "println!", "print!("]
@@ -387,7 +387,7 @@ fn library_code_returns_notes_and_never_prints() {
     assert_eq!(
         printing,
         Vec::<String>::new(),
-        "print from src/commands only"
+        "print from src/app/commands only"
     );
 }
 

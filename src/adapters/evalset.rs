@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::Corpus;
-use crate::base::error::InputError;
 use crate::adapters::prompt::{Message, Role};
+use crate::base::error::InputError;
 use crate::base::yaml_loc::{Locator, Seg};
 
 /// What a correct answer looks like.
@@ -283,8 +283,8 @@ pub fn load_set(
     corpora: &mut Vec<Corpus>,
     foreign: bool,
 ) -> Result<EvalSet, anyhow::Error> {
-    let text =
-        crate::base::input::read_yaml(path).map_err(|e| InputError::reading(path, "question set", e))?;
+    let text = crate::base::input::read_yaml(path)
+        .map_err(|e| InputError::reading(path, "question set", e))?;
     if text.trim().is_empty() {
         return Err(InputError::new(
             path,

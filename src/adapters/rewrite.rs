@@ -10,13 +10,10 @@
 //!
 //! Questions without history are never rewritten and cost no call.
 
-
-
 use crate::adapters::chat::ChatRequest;
 use crate::adapters::corpus::squash;
 use crate::adapters::prompt::{Message, Role};
 pub use crate::vocab::choices::Rewrite;
-
 
 /// The instruction of a `model` rewrite.
 pub const INSTRUCTION: &str =

@@ -144,51 +144,6 @@ pub fn question_flip_rates(runs: &[Run], questions: usize) -> Vec<f64> {
         .collect()
 }
 
-/// One line on the stability of a repeated sweep, for the terminal footer and report.md; `None`
-/// when nothing was repeated. Names the flip rate over every run, at the recommended setting,
-/// and the least stable questions.
-pub fn summary_line(r: &crate::output::report::Results) -> Option<String> {
-    let rates = question_flip_rates(&r.runs, r.questions.len());
-    if rates.is_empty() {
-        return None;
-    }
-    let repeats = r.runs.iter().map(|run| 1 + run.repeats.len()).max()?;
-    let (flipped, total) = r.runs.iter().fold((0, 0), |(f, t), run| {
-        (f + flips(run), t + 1 + run.repeats.len())
-    });
-    let percent = |v: f64| format!("{:.1}%", v * 100.0);
-    let mut line = format!(
-        "repeats: every call made {repeats} times; flip rate {} over all runs",
-        percent(flipped as f64 / total.max(1) as f64)
-    );
-    let recommended = r.insight.recommendation.index;
-    if let Some(st) = recommended.and_then(|i| r.stats.get(i)?.stability.as_ref()) {
-        line.push_str(&format!(
-            ", {} at the recommended setting ({} of {} questions flipped)",
-            percent(st.flip_rate),
-            st.flipped_questions,
-            r.questions.len()
-        ));
-    }
-    let mut worst: Vec<(usize, f64)> = rates
-        .into_iter()
-        .enumerate()
-        .filter(|(_, v)| *v > 0.0)
-        .collect();
-    worst.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    if worst.is_empty() {
-        line.push_str("; no question flipped");
-    } else {
-        let names: Vec<String> = worst
-            .iter()
-            .take(3)
-            .map(|&(q, v)| format!("{} ({})", r.questions[q].id, percent(v)))
-            .collect();
-        line.push_str(&format!("; least stable: {}", names.join(", ")));
-    }
-    Some(line)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

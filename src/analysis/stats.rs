@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::adapters::classify::{Outcome, Refusal, Stage};
 use crate::adapters::evalset::Question;
-use crate::analysis::insight::wilson::{wilson, Interval};
 use crate::adapters::prompt::RefusalTier;
+use crate::analysis::insight::wilson::{wilson, Interval};
 use crate::sweep::Run;
 
 /// Prices per million tokens, for the cost estimate.

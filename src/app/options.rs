@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use crate::adapters::cache::{CacheMode, CachedEmbedder, CachedModel};
 use crate::adapters::chat::{ChatModel, OpenAiChat};
-use crate::adapters::mock::MockModel;
 use crate::adapters::classify::Rules;
-use crate::app::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
-use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
-use crate::base::error::InputError;
-use crate::output::gate::policy::{self, Limits, Policy};
 use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy};
+use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
 use crate::analysis::stats::Pricing;
+use crate::app::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
+use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::base::error::InputError;
+use crate::output::gate::policy::{self, Limits, Policy};
 use crate::vocab::grid::{self, Decimal, Grid};
 
 /// The pipeline under test: embedder, model and how replies are read.
@@ -43,7 +43,8 @@ pub struct Pipeline {
     /// [`Pipeline::add_chat_variants`]); empty otherwise.
     pub chat_variants: Vec<crate::sweep::ChatVariant>,
     /// The response cache `model` writes through, which the variants share.
-    pub(crate) chat_store: Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
+    pub(crate) chat_store:
+        Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
     /// The embedder profiles of `--embedder` besides `default` (see
     /// [`Pipeline::add_embedders`]), by name; empty otherwise.
     pub embedders: Vec<(String, Arc<dyn Embedder>)>,
@@ -206,13 +207,18 @@ impl Pipeline {
                 let endpoints = endpoint(r.http(), &held)?;
                 rate_limited |= endpoints.limiter.is_some();
                 let http: Arc<dyn crate::adapters::rerank::Reranker> = Arc::new(
-                    crate::adapters::rerank::HttpReranker::new(endpoints, &r.model, r.candidates, r.top_n)
-                        .map_err(|e| anyhow::anyhow!(e))?,
+                    crate::adapters::rerank::HttpReranker::new(
+                        endpoints,
+                        &r.model,
+                        r.candidates,
+                        r.top_n,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?,
                 );
                 Some(match cache {
-                    Some(mode) => {
-                        Arc::new(crate::adapters::rerank::CachedReranker::new(http, &cache_dir, mode)?)
-                    }
+                    Some(mode) => Arc::new(crate::adapters::rerank::CachedReranker::new(
+                        http, &cache_dir, mode,
+                    )?),
                     None => http,
                 })
             }
@@ -504,7 +510,8 @@ impl SweepSettings {
         pipeline.add_embedders(&cache_cfg, &grid)?;
         let mut effective = crate::results::identity::EffectiveConfig::new(&cfg.config);
         effective.sweep.repeat = args.repeat;
-        let identity = crate::results::identity::RunIdentity::new(effective);
+        let defaults = crate::results::identity::EffectiveConfig::new(&Default::default());
+        let identity = crate::results::identity::RunIdentity::new(effective, &defaults);
         Ok(SweepSettings {
             identity,
             max_runs: args.max_runs,

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use crate::adapters::cache::{CachedEmbedder, CachedModel};
 use crate::adapters::chat::{ChatModel, OpenAiChat};
+use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::adapters::mock::MockModel;
 use crate::app::config::{ChatKind, EmbedderKind, LoadedConfig};
-use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::app::options::{endpoint, Pipeline};
 use crate::vocab::grid::Grid;
 

@@ -109,7 +109,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use crate::app::config::BaseUrls;
+    use crate::adapters::http::config::BaseUrls;
 
     /// Every kind of YAML value a `base_url` can be given: a URL or a list of them reads,
     /// anything else is one error naming the field's kinds, never a panic.

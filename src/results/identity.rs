@@ -8,7 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::config::{BaseUrls, ChatKind, Config, EmbedderKind, HttpConfig};
+use crate::adapters::chat::config::ChatKind;
+use crate::adapters::embed::config::EmbedderKind;
+use crate::adapters::http::config::{BaseUrls, HttpConfig};
 use crate::base::redact;
 
 /// Who made a run and with what: `tool_version`, `config_digest` and `config` in
@@ -18,7 +20,7 @@ pub struct RunIdentity {
     /// The rageval version that ran.
     pub tool_version: String,
     /// `sha256:<hex>` of the values of `config` that differ from the defaults, as compact
-    /// JSON (see [`crate::output::record::digest`]). Equal digests: the same settings; a field added
+    /// JSON (see [`crate::base::digest`]). Equal digests: the same settings; a field added
     /// with a default changes no digest.
     #[serde(rename = "config_digest")]
     pub digest: String,
@@ -59,7 +61,7 @@ pub struct EffectiveConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RerankerIdentity {
-    pub kind: crate::app::config::RerankerKind,
+    pub kind: crate::adapters::rerank::config::RerankerKind,
     pub model: String,
     pub endpoint: EndpointIdentity,
     /// Passages sent per question; absent: the grid's largest k.
@@ -74,7 +76,7 @@ pub struct RerankerIdentity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieverIdentity {
-    pub kind: crate::app::config::RetrieverKind,
+    pub kind: crate::adapters::retriever::config::RetrieverKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -203,7 +205,7 @@ pub struct PricingIdentity {
 
 impl EmbedderIdentity {
     /// The identity of an `embedder:` section or an `embedders:` profile.
-    fn new(e: &crate::app::config::EmbedderConfig) -> Self {
+    pub fn new(e: &crate::adapters::embed::config::EmbedderConfig) -> Self {
         EmbedderIdentity {
             kind: e.kind,
             model: match e.kind {
@@ -217,7 +219,7 @@ impl EmbedderIdentity {
 
 impl ChatIdentity {
     /// The identity of a `chat:` section or a `models:` profile.
-    fn new(chat: &crate::app::config::ChatConfig) -> Self {
+    pub fn new(chat: &crate::adapters::chat::config::ChatConfig) -> Self {
         ChatIdentity {
             kind: chat.kind,
             model: match chat.kind {
@@ -232,7 +234,7 @@ impl ChatIdentity {
 }
 
 impl EndpointIdentity {
-    fn new(http: HttpConfig<'_>) -> Self {
+    pub fn new(http: HttpConfig<'_>) -> Self {
         EndpointIdentity {
             base_url: {
                 let shown = |u: &String| redact::url(u.trim_end_matches('/'));
@@ -245,98 +247,6 @@ impl EndpointIdentity {
             headers: http.headers.keys().cloned().collect(),
             timeout_s: http.timeout_s,
             max_retries: http.max_retries,
-        }
-    }
-}
-
-impl EffectiveConfig {
-    /// The effective settings of `c`, whose `sweep` and `prompt` sections already hold the
-    /// values the flags chose.
-    pub fn new(c: &Config) -> Self {
-        let spec = |s: &crate::app::config::NameSpec| s.to_spec();
-        EffectiveConfig {
-            embedder: EmbedderIdentity::new(&c.embedder),
-            embedders: c
-                .sweep
-                .embedder
-                .iter()
-                .flat_map(|spec| crate::vocab::grid::parse_profiles(&spec.to_spec()))
-                .flatten()
-                .filter_map(|name| {
-                    let e = c.embedders.get(&name)?;
-                    Some((name, EmbedderIdentity::new(e)))
-                })
-                .collect(),
-            chat: ChatIdentity::new(&c.chat),
-            models: c
-                .sweep
-                .chat
-                .iter()
-                .flat_map(|spec| crate::vocab::grid::parse_profiles(&spec.to_spec()))
-                .flatten()
-                .filter_map(|name| Some((name.clone(), ChatIdentity::new(c.models.get(&name)?))))
-                .collect(),
-            prompt: PromptIdentity {
-                refusal: c.prompt.refusal.clone(),
-                strict_refusal: c.prompt.strict_refusal,
-                system: c.prompt.system.clone(),
-                user: c.prompt.user.clone(),
-                passage: c.prompt.passage.clone(),
-                refusal_patterns: c.prompt.refusal_patterns.clone(),
-            },
-            sweep: GridIdentity {
-                min_score: c.sweep.min_score.to_spec(),
-                k: c.sweep.k.to_spec(),
-                order: spec(&c.sweep.order),
-                format: spec(&c.sweep.format),
-                rewrite: spec(&c.sweep.rewrite),
-                chat: c.sweep.chat.as_ref().map(spec),
-                temperature: c.sweep.temperature.as_ref().map(|v| v.to_spec()),
-                embedder: c.sweep.embedder.as_ref().map(spec),
-                chunk_tokens: c.sweep.chunk_tokens.as_ref().map(|v| v.to_spec()),
-                repeat: 1,
-            },
-            pricing: PricingIdentity {
-                prompt_per_million: c.pricing.prompt_per_million,
-                completion_per_million: c.pricing.completion_per_million,
-                currency: if c.pricing.currency.is_empty() {
-                    "USD".into()
-                } else {
-                    c.pricing.currency.clone()
-                },
-            },
-            scan_patterns: c.scan.patterns.clone(),
-            retriever: {
-                use crate::app::config::RetrieverKind;
-                let r = &c.retriever;
-                let pg = r.kind == RetrieverKind::Pgvector;
-                (r.kind != RetrieverKind::Builtin).then(|| RetrieverIdentity {
-                    kind: r.kind,
-                    url: r.url.as_deref().map(redact::url),
-                    headers: r.headers.keys().cloned().collect(),
-                    dsn_env: pg.then(|| r.dsn_env.clone()),
-                    table: pg.then(|| r.table.clone()),
-                    distance: pg.then_some(r.distance),
-                    query_per_k: r.query_per_k,
-                })
-            },
-            reranker: c.reranker.as_ref().map(|r| RerankerIdentity {
-                kind: r.kind,
-                model: r.model.clone(),
-                endpoint: EndpointIdentity::new(r.http()),
-                candidates: r.candidates,
-                top_n: r.top_n,
-            }),
-            judge: c.judge.as_ref().map(|j| JudgeIdentity {
-                kind: j.kind,
-                model: match j.kind {
-                    ChatKind::Mock => "mock".into(),
-                    ChatKind::Openai => j.model.clone(),
-                },
-                endpoint: (j.kind == ChatKind::Openai).then(|| EndpointIdentity::new(j.http())),
-                prompt_per_million: j.prompt_per_million,
-                completion_per_million: j.completion_per_million,
-            }),
         }
     }
 }
@@ -360,147 +270,18 @@ impl EffectiveConfig {
 }
 
 impl RunIdentity {
-    /// This rageval's identity for `config`.
-    pub fn new(config: EffectiveConfig) -> Self {
+    /// This rageval's identity for `config`; its digest covers what differs from `defaults`
+    /// (the effective settings of the default config).
+    pub fn new(config: EffectiveConfig, defaults: &EffectiveConfig) -> Self {
         // Plain structs with string keys: serialising cannot fail.
         // The servers' addresses are left out of both sides (see `digested`).
         let value = |c: &EffectiveConfig| {
             serde_json::to_value(c.digested()).expect("the identity serialises")
         };
-        let defaults = EffectiveConfig::new(&Config::default());
         RunIdentity {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            digest: crate::output::record::digest::config_digest(&value(&config), &value(&defaults)),
+            digest: crate::base::digest::config_digest(&value(&config), &value(defaults)),
             config,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn http_config(yaml: &str) -> Config {
-        serde_yaml::from_str(yaml).unwrap()
-    }
-
-    #[test]
-    fn endpoints_hold_no_credential() {
-        let c = http_config(
-            "chat:\n  kind: openai\n  base_url: http://user:sk-canary@127.0.0.1:8787/v1?api_key=sk-q\n  headers: {X-Api-Key: sk-header}\n",
-        );
-        let id = RunIdentity::new(EffectiveConfig::new(&c));
-        let json = serde_json::to_string(&id).unwrap();
-        for secret in ["sk-canary", "sk-q", "sk-header", "user"] {
-            assert!(!json.contains(secret), "{secret} in {json}");
-        }
-        let ep = id.config.chat.endpoint.as_ref().unwrap();
-        assert_eq!(
-            ep.base_url,
-            BaseUrls::One("http://<redacted>@127.0.0.1:8787/v1?<redacted>".into())
-        );
-        assert_eq!(ep.headers, ["X-Api-Key"]);
-        assert_eq!(id.config.embedder.endpoint, None, "the builtin embedder");
-    }
-
-    #[test]
-    fn round_trips_and_the_digest_follows_the_settings() {
-        let a = RunIdentity::new(EffectiveConfig::new(&Config::default()));
-        let back: RunIdentity = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
-        assert_eq!(back, a);
-        assert_eq!(
-            a,
-            RunIdentity::new(EffectiveConfig::new(&Config::default()))
-        );
-        let mut c = Config::default();
-        c.chat.temperature = 0.5;
-        assert_ne!(RunIdentity::new(EffectiveConfig::new(&c)).digest, a.digest);
-        // Neither where reports go nor how fast calls are made is part of it.
-        let mut c = Config::default();
-        c.sweep.concurrency = 1;
-        c.out = Some("elsewhere".into());
-        c.chat.stream = true;
-        assert_eq!(RunIdentity::new(EffectiveConfig::new(&c)).digest, a.digest);
-        // A template, a refusal pattern or a judge changes results, so the digest.
-        for yaml in [
-            "prompt: {user: \"Q: {question}\\n{context}\"}",
-            "prompt: {refusal_patterns: [\"not mention\"]}",
-            "judge: {kind: mock}",
-        ] {
-            let c = http_config(yaml);
-            assert_ne!(
-                RunIdentity::new(EffectiveConfig::new(&c)).digest,
-                a.digest,
-                "{yaml}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_judge_endpoint_holds_no_credential() {
-        let c = http_config(
-            "judge:\n  base_url: http://u:sk-judge@127.0.0.1:9/v1\n  headers: {X-Key: sk-h}\n",
-        );
-        let id = RunIdentity::new(EffectiveConfig::new(&c));
-        let json = serde_json::to_string(&id).unwrap();
-        assert!(
-            !json.contains("sk-judge") && !json.contains("sk-h"),
-            "{json}"
-        );
-        let ep = id.config.judge.unwrap().endpoint.unwrap();
-        assert_eq!(
-            ep.base_url,
-            BaseUrls::One("http://<redacted>@127.0.0.1:9/v1".into())
-        );
-        assert_eq!(ep.headers, ["X-Key"]);
-    }
-
-    #[test]
-    fn servers_are_listed_redacted_but_leave_the_digest_alone() {
-        let digest = |yaml: &str| RunIdentity::new(EffectiveConfig::new(&http_config(yaml)));
-        let one = digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n");
-        let two = digest(
-            "chat:\n  kind: openai\n  base_url: [http://127.0.0.1:1/v1, 'http://k:sk-x@127.0.0.1:2/v1/']\n",
-        );
-        let swapped = digest(
-            "chat:\n  kind: openai\n  base_url: ['http://k:sk-x@127.0.0.1:2/v1/', http://127.0.0.1:1/v1]\n",
-        );
-        assert_eq!(
-            two.config.chat.endpoint.as_ref().unwrap().base_url,
-            BaseUrls::Many(vec![
-                "http://127.0.0.1:1/v1".into(),
-                "http://<redacted>@127.0.0.1:2/v1".into()
-            ])
-        );
-        assert!(!serde_json::to_string(&two).unwrap().contains("sk-x"));
-        assert_eq!(one.digest, two.digest, "the count of servers");
-        assert_eq!(two.digest, swapped.digest, "their order");
-        // What the servers are asked still counts.
-        let other =
-            digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n  model: m2\n");
-        assert_ne!(one.digest, other.digest);
-        // A list reads back as written; a recorded single URL stays a string.
-        let back: RunIdentity =
-            serde_json::from_str(&serde_json::to_string(&two).unwrap()).unwrap();
-        assert_eq!(back, two);
-        let json = serde_json::to_value(&one).unwrap();
-        assert_eq!(
-            json["config"]["chat"]["endpoint"]["base_url"],
-            serde_json::json!("http://127.0.0.1:1/v1")
-        );
-    }
-
-    #[test]
-    fn the_default_config_digests_as_nothing_set() {
-        // Every value at its default: the digest of `{}`, whatever fields later versions add
-        // with defaults.
-        let a = RunIdentity::new(EffectiveConfig::new(&Config::default()));
-        assert_eq!(a.digest, crate::output::report::digest(&[b"{}"]));
-        let mut c = Config::default();
-        c.chat.temperature = 0.5;
-        assert_eq!(
-            RunIdentity::new(EffectiveConfig::new(&c)).digest,
-            crate::output::report::digest(&[br#"{"chat":{"temperature":0.5}}"#])
-        );
     }
 }

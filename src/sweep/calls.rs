@@ -2,7 +2,7 @@
 
 use super::Run;
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::output::record::{CallRecord, CallRole};
+use crate::vocab::call::{CallRecord, CallRole};
 
 /// Counters for the calls a sweep made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -115,8 +115,8 @@ pub(crate) fn log_calls(
                     role,
                     reply: r.text.clone(),
                     usage: r.usage,
-                    latency_ms: Some(crate::output::record::to_ms(r.latency)),
-                    ttft_ms: r.ttft.map(crate::output::record::to_ms),
+                    latency_ms: Some(crate::vocab::call::to_ms(r.latency)),
+                    ttft_ms: r.ttft.map(crate::vocab::call::to_ms),
                     error: None,
                     cached: r.cached,
                     repeat: 0,
@@ -146,7 +146,7 @@ pub(crate) fn rerank_record(
             role: CallRole::Rerank,
             reply: String::new(),
             usage: r.usage,
-            latency_ms: r.latency.map(crate::output::record::to_ms),
+            latency_ms: r.latency.map(crate::vocab::call::to_ms),
             ttft_ms: None,
             error: None,
             cached: r.cached,

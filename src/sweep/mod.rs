@@ -16,11 +16,11 @@ pub mod shard;
 mod slots;
 mod variants;
 
+pub use crate::vocab::grid::{Grid, Setting};
 pub use build::{build_graded_run, build_read_run, build_run, Run, RunInputs, RunTexts};
 pub(crate) use calls::{log_calls, rerank_record};
 pub use calls::{request_digest, CallLog, CallStats};
 pub use dry_run::DryRun;
-pub use crate::vocab::grid::{Grid, Setting};
 pub use plan::{Plan, PlannedRun, View};
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
@@ -40,11 +40,11 @@ use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::{Question, Workspace};
 use crate::adapters::judge::{self, Judged};
 use crate::adapters::prompt::RefusalTier;
-use crate::output::record::CallRole;
 use crate::adapters::rerank::Reranker;
 use crate::adapters::retrieve::{check_dimensions, Hit, Index};
 use crate::adapters::retriever::{PassageTable, Retriever};
 use crate::adapters::rewrite::{self, Rewrite};
+use crate::vocab::call::CallRole;
 
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
 /// costs memory in every report, and a typo in a range should not cost an hour.
@@ -924,7 +924,10 @@ async fn search(
 }
 
 /// Embed every chunk of `corpus` into a search index.
-pub async fn build_index(embedder: &dyn Embedder, corpus: crate::adapters::corpus::Corpus) -> Result<Index> {
+pub async fn build_index(
+    embedder: &dyn Embedder,
+    corpus: crate::adapters::corpus::Corpus,
+) -> Result<Index> {
     let vectors = embed_chunks(embedder, &corpus).await?;
     Ok(Index::new(corpus, vectors))
 }

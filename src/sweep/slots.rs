@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use crate::vocab::grid::{Decimal, Setting, DEFAULT_PROFILE};
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
 use crate::base::BoxFuture;
+use crate::vocab::grid::{Decimal, Setting, DEFAULT_PROFILE};
 
 /// A chat model a setting can name.
 #[derive(Clone)]

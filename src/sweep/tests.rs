@@ -5,10 +5,10 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::*;
-use crate::adapters::mock::MockModel;
 use crate::adapters::corpus::{chunk_markdown, Corpus};
 use crate::adapters::embed::HashEmbedder;
 use crate::adapters::evalset::{EvalSet, Expect, Question};
+use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
 use crate::adapters::retrieve::passing;
 use crate::adapters::rewrite::{self, Rewrite};
@@ -209,8 +209,12 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                         .iter()
                         .map(|h| &index.corpus.chunks[h.chunk])
                         .collect();
-                    let request =
-                        crate::adapters::judge::request(&view.text, &q.expect.answers, &chunks, &r.text);
+                    let request = crate::adapters::judge::request(
+                        &view.text,
+                        &q.expect.answers,
+                        &chunks,
+                        &r.text,
+                    );
                     let reply = judge.complete(&request).await;
                     Some(Judged {
                         usage: reply.as_ref().map(|r| r.usage).unwrap_or_default(),

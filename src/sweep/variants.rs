@@ -12,12 +12,12 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 
 use super::{check_dimensions, embed_chunks, too_long, CallLog, Engine, Query, View};
-use crate::vocab::grid;
 use crate::adapters::corpus::{Chunk, Corpus};
 use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::Question;
 use crate::adapters::retrieve::{Hit, Index};
 use crate::adapters::retriever::Retriever;
+use crate::vocab::grid;
 
 /// How one setting retrieves.
 #[derive(Clone)]

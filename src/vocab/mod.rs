@@ -1,5 +1,7 @@
 //! The vocabulary every layer above shares: a setting of the sweep (its dimensions and their
 //! values) and the named choices some dimensions take.
 
+pub mod call;
 pub mod choices;
 pub mod grid;
+pub mod spec;

@@ -1,17 +1,19 @@
 //! Chat models: messages in, a reply and its token usage out. The builtin `mock` runs in
 //! process; HTTP models plug in behind the same trait.
 
+pub mod config;
+
 pub mod openai;
 
 pub use openai::OpenAiChat;
 
-use std::fmt;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::adapters::prompt::Message;
 use crate::base::BoxFuture;
+pub use crate::vocab::call::{CallError, ErrorKind, Usage};
 
 /// Everything that can change a reply. Two equal requests must get equal replies from a
 /// deterministic model, which is what makes deduplication and caching sound.
@@ -29,15 +31,6 @@ pub struct ChatRequest {
     pub slot: u32,
 }
 
-/// Token counts for one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// True when the counts are our estimate, not the server's.
-    pub estimated: bool,
-}
-
 /// A successful call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatReply {
@@ -49,56 +42,6 @@ pub struct ChatReply {
     pub ttft: Option<Duration>,
     /// True when the reply came from the response cache, not from the model.
     pub cached: bool,
-}
-
-/// Why a call failed after all retries. It becomes an `error` run, never a refusal.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CallError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-/// Error kinds, counted separately in reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The server could not be reached.
-    Connect,
-    /// No complete answer within the timeout.
-    Timeout,
-    /// 429 after every retry.
-    RateLimited,
-    /// 5xx after every retry.
-    Server,
-    /// 401 or 403: the key was missing or rejected.
-    Auth,
-    /// Another 4xx: the request itself was refused.
-    Client,
-    /// The connection broke mid-response.
-    Transport,
-    /// The body was not the JSON an OpenAI-compatible server sends.
-    Malformed,
-}
-
-impl ErrorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Connect => "connect",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::RateLimited => "rate_limited",
-            ErrorKind::Server => "server",
-            ErrorKind::Auth => "auth",
-            ErrorKind::Client => "client",
-            ErrorKind::Transport => "transport",
-            ErrorKind::Malformed => "malformed",
-        }
-    }
-}
-
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.as_str(), self.message)
-    }
 }
 
 /// A chat model.

@@ -10,7 +10,9 @@ use super::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
     ErrorKind, Usage,
 };
-use crate::adapters::http::{self, status_failure, transport_failure, Endpoint, Endpoints, Failure};
+use crate::adapters::http::{
+    self, status_failure, transport_failure, Endpoint, Endpoints, Failure,
+};
 use crate::base::BoxFuture;
 
 #[derive(Debug, Clone)]

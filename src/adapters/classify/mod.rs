@@ -15,7 +15,9 @@ use crate::adapters::chat::{CallError, ChatReply};
 use crate::adapters::corpus::{squash, Corpus};
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Grade;
-use crate::adapters::prompt::{citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier};
+use crate::adapters::prompt::{
+    citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
+};
 use crate::adapters::retrieve::Hit;
 
 /// How prompts are written and replies are read.

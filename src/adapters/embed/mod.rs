@@ -1,6 +1,8 @@
 //! Embedders: text -> unit vectors. The builtin `hash` embedder runs offline; HTTP embedders
 //! plug in behind the same trait.
 
+pub mod config;
+
 pub mod hash;
 pub mod openai;
 

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::{retry_or_give_up, Endpoint, Failure, RateLimiter, DEAD_AFTER};
-use crate::adapters::chat::{CallError, ErrorKind};
+use crate::vocab::call::{CallError, ErrorKind};
 
 /// The servers of one chat or embedder section, with their shared rate limit.
 #[derive(Clone)]

@@ -8,6 +8,8 @@
 //! (http/fleet.rs, http/limit.rs): every OpenAI-compatible client takes one and calls
 //! [`call_any`], so each gets several servers and rate limits through the same config fields.
 
+pub mod config;
+
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::StatusCode;
 
-use crate::adapters::chat::{CallError, ErrorKind};
+use crate::vocab::call::{CallError, ErrorKind};
 
 mod fleet;
 mod limit;

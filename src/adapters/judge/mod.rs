@@ -7,6 +7,7 @@
 //! The reply must be the JSON object the rubric asks for; anything else is an error for that
 //! grade, never a guess.
 
+pub mod config;
 
 use serde::{Deserialize, Serialize};
 

@@ -17,14 +17,13 @@ use std::collections::HashSet;
 use foldhash::fast::FixedState;
 use std::time::Instant;
 
+use super::MIN_SHARED_WORDS;
 use crate::adapters::chat::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, Usage,
 };
-use super::MIN_SHARED_WORDS;
 use crate::adapters::prompt::REFUSAL;
 use crate::base::text::content_words;
 use crate::base::BoxFuture;
-
 
 #[derive(Debug, Clone)]
 pub struct MockModel {
@@ -203,7 +202,10 @@ pub fn paraphrase(reply: &str, question: &str, refusal: &str) -> String {
 /// `worded` with the `[n]` citations of `original` (in order) in place of their reworded forms.
 fn restore_citations(original: &str, worded: &str) -> String {
     let mut out = worded.to_string();
-    for (_, n) in crate::adapters::prompt::citation_spans(original).into_iter().rev() {
+    for (_, n) in crate::adapters::prompt::citation_spans(original)
+        .into_iter()
+        .rev()
+    {
         let Some(word) = crate::base::text::NUMBER_WORDS.get(n as usize) else {
             continue;
         };

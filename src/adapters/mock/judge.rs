@@ -11,10 +11,10 @@
 
 use std::collections::HashSet;
 
-use crate::adapters::judge::{read_request, Grade};
 use super::MIN_SHARED_WORDS;
 use crate::adapters::chat::ChatRequest;
 use crate::adapters::corpus::squash;
+use crate::adapters::judge::{read_request, Grade};
 use crate::adapters::prompt::citations;
 use crate::base::text::{content_words, map_words, NUMBER_WORDS};
 

@@ -28,8 +28,8 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest};
-use crate::adapters::mock::MockModel;
 use crate::adapters::embed::HashEmbedder;
+use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{Message, Role};
 
 /// How the server behaves.

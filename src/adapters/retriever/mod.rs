@@ -5,6 +5,8 @@
 //! [`PassageTable`] interns into a synthetic corpus keyed by passage id, so prompts,
 //! classification and reports read them exactly as they read builtin chunks.
 
+pub mod config;
+
 pub mod http;
 pub mod pgvector;
 pub mod tls;
@@ -15,9 +17,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::app::config::{RetrieverConfig, RetrieverKind};
 use crate::adapters::embed::Embedder;
 use crate::adapters::http::{Endpoint, RetryPolicy};
+use config::{RetrieverConfig, RetrieverKind};
 
 use crate::adapters::corpus::{Chunk, Corpus};
 use crate::adapters::retrieve::Hit;

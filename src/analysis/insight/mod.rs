@@ -15,9 +15,9 @@ pub mod wilson;
 
 use serde::Serialize;
 
-use crate::app::config::RecommendConfig;
 use crate::adapters::evalset::Question;
 use crate::analysis::stats::SettingStats;
+use crate::app::config::RecommendConfig;
 use crate::sweep::Setting;
 
 pub use recommend::Recommendation;

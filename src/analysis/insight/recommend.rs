@@ -12,8 +12,8 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 use super::format::{percent, percent_points};
-use crate::app::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
+use crate::app::config::RecommendConfig;
 use crate::sweep::Setting;
 
 /// Costs closer than this are equal: sums of the same rates may differ in the last bit.

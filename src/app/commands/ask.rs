@@ -5,10 +5,10 @@ use anyhow::{bail, Result};
 use crate::adapters::chat::ChatRequest;
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
-use crate::base::exit::ExitStatus;
 use crate::adapters::prompt::{self, citations};
 use crate::adapters::retrieve::{passing, Hit};
 use crate::app::options::AskSettings;
+use crate::base::exit::ExitStatus;
 use crate::sweep::{Engine, Query, Ranking};
 
 /// Retrieval for one question: the passages and the hits that pass.
@@ -21,7 +21,8 @@ struct Retrieved {
 /// The sweep's retrieval step for one question: the same boundary, builtin or foreign.
 async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
     let retriever =
-        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
+            .await?;
     let mut corpus = match (&s.corpus, &retriever) {
         // A foreign retriever brings its own passages.
         (None, Some(_)) => Corpus {

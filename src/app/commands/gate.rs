@@ -6,11 +6,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
+use crate::app::options::{GateSettings, Summary};
 use crate::base::exit::ExitStatus;
 use crate::output::gate::results::SettingRow;
 use crate::output::gate::{self, ResultsError, ResultsFile};
 use crate::output::report::write_atomic;
-use crate::app::options::{GateSettings, Summary};
 use crate::sweep::Setting;
 
 pub fn run(s: &GateSettings) -> Result<ExitStatus> {

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::adapters::cache::CacheMode;
+use crate::adapters::evalset::Workspace;
+use crate::adapters::retriever::pgvector::{self, PgTable, Row};
 use crate::app::cli::IndexArgs;
 use crate::app::config::{LoadedConfig, RetrieverKind};
-use crate::adapters::evalset::Workspace;
-use crate::base::exit::ExitStatus;
-use crate::adapters::retriever::pgvector::{self, PgTable, Row};
 use crate::app::options::Pipeline;
+use crate::base::exit::ExitStatus;
 
 pub async fn run(args: IndexArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
     let cfg = LoadedConfig::load(config.as_deref())?;

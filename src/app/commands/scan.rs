@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::app::config::LoadedConfig;
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
-use crate::base::exit::ExitStatus;
 use crate::adapters::scan::Scanner;
+use crate::app::config::LoadedConfig;
+use crate::base::exit::ExitStatus;
 
 pub fn run(
     folders: Vec<PathBuf>,

@@ -2,14 +2,14 @@
 
 use anyhow::Result;
 
-use crate::app::cli::OutputFormat;
 use crate::adapters::evalset::Workspace;
+use crate::analysis::stats::aggregate;
+use crate::app::cli::OutputFormat;
+use crate::app::options::SweepSettings;
 use crate::base::exit::ExitStatus;
 use crate::output::report::{self, Exporter, Meta, Results, SetMeta};
-use crate::app::options::SweepSettings;
-use crate::analysis::stats::aggregate;
-use crate::vocab::grid::DEFAULT_PROFILE;
 use crate::sweep::{Engine, Shard, Sweep};
+use crate::vocab::grid::DEFAULT_PROFILE;
 
 pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
@@ -57,7 +57,8 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
     }
     crate::base::timing::mark("loaded");
     let retriever =
-        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone()).await?;
+        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
+            .await?;
     let retrieval = retrieval_variants(&s, &retriever, chunk_members).await?;
     if s.dry_run {
         return dry_run(&s, &ws, retriever, retrieval).await;
@@ -416,7 +417,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         c.cache_hits,
         c.failed,
     ));
-    after.extend(crate::analysis::repeat::summary_line(results));
+    after.extend(crate::results::repeat_line(results));
     after.push(format!("wrote {}", written.join(", ")));
     let wrap = |lines: Vec<String>| -> String {
         lines
@@ -546,8 +547,8 @@ fn set_meta(ws: &Workspace) -> Vec<SetMeta> {
                 corpus: corpus.describe(),
                 answerable,
                 unanswerable: set.questions.len() - answerable,
-                digest: report::digest(&[set.text.as_bytes()]),
-                corpus_digest: report::digest(&parts),
+                digest: crate::base::digest::digest(&[set.text.as_bytes()]),
+                corpus_digest: crate::base::digest::digest(&parts),
             }
         })
         .collect()
@@ -594,7 +595,8 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
             embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
             judge: s.pipeline.judge.as_ref().map(|j| j.model()),
             refusal: s.pipeline.rules.refusal.clone(),
-            strict_refusal: s.pipeline.rules.refusal_match == crate::adapters::prompt::RefusalMatch::Strict,
+            strict_refusal: s.pipeline.rules.refusal_match
+                == crate::adapters::prompt::RefusalMatch::Strict,
             currency: s.pipeline.currency.clone(),
             pricing: s.pipeline.pricing,
             policy: s.config.config.recommend.clone(),
@@ -613,7 +615,11 @@ pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) ->
         flagged: {
             // The patterns were checked when the config was loaded.
             let scanner = crate::adapters::scan::Scanner::new(&s.config.config.scan.patterns)
-                .or_else(|_| crate::adapters::scan::Scanner::new(&crate::adapters::scan::Scanner::default_patterns()))
+                .or_else(|_| {
+                    crate::adapters::scan::Scanner::new(
+                        &crate::adapters::scan::Scanner::default_patterns(),
+                    )
+                })
                 .expect("default patterns compile");
             sweep.corpora.iter().map(|c| scanner.flag(c)).collect()
         },

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::app::config::{LoadedConfig, RetrieverKind};
 use crate::adapters::evalset::Workspace;
+use crate::app::config::{LoadedConfig, RetrieverKind};
 use crate::base::exit::ExitStatus;
 
 /// Check `files` (default: the config's question sets). The config is read when no file is
@@ -48,7 +48,10 @@ pub async fn run(
                         format!(
                             "corpus `{}` ({})",
                             ws.corpora[0].describe(),
-                            crate::output::gate::output::plural(ws.corpora[0].chunks.len(), "chunk"),
+                            crate::output::gate::output::plural(
+                                ws.corpora[0].chunks.len(),
+                                "chunk"
+                            ),
                         )
                     };
                     super::print(&format!(
@@ -122,7 +125,9 @@ async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
     if r.kind == RetrieverKind::Builtin {
         lines.push("retriever `builtin`: nothing to connect to".into());
     } else {
-        let Some(retriever) = crate::adapters::retriever::open(r, pipeline.embedder.clone()).await? else {
+        let Some(retriever) =
+            crate::adapters::retriever::open(r, pipeline.embedder.clone()).await?
+        else {
             anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
         };
         let Some(q) = ws.questions().next() else {

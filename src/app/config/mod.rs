@@ -47,6 +47,7 @@ pub struct Config {
     pub reranker: Option<RerankerConfig>,
 }
 
+pub mod identity;
 pub mod profiles;
 mod sections;
 
@@ -56,6 +57,19 @@ pub fn json_schema() -> serde_json::Value {
 }
 
 pub use sections::*;
+
+// Each adapter owns its section; the config file is their sum.
+pub use crate::adapters::cache::config::*;
+pub use crate::adapters::chat::config::*;
+pub use crate::adapters::corpus::config::*;
+pub use crate::adapters::embed::config::*;
+pub use crate::adapters::http::config::*;
+pub use crate::adapters::judge::config::*;
+pub use crate::adapters::prompt::config::*;
+pub use crate::adapters::rerank::config::*;
+pub use crate::adapters::retriever::config::*;
+pub use crate::adapters::scan::config::*;
+pub use crate::vocab::spec::*;
 
 /// Most passages sent to the reranker per question (`reranker.candidates`, `reranker.top_n`).
 pub const MAX_RERANK_CANDIDATES: usize = 1_000;
@@ -90,8 +104,8 @@ impl LoadedConfig {
                 })
             }
         };
-        let text =
-            crate::base::input::read_yaml(&path).map_err(|e| InputError::reading(&path, "config", e))?;
+        let text = crate::base::input::read_yaml(&path)
+            .map_err(|e| InputError::reading(&path, "config", e))?;
         let config: Config = if text.trim().is_empty() {
             Config::default()
         } else {
@@ -405,7 +419,9 @@ impl LoadedConfig {
                 e.error.to_string(),
             );
         }
-        if let Err((i, msg)) = crate::adapters::prompt::RefusalPatterns::new(&c.prompt.refusal_patterns) {
+        if let Err((i, msg)) =
+            crate::adapters::prompt::RefusalPatterns::new(&c.prompt.refusal_patterns)
+        {
             return fail(
                 &[
                     Key("prompt"),
@@ -568,7 +584,8 @@ impl LoadedConfig {
             ),
             (
                 "rewrite",
-                parse_names::<crate::adapters::rewrite::Rewrite>(&c.sweep.rewrite.to_spec()).map(drop),
+                parse_names::<crate::adapters::rewrite::Rewrite>(&c.sweep.rewrite.to_spec())
+                    .map(drop),
             ),
         ];
         for (field, checked) in names {

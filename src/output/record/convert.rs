@@ -1,9 +1,9 @@
 //! Between the record (ids) and [`Results`] (positions, which the reports index by): both
 //! directions, so that a record read back gives the reports a sweep would have written.
 
+use crate::vocab::call::from_ms;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 use indexmap::IndexMap;
 
@@ -12,21 +12,11 @@ use super::{
     RetrievalRecord, Summary, SCHEMA,
 };
 use crate::adapters::evalset::{Attack, Expect, Question};
-use crate::output::report::Results;
 use crate::adapters::retrieve::Hit;
 use crate::adapters::rewrite::Rewrite;
 use crate::analysis::stats::aggregate;
+use crate::output::report::Results;
 use crate::sweep::{CallStats, Run, Setting};
-
-/// Milliseconds of a duration, exact to the nanosecond when read back by [`from_ms`].
-pub fn to_ms(d: Duration) -> f64 {
-    d.as_nanos() as f64 / 1e6
-}
-
-/// The duration [`to_ms`] wrote.
-pub fn from_ms(ms: f64) -> Duration {
-    Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
-}
 
 impl Record {
     /// The record of `r`, with its summary.

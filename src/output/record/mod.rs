@@ -11,7 +11,6 @@
 //! between the two, and the round-trip test proves they lose nothing.
 
 mod convert;
-pub mod digest;
 pub mod merge;
 pub mod stream;
 mod summary;
@@ -22,12 +21,11 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::adapters::chat::{CallError, Usage};
 use crate::adapters::classify::Verdict;
 use crate::adapters::prompt::Message;
 use crate::output::report::Meta;
 
-pub use convert::{from_ms, to_ms};
+pub use crate::vocab::call::{from_ms, to_ms, CallRecord, CallRole};
 pub use summary::Summary;
 
 /// The schema of results.json; a reader refuses any other.
@@ -172,66 +170,6 @@ pub struct AskedRecord {
     /// The `model` rewrite call, a key of [`Record::calls`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
-}
-
-/// What a call was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CallRole {
-    /// The answer to a prompt.
-    Answer,
-    /// A `model` rewrite of a follow-up question.
-    Rewrite,
-    /// The judge's grade of a reply.
-    Judge,
-    /// A reranker's scores for one question text's retrieved passages (its reply is not
-    /// kept: the scores are the runs' passage scores).
-    Rerank,
-}
-
-/// One distinct model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CallRecord {
-    pub role: CallRole,
-    /// The reply (empty when the call failed).
-    pub reply: String,
-    #[schemars(with = "UsageSchema")]
-    pub usage: Usage,
-    /// Wall time of the call (of the call that produced a cached reply).
-    pub latency_ms: Option<f64>,
-    /// Time to the first streamed token.
-    pub ttft_ms: Option<f64>,
-    /// Why the call failed after retries; for a judge call, also why its reply (kept in
-    /// `reply`) is not the rubric's JSON (kind `malformed`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<ErrorSchema>")]
-    pub error: Option<CallError>,
-    /// The reply came from the response cache.
-    pub cached: bool,
-    /// `--repeat N`: which repeat made the call (sent as its `seed`); absent for repeat 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub repeat: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct UsageSchema {
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    /// The counts are rageval's estimate, not the server's.
-    estimated: bool,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ErrorSchema {
-    /// `connect`, `timeout`, `rate_limited`, `server`, `auth`, `client`, `transport` or `malformed`.
-    kind: String,
-    message: String,
 }
 
 /// A passage sent: its chunk id and its retrieval score.

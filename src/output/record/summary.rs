@@ -6,10 +6,10 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::app::config::RecommendConfig;
 use crate::analysis::insight::{Recommendation, Separability};
-use crate::output::report::Results;
 use crate::analysis::stats::SettingStats;
+use crate::app::config::RecommendConfig;
+use crate::output::report::Results;
 use crate::sweep::CallStats;
 
 /// Everything derived from the record.

@@ -196,7 +196,11 @@ fn judged() -> crate::output::report::Results {
     let n = r.questions.len();
     r.stats = (0..r.settings.len())
         .map(|s| {
-            crate::analysis::stats::aggregate(&r.runs[s * n..(s + 1) * n], &r.questions, &r.meta.pricing)
+            crate::analysis::stats::aggregate(
+                &r.runs[s * n..(s + 1) * n],
+                &r.questions,
+                &r.meta.pricing,
+            )
         })
         .collect();
     r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);

@@ -11,13 +11,13 @@ use std::time::Duration;
 use super::{Meta, Results, SetMeta};
 use crate::adapters::chat::{ChatReply, Usage};
 use crate::adapters::classify::Rules;
-use crate::app::config::RecommendConfig;
 use crate::adapters::corpus::{chunk_markdown, Corpus};
 use crate::adapters::evalset::{Expect, Question};
 use crate::adapters::prompt::{RefusalMatch, REFUSAL};
-use crate::output::record::{CallRecord, CallRole};
 use crate::adapters::retrieve::Hit;
 use crate::analysis::stats::{aggregate, Pricing};
+use crate::app::config::RecommendConfig;
+use crate::output::record::{CallRecord, CallRole};
 use crate::sweep::{build_run, CallLog, CallStats, PlannedRun, Run, Setting, View};
 
 /// Chunks: 0 `a.md > Fee`, 1 `a.md > Refunds`, 2 `b.md > Other`.
@@ -117,9 +117,12 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let mut call_log = CallLog::new();
     for (s, setting) in settings.iter().enumerate() {
         for (q, question) in questions.iter().enumerate() {
-            let passages: Vec<Hit> =
-                crate::adapters::retrieve::passing(&ranked[q], setting.k, setting.min_score.to_f64())
-                    .to_vec();
+            let passages: Vec<Hit> = crate::adapters::retrieve::passing(
+                &ranked[q],
+                setting.k,
+                setting.min_score.to_f64(),
+            )
+            .to_vec();
             let answer = reply(q, s).map(|(text, prompt_tokens)| {
                 Ok(ChatReply {
                     text: text.into(),

@@ -29,7 +29,9 @@ pub fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             // Shown, not obeyed: a bidi override would reorder the text around it.
-            c if crate::base::safe_text::needs_escape(c) => out.push_str(&c.escape_unicode().to_string()),
+            c if crate::base::safe_text::needs_escape(c) => {
+                out.push_str(&c.escape_unicode().to_string())
+            }
             c => out.push(c),
         }
     }

@@ -186,7 +186,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     if let Some(line) = r.flagged_summary() {
         writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
     }
-    if let Some(line) = crate::analysis::repeat::summary_line(r) {
+    if let Some(line) = crate::results::repeat_line(r) {
         writeln!(out, "\n**Stability.** {}", cell(&line))?;
     }
     Ok(())

@@ -206,7 +206,10 @@ fn columns(r: &Results) -> Vec<Column> {
         each(&|i| stats[i].wrong_answer.to_string()),
     ));
     cols.push(Column::new("error", each(&|i| stats[i].error.to_string())));
-    type Rate = (Option<f64>, Option<crate::analysis::insight::wilson::Interval>);
+    type Rate = (
+        Option<f64>,
+        Option<crate::analysis::insight::wilson::Interval>,
+    );
     let mut rate = |header: &str, value: &dyn Fn(usize) -> Rate| {
         let mut c = Column::new(
             header,

@@ -32,9 +32,21 @@ pub fn effective(value: &Value, defaults: &Value) -> Value {
     }
 }
 
+/// sha256 of some bytes, as `sha256:<hex>`.
+pub fn digest(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
 /// `sha256:<hex>` of the effective values of `value`.
 pub fn config_digest(value: &Value, defaults: &Value) -> String {
-    crate::output::report::digest(&[effective(value, defaults).to_string().as_bytes()])
+    digest(&[effective(value, defaults).to_string().as_bytes()])
 }
 
 #[cfg(test)]
@@ -76,9 +88,6 @@ mod tests {
     #[test]
     fn the_defaults_digest_as_an_empty_config() {
         let defaults = json!({"chat": {"model": "mock"}, "out": null});
-        assert_eq!(
-            config_digest(&defaults, &defaults),
-            crate::output::report::digest(&[b"{}"])
-        );
+        assert_eq!(config_digest(&defaults, &defaults), digest(&[b"{}"]));
     }
 }

@@ -6,6 +6,8 @@
 //! model behind another URL shares the cache, and no secret is ever written. A torn last
 //! record (a kill mid-write) is skipped when the file is read.
 
+pub mod config;
+
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -434,8 +436,10 @@ mod tests {
             fn complete<'a>(
                 &'a self,
                 request: &'a ChatRequest,
-            ) -> crate::base::BoxFuture<'a, Result<crate::adapters::chat::ChatReply, crate::adapters::chat::CallError>>
-            {
+            ) -> crate::base::BoxFuture<
+                'a,
+                Result<crate::adapters::chat::ChatReply, crate::adapters::chat::CallError>,
+            > {
                 self.0.complete(request)
             }
         }

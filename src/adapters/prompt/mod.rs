@@ -3,13 +3,17 @@
 //! The format is a contract with the model (and with the mock, which parses it back), so it is
 //! pinned character for character by a golden test.
 
+pub mod config;
+
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::{squash, squash_into, Chunk};
 use crate::adapters::template::{Slot, Template, TemplateError, MESSAGE_SLOTS, PASSAGE_SLOTS};
 
+pub use crate::adapters::refusal::{
+    is_refusal, refusal_tier, RefusalMatch, RefusalPatterns, RefusalTier,
+};
 pub use crate::vocab::choices::{Format, Order};
-pub use crate::adapters::refusal::{is_refusal, refusal_tier, RefusalMatch, RefusalPatterns, RefusalTier};
 
 /// The exact sentence the model must reply when the passages do not answer the question.
 pub const REFUSAL: &str = "I don't know based on the provided documents.";
@@ -34,7 +38,6 @@ pub fn system_prompt(refusal: &str, format: Format) -> String {
     s
 }
 
-
 impl Order {
     /// `items` (best first) in this order: edge order of A B C D E is A C E D B.
     pub fn apply<T: Clone>(self, items: &[T]) -> Vec<T> {
@@ -48,8 +51,6 @@ impl Order {
         }
     }
 }
-
-
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

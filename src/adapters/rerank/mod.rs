@@ -6,6 +6,8 @@
 //! answered by `{"results": [{"index", "relevance_score"}, ...]}`. Replies are cached by
 //! (model, query, documents, top_n), like embeddings, so a second sweep makes no rerank call.
 
+pub mod config;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

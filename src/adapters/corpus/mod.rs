@@ -6,6 +6,8 @@
 //! when an unrelated empty section elsewhere in the file is filled in. Text before the first
 //! heading, when there is any, is section 0 and takes the file's stem as its heading.
 
+pub mod config;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,8 @@
 //! for review, never a defence: the defences are rule 4 of the system prompt, delimited
 //! passages, control over what gets indexed, and least privilege.
 
+pub mod config;
+
 use std::collections::BTreeMap;
 
 use regex::{Regex, RegexBuilder};

@@ -1,0 +1,138 @@
+//! One model call as the sweep makes it and the record keeps it: its role, its token usage,
+//! and why it failed. Chat models, embedders, rerankers and retrievers report their failures
+//! as a [`CallError`]; the engine turns replies into [`CallRecord`]s; the record writes them.
+
+use std::fmt;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Token counts for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// True when the counts are our estimate, not the server's.
+    pub estimated: bool,
+}
+
+/// Why a call failed after all retries. It becomes an `error` run, never a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// Error kinds, counted separately in reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The server could not be reached.
+    Connect,
+    /// No complete answer within the timeout.
+    Timeout,
+    /// 429 after every retry.
+    RateLimited,
+    /// 5xx after every retry.
+    Server,
+    /// 401 or 403: the key was missing or rejected.
+    Auth,
+    /// Another 4xx: the request itself was refused.
+    Client,
+    /// The connection broke mid-response.
+    Transport,
+    /// The body was not the JSON an OpenAI-compatible server sends.
+    Malformed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Server => "server",
+            ErrorKind::Auth => "auth",
+            ErrorKind::Client => "client",
+            ErrorKind::Transport => "transport",
+            ErrorKind::Malformed => "malformed",
+        }
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+/// What a call was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallRole {
+    /// The answer to a prompt.
+    Answer,
+    /// A `model` rewrite of a follow-up question.
+    Rewrite,
+    /// The judge's grade of a reply.
+    Judge,
+    /// A reranker's scores for one question text's retrieved passages (its reply is not
+    /// kept: the scores are the runs' passage scores).
+    Rerank,
+}
+
+/// One distinct model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CallRecord {
+    pub role: CallRole,
+    /// The reply (empty when the call failed).
+    pub reply: String,
+    #[schemars(with = "UsageSchema")]
+    pub usage: Usage,
+    /// Wall time of the call (of the call that produced a cached reply).
+    pub latency_ms: Option<f64>,
+    /// Time to the first streamed token.
+    pub ttft_ms: Option<f64>,
+    /// Why the call failed after retries; for a judge call, also why its reply (kept in
+    /// `reply`) is not the rubric's JSON (kind `malformed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ErrorSchema>")]
+    pub error: Option<CallError>,
+    /// The reply came from the response cache.
+    pub cached: bool,
+    /// `--repeat N`: which repeat made the call (sent as its `seed`); absent for repeat 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct UsageSchema {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    /// The counts are rageval's estimate, not the server's.
+    estimated: bool,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ErrorSchema {
+    /// `connect`, `timeout`, `rate_limited`, `server`, `auth`, `client`, `transport` or `malformed`.
+    kind: String,
+    message: String,
+}
+
+/// Milliseconds of a duration, exact to the nanosecond when read back by [`from_ms`].
+pub fn to_ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The duration [`to_ms`] wrote.
+pub fn from_ms(ms: f64) -> Duration {
+    Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
+}
