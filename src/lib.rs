@@ -16,6 +16,7 @@ pub mod identity;
 pub mod input;
 pub mod insight;
 pub mod judge;
+pub mod limit;
 pub mod mock_server;
 pub mod progress;
 pub mod prompt;

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::classify::{Outcome, Refusal, Stage};
 use crate::evalset::Question;
 use crate::insight::wilson::{wilson, Interval};
+use crate::limit::Stat;
 use crate::prompt::RefusalTier;
 use crate::sweep::Run;
 
@@ -165,6 +166,21 @@ impl SettingStats {
             Outcome::FalseRefusal => self.false_refusal,
             Outcome::UnwantedAnswer => self.unwanted_answer,
             Outcome::Error => self.error,
+        }
+    }
+
+    /// The value of a statistic a limit reads; `None` when it is undefined (no denominator,
+    /// or no repeats for the flip rate).
+    pub fn stat(&self, stat: Stat) -> Option<f64> {
+        match stat {
+            Stat::UnwantedAnswerRate => self.unwanted_answer_rate,
+            Stat::FalseRefusalRate => self.false_refusal_rate,
+            Stat::PromptTokensPerQuestion => Some(self.prompt_tokens_per_question),
+            Stat::AttackSuccessRate => self.attack_success_rate,
+            Stat::AnswerMatchRate => self.answer_match_rate,
+            Stat::WrongAnswerRate => self.wrong_answer_rate,
+            Stat::FlipRate => self.stability.as_ref().map(|s| s.flip_rate),
+            Stat::ErrorRuns => Some(self.error as f64),
         }
     }
 }

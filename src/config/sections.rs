@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::limit::{Limit, Limits};
 use crate::prompt::REFUSAL;
 
 /// Where an OpenAI-compatible server is and how to talk to it: the fields that `chat` and
@@ -570,6 +571,27 @@ impl Default for GateConfig {
     }
 }
 
+impl GateConfig {
+    /// Its limits by [`Limit`]: the one place that maps its limit fields to the enum (a test
+    /// holds it to [`Limit::ALL`] and to the section's keys).
+    pub fn limits(&self) -> Limits {
+        [
+            (Limit::MaxUnwantedAnswerRate, self.max_unwanted_answer_rate),
+            (Limit::MaxFalseRefusalRate, self.max_false_refusal_rate),
+            (Limit::MaxErrorRuns, Some(self.max_error_runs as f64)),
+            (
+                Limit::MaxPromptTokensPerQuestion,
+                self.max_prompt_tokens_per_question,
+            ),
+            (Limit::MinAnswerMatchRate, self.min_answer_match_rate),
+            (Limit::MaxFlipRate, self.max_flip_rate),
+            (Limit::MaxWrongAnswerRate, self.max_wrong_answer_rate),
+        ]
+        .into_iter()
+        .collect()
+    }
+}
+
 /// The recommendation policy: hard limits a setting must meet, then weights that rank the
 /// settings that meet them (lower weighted cost wins). See docs/insight.md.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -603,6 +625,31 @@ impl Default for RecommendConfig {
             max_wrong_answer_rate: None,
             weights: WeightsConfig::default(),
         }
+    }
+}
+
+impl RecommendConfig {
+    /// Its hard limits by [`Limit`]: the one place that maps its limit fields to the enum (a
+    /// test holds it to [`Limit::ALL`] and to the section's keys).
+    pub fn limits(&self) -> Limits {
+        [
+            (
+                Limit::MaxUnwantedAnswerRate,
+                Some(self.max_unwanted_answer_rate),
+            ),
+            (
+                Limit::MaxFalseRefusalRate,
+                Some(self.max_false_refusal_rate),
+            ),
+            (
+                Limit::MaxPromptTokensPerQuestion,
+                self.max_prompt_tokens_per_question,
+            ),
+            (Limit::MaxAttackSuccessRate, self.max_attack_success_rate),
+            (Limit::MaxWrongAnswerRate, self.max_wrong_answer_rate),
+        ]
+        .into_iter()
+        .collect()
     }
 }
 
@@ -761,4 +808,60 @@ impl Default for RerankerConfig {
 pub enum RerankerKind {
     #[default]
     Http,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limit::Scope;
+
+    /// The keys of a section's JSON schema that name limits (`max_*`, `min_*`).
+    fn limit_keys<T: JsonSchema>() -> Vec<String> {
+        let schema = schemars::schema_for!(T).to_value();
+        let mut keys: Vec<String> = schema["properties"]
+            .as_object()
+            .expect("a section is an object")
+            .keys()
+            .filter(|k| k.starts_with("max_") || k.starts_with("min_"))
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    fn keys(scope: Scope) -> Vec<String> {
+        let mut keys: Vec<String> = Limit::of(scope).map(|l| l.key().to_string()).collect();
+        keys.sort();
+        keys
+    }
+
+    /// Each limit key of a section of `scope` reads into its own [`Limit`], the others keep
+    /// their defaults.
+    fn each_key_reads_into_its_limit<T>(scope: Scope, limits: fn(&T) -> Limits)
+    where
+        T: serde::de::DeserializeOwned + Default,
+    {
+        let defaults = limits(&T::default());
+        for limit in Limit::of(scope) {
+            let section: T = serde_yaml::from_str(&format!("{}: 1", limit.key())).unwrap();
+            for l in Limit::ALL {
+                let want = if l == limit {
+                    Some(1.0)
+                } else {
+                    defaults.get(l)
+                };
+                assert_eq!(limits(&section).get(l), want, "{} sets {l:?}", limit.key());
+            }
+        }
+    }
+
+    /// Adding a limit is one place: the limit keys of `gate:` and `recommend:` are the
+    /// limits of their scope, and each key reads into its own [`Limit`].
+    #[test]
+    fn the_limit_keys_are_the_policies_limits() {
+        assert_eq!(limit_keys::<GateConfig>(), keys(Scope::Gate));
+        assert_eq!(limit_keys::<RecommendConfig>(), keys(Scope::Recommend));
+        each_key_reads_into_its_limit(Scope::Gate, GateConfig::limits);
+        each_key_reads_into_its_limit(Scope::Recommend, RecommendConfig::limits);
+    }
 }
