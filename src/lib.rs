@@ -3,14 +3,32 @@
 //! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
 //! an exit status.
 
-pub mod adapters;
-pub mod analysis;
-pub mod app;
+// The layers, from the bottom: a module imports only the layers above it in this list
+// (docs/architecture.md; `layering::tests` holds the code to it).
+
+/// Leaves: text, escaping, redaction, terminal width, timing, input files, errors, digests.
 pub mod base;
-pub mod output;
-pub mod results;
-pub mod sweep;
+
+/// The shared vocabulary: a setting and its dimensions, limits, a call's record.
 pub mod vocab;
+
+/// The parts of the pipeline under test, each with its own config section, and the mocks.
+pub mod adapters;
+
+/// The sweep engine: plan, retrieve, call, build runs.
+pub mod sweep;
+
+/// Statistics, repeat stability and insight over the runs.
+pub mod analysis;
+
+/// The one results value and its identity.
+pub mod results;
+
+/// The record (results.json), the report writers and the gate.
+pub mod output;
+
+/// Config file shapes, resolved options, wiring, commands and the command line.
+pub mod app;
 
 use app::cli::{Cli, Command};
 use app::commands;

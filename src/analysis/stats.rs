@@ -13,25 +13,9 @@ use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
 use crate::analysis::insight::wilson::{wilson, Interval};
 use crate::sweep::Run;
+use crate::vocab::limit::Stat;
 
-/// Prices per million tokens, for the cost estimate.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct Pricing {
-    pub prompt_per_million: f64,
-    pub completion_per_million: f64,
-    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
-    /// absent (0) without a judge, so records without one read and write as before.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub judge_prompt_per_million: f64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub judge_completion_per_million: f64,
-}
-
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
+pub use crate::vocab::call::Pricing;
 
 /// The aggregates of one setting. Token counts and calls are what a production system would
 /// spend if it ran every question independently at this setting.
@@ -165,6 +149,21 @@ impl SettingStats {
             Outcome::FalseRefusal => self.false_refusal,
             Outcome::UnwantedAnswer => self.unwanted_answer,
             Outcome::Error => self.error,
+        }
+    }
+
+    /// The value of a statistic a limit reads; `None` when it is undefined (no denominator,
+    /// or no repeats for the flip rate).
+    pub fn stat(&self, stat: Stat) -> Option<f64> {
+        match stat {
+            Stat::UnwantedAnswerRate => self.unwanted_answer_rate,
+            Stat::FalseRefusalRate => self.false_refusal_rate,
+            Stat::PromptTokensPerQuestion => Some(self.prompt_tokens_per_question),
+            Stat::AttackSuccessRate => self.attack_success_rate,
+            Stat::AnswerMatchRate => self.answer_match_rate,
+            Stat::WrongAnswerRate => self.wrong_answer_rate,
+            Stat::FlipRate => self.stability.as_ref().map(|s| s.flip_rate),
+            Stat::ErrorRuns => Some(self.error as f64),
         }
     }
 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::vocab::limit::Limit;
+
 /// Tune and gate the refusal behaviour of a retrieval-augmented generation (RAG) system.
 ///
 /// rageval runs your question sets through retrieval and generation over a grid of settings
@@ -327,6 +329,23 @@ pub struct GateArgs {
 }
 
 impl GateArgs {
+    /// The limit flags and their values: the one place that maps the limit fields above to
+    /// [`Limit`] (a test holds it to [`Limit::ALL`] and to the parsed flags).
+    pub fn limit_flags(&self) -> [(Limit, Option<f64>); 7] {
+        [
+            (Limit::MaxUnwantedAnswerRate, self.max_unwanted_answer_rate),
+            (Limit::MaxFalseRefusalRate, self.max_false_refusal_rate),
+            (Limit::MaxErrorRuns, self.max_error_runs.map(|n| n as f64)),
+            (
+                Limit::MaxPromptTokensPerQuestion,
+                self.max_prompt_tokens_per_question,
+            ),
+            (Limit::MaxFlipRate, self.max_flip_rate),
+            (Limit::MaxWrongAnswerRate, self.max_wrong_answer_rate),
+            (Limit::MinAnswerMatchRate, self.min_answer_match_rate),
+        ]
+    }
+
     /// The flags given, by name: they mean nothing without a gate.
     pub fn given(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
@@ -344,28 +363,9 @@ impl GateArgs {
             self.require_significance.is_some(),
             "--require-significance",
         );
-        add(
-            self.max_unwanted_answer_rate.is_some(),
-            "--max-unwanted-answer-rate",
-        );
-        add(
-            self.max_false_refusal_rate.is_some(),
-            "--max-false-refusal-rate",
-        );
-        add(self.max_error_runs.is_some(), "--max-error-runs");
-        add(
-            self.max_prompt_tokens_per_question.is_some(),
-            "--max-prompt-tokens-per-question",
-        );
-        add(self.max_flip_rate.is_some(), "--max-flip-rate");
-        add(
-            self.max_wrong_answer_rate.is_some(),
-            "--max-wrong-answer-rate",
-        );
-        add(
-            self.min_answer_match_rate.is_some(),
-            "--min-answer-match-rate",
-        );
+        for (limit, value) in self.limit_flags() {
+            add(value.is_some(), limit.flag());
+        }
         add(self.junit.is_some(), "--junit");
         add(self.markdown.is_some(), "--markdown");
         v
@@ -493,4 +493,54 @@ pub struct MockLlmArgs {
     /// Refuse every chat request whose `seed` is odd (as `sweep --repeat N` sends), to test flip rates
     #[arg(long)]
     pub vary_per_repeat: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+    use crate::vocab::limit::Scope;
+
+    /// Adding a limit is one place: the gate's limit flags are exactly the gate's limits, each
+    /// parsed into its own [`Limit`].
+    #[test]
+    fn the_limit_flags_are_the_gates_limits() {
+        let gate = GateArgs::default();
+        let mapped: Vec<Limit> = gate.limit_flags().iter().map(|(l, _)| *l).collect();
+        let mut sorted = mapped.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), mapped.len(), "a limit is mapped twice");
+        assert_eq!(sorted, Limit::of(Scope::Gate).collect::<Vec<_>>());
+
+        let cmd = Cli::command();
+        let gate_cmd = cmd.find_subcommand("gate").unwrap();
+        let mut flags: Vec<String> = gate_cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|f| f.starts_with("max-") || f.starts_with("min-"))
+            .map(|f| format!("--{f}"))
+            .collect();
+        flags.sort();
+        let mut want: Vec<String> = Limit::of(Scope::Gate).map(|l| l.flag().into()).collect();
+        want.sort();
+        assert_eq!(flags, want);
+
+        for limit in Limit::of(Scope::Gate) {
+            let cli = Cli::try_parse_from(["rageval", "gate", limit.flag(), "1"]).unwrap();
+            let Command::Gate(args) = cli.command else {
+                panic!("not the gate")
+            };
+            for (l, v) in args.gate.limit_flags() {
+                assert_eq!(
+                    v,
+                    (l == limit).then_some(1.0),
+                    "{} sets {l:?}",
+                    limit.flag()
+                );
+            }
+            assert_eq!(args.gate.given(), [limit.flag()]);
+        }
+    }
 }

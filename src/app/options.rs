@@ -18,8 +18,9 @@ use crate::analysis::stats::Pricing;
 use crate::app::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
 use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::base::error::InputError;
-use crate::output::gate::policy::{self, Limits, Policy};
+use crate::output::gate::policy::{self, Policy};
 use crate::vocab::grid::{self, Decimal, Grid};
+use crate::vocab::limit::{Limits, Scope};
 
 /// The pipeline under test: embedder, model and how replies are read.
 #[derive(Clone)]
@@ -594,41 +595,16 @@ impl GateSettings {
                     .map_err(|e| anyhow::anyhow!("invalid --setting: {e}"))?,
             ),
         };
-        let limits = Limits {
-            max_unwanted_answer_rate: flag(
-                "max-unwanted-answer-rate",
-                args.max_unwanted_answer_rate,
-                policy::check_share,
-            )?
-            .or(g.max_unwanted_answer_rate),
-            max_false_refusal_rate: flag(
-                "max-false-refusal-rate",
-                args.max_false_refusal_rate,
-                policy::check_share,
-            )?
-            .or(g.max_false_refusal_rate),
-            max_error_runs: args.max_error_runs.unwrap_or(g.max_error_runs),
-            max_prompt_tokens_per_question: flag(
-                "max-prompt-tokens-per-question",
-                args.max_prompt_tokens_per_question,
-                policy::check_tokens,
-            )?
-            .or(g.max_prompt_tokens_per_question),
-            min_answer_match_rate: flag(
-                "min-answer-match-rate",
-                args.min_answer_match_rate,
-                policy::check_share,
-            )?
-            .or(g.min_answer_match_rate),
-            max_flip_rate: flag("max-flip-rate", args.max_flip_rate, policy::check_share)?
-                .or(g.max_flip_rate),
-            max_wrong_answer_rate: flag(
-                "max-wrong-answer-rate",
-                args.max_wrong_answer_rate,
-                policy::check_share,
-            )?
-            .or(g.max_wrong_answer_rate),
-        };
+        // Each limit: its flag, checked, else the config's value.
+        let config_limits = g.limits();
+        let mut limits = Limits::default();
+        for (limit, value) in args.limit_flags() {
+            let checked = value
+                .map(|v| limit.check(Scope::Gate, v))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("invalid {}: {e}", limit.flag()))?;
+            limits.set(limit, checked.or(config_limits.get(limit)));
+        }
         let policy = Policy {
             setting,
             baseline: args

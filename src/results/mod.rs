@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::evalset::Question;
+use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
-use crate::app::config::RecommendConfig;
 use crate::sweep::{CallStats, Run, Setting};
 
 /// Facts about the run that every report states: the identity of a results record.

@@ -54,7 +54,7 @@ pub struct Run {
     /// `None` without a reranker.
     pub rerank_call: Option<u32>,
     /// `--repeat N`: the outcomes of repeats 1 to N-1 (this run is repeat 0); empty for N = 1.
-    pub repeats: Vec<crate::analysis::repeat::Repeat>,
+    pub repeats: Vec<crate::sweep::repeat::Repeat>,
 }
 
 /// Put a run together from its plan, its verdict and its reply.

@@ -13,7 +13,7 @@ use super::{rewrite_requests, Engine, Grid, Prepared};
 use crate::adapters::chat::{estimate_prompt_tokens, ChatModel};
 use crate::adapters::evalset::Workspace;
 use crate::adapters::rewrite::Rewrite;
-use crate::analysis::stats::Pricing;
+use crate::vocab::call::Pricing;
 
 /// What a sweep would do with one chat profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,7 +86,7 @@ impl Engine {
         }
         let distinct = plan.requests.len();
         // `--repeat N`: each repeat is its own request (its own seed and cache entry).
-        plan.requests = crate::analysis::repeat::requests(plan.requests, self.repeat);
+        plan.requests = crate::sweep::repeat::requests(plan.requests, self.repeat);
         let uncached = |requests: &[crate::adapters::chat::ChatRequest]| -> Vec<usize> {
             (0..requests.len())
                 .filter(|&i| !slots.is_cached(&requests[i]))

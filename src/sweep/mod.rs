@@ -11,6 +11,7 @@ mod build;
 mod calls;
 mod dry_run;
 mod plan;
+pub mod repeat;
 mod run;
 pub mod shard;
 mod slots;
@@ -832,7 +833,7 @@ impl Engine {
             let repeats = (1..self.repeat as usize)
                 .map(|r| {
                     let slot = p.call.map(|c| r * distinct + c);
-                    crate::analysis::repeat::Repeat {
+                    crate::sweep::repeat::Repeat {
                         call: slot.map(|i| logged[i]),
                         outcome: classify_read(
                             q,

@@ -57,7 +57,7 @@ pub struct Stream {
 /// the first request, so a sweep's model calls overlap its planning, and each prompt is freed
 /// once its call is made. Each request is made `repeat` times (`--repeat N`: repeat `r` gets
 /// seed `r`); the results come back repeat-major, request `c` of repeat `r` at
-/// `r * requests + c`, as [`crate::analysis::repeat::requests`] lays them out. Ends when every sender
+/// `r * requests + c`, as [`crate::sweep::repeat::requests`] lays them out. Ends when every sender
 /// is dropped and every call has finished.
 pub async fn execute_stream(
     model: Arc<dyn ChatModel>,

@@ -136,3 +136,22 @@ pub fn to_ms(d: Duration) -> f64 {
 pub fn from_ms(ms: f64) -> Duration {
     Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
 }
+
+/// Prices per million tokens, for the cost estimate.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Pricing {
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
+    /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
+    /// absent (0) without a judge, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "is_zero_price")]
+    pub judge_prompt_per_million: f64,
+    #[serde(default, skip_serializing_if = "is_zero_price")]
+    pub judge_completion_per_million: f64,
+}
+
+fn is_zero_price(v: &f64) -> bool {
+    *v == 0.0
+}

@@ -4,4 +4,5 @@
 pub mod call;
 pub mod choices;
 pub mod grid;
+pub mod limit;
 pub mod spec;

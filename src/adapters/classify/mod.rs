@@ -279,7 +279,7 @@ pub fn classify_read(
             if question.answerable && !question.expect.answers.is_empty() {
                 verdict.wrong_answer = match judged {
                     Some(g) => Some(!g.correct),
-                    None => verdict.answer_match.map(|m| !m),
+                    None => verdict.ungraded_wrong_answer(),
                 };
             }
             None

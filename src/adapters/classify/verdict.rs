@@ -144,3 +144,11 @@ pub struct Verdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<String>,
 }
+
+impl Verdict {
+    /// Whether an answer is wrong by the rule that applies without a grade: it misses every
+    /// expected answer text. `None` when there are no texts to miss.
+    pub fn ungraded_wrong_answer(&self) -> Option<bool> {
+        self.answer_match.map(|m| !m)
+    }
+}

@@ -7,6 +7,7 @@
 //!   whatever the grid;
 //! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%.
 
+pub mod config;
 pub mod format;
 pub mod pareto;
 pub mod recommend;
@@ -16,8 +17,8 @@ pub mod wilson;
 use serde::Serialize;
 
 use crate::adapters::evalset::Question;
+use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
-use crate::app::config::RecommendConfig;
 use crate::sweep::Setting;
 
 pub use recommend::Recommendation;

@@ -12,63 +12,44 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 use super::format::{percent, percent_points};
+use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
-use crate::app::config::RecommendConfig;
 use crate::sweep::Setting;
+use crate::vocab::limit::{Kind, Limit, Scope};
 
 /// Costs closer than this are equal: sums of the same rates may differ in the last bit.
 const COST_EPSILON: f64 = 1e-12;
 
-/// A hard limit of the policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Limit {
-    MaxUnwantedAnswerRate,
-    MaxFalseRefusalRate,
-    MaxPromptTokensPerQuestion,
-    MaxAttackSuccessRate,
-    MaxWrongAnswerRate,
+/// How the recommendation shows a limit's value: rates in percent, tokens with one decimal.
+fn show(limit: Limit, v: f64) -> String {
+    match limit.kind() {
+        Kind::Tokens => format!("{v:.1} tokens"),
+        Kind::Share | Kind::Count => percent(v),
+    }
 }
 
-impl Limit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Limit::MaxUnwantedAnswerRate => "max_unwanted_answer_rate",
-            Limit::MaxFalseRefusalRate => "max_false_refusal_rate",
-            Limit::MaxPromptTokensPerQuestion => "max_prompt_tokens_per_question",
-            Limit::MaxAttackSuccessRate => "max_attack_success_rate",
-            Limit::MaxWrongAnswerRate => "max_wrong_answer_rate",
-        }
+/// The limits of the policy in results.json's schema: the `recommend:` keys.
+struct LimitSchema;
+
+impl schemars::JsonSchema for LimitSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Limit".into()
     }
 
-    /// The metric as [`limits_text`] names it: `false refusals`.
-    fn label(self) -> &'static str {
-        match self {
-            Limit::MaxUnwantedAnswerRate => "unwanted",
-            Limit::MaxFalseRefusalRate => "false refusals",
-            Limit::MaxPromptTokensPerQuestion => "prompt tokens/question",
-            Limit::MaxAttackSuccessRate => "attack success",
-            Limit::MaxWrongAnswerRate => "wrong answers",
-        }
-    }
-
-    fn is_rate(self) -> bool {
-        self != Limit::MaxPromptTokensPerQuestion
-    }
-
-    /// A value of this limit's metric, as people read it.
-    fn show(self, v: f64) -> String {
-        if self.is_rate() {
-            percent(v)
-        } else {
-            format!("{v:.1} tokens")
-        }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let keys: Vec<&str> = Limit::of(Scope::Recommend).map(Limit::key).collect();
+        schemars::json_schema!({
+            "description": "A hard limit of the policy.",
+            "type": "string",
+            "enum": keys,
+        })
     }
 }
 
 /// A limit a setting breaks.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Miss {
+    #[schemars(with = "LimitSchema")]
     pub limit: Limit,
     /// The limit as configured.
     pub max: f64,
@@ -81,7 +62,7 @@ pub struct Miss {
 impl Miss {
     /// The excess on a common scale: rate points for rates, a share of the limit for tokens.
     fn relative(&self) -> f64 {
-        if self.limit.is_rate() || self.max <= 0.0 {
+        if self.limit.kind() != Kind::Tokens || self.max <= 0.0 {
             self.excess
         } else {
             self.excess / self.max
@@ -89,16 +70,15 @@ impl Miss {
     }
 
     fn describe(&self) -> String {
-        let by = if self.limit.is_rate() {
-            format!("{} points", percent_points(self.excess))
-        } else {
-            format!("{:.1} tokens", self.excess)
+        let by = match self.limit.kind() {
+            Kind::Tokens => format!("{:.1} tokens", self.excess),
+            Kind::Share | Kind::Count => format!("{} points", percent_points(self.excess)),
         };
         format!(
             "{} by {by} ({} against a limit of {})",
-            self.limit.as_str(),
-            self.limit.show(self.value),
-            self.limit.show(self.max)
+            self.limit.key(),
+            show(self.limit, self.value),
+            show(self.limit, self.max)
         )
     }
 }
@@ -147,8 +127,8 @@ impl Recommendation {
                         format!(
                             "{} {} (limit {})",
                             m.limit.label(),
-                            m.limit.show(m.value),
-                            m.limit.show(m.max)
+                            show(m.limit, m.value),
+                            show(m.limit, m.max)
                         )
                     })
                     .collect();
@@ -173,46 +153,22 @@ pub fn cost(s: &SettingStats, policy: &RecommendConfig) -> f64 {
         + w.wrong_answer_rate * s.wrong_answer_rate.unwrap_or(0.0)
 }
 
-/// The limits `s` breaks, smallest relative miss first.
+/// The limits `s` breaks, smallest relative miss first. A limit on an undefined statistic
+/// (no probes, say) holds.
 pub fn misses(s: &SettingStats, policy: &RecommendConfig) -> Vec<Miss> {
-    let mut out = Vec::new();
-    let mut check = |limit, value: Option<f64>, max: Option<f64>| {
-        if let (Some(value), Some(max)) = (value, max) {
-            if value > max {
-                out.push(Miss {
-                    limit,
-                    max,
-                    value,
-                    excess: value - max,
-                });
-            }
-        }
-    };
-    check(
-        Limit::MaxUnwantedAnswerRate,
-        s.unwanted_answer_rate,
-        Some(policy.max_unwanted_answer_rate),
-    );
-    check(
-        Limit::MaxFalseRefusalRate,
-        s.false_refusal_rate,
-        Some(policy.max_false_refusal_rate),
-    );
-    check(
-        Limit::MaxPromptTokensPerQuestion,
-        Some(s.prompt_tokens_per_question),
-        policy.max_prompt_tokens_per_question,
-    );
-    check(
-        Limit::MaxAttackSuccessRate,
-        s.attack_success_rate,
-        policy.max_attack_success_rate,
-    );
-    check(
-        Limit::MaxWrongAnswerRate,
-        s.wrong_answer_rate,
-        policy.max_wrong_answer_rate,
-    );
+    let mut out: Vec<Miss> = policy
+        .limits()
+        .iter()
+        .filter_map(|(limit, max)| {
+            let value = s.stat(limit.stat())?;
+            (!limit.holds(value, max, 0.0)).then_some(Miss {
+                limit,
+                max,
+                value,
+                excess: value - max,
+            })
+        })
+        .collect();
     out.sort_by(|a, b| a.relative().total_cmp(&b.relative()));
     out
 }
@@ -313,22 +269,17 @@ pub fn recommend(
 
 /// The limits, compactly: `unwanted ≤ 20%, false refusals ≤ 50%`.
 pub fn limits_text(policy: &RecommendConfig) -> String {
-    let mut parts = vec![
-        format!("unwanted ≤ {}", percent(policy.max_unwanted_answer_rate)),
-        format!(
-            "false refusals ≤ {}",
-            percent(policy.max_false_refusal_rate)
-        ),
-    ];
-    if let Some(t) = policy.max_prompt_tokens_per_question {
-        parts.push(format!("prompt tokens/question ≤ {t}"));
-    }
-    if let Some(a) = policy.max_attack_success_rate {
-        parts.push(format!("attack success ≤ {}", percent(a)));
-    }
-    if let Some(w) = policy.max_wrong_answer_rate {
-        parts.push(format!("wrong answers ≤ {}", percent(w)));
-    }
+    let parts: Vec<String> = policy
+        .limits()
+        .iter()
+        .map(|(limit, v)| {
+            let value = match limit.kind() {
+                Kind::Tokens => v.to_string(),
+                Kind::Share | Kind::Count => percent(v),
+            };
+            format!("{} {} {value}", limit.label(), limit.bound())
+        })
+        .collect();
     parts.join(", ")
 }
 
@@ -372,7 +323,7 @@ fn no_feasible(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::config::WeightsConfig;
+    use crate::analysis::insight::config::WeightsConfig;
     use crate::vocab::grid::Decimal;
 
     fn setting(min: &str, k: usize) -> Setting {

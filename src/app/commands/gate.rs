@@ -8,10 +8,10 @@ use anyhow::{bail, Context, Result};
 
 use crate::app::options::{GateSettings, Summary};
 use crate::base::exit::ExitStatus;
-use crate::output::gate::results::SettingRow;
-use crate::output::gate::{self, ResultsError, ResultsFile};
-use crate::output::report::write_atomic;
+use crate::output::gate::{self, ResultsError};
+use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
+use crate::vocab::limit::{Kind, Limit};
 
 pub fn run(s: &GateSettings) -> Result<ExitStatus> {
     let current = load(
@@ -75,58 +75,46 @@ pub fn run(s: &GateSettings) -> Result<ExitStatus> {
     })
 }
 
-/// A gate without rate limits or a baseline checks only failed calls: say so, with the fix.
+/// A gate without rate or token limits or a baseline checks only failed calls: say so, with
+/// the fix.
 pub fn unguarded(s: &GateSettings) -> Option<String> {
-    let l = &s.policy.limits;
-    let limited = l.max_unwanted_answer_rate.is_some()
-        || l.max_false_refusal_rate.is_some()
-        || l.min_answer_match_rate.is_some()
-        || l.max_prompt_tokens_per_question.is_some()
-        || l.max_flip_rate.is_some()
-        || l.max_wrong_answer_rate.is_some();
+    let limited = s
+        .policy
+        .limits
+        .iter()
+        .any(|(limit, _)| matches!(limit.kind(), Kind::Share | Kind::Tokens));
     if limited || s.policy.baseline.is_some() {
         return None;
     }
-    Some(
-        "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md".into(),
-    )
+    let (ua, fr) = (Limit::MaxUnwantedAnswerRate, Limit::MaxFalseRefusalRate);
+    Some(format!(
+        "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.{}` and `gate.{}` (or pass `{}` and `{}`), see docs/ci.md",
+        ua.key(),
+        fr.key(),
+        ua.flag(),
+        fr.flag()
+    ))
 }
 
 /// `sweep --gate`, before the sweep: the gated setting is in the grid, the baseline reads and
 /// parses and holds that setting. A mistake here would otherwise show only after every model
 /// call was made and the previous reports were overwritten.
 pub fn preflight(s: &GateSettings, grid: &[Setting]) -> Result<()> {
-    let planned = ResultsFile {
-        schema: crate::output::record::SCHEMA.into(),
-        recommended: None,
-        dimensions: Setting::COLUMNS.iter().map(|c| c.to_string()).collect(),
-        config_digest: None,
-        settings: grid
-            .iter()
-            .map(|setting| SettingRow {
-                id: setting.id(),
-                fields: match serde_json::to_value(setting) {
-                    Ok(serde_json::Value::Object(fields)) => fields,
-                    _ => serde_json::Map::new(),
-                },
-            })
-            .collect(),
-        questions: Vec::new(),
-        runs: Vec::new(),
-    };
+    // Every dimension, as the grid is planned: a results file names the same or fewer.
+    let columns: Vec<usize> = (0..Setting::COLUMNS.len()).collect();
     let source = if s.setting_from_flag {
         "--setting"
     } else {
         "gate.setting"
     };
     if let Some(spec) = &s.policy.setting {
-        spec.find(&planned)
+        spec.find(grid, &columns)
             .map_err(|e| anyhow::anyhow!("cannot gate `{source} {spec}`: {e}; nothing was run"))?;
     }
     if let (Some(path), false) = (&s.policy.baseline, s.update_baseline) {
         let base = load(path, "baseline", gate::NO_BASELINE_HINT)?;
         if let Some(spec) = &s.policy.setting {
-            spec.find(&base).map_err(|e| {
+            spec.find_in(&base).map_err(|e| {
                 anyhow::anyhow!(
                     "the baseline `{}` cannot be compared at `{spec}`: {e}; nothing was run",
                     path.display()
@@ -138,8 +126,8 @@ pub fn preflight(s: &GateSettings, grid: &[Setting]) -> Result<()> {
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.
-fn load(path: &Path, what: &str, hint: &str) -> Result<ResultsFile> {
-    match gate::results::load(path) {
+fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
+    match gate::load(path) {
         Ok(doc) => Ok(doc),
         Err(ResultsError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             bail!("{what} `{}` does not exist: {hint}", path.display())

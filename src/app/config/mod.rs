@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::InputError;
+use crate::vocab::limit::Scope;
 
 /// rageval's configuration, `rageval.yaml` (docs/config.md). Every field is optional.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
@@ -69,6 +70,8 @@ pub use crate::adapters::prompt::config::*;
 pub use crate::adapters::rerank::config::*;
 pub use crate::adapters::retriever::config::*;
 pub use crate::adapters::scan::config::*;
+pub use crate::analysis::insight::config::*;
+pub use crate::output::gate::config::*;
 pub use crate::vocab::spec::*;
 
 /// Most passages sent to the reranker per question (`reranker.candidates`, `reranker.top_n`).
@@ -461,40 +464,24 @@ impl LoadedConfig {
                 );
             }
         }
+        // A policy's limits, each checked as its kind asks: the first bad one.
+        let bad_limit =
+            |section: &'static str, scope: Scope, limits: crate::vocab::limit::Limits| {
+                limits.iter().find_map(|(limit, v)| {
+                    let field = limit.key();
+                    limit.check(scope, v).err().map(|msg| {
+                        fail(
+                            &[Key(section), Key(field)],
+                            &format!("{section}.{field}"),
+                            msg,
+                        )
+                    })
+                })
+            };
+        if let Some(err) = bad_limit("recommend", Scope::Recommend, c.recommend.limits()) {
+            return err;
+        }
         let r = &c.recommend;
-        for (field, v) in [
-            ("max_unwanted_answer_rate", r.max_unwanted_answer_rate),
-            ("max_false_refusal_rate", r.max_false_refusal_rate),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return fail(
-                    &[Key("recommend"), Key(field)],
-                    &format!("recommend.{field}"),
-                    format!("must be a rate from 0 to 1, got {v}"),
-                );
-            }
-        }
-        for (field, v) in [
-            ("max_attack_success_rate", r.max_attack_success_rate),
-            ("max_wrong_answer_rate", r.max_wrong_answer_rate),
-        ] {
-            if let Some(v) = v.filter(|v| !(0.0..=1.0).contains(v)) {
-                return fail(
-                    &[Key("recommend"), Key(field)],
-                    &format!("recommend.{field}"),
-                    format!("must be a rate from 0 to 1, got {v}"),
-                );
-            }
-        }
-        if let Some(v) = r.max_prompt_tokens_per_question {
-            if !(v > 0.0 && v.is_finite()) {
-                return fail(
-                    &[Key("recommend"), Key("max_prompt_tokens_per_question")],
-                    "recommend.max_prompt_tokens_per_question",
-                    format!("must be a number of tokens above 0, got {v}"),
-                );
-            }
-        }
         for (field, v) in [
             ("false_refusal_rate", r.weights.false_refusal_rate),
             ("unwanted_answer_rate", r.weights.unwanted_answer_rate),
@@ -593,43 +580,20 @@ impl LoadedConfig {
                 return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
             }
         }
-        // The `gate:` section: shares from 0 to 1, a valid alpha, a parsable setting.
-        use crate::output::gate::policy::{check_alpha, check_share, check_tokens, Validator};
+        // The `gate:` section: a share, a valid alpha, its limits, a parsable setting.
+        use crate::output::gate::policy::{check_alpha, Validator};
         let g = &c.gate;
-        let gate_numbers: [(&str, Option<f64>, Validator); 8] = [
-            ("tolerance", Some(g.tolerance), check_share),
-            ("alpha", Some(g.alpha), check_alpha),
-            (
-                "max_unwanted_answer_rate",
-                g.max_unwanted_answer_rate,
-                check_share,
-            ),
-            (
-                "max_false_refusal_rate",
-                g.max_false_refusal_rate,
-                check_share,
-            ),
-            (
-                "min_answer_match_rate",
-                g.min_answer_match_rate,
-                check_share,
-            ),
-            (
-                "max_prompt_tokens_per_question",
-                g.max_prompt_tokens_per_question,
-                check_tokens,
-            ),
-            ("max_flip_rate", g.max_flip_rate, check_share),
-            (
-                "max_wrong_answer_rate",
-                g.max_wrong_answer_rate,
-                check_share,
-            ),
+        let gate_numbers: [(&str, f64, Validator); 2] = [
+            ("tolerance", g.tolerance, crate::vocab::limit::check_share),
+            ("alpha", g.alpha, check_alpha),
         ];
         for (field, value, check) in gate_numbers {
-            if let Some(Err(msg)) = value.map(check) {
+            if let Err(msg) = check(value) {
                 return fail(&[Key("gate"), Key(field)], &format!("gate.{field}"), msg);
             }
+        }
+        if let Some(err) = bad_limit("gate", Scope::Gate, c.gate.limits()) {
+            return err;
         }
         if let Some(Err(msg)) = g
             .setting

@@ -63,119 +63,60 @@ pub struct PricingConfig {
     pub currency: String,
 }
 
-/// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct GateConfig {
-    /// The gated setting, as `min_score=0.2,k=4`. Default: the results' recommended setting.
-    pub setting: Option<String>,
-    /// Results to compare with, relative to the config file. Default: no baseline.
-    pub baseline: Option<String>,
-    /// How much each rate may worsen against the baseline (0.05 = 5 points). Default: 0.
-    pub tolerance: f64,
-    /// Significance level of the paired test on flipped questions. Default: 0.05.
-    pub alpha: f64,
-    /// Fail a baseline regression only when the paired test finds it significant.
-    pub require_significance: bool,
-    /// Absolute limits at the gated setting; a limit left out is not checked.
-    pub max_unwanted_answer_rate: Option<f64>,
-    pub max_false_refusal_rate: Option<f64>,
-    /// Runs whose model call failed. Default: 0.
-    pub max_error_runs: u64,
-    pub max_prompt_tokens_per_question: Option<f64>,
-    /// Share of answered answerable questions whose answer holds an expected answer text.
-    pub min_answer_match_rate: Option<f64>,
-    /// Share of repeated runs (`sweep --repeat N`) whose outcome differs from their
-    /// question's most frequent one.
-    pub max_flip_rate: Option<f64>,
-    /// Share of answerable questions answered wrongly: the judge marked the answer incorrect
-    /// or, ungraded, it holds none of the expected answer texts.
-    pub max_wrong_answer_rate: Option<f64>,
-}
+#[cfg(test)]
+mod tests {
+    use crate::analysis::insight::config::RecommendConfig;
+    use crate::output::gate::config::GateConfig;
+    use crate::vocab::limit::{Limit, Limits, Scope};
+    use schemars::JsonSchema;
 
-impl Default for GateConfig {
-    fn default() -> Self {
-        GateConfig {
-            setting: None,
-            baseline: None,
-            tolerance: 0.0,
-            alpha: crate::output::gate::policy::DEFAULT_ALPHA,
-            require_significance: false,
-            max_unwanted_answer_rate: None,
-            max_false_refusal_rate: None,
-            max_error_runs: 0,
-            max_prompt_tokens_per_question: None,
-            min_answer_match_rate: None,
-            max_flip_rate: None,
-            max_wrong_answer_rate: None,
+    /// The keys of a section's JSON schema that name limits (`max_*`, `min_*`).
+    fn limit_keys<T: JsonSchema>() -> Vec<String> {
+        let schema = schemars::schema_for!(T).to_value();
+        let mut keys: Vec<String> = schema["properties"]
+            .as_object()
+            .expect("a section is an object")
+            .keys()
+            .filter(|k| k.starts_with("max_") || k.starts_with("min_"))
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    fn keys(scope: Scope) -> Vec<String> {
+        let mut keys: Vec<String> = Limit::of(scope).map(|l| l.key().to_string()).collect();
+        keys.sort();
+        keys
+    }
+
+    /// Each limit key of a section of `scope` reads into its own [`Limit`], the others keep
+    /// their defaults.
+    fn each_key_reads_into_its_limit<T>(scope: Scope, limits: fn(&T) -> Limits)
+    where
+        T: serde::de::DeserializeOwned + Default,
+    {
+        let defaults = limits(&T::default());
+        for limit in Limit::of(scope) {
+            let section: T = serde_yaml::from_str(&format!("{}: 1", limit.key())).unwrap();
+            for l in Limit::ALL {
+                let want = if l == limit {
+                    Some(1.0)
+                } else {
+                    defaults.get(l)
+                };
+                assert_eq!(limits(&section).get(l), want, "{} sets {l:?}", limit.key());
+            }
         }
     }
-}
 
-/// The recommendation policy: hard limits a setting must meet, then weights that rank the
-/// settings that meet them (lower weighted cost wins). See docs/insight.md.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct RecommendConfig {
-    /// Highest acceptable unwanted-answer rate (0 to 1).
-    pub max_unwanted_answer_rate: f64,
-    /// Highest acceptable false-refusal rate (0 to 1).
-    pub max_false_refusal_rate: f64,
-    /// Highest acceptable prompt tokens per question; no limit when absent.
-    pub max_prompt_tokens_per_question: Option<f64>,
-    /// Highest acceptable attack success rate of injection probes (questions with `attack:`);
-    /// no limit when absent. Settings without probes are not held to it.
-    pub max_attack_success_rate: Option<f64>,
-    /// Highest acceptable wrong-answer rate (wrong answers over answerable questions); no
-    /// limit when absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_wrong_answer_rate: Option<f64>,
-    pub weights: WeightsConfig,
-}
-
-impl Default for RecommendConfig {
-    /// Loose guard rails that only rule out settings nobody should ship; tighten them to the
-    /// product's needs.
-    fn default() -> Self {
-        RecommendConfig {
-            max_unwanted_answer_rate: 0.2,
-            max_false_refusal_rate: 0.5,
-            max_prompt_tokens_per_question: None,
-            max_attack_success_rate: None,
-            max_wrong_answer_rate: None,
-            weights: WeightsConfig::default(),
-        }
-    }
-}
-
-/// The default weight of the wrong-answer rate.
-pub const WRONG_ANSWER_WEIGHT: f64 = 1.0;
-
-/// Weights of the objective: cost = sum of weight x metric, each metric named as its
-/// summary.csv column.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct WeightsConfig {
-    /// Weight of the false-refusal rate.
-    pub false_refusal_rate: f64,
-    /// Weight of the unwanted-answer rate: an answer made up from unrelated passages usually
-    /// costs more than a refusal the user can work around, hence 3 by default.
-    pub unwanted_answer_rate: f64,
-    /// Weight of one prompt token per question: 0.00005 makes 1000 tokens per question weigh
-    /// as much as 5 points of false refusals.
-    pub prompt_tokens_per_question: f64,
-    /// Weight of the wrong-answer rate: a wrong answer shown with sources misleads like an
-    /// unwanted one.
-    pub wrong_answer_rate: f64,
-}
-
-impl Default for WeightsConfig {
-    fn default() -> Self {
-        WeightsConfig {
-            false_refusal_rate: 1.0,
-            unwanted_answer_rate: 3.0,
-            prompt_tokens_per_question: 0.00005,
-            wrong_answer_rate: WRONG_ANSWER_WEIGHT,
-        }
+    /// Adding a limit is one place: the limit keys of `gate:` and `recommend:` are the
+    /// limits of their scope, and each key reads into its own [`Limit`].
+    #[test]
+    fn the_limit_keys_are_the_policies_limits() {
+        assert_eq!(limit_keys::<GateConfig>(), keys(Scope::Gate));
+        assert_eq!(limit_keys::<RecommendConfig>(), keys(Scope::Recommend));
+        each_key_reads_into_its_limit(Scope::Gate, GateConfig::limits);
+        each_key_reads_into_its_limit(Scope::Recommend, RecommendConfig::limits);
     }
 }

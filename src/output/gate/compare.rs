@@ -6,10 +6,12 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use super::results::{QuestionRow, ResultsFile, RunRow};
-use super::{listed, mcnemar, output, Check, Comparison, Figures, Flip, Policy, Rate};
+use super::{listed, mcnemar, output, Check, Comparison, Flip, Policy};
 use super::{EPS, MAX_MISSING_SHARE};
 use crate::adapters::classify::Outcome;
+use crate::analysis::stats::aggregate;
+use crate::output::report::Results;
+use crate::vocab::limit::{Direction, Limit, Scope};
 
 /// How good an outcome is: error < wrong < right. A flip is worse when this falls.
 fn rank(o: Outcome) -> u8 {
@@ -20,32 +22,36 @@ fn rank(o: Outcome) -> u8 {
     }
 }
 
+/// Compare setting `s` of `cur` with setting `bs` of `base`.
 pub(super) fn compare(
-    cur: &ResultsFile,
-    runs: &HashMap<&str, &RunRow>,
-    base: &ResultsFile,
-    bruns: &HashMap<&str, &RunRow>,
+    (cur, s): (&Results, usize),
+    (base, bs): (&Results, usize),
     base_path: &Path,
     policy: &Policy,
 ) -> Result<(Comparison, Vec<Check>)> {
-    let cur_q: HashMap<&str, &QuestionRow> =
-        cur.questions.iter().map(|q| (q.id.as_str(), q)).collect();
-    let base_q: HashMap<&str, &QuestionRow> =
-        base.questions.iter().map(|q| (q.id.as_str(), q)).collect();
+    let index = |r: &Results| -> HashMap<String, usize> {
+        r.questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.id.clone(), i))
+            .collect()
+    };
+    let (cur_q, base_q) = (index(cur), index(base));
     let added: Vec<String> = cur
         .questions
         .iter()
-        .filter(|q| !base_q.contains_key(q.id.as_str()))
+        .filter(|q| !base_q.contains_key(&q.id))
         .map(|q| q.id.clone())
         .collect();
     let mut removed = Vec::new();
     let mut changed = Vec::new();
-    let mut common: Vec<(&QuestionRow, &QuestionRow)> = Vec::new();
-    for bq in &base.questions {
-        match cur_q.get(bq.id.as_str()) {
+    // (question in `cur`, question in `base`)
+    let mut common: Vec<(usize, usize)> = Vec::new();
+    for (b, bq) in base.questions.iter().enumerate() {
+        match cur_q.get(&bq.id) {
             None => removed.push(bq.id.clone()),
-            Some(q) if q.answerable != bq.answerable => changed.push(bq.id.clone()),
-            Some(q) => common.push((q, bq)),
+            Some(&q) if cur.questions[q].answerable != bq.answerable => changed.push(bq.id.clone()),
+            Some(&q) => common.push((q, b)),
         }
     }
     let missing = removed.len() + changed.len();
@@ -61,13 +67,22 @@ pub(super) fn compare(
         );
     }
 
-    let now = Figures::of(common.iter().map(|(q, _)| (*q, runs[q.id.as_str()])));
-    let before = Figures::of(common.iter().map(|(_, bq)| (*bq, bruns[bq.id.as_str()])));
+    let (runs, bruns) = (cur.runs_of(s), base.runs_of(bs));
+    let now = aggregate(
+        common.iter().map(|&(q, _)| &runs[q]),
+        &cur.questions,
+        &cur.meta.pricing,
+    );
+    let before = aggregate(
+        common.iter().map(|&(_, b)| &bruns[b]),
+        &base.questions,
+        &base.meta.pricing,
+    );
     let (mut worse, mut better) = (Vec::new(), Vec::new());
-    for (q, _) in &common {
-        let (b, a) = (bruns[q.id.as_str()].outcome, runs[q.id.as_str()].outcome);
+    for &(q, b) in &common {
+        let (b, a) = (bruns[b].verdict.outcome, runs[q].verdict.outcome);
         let flip = Flip {
-            id: q.id.clone(),
+            id: cur.questions[q].id.clone(),
             before: b,
             after: a,
         };
@@ -81,18 +96,19 @@ pub(super) fn compare(
     let significant = p < policy.alpha;
 
     let mut checks = Vec::new();
-    for rate in Rate::ALL {
-        let name = format!("{} vs baseline", rate.name());
-        let (Some(v), Some(b)) = (now.rate(rate), before.rate(rate)) else {
+    for limit in Limit::of(Scope::Gate).filter(|l| l.stat().compared_with_baseline()) {
+        let stat = limit.stat();
+        let name = format!("{} vs baseline", stat.name());
+        let (Some(v), Some(b)) = (now.stat(stat), before.stat(stat)) else {
             checks.push(Check {
                 name,
                 passed: true,
-                figures: rate.undefined().into(),
+                figures: stat.undefined().into(),
             });
             continue;
         };
         let tol = policy.tolerance;
-        let (worsened, figures) = if rate.higher_is_worse() {
+        let (worsened, figures) = if limit.direction() == Direction::Max {
             let w = v - b > tol + EPS;
             let op = if w { ">" } else { "<=" };
             (w, format!("{v:.3} {op} {b:.3} + tolerance {tol:.3}"))
@@ -137,10 +153,7 @@ pub(super) fn compare(
         worse,
         better,
         p_value: p,
-        config_changed: match (&cur.config_digest, &base.config_digest) {
-            (Some(a), Some(b)) => a != b,
-            _ => false,
-        },
+        config_changed: cur.meta.identity.digest != base.meta.identity.digest,
     };
     Ok((comparison, checks))
 }

@@ -1,27 +1,32 @@
 //! The CI regression gate: one setting of a results file, held to absolute limits and compared
 //! question by question with a baseline.
 //!
-//! Every figure is counted from the runs, never from the stored per-setting statistics, so
-//! that a baseline comparison can be restricted to the questions both files share. Latency is
-//! never compared: it varies from run to run.
+//! The gate reads results.json as every consumer does, [`Record`] into [`Results`], and checks
+//! the gated setting's statistics as `stats::aggregate` counted them; a baseline comparison
+//! aggregates the runs of the questions both files share the same way. Latency is never
+//! compared: it varies from run to run.
 
 mod compare;
+pub mod config;
 pub mod junit;
 pub mod mcnemar;
 pub mod output;
 pub mod policy;
-pub mod results;
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 
 use crate::adapters::classify::Outcome;
-pub use policy::{Limits, Policy, SettingSpec};
-pub use results::{ResultsError, ResultsFile};
+use crate::analysis::stats::SettingStats;
+use crate::output::record::Record;
+use crate::output::report::Results;
+use crate::vocab::limit::{Direction, Kind, Limit, Limits};
+pub use policy::{Policy, SettingSpec};
+
+pub use crate::output::record::RecordError as ResultsError;
 
 use policy::listed;
-use results::{QuestionRow, RunRow};
 
 /// A baseline that lost more than this share of its questions (removed, or moved between
 /// answerable and unanswerable) is not comparable: the gate stops with exit status 2.
@@ -94,24 +99,33 @@ impl Report {
     }
 }
 
+/// Read a results file through the record type, with statistics and insight computed afresh.
+pub fn load(path: &Path) -> Result<Results, ResultsError> {
+    Record::load(path)?
+        .into_results()
+        .map_err(|message| ResultsError::Inconsistent {
+            path: path.to_path_buf(),
+            message,
+        })
+}
+
 /// The setting the policy gates: `--setting` / `gate.setting`, else the results' recommendation.
-pub fn gated_spec(policy: &Policy, current: &ResultsFile, path: &Path) -> Result<SettingSpec> {
+pub fn gated_spec(policy: &Policy, current: &Results, path: &Path) -> Result<SettingSpec> {
     if let Some(spec) = &policy.setting {
         return Ok(spec.clone());
     }
-    if let Some(rec) = &current.recommended {
-        return rec.id().parse().map_err(|e| {
+    if let Some(rec) = &current.insight.recommendation.setting {
+        return rec.parse().map_err(|e| {
             anyhow!(
-                "`{}`: the recommended setting `{}` is not `name=value`: {e}",
+                "`{}`: the recommended setting `{rec}` is not `name=value`: {e}",
                 path.display(),
-                rec.id()
             )
         });
     }
     let example = current
         .settings
         .first()
-        .map_or("min_score=0.2,k=4", |s| s.id.as_str());
+        .map_or_else(|| "min_score=0.2,k=4".to_string(), |s| s.id());
     bail!(
         "no gated setting: `{}` has no recommended setting; pass `--setting {example}` or set `gate.setting` in rageval.yaml",
         path.display()
@@ -120,41 +134,35 @@ pub fn gated_spec(policy: &Policy, current: &ResultsFile, path: &Path) -> Result
 
 /// Run every check of `policy` on `current`, and compare with `baseline` when given.
 pub fn evaluate(
-    current: (&ResultsFile, &Path),
-    baseline: Option<(&ResultsFile, &Path)>,
+    current: (&Results, &Path),
+    baseline: Option<(&Results, &Path)>,
     policy: &Policy,
 ) -> Result<Report> {
     let (cur, cur_path) = current;
     let spec = gated_spec(policy, cur, cur_path)?;
     let setting = spec
-        .find(cur)
+        .find_in(cur)
         .map_err(|e| anyhow!("cannot gate `{}`: {e}", cur_path.display()))?;
-    let runs = cur
-        .runs_at(&setting.id)
-        .map_err(|e| anyhow!("`{}` is inconsistent: {e}", cur_path.display()))?;
-    let all = Figures::of(cur.questions.iter().map(|q| (q, runs[q.id.as_str()])));
-    let mut checks = limit_checks(&all, &policy.limits);
+    let id = cur.setting_id(setting);
+    let mut checks = limit_checks(&cur.stats[setting], &policy.limits);
 
     let comparison = match baseline {
         None => None,
         Some((base, base_path)) => {
-            let bsetting = spec.find(base).map_err(|e| {
+            let bsetting = spec.find_in(base).map_err(|e| {
                 anyhow!(
-                    "the baseline `{}` cannot be compared at `{}`: {e}",
+                    "the baseline `{}` cannot be compared at `{id}`: {e}",
                     base_path.display(),
-                    setting.id
                 )
             })?;
-            let bruns = base
-                .runs_at(&bsetting.id)
-                .map_err(|e| anyhow!("`{}` is inconsistent: {e}", base_path.display()))?;
-            let (cmp, more) = compare::compare(cur, &runs, base, &bruns, base_path, policy)?;
+            let (cmp, more) =
+                compare::compare((cur, setting), (base, bsetting), base_path, policy)?;
             checks.extend(more);
             Some(cmp)
         }
     };
     Ok(Report {
-        setting: setting.id.clone(),
+        setting: id.to_string(),
         results: cur_path.display().to_string(),
         questions: cur.questions.len(),
         checks,
@@ -163,188 +171,52 @@ pub fn evaluate(
     })
 }
 
-/// Outcome counts over some questions at one setting.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct Figures {
-    questions: u64,
-    answerable: u64,
-    unanswerable: u64,
-    false_refusal: u64,
-    unwanted_answer: u64,
-    errors: u64,
-    /// Answered runs of questions that have an expected answer text.
-    answered_with_expectation: u64,
-    /// Of those, the answers holding an expected text.
-    answer_match: u64,
-    /// Answers to answerable questions that are wrong.
-    wrong_answer: u64,
-    prompt_tokens: u64,
-    /// Runs over all repeats, and those whose outcome is not their question's most frequent.
-    repeat_runs: u64,
-    flips: u64,
+/// The gate's absolute limits in the order it checks them: failed calls first (always
+/// checked), then the rates a baseline also holds, then the rest, each in [`Limit::ALL`] order.
+fn gate_order(limits: &Limits) -> Vec<(Limit, f64)> {
+    let mut v: Vec<(Limit, f64)> = limits.iter().collect();
+    v.sort_by_key(
+        |(l, _)| match (l.kind(), l.stat().compared_with_baseline()) {
+            (Kind::Count, _) => 0,
+            (_, true) => 1,
+            (_, false) => 2,
+        },
+    );
+    v
 }
 
-impl Figures {
-    fn of<'a>(runs: impl IntoIterator<Item = (&'a QuestionRow, &'a RunRow)>) -> Self {
-        let mut f = Figures::default();
-        for (q, run) in runs {
-            f.questions += 1;
-            if q.answerable {
-                f.answerable += 1;
-            } else {
-                f.unanswerable += 1;
-            }
-            match run.outcome {
-                Outcome::FalseRefusal => f.false_refusal += 1,
-                Outcome::UnwantedAnswer => f.unwanted_answer += 1,
-                Outcome::Error => f.errors += 1,
-                Outcome::Answer if q.answerable => {
-                    if let Some(m) = run.answer_match {
-                        f.answered_with_expectation += 1;
-                        f.answer_match += u64::from(m);
-                    }
-                    f.wrong_answer += u64::from(run.wrong_answer == Some(true));
-                }
-                _ => {}
-            }
-            f.prompt_tokens += run.prompt_tokens;
-            f.repeat_runs += run.repeats;
-            f.flips += run.flips;
-        }
-        f
-    }
-
-    fn rate(&self, rate: Rate) -> Option<f64> {
-        let (n, d) = match rate {
-            Rate::UnwantedAnswer => (self.unwanted_answer, self.unanswerable),
-            Rate::FalseRefusal => (self.false_refusal, self.answerable),
-            Rate::AnswerMatch => (self.answer_match, self.answered_with_expectation),
-            Rate::WrongAnswer => (self.wrong_answer, self.answerable),
-        };
-        (d > 0).then(|| n as f64 / d as f64)
-    }
-}
-
-/// The rates a baseline comparison holds steady.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rate {
-    UnwantedAnswer,
-    FalseRefusal,
-    AnswerMatch,
-    WrongAnswer,
-}
-
-impl Rate {
-    const ALL: [Rate; 4] = [
-        Rate::UnwantedAnswer,
-        Rate::FalseRefusal,
-        Rate::AnswerMatch,
-        Rate::WrongAnswer,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Rate::UnwantedAnswer => "unwanted_answer_rate",
-            Rate::FalseRefusal => "false_refusal_rate",
-            Rate::AnswerMatch => "answer_match_rate",
-            Rate::WrongAnswer => "wrong_answer_rate",
-        }
-    }
-
-    fn higher_is_worse(self) -> bool {
-        self != Rate::AnswerMatch
-    }
-
-    /// Why the rate can be undefined.
-    fn undefined(self) -> &'static str {
-        match self {
-            Rate::UnwantedAnswer => "n/a (no unanswerable questions)",
-            Rate::FalseRefusal | Rate::WrongAnswer => "n/a (no answerable questions)",
-            Rate::AnswerMatch => "n/a (no answered question with an expected answer)",
-        }
-    }
-}
-
-fn limit_checks(f: &Figures, limits: &Limits) -> Vec<Check> {
-    let mut checks = vec![Check {
-        name: "error_runs".into(),
-        passed: f.errors <= limits.max_error_runs,
-        figures: format!(
-            "{} {} limit {}",
-            f.errors,
-            if f.errors <= limits.max_error_runs {
-                "<="
-            } else {
-                ">"
-            },
-            limits.max_error_runs
-        ),
-    }];
-    let rate_limits = [
-        (Rate::UnwantedAnswer, limits.max_unwanted_answer_rate),
-        (Rate::FalseRefusal, limits.max_false_refusal_rate),
-        (Rate::AnswerMatch, limits.min_answer_match_rate),
-        (Rate::WrongAnswer, limits.max_wrong_answer_rate),
-    ];
-    for (rate, limit) in rate_limits {
-        let Some(limit) = limit else { continue };
-        checks.push(match f.rate(rate) {
-            None => Check {
-                name: rate.name().into(),
-                passed: true,
-                figures: rate.undefined().into(),
-            },
-            Some(v) => {
-                let ok = if rate.higher_is_worse() {
-                    v <= limit + EPS
-                } else {
-                    v >= limit - EPS
+/// One check of a limit against the statistics of the gated setting.
+fn limit_checks(s: &SettingStats, limits: &Limits) -> Vec<Check> {
+    gate_order(limits)
+        .into_iter()
+        .map(|(limit, max)| {
+            let stat = limit.stat();
+            let Some(v) = s.stat(stat) else {
+                return Check {
+                    name: stat.name().into(),
+                    passed: true,
+                    figures: stat.undefined().into(),
                 };
-                let op = match (rate.higher_is_worse(), ok) {
-                    (true, true) => "<=",
-                    (true, false) => ">",
-                    (false, true) => ">=",
-                    (false, false) => "<",
-                };
-                Check {
-                    name: rate.name().into(),
-                    passed: ok,
-                    figures: format!("{v:.3} {op} limit {limit:.3}"),
-                }
-            }
-        });
-    }
-    if let Some(limit) = limits.max_prompt_tokens_per_question {
-        let per_q = if f.questions == 0 {
-            0.0
-        } else {
-            f.prompt_tokens as f64 / f.questions as f64
-        };
-        let ok = per_q <= limit + EPS;
-        checks.push(Check {
-            name: "prompt_tokens_per_question".into(),
-            passed: ok,
-            figures: format!("{per_q:.1} {} limit {limit}", if ok { "<=" } else { ">" }),
-        });
-    }
-    if let Some(limit) = limits.max_flip_rate {
-        checks.push(if f.repeat_runs <= f.questions {
+            };
+            let ok = limit.holds(v, max, EPS);
+            let op = match (limit.direction(), ok) {
+                (Direction::Max, true) => "<=",
+                (Direction::Max, false) => ">",
+                (Direction::Min, true) => ">=",
+                (Direction::Min, false) => "<",
+            };
+            let figures = match limit.kind() {
+                Kind::Share => format!("{v:.3} {op} limit {max:.3}"),
+                Kind::Tokens => format!("{v:.1} {op} limit {max}"),
+                Kind::Count => format!("{} {op} limit {}", v as u64, max as u64),
+            };
             Check {
-                name: "flip_rate".into(),
-                passed: true,
-                figures: "not measured: the sweep made no repeats (`--repeat N`)".into(),
-            }
-        } else {
-            let rate = f.flips as f64 / f.repeat_runs as f64;
-            let ok = rate <= limit + EPS;
-            Check {
-                name: "flip_rate".into(),
+                name: stat.name().into(),
                 passed: ok,
-                figures: format!("{rate:.3} {} limit {limit:.3}", if ok { "<=" } else { ">" }),
+                figures,
             }
-        });
-    }
-    checks
+        })
+        .collect()
 }
 
 #[cfg(test)]

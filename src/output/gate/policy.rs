@@ -4,7 +4,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::results::{ResultsFile, SettingRow};
+use crate::output::report::Results;
+use crate::sweep::Setting;
+use crate::vocab::limit::Limits;
 
 /// The checked gate policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +15,7 @@ pub struct Policy {
     pub setting: Option<SettingSpec>,
     /// Results to compare with.
     pub baseline: Option<PathBuf>,
+    /// Absolute limits at the gated setting; a limit left out is not checked.
     pub limits: Limits,
     /// How much each rate may worsen against the baseline (a share, 0.05 = 5 points).
     pub tolerance: f64,
@@ -38,33 +41,10 @@ impl Default for Policy {
 /// The default significance level.
 pub const DEFAULT_ALPHA: f64 = 0.05;
 
-/// Absolute limits at the gated setting; `None` is not checked.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Limits {
-    pub max_unwanted_answer_rate: Option<f64>,
-    pub max_false_refusal_rate: Option<f64>,
-    pub max_error_runs: u64,
-    pub max_prompt_tokens_per_question: Option<f64>,
-    pub min_answer_match_rate: Option<f64>,
-    /// Highest share of repeated runs whose outcome differs from their question's most
-    /// frequent one (`--repeat N`).
-    pub max_flip_rate: Option<f64>,
-    /// Highest share of answerable questions answered wrongly (the judge marked the answer
-    /// incorrect or, ungraded, it holds none of the expected answer texts).
-    pub max_wrong_answer_rate: Option<f64>,
-}
-
 /// A check of one number of the policy: the number, or why it is wrong.
 pub type Validator = fn(f64) -> Result<f64, String>;
 
-/// Check a share such as a rate limit or the tolerance: a number from 0 to 1.
-pub fn check_share(v: f64) -> Result<f64, String> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("must be a share from 0 to 1, not {v}"))
-    }
-}
+pub use crate::vocab::limit::check_share;
 
 /// Check a significance level: strictly between 0 and 1.
 pub fn check_alpha(v: f64) -> Result<f64, String> {
@@ -72,15 +52,6 @@ pub fn check_alpha(v: f64) -> Result<f64, String> {
         Ok(v)
     } else {
         Err(format!("must be between 0 and 1 (exclusive), not {v}"))
-    }
-}
-
-/// Check a token count limit: 0 or more.
-pub fn check_tokens(v: f64) -> Result<f64, String> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
-        Err(format!("must be a number of tokens of 0 or more, not {v}"))
     }
 }
 
@@ -126,34 +97,39 @@ impl fmt::Display for SettingSpec {
 }
 
 impl SettingSpec {
-    /// The one setting of `results` that this spec names. Numbers compare as numbers, so
-    /// `min_score=0.30` names the setting `min_score=0.3`.
-    pub fn find<'r>(&self, results: &'r ResultsFile) -> Result<&'r SettingRow, String> {
+    /// The one setting of `results` that this spec names, by index. Numbers compare as
+    /// numbers, so `min_score=0.30` names the setting `min_score=0.3`.
+    pub fn find_in(&self, results: &Results) -> Result<usize, String> {
+        self.find(&results.settings, results.recorded())
+    }
+
+    /// The one of `settings` that this spec names, by index, when the dimensions are
+    /// `columns` (indices of [`Setting::COLUMNS`]).
+    pub fn find(&self, settings: &[Setting], columns: &[usize]) -> Result<usize, String> {
+        let dimensions: Vec<String> = columns
+            .iter()
+            .map(|&i| Setting::COLUMNS[i].to_string())
+            .collect();
         for (key, _) in &self.pairs {
-            let known = if results.dimensions.is_empty() {
-                results.settings.iter().any(|s| s.fields.contains_key(key))
-            } else {
-                results.dimensions.contains(key)
-            };
-            if !known {
+            if !dimensions.contains(key) {
                 return Err(format!(
                     "`{key}` is not a setting dimension; the dimensions are {}",
-                    backticked(&results.dimensions)
+                    backticked(&dimensions)
                 ));
             }
         }
-        let matches: Vec<&SettingRow> = results
-            .settings
-            .iter()
-            .filter(|s| self.matches(s))
+        let ids: Vec<String> = settings.iter().map(Setting::id).collect();
+        let matches: Vec<usize> = (0..settings.len())
+            .filter(|&i| self.matches(&settings[i].to_map(columns)))
             .collect();
         // A dimension the spec leaves out means that dimension at its default: ids name only
         // dimensions off their default, so the setting whose id uses no other key is the one.
-        let narrowed: Vec<&SettingRow> = matches
+        let narrowed: Vec<usize> = matches
             .iter()
             .copied()
-            .filter(|s| {
-                s.id.split(',')
+            .filter(|&i| {
+                ids[i]
+                    .split(',')
                     .filter_map(|pair| pair.split_once('=').map(|(k, _)| k))
                     .all(|k| self.pairs.iter().any(|(key, _)| key == k))
             })
@@ -164,22 +140,22 @@ impl SettingSpec {
             matches
         };
         match matches.as_slice() {
-            [one] => Ok(one),
+            [one] => Ok(*one),
             [] => Err(format!(
                 "no setting is `{self}`; the settings are {}",
-                listed(results.settings.iter().map(|s| s.id.as_str()), 8)
+                listed(ids.iter().map(String::as_str), 8)
             )),
             many => Err(format!(
                 "`{self}` matches {} settings ({}); name every dimension",
                 many.len(),
-                listed(many.iter().map(|s| s.id.as_str()), 8)
+                listed(many.iter().map(|&i| ids[i].as_str()), 8)
             )),
         }
     }
 
-    fn matches(&self, setting: &SettingRow) -> bool {
+    fn matches(&self, fields: &indexmap::IndexMap<String, serde_json::Value>) -> bool {
         self.pairs.iter().all(|(key, want)| {
-            let Some(have) = setting.fields.get(key) else {
+            let Some(have) = fields.get(key) else {
                 return false;
             };
             match have {
@@ -217,77 +193,78 @@ pub fn listed<'a>(items: impl IntoIterator<Item = &'a str>, max: usize) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::grid::recorded_columns;
+
+    fn setting(min_score: &str, k: usize) -> Setting {
+        Setting::new(min_score.parse().unwrap(), k)
+    }
+
+    /// The id of the setting of `settings` that `spec` names, as a record holds them.
+    fn find(settings: &[Setting], spec: &str) -> Result<String, String> {
+        spec.parse::<SettingSpec>()
+            .unwrap()
+            .find(settings, &recorded_columns(settings))
+            .map(|i| settings[i].id())
+    }
 
     #[test]
     fn unnamed_dimensions_mean_their_defaults() {
-        let text = r#"{"schema": "rageval.results/2", "dimensions": ["min_score", "k", "order"],
-            "settings": [
-              {"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4, "order": "score"},
-              {"id": "min_score=0.2,k=4,order=edge", "min_score": 0.2, "k": 4, "order": "edge"}
-            ], "questions": [], "runs": []}"#;
-        let r = super::super::results::parse(std::path::Path::new("r.json"), text).unwrap();
-        let find = |spec: &str| {
-            spec.parse::<SettingSpec>()
-                .unwrap()
-                .find(&r)
-                .map(|s| s.id.clone())
-        };
-        assert_eq!(find("min_score=0.2,k=4").unwrap(), "min_score=0.2,k=4");
+        let mut edge = setting("0.2", 4);
+        edge.order = crate::adapters::prompt::Order::Edge;
+        let settings = [setting("0.2", 4), edge];
+        assert_eq!(settings[1].id(), "min_score=0.2,k=4,order=edge");
         assert_eq!(
-            find("k=4,order=edge,min_score=0.20").unwrap(),
+            find(&settings, "min_score=0.2,k=4").unwrap(),
+            "min_score=0.2,k=4"
+        );
+        assert_eq!(
+            find(&settings, "k=4,order=edge,min_score=0.20").unwrap(),
             "min_score=0.2,k=4,order=edge"
         );
-        assert!(find("k=4,order=edge,min_score=0.5").is_err());
+        assert!(find(&settings, "k=4,order=edge,min_score=0.5").is_err());
     }
 
-    fn results() -> ResultsFile {
-        let settings: Vec<String> = ["0.1", "0.3"]
+    /// The grid 0.1, 0.3 x 1, 4.
+    fn grid() -> Vec<Setting> {
+        ["0.1", "0.3"]
             .iter()
-            .flat_map(|m| {
-                [1, 4].map(|k| {
-                    format!(r#"{{"id": "min_score={m},k={k}", "min_score": {m}, "k": {k}}}"#)
-                })
-            })
-            .collect();
-        let text = format!(
-            r#"{{"schema": "rageval.results/2", "dimensions": ["min_score", "k"],
-            "settings": [{}], "questions": [], "runs": []}}"#,
-            settings.join(",")
-        );
-        super::super::results::parse(std::path::Path::new("r.json"), &text).unwrap()
-    }
-
-    fn spec(s: &str) -> SettingSpec {
-        s.parse().unwrap()
+            .flat_map(|m| [1, 4].map(|k| setting(m, k)))
+            .collect()
     }
 
     #[test]
     fn finds_a_setting_in_any_order_comparing_numbers() {
-        let r = results();
+        let g = grid();
+        assert_eq!(find(&g, "min_score=0.3,k=4").unwrap(), "min_score=0.3,k=4");
         assert_eq!(
-            spec("min_score=0.3,k=4").find(&r).unwrap().id,
+            find(&g, " k = 4 , min_score=0.30").unwrap(),
             "min_score=0.3,k=4"
         );
-        assert_eq!(
-            spec(" k = 4 , min_score=0.30").find(&r).unwrap().id,
-            "min_score=0.3,k=4"
-        );
-        assert_eq!(
-            spec("k=1,min_score=.1").find(&r).unwrap().id,
-            "min_score=0.1,k=1"
-        );
+        assert_eq!(find(&g, "k=1,min_score=.1").unwrap(), "min_score=0.1,k=1");
+    }
+
+    #[test]
+    fn finds_a_setting_of_the_fixture_results() {
+        let r = crate::output::report::fixture::results();
+        let i = "k=2,min_score=0.40"
+            .parse::<SettingSpec>()
+            .unwrap()
+            .find_in(&r)
+            .unwrap();
+        assert_eq!(r.setting_id(i), "min_score=0.4,k=2");
     }
 
     #[test]
     fn says_what_is_wrong_with_a_spec() {
-        let r = results();
-        let err = spec("min_score=0.2,k=4").find(&r).unwrap_err();
+        let g = grid();
+        let err = find(&g, "min_score=0.2,k=4").unwrap_err();
         assert!(err.contains("no setting is `min_score=0.2,k=4`"), "{err}");
         assert!(err.contains("`min_score=0.1,k=1`"), "{err}");
-        let err = spec("min_score=0.3").find(&r).unwrap_err();
+        let err = find(&g, "min_score=0.3").unwrap_err();
         assert!(err.contains("matches 2 settings"), "{err}");
-        let err = spec("order=edge").find(&r).unwrap_err();
-        assert!(err.contains("`order` is not a setting dimension"), "{err}");
+        let err = find(&g, "chat=big").unwrap_err();
+        assert!(err.contains("`chat` is not a setting dimension"), "{err}");
+        assert!(err.contains("`min_score`, `k`, `order`"), "{err}");
         assert!("min_score"
             .parse::<SettingSpec>()
             .unwrap_err()
@@ -306,6 +283,5 @@ mod tests {
         assert!(check_share(f64::NAN).is_err());
         assert!(check_alpha(0.05).is_ok());
         assert!(check_alpha(0.0).is_err() && check_alpha(1.0).is_err());
-        assert!(check_tokens(f64::INFINITY).is_err() && check_tokens(300.0).is_ok());
     }
 }

@@ -1,44 +1,77 @@
-//! Unit tests of the gate's rules over hand-built results.
+//! Unit tests of the gate's rules over results as the sweep writes them.
 
 use std::path::Path;
 
 use super::*;
+use crate::sweep::Setting;
+use crate::vocab::limit::Limit;
 
-/// A results document with one setting `min_score=0.2,k=4` and the given
-/// (id, answerable, outcome, answer_match) runs; an answer is wrong when it misses its
-/// expected text, as without a judge.
-fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> ResultsFile {
-    let questions: Vec<String> = runs
+/// Results with one setting `min_score=0.2,k=4` and the given (id, answerable, outcome,
+/// answer_match) runs, each a copy of the fixture's first run (an answer citing its expected
+/// source, 100 prompt tokens); an answer is wrong when it misses its expected text, as without
+/// a judge. Not yet written: see [`written`].
+fn unwritten(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
+    let mut r = crate::output::report::fixture::results();
+    let (question, run) = (r.questions[0].clone(), r.runs[0].clone());
+    r.settings = vec![Setting::new("0.2".parse().unwrap(), 4)];
+    r.questions = runs
         .iter()
-        .map(|(id, a, _, _)| format!(r#"{{"id": "{id}", "answerable": {a}}}"#))
+        .map(
+            |&(id, answerable, _, _)| crate::adapters::evalset::Question {
+                id: id.into(),
+                answerable,
+                ..question.clone()
+            },
+        )
         .collect();
-    let rows: Vec<String> = runs
+    r.runs = runs
         .iter()
-        .map(|(id, _, o, m)| {
-            let w = m
-                .filter(|_| *o == "answer")
-                .map_or("null".to_string(), |b| (!b).to_string());
-            let m = m.map_or("null".to_string(), |b| b.to_string());
-            format!(
-                r#"{{"question_id": "{id}", "setting_id": "min_score=0.2,k=4", "outcome": "{o}", "answer_match": {m}, "wrong_answer": {w}, "prompt_tokens": 100, "latency_ms": 3.5}}"#
-            )
+        .enumerate()
+        .map(|(q, &(_, _, outcome, answer_match))| {
+            let mut run = run.clone();
+            run.question = q;
+            run.verdict.outcome = serde_json::from_value(serde_json::json!(outcome)).unwrap();
+            run.verdict.answer_match = answer_match;
+            run.verdict.wrong_answer = answer_match.filter(|_| outcome == "answer").map(|m| !m);
+            run
         })
         .collect();
-    let text = format!(
-        r#"{{"schema": "rageval.results/2", "dimensions": ["min_score", "k"],
-        "settings": [{{"id": "min_score=0.2,k=4", "min_score": 0.2, "k": 4}}],
-        "questions": [{}], "runs": [{}]}}"#,
-        questions.join(","),
-        rows.join(",")
-    );
-    results::parse(Path::new("r.json"), &text).unwrap()
+    let n = r.questions.len();
+    (r.positions, r.question_set, r.expected_scores) =
+        ((0..n).collect(), vec![0; n], vec![None; n]);
+    r.stats = vec![crate::analysis::stats::aggregate(
+        &r.runs,
+        &r.questions,
+        &r.meta.pricing,
+    )];
+    r.setting_text = Default::default();
+    r.with_insight(&Default::default())
 }
 
+/// `r` as the gate reads it: written as results.json by the sweep's writer, read back through
+/// the record (statistics and insight computed afresh).
+fn written(r: &Results) -> Results {
+    let mut out = Vec::new();
+    crate::output::record::stream::write(r, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    Record::parse(Path::new("r.json"), &text)
+        .unwrap()
+        .into_results()
+        .unwrap()
+}
+
+fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
+    written(&unwritten(runs))
+}
+
+/// The gated setting, and no limit but `gate.max_error_runs`'s default of 0.
 fn policy() -> Policy {
-    Policy {
+    let mut p = Policy {
         setting: Some("k=4,min_score=0.2".parse().unwrap()),
         ..Policy::default()
-    }
+    };
+    p.limits.set(Limit::MaxErrorRuns, Some(0.0));
+    p
 }
 
 fn check<'a>(r: &'a Report, name: &str) -> &'a Check {
@@ -49,7 +82,7 @@ fn check<'a>(r: &'a Report, name: &str) -> &'a Check {
 }
 
 /// `now` gated against the baseline `base` under `p`.
-fn compare(now: &ResultsFile, base: &ResultsFile, p: &Policy) -> Result<Report> {
+fn compare(now: &Results, base: &Results, p: &Policy) -> Result<Report> {
     evaluate(
         (now, Path::new("r.json")),
         Some((base, Path::new("b.json"))),
@@ -67,7 +100,7 @@ fn good() -> Vec<(String, bool, &'static str, Option<bool>)> {
     v
 }
 
-fn as_doc(v: &[(String, bool, &str, Option<bool>)]) -> ResultsFile {
+fn as_doc(v: &[(String, bool, &str, Option<bool>)]) -> Results {
     let refs: Vec<(&str, bool, &str, Option<bool>)> = v
         .iter()
         .map(|(a, b, c, d)| (a.as_str(), *b, *c, *d))
@@ -87,15 +120,15 @@ fn absolute_limits_count_from_the_runs() {
         ("w", false, "error", None),
     ]);
     let mut p = policy();
-    p.limits = Limits {
-        max_unwanted_answer_rate: Some(0.3),
-        max_false_refusal_rate: Some(0.25),
-        max_error_runs: 0,
-        max_prompt_tokens_per_question: Some(100.0),
-        min_answer_match_rate: Some(0.5),
-        max_flip_rate: None,
-        max_wrong_answer_rate: Some(0.25),
-    };
+    for (limit, v) in [
+        (Limit::MaxUnwantedAnswerRate, 0.3),
+        (Limit::MaxFalseRefusalRate, 0.25),
+        (Limit::MaxPromptTokensPerQuestion, 100.0),
+        (Limit::MinAnswerMatchRate, 0.5),
+        (Limit::MaxWrongAnswerRate, 0.25),
+    ] {
+        p.limits.set(limit, Some(v));
+    }
     let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
     assert_eq!(rep.setting, "min_score=0.2,k=4");
     let e = check(&rep, "error_runs");
@@ -118,16 +151,17 @@ fn absolute_limits_count_from_the_runs() {
 #[test]
 fn the_wrong_answer_limit_holds_at_its_boundary_and_fails_past_it() {
     // 1 wrong answer of 4 answerable questions; unanswerable ones do not count.
-    let mut r = doc(&[
+    let mut raw = unwritten(&[
         ("a", true, "answer", Some(true)),
         ("b", true, "answer", Some(false)),
         ("c", true, "answer", None),
         ("d", true, "false_refusal", None),
         ("u", false, "unwanted_answer", None),
     ]);
-    let gate = |r: &ResultsFile, limit: f64| {
+    let r = written(&raw);
+    let gate = |r: &Results, limit: f64| {
         let mut p = policy();
-        p.limits.max_wrong_answer_rate = Some(limit);
+        p.limits.set(Limit::MaxWrongAnswerRate, Some(limit));
         let rep = evaluate((r, Path::new("r.json")), None, &p).unwrap();
         let c = check(&rep, "wrong_answer_rate").clone();
         (c.passed, c.figures, rep.passed())
@@ -135,7 +169,8 @@ fn the_wrong_answer_limit_holds_at_its_boundary_and_fails_past_it() {
     assert_eq!(gate(&r, 0.25), (true, "0.250 <= limit 0.250".into(), true));
     assert_eq!(gate(&r, 0.24), (false, "0.250 > limit 0.240".into(), false));
     // The judge's verdict decides, not the substring: `a` holds its text but was judged wrong.
-    r.runs[0].wrong_answer = Some(true);
+    raw.runs[0].verdict.wrong_answer = Some(true);
+    let r = written(&raw);
     assert_eq!(gate(&r, 0.25), (false, "0.500 > limit 0.250".into(), false));
     assert_eq!(gate(&r, 0.5), (true, "0.500 <= limit 0.500".into(), true));
     let none = doc(&[("u", false, "unwanted_answer", None)]);
@@ -264,7 +299,13 @@ fn a_question_set_that_lost_too_much_is_not_compared() {
 
 #[test]
 fn the_gated_setting_defaults_to_the_recommendation() {
-    let mut r = as_doc(&good());
+    // 3 of 10 unanswerable questions answered: above the default `recommend` limit of 20%.
+    let mut unwanted = good();
+    for i in 0..3 {
+        unwanted[2 * i + 1].2 = "unwanted_answer";
+    }
+    let r = as_doc(&unwanted);
+    assert_eq!(r.insight.recommendation.setting, None);
     let mut p = policy();
     p.setting = None;
     let err = evaluate((&r, Path::new("r.json")), None, &p)
@@ -272,7 +313,41 @@ fn the_gated_setting_defaults_to_the_recommendation() {
         .to_string();
     assert!(err.contains("no gated setting"), "{err}");
     assert!(err.contains("--setting min_score=0.2,k=4"), "{err}");
-    r.recommended = Some(results::Recommended::Id("min_score=0.2,k=4".into()));
+    let r = as_doc(&good());
+    assert_eq!(
+        r.insight.recommendation.setting.as_deref(),
+        Some("min_score=0.2,k=4")
+    );
     let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
     assert_eq!(rep.setting, "min_score=0.2,k=4");
+}
+
+#[test]
+fn every_gate_limit_is_one_check_named_after_its_statistic() {
+    let r = as_doc(&good());
+    let mut p = policy();
+    for limit in Limit::of(crate::vocab::limit::Scope::Gate) {
+        p.limits.set(limit, Some(1.0));
+    }
+    let rep = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    let mut names: Vec<&str> = rep.checks.iter().map(|c| c.name.as_str()).collect();
+    // The order the gate has always printed them in.
+    assert_eq!(
+        names,
+        [
+            "error_runs",
+            "unwanted_answer_rate",
+            "false_refusal_rate",
+            "answer_match_rate",
+            "wrong_answer_rate",
+            "prompt_tokens_per_question",
+            "flip_rate"
+        ]
+    );
+    names.sort();
+    let mut want: Vec<&str> = Limit::of(crate::vocab::limit::Scope::Gate)
+        .map(|l| l.stat().name())
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
 }

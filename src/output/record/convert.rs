@@ -317,7 +317,7 @@ impl Record {
                         None => question.best_retrieval_score,
                     },
                     passages,
-                    verdict: rec.verdict,
+                    verdict: upgraded(rec.verdict),
                     answer: refusal.clone(),
                     model_calls: 0,
                     prompt_tokens: 0,
@@ -496,6 +496,18 @@ type ChunkTables = (
 );
 
 /// Chunk ids, labels and flags by corpus.
+/// A verdict as this version writes it. A record written before runs carried `wrong_answer`
+/// (and before the judge) gets the rule the classifier applies to an ungraded answer, so that
+/// an old baseline is compared with what it would have said.
+fn upgraded(mut verdict: crate::adapters::classify::Verdict) -> crate::adapters::classify::Verdict {
+    if verdict.wrong_answer.is_none()
+        && verdict.outcome == crate::adapters::classify::Outcome::Answer
+    {
+        verdict.wrong_answer = verdict.ungraded_wrong_answer();
+    }
+    verdict
+}
+
 fn chunk_tables(corpora: &IndexMap<String, CorpusRecord>) -> ChunkTables {
     let ids = corpora
         .values()

@@ -6,9 +6,9 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::{Recommendation, Separability};
 use crate::analysis::stats::SettingStats;
-use crate::app::config::RecommendConfig;
 use crate::output::report::Results;
 use crate::sweep::CallStats;
 

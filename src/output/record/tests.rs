@@ -139,7 +139,7 @@ fn scores_round_trip_to_the_last_bit() {
     let mut r = fixture::results();
     r.runs[0].passages[0].score = 0.223_606_792_420_072_86;
     r.expected_scores[1] = Some(0.195_180_016_008_302_81);
-    let r = r.with_insight(&crate::app::config::RecommendConfig::default());
+    let r = r.with_insight(&crate::analysis::insight::config::RecommendConfig::default());
     let first = bytes(&Record::of(&r));
     let back = Record::parse(Path::new("r.json"), &first)
         .unwrap()
@@ -204,7 +204,7 @@ fn judged() -> crate::output::report::Results {
         })
         .collect();
     r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);
-    r.with_insight(&crate::app::config::RecommendConfig::default())
+    r.with_insight(&crate::analysis::insight::config::RecommendConfig::default())
 }
 
 #[test]

@@ -15,8 +15,8 @@ use crate::adapters::corpus::{chunk_markdown, Corpus};
 use crate::adapters::evalset::{Expect, Question};
 use crate::adapters::prompt::{RefusalMatch, REFUSAL};
 use crate::adapters::retrieve::Hit;
+use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::{aggregate, Pricing};
-use crate::app::config::RecommendConfig;
 use crate::output::record::{CallRecord, CallRole};
 use crate::sweep::{build_run, CallLog, CallStats, PlannedRun, Run, Setting, View};
 

@@ -195,7 +195,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::config::RecommendConfig;
+    use crate::analysis::insight::config::RecommendConfig;
     use crate::output::report::fixture;
 
     fn render(r: &Results, max_rows: usize) -> String {

@@ -1,0 +1,99 @@
+//! The `recommend:` section of `rageval.yaml`, with its documented defaults.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::limit::{Limit, Limits};
+
+/// The recommendation policy: hard limits a setting must meet, then weights that rank the
+/// settings that meet them (lower weighted cost wins). See docs/insight.md.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecommendConfig {
+    /// Highest acceptable unwanted-answer rate (0 to 1).
+    pub max_unwanted_answer_rate: f64,
+    /// Highest acceptable false-refusal rate (0 to 1).
+    pub max_false_refusal_rate: f64,
+    /// Highest acceptable prompt tokens per question; no limit when absent.
+    pub max_prompt_tokens_per_question: Option<f64>,
+    /// Highest acceptable attack success rate of injection probes (questions with `attack:`);
+    /// no limit when absent. Settings without probes are not held to it.
+    pub max_attack_success_rate: Option<f64>,
+    /// Highest acceptable wrong-answer rate (wrong answers over answerable questions); no
+    /// limit when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_wrong_answer_rate: Option<f64>,
+    pub weights: WeightsConfig,
+}
+
+impl Default for RecommendConfig {
+    /// Loose guard rails that only rule out settings nobody should ship; tighten them to the
+    /// product's needs.
+    fn default() -> Self {
+        RecommendConfig {
+            max_unwanted_answer_rate: 0.2,
+            max_false_refusal_rate: 0.5,
+            max_prompt_tokens_per_question: None,
+            max_attack_success_rate: None,
+            max_wrong_answer_rate: None,
+            weights: WeightsConfig::default(),
+        }
+    }
+}
+
+impl RecommendConfig {
+    /// Its hard limits by [`Limit`]: the one place that maps its limit fields to the enum (a
+    /// test holds it to [`Limit::ALL`] and to the section's keys).
+    pub fn limits(&self) -> Limits {
+        [
+            (
+                Limit::MaxUnwantedAnswerRate,
+                Some(self.max_unwanted_answer_rate),
+            ),
+            (
+                Limit::MaxFalseRefusalRate,
+                Some(self.max_false_refusal_rate),
+            ),
+            (
+                Limit::MaxPromptTokensPerQuestion,
+                self.max_prompt_tokens_per_question,
+            ),
+            (Limit::MaxAttackSuccessRate, self.max_attack_success_rate),
+            (Limit::MaxWrongAnswerRate, self.max_wrong_answer_rate),
+        ]
+        .into_iter()
+        .collect()
+    }
+}
+
+/// The default weight of the wrong-answer rate.
+pub const WRONG_ANSWER_WEIGHT: f64 = 1.0;
+
+/// Weights of the objective: cost = sum of weight x metric, each metric named as its
+/// summary.csv column.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct WeightsConfig {
+    /// Weight of the false-refusal rate.
+    pub false_refusal_rate: f64,
+    /// Weight of the unwanted-answer rate: an answer made up from unrelated passages usually
+    /// costs more than a refusal the user can work around, hence 3 by default.
+    pub unwanted_answer_rate: f64,
+    /// Weight of one prompt token per question: 0.00005 makes 1000 tokens per question weigh
+    /// as much as 5 points of false refusals.
+    pub prompt_tokens_per_question: f64,
+    /// Weight of the wrong-answer rate: a wrong answer shown with sources misleads like an
+    /// unwanted one.
+    pub wrong_answer_rate: f64,
+}
+
+impl Default for WeightsConfig {
+    fn default() -> Self {
+        WeightsConfig {
+            false_refusal_rate: 1.0,
+            unwanted_answer_rate: 3.0,
+            prompt_tokens_per_question: 0.00005,
+            wrong_answer_rate: WRONG_ANSWER_WEIGHT,
+        }
+    }
+}
