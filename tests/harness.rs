@@ -82,6 +82,7 @@ pub struct Test<'p> {
     status: Option<i32>,
     stdout: Expect,
     stderr: Expect,
+    absent: Vec<String>,
 }
 
 impl Test<'static> {
@@ -119,6 +120,7 @@ impl<'p> Test<'p> {
             status: Some(0),
             stdout: Expect::default(),
             stderr: Expect::default(),
+            absent: Vec::new(),
         }
     }
 
@@ -201,6 +203,17 @@ impl<'p> Test<'p> {
         self
     }
 
+    /// A refusal: exit status 2 and exactly `error: LINE` on stderr.
+    pub fn fails(self, line: &str) -> Self {
+        self.status(2).stderr(format!("error: {line}\n"))
+    }
+
+    /// `rel` must not exist in the project after the run (a report that must not be written).
+    pub fn absent(mut self, rel: &str) -> Self {
+        self.absent.push(rel.to_string());
+        self
+    }
+
     /// Input that cannot be used: exit status 2 and one line on stderr that holds every needle
     /// and no panic.
     pub fn unusable(mut self, needles: &[&str]) -> Self {
@@ -239,6 +252,11 @@ impl<'p> Test<'p> {
             let p = expect.problems(actual);
             if !p.is_empty() {
                 let _ = write!(problems, "{name}:\n{p}");
+            }
+        }
+        for rel in &self.absent {
+            if project.path().join(rel).exists() {
+                let _ = writeln!(problems, "`{rel}` exists, which the run must not write");
             }
         }
         if !problems.is_empty() {
@@ -311,14 +329,12 @@ pub fn results(p: &Project, dir: &str) -> Record {
     Record::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Write `record` as `<dir>/results.json` of `p` (without a summary: readers recompute it).
-pub fn write_results(p: &Project, dir: &str, record: &Record) {
+/// Write `record` to `rel` in `p` as a sweep writes results.json, but without a summary
+/// (readers recompute it).
+pub fn write_results(p: &Project, rel: &str, record: &Record) {
     let mut text = Vec::new();
     record.write(&mut text).unwrap();
-    p.write(
-        &format!("{dir}/results.json"),
-        &String::from_utf8(text).unwrap(),
-    );
+    p.write(rel, &String::from_utf8(text).unwrap());
 }
 
 /// The `summary` of `<dir>/results.json` of `p` as written (see [`Output::summary`]).
@@ -336,6 +352,11 @@ impl Project {
         S: AsRef<str>,
     {
         Test::at(self).args(args)
+    }
+
+    /// The README's sample sweep (20 settings, with its table) in this project.
+    pub fn sample_sweep(&self) -> Test<'_> {
+        self.rageval(SAMPLE_SWEEP)
     }
 
     /// `rageval sweep --quiet ARGS` in this project.

@@ -36,6 +36,18 @@ impl Project {
         p
     }
 
+    /// A project with a one-file corpus `docs/` (sections `Fee` and `Rules`) and `set.yaml`
+    /// holding `set`.
+    pub fn one_doc(set: &str) -> Self {
+        let p = Project::empty();
+        p.write(
+            "docs/a.md",
+            "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
+        );
+        p.write("set.yaml", set);
+        p
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
