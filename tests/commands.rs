@@ -1,7 +1,7 @@
 //! `prompt`, `ask` and `validate`: the format is the contract, pinned by golden files.
 
 use crate::harness::Test;
-use crate::support::{repo, Project};
+use crate::support::{repo, run_ok, Project};
 
 #[test]
 fn prompt_format_is_pinned_character_for_character() {
@@ -88,25 +88,19 @@ fn validate_reports_ok_and_errors() {
 #[test]
 fn the_sample_config_is_valid_and_runs_offline() {
     // The repository's own rageval.yaml and question sets, as a user would run them.
-    let out = assert_cmd::Command::cargo_bin("rageval")
-        .unwrap()
-        .current_dir(repo())
-        .args(["validate"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+            .current_dir(repo())
+            .arg("validate"),
     );
 }
 
 #[test]
 fn broken_pipe_is_not_an_error() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let p = Project::sample();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
+    let mut child = p
+        .process()
         .args([
             "sweep",
             "--evalset",

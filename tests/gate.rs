@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::harness::Test;
-use crate::support::{repo, Project};
+use crate::support::{repo, Project, PRODUCTION};
 
 /// The sample project with the repository's rageval.yaml (and its `gate:` section) and the
 /// committed baseline.
@@ -22,17 +22,7 @@ fn dogfood() -> Project {
 
 /// Sweep the sample at the production setting only, into `out`.
 pub fn sweep(p: &Project, out: &str) {
-    p.sweep([
-        "--evalset",
-        "evalsets/club.yaml",
-        "--min-score",
-        "0.2",
-        "--k",
-        "4",
-        "--out",
-        out,
-    ])
-    .run();
+    p.sweep(PRODUCTION).args(["--out", out]).run();
 }
 
 /// The sample's membership fee section emptied of its facts: `fee-per-term` is refused.

@@ -389,8 +389,8 @@ fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
     let p = Project::sample();
     // The first temporary file is held open for a minute, so the signal always arrives while
     // reports are being written, however loaded the machine is.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
+    let mut child = p
+        .process()
         .env("RAGEVAL_TEST_HOLD_TEMPORARY_MS", "60000")
         .args(["sweep", "-q", "--min-score", "0.1..0.5", "--k", "1,2"])
         .stdout(std::process::Stdio::null())

@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::support::{Project, SAMPLE_SWEEP};
 
 pub use rageval::chat::Usage;
+pub use rageval::classify::Outcome;
 pub use rageval::corpus::Corpus;
 pub use rageval::embed::{hash::DEFAULT_DIMENSIONS, Embedder, HashEmbedder};
 pub use rageval::record::{CallRole, Record, RunRecord};
@@ -228,7 +229,7 @@ impl<'p> Test<'p> {
     #[track_caller]
     pub fn run(self) -> Output<'p> {
         let project = self.place.project();
-        let mut cmd = project.cmd(&[]);
+        let mut cmd = project.cmd();
         cmd.args(&self.args);
         for (k, v) in &self.env {
             match v {

@@ -410,28 +410,35 @@ fn server_auth_limits_and_errors_follow_the_openai_shape() {
     assert!(String::from_utf8_lossy(&resp).contains("\"mock\""));
 }
 
-#[test]
-fn a_killed_sweep_keeps_finished_calls() {
-    let server = MockLlm::start(&["--delay-ms", "30"]);
-    let p = http_project(&server.url, false, "");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
-        .args(["sweep", "--concurrency", "2"])
+/// `rageval ARGS` with the mock's key started in the background (stdout dropped, stderr
+/// piped), returned once `replies` replies are in the chat cache or after 20 s.
+fn started(p: &Project, args: &[&str], replies: usize) -> Child {
+    let child = p
+        .process()
+        .args(args)
         .env(KEY_ENV, "test-key")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let part of the calls finish, then kill the sweep mid-flight.
     let deadline = Instant::now() + Duration::from_secs(20);
-    let cached_lines = || {
+    let cached = || {
         std::fs::read_to_string(p.path().join(".rageval/cache/chat.jsonl"))
             .map(|t| t.lines().count())
             .unwrap_or(0)
     };
-    while cached_lines() < 20 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+    while cached() < replies && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
+    child
+}
+
+#[test]
+fn a_killed_sweep_keeps_finished_calls() {
+    let server = MockLlm::start(&["--delay-ms", "30"]);
+    let p = http_project(&server.url, false, "");
+    // Let part of the calls finish, then kill the sweep mid-flight.
+    let mut child = started(&p, &["sweep", "--concurrency", "2"], 20);
     child.kill().unwrap();
     child.wait().unwrap();
     let made_first = server.stats()["chat_requests"].as_u64().unwrap();
@@ -456,23 +463,7 @@ fn a_server_that_dies_mid_sweep_stops_it_early() {
     let server = MockLlm::start(&["--delay-ms", "20"]);
     let url = server.url.clone();
     let p = http_project(&url, false, "  max_retries: 3\n  backoff_ms: 1\n");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
-        .args(["sweep", "--concurrency", "2", "--allow-errors"])
-        .env(KEY_ENV, "test-key")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let cached_lines = || {
-        std::fs::read_to_string(p.path().join(".rageval/cache/chat.jsonl"))
-            .map(|t| t.lines().count())
-            .unwrap_or(0)
-    };
-    while cached_lines() < 10 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut child = started(&p, &["sweep", "--concurrency", "2", "--allow-errors"], 10);
     drop(server);
     let mut err = String::new();
     child

@@ -37,6 +37,17 @@ fn distinct_prompts(out: &Output) -> u64 {
     out.summary()["calls"]["distinct_prompts"].as_u64().unwrap()
 }
 
+/// A summary's insight per retrieval variant, which must be of the variants `labels` names.
+fn by_retrieval<'a>(summary: &'a Value, labels: &[&str]) -> &'a [Value] {
+    let per = summary["by_retrieval"].as_array().unwrap();
+    let got: Vec<&str> = per
+        .iter()
+        .map(|v| v["retrieval"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, labels);
+    per
+}
+
 /// Every setting of a record with its dimension values.
 fn settings(doc: &Record) -> Vec<(String, Value)> {
     doc.settings
@@ -367,12 +378,7 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
         server.url
     ));
     let summary = out.summary();
-    let per = summary["by_retrieval"].as_array().unwrap();
-    let labels: Vec<&str> = per
-        .iter()
-        .map(|v| v["retrieval"].as_str().unwrap())
-        .collect();
-    assert_eq!(labels, ["embedder=default", "embedder=small"]);
+    let per = by_retrieval(&summary, &["embedder=default", "embedder=small"]);
     assert_eq!(per[0]["separability"], plain_summary["separability"]);
     assert_eq!(per[1]["separability"], small_summary["separability"]);
     assert_ne!(per[0]["separability"]["auc"], per[1]["separability"]["auc"]);
@@ -603,13 +609,7 @@ fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
         .stdout;
     let header = text.lines().find(|l| l.contains("min_score")).unwrap();
     assert!(header.contains("┆ chunk_tokens ┆"), "{header}");
-    let summary = out.summary();
-    let per = summary["by_retrieval"].as_array().unwrap();
-    let labels: Vec<&str> = per
-        .iter()
-        .map(|v| v["retrieval"].as_str().unwrap())
-        .collect();
-    assert_eq!(labels, ["chunk_tokens=40", "chunk_tokens=256"]);
+    by_retrieval(&out.summary(), &["chunk_tokens=40", "chunk_tokens=256"]);
 }
 
 #[test]

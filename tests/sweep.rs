@@ -1,7 +1,7 @@
 //! The main job: the sample sweep, its files and the invariants every setting must keep.
 
 use crate::harness::Test;
-use crate::support::{col, read_csv, require_tool, Project};
+use crate::support::{col, read_csv, require_tool, run_ok, Project};
 
 #[test]
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
@@ -138,16 +138,11 @@ fn python_csv_module_reads_both_files() {
     }
     let p = Test::sweep().run();
     let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .current_dir(p.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .current_dir(p.path()),
     );
 }
 
