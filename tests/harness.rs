@@ -432,3 +432,35 @@ fn a_missing_text_fails_the_run() {
         .stdout_contains("nothing like this")
         .run();
 }
+
+#[test]
+#[should_panic(expected = "`reports` exists, which the run must not write")]
+fn a_file_the_run_must_not_write_fails_it() {
+    Test::new()
+        .args(["sweep", "-q", "--min-score", "0.2", "--k", "1"])
+        .absent("reports")
+        .run();
+}
+
+#[test]
+fn a_failed_run_shows_every_stream_at_once() {
+    let failed = std::panic::catch_unwind(|| {
+        Test::empty()
+            .args(["--version"])
+            .status(3)
+            .stdout("rageval 0\n")
+            .stderr_contains("nothing")
+            .run();
+    })
+    .expect_err("the run must fail");
+    let message = failed.downcast_ref::<String>().unwrap();
+    for part in [
+        "status: expected 3, got Some(0)",
+        "stdout:\n  differs (- expected, + actual):\n- rageval 0\n+ rageval ",
+        "stderr:\n  does not contain \"nothing\"",
+        "--- stdout:\nrageval ",
+        "--- stderr:\n---",
+    ] {
+        assert!(message.contains(part), "{part:?} not in:\n{message}");
+    }
+}
