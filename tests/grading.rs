@@ -69,8 +69,14 @@ fn summary(p: &Project, column: &str) -> String {
     col(&h, &rows[0], column).to_string()
 }
 
-fn row(id: &str, values: &[&str]) -> (String, Vec<String>) {
-    (id.into(), values.iter().map(|v| v.to_string()).collect())
+/// Expected [`runs`], one a line: the question id, then the values, separated by `|`.
+fn table(text: &str) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .map(|l| {
+            let mut cells = l.split('|').map(|c| c.trim().to_string());
+            (cells.next().unwrap(), cells.collect())
+        })
+        .collect()
 }
 
 pub(crate) const PATTERNS: &str = "  refusal_patterns:\n    - do(es)? not mention\n";
@@ -89,33 +95,19 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = project(&server.url, true, PATTERNS);
     let out = sweep(&p).run();
+    // "... costs ten US dollars ...": the substring rule (answer_match) misses it, the judge
+    // does not. The exact sentence is never sent to the judge.
     assert_eq!(
         runs(&p, COLUMNS),
-        [
-            // "... costs ten US dollars ...": the substring rule misses it, the judge does not.
-            row(
-                "fee",
-                &["answer", "", "false", "false", "false", "true", "true"]
-            ),
-            row(
-                "president",
-                &["answer", "", "true", "false", "false", "true", "true"]
-            ),
-            // The exact sentence is never sent to the judge.
-            row("exact", &["model_refusal", "exact", "", "", "", "", ""]),
-            row(
-                "lenient",
-                &["model_refusal", "lenient", "", "", "true", "false", "false"]
-            ),
-            row(
-                "pattern",
-                &["model_refusal", "pattern", "", "", "true", "false", "false"]
-            ),
-            row(
-                "judge",
-                &["model_refusal", "judge", "", "", "true", "false", "false"]
-            ),
-        ]
+        table(
+            "\
+        fee       | answer        |         | false | false | false | true  | true
+        president | answer        |         | true  | false | false | true  | true
+        exact     | model_refusal | exact   |       |       |       |       |
+        lenient   | model_refusal | lenient |       |       | true  | false | false
+        pattern   | model_refusal | pattern |       |       | true  | false | false
+        judge     | model_refusal | judge   |       |       | true  | false | false"
+        )
     );
     for (column, value) in [
         ("paraphrased_refusal", "3"),
@@ -204,17 +196,18 @@ fn without_a_judge_the_string_tiers_decide() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = project(&server.url, false, PATTERNS);
     sweep(&p).run();
+    // Only a judge reads the last one as a refusal.
     assert_eq!(
         runs(&p, &COLUMNS[..4]),
-        [
-            row("fee", &["answer", "", "false", "true"]),
-            row("president", &["answer", "", "true", "false"]),
-            row("exact", &["model_refusal", "exact", "", ""]),
-            row("lenient", &["model_refusal", "lenient", "", ""]),
-            row("pattern", &["model_refusal", "pattern", "", ""]),
-            // Only a judge reads this one as a refusal.
-            row("judge", &["unwanted_answer", "", "", ""]),
-        ]
+        table(
+            "\
+        fee       | answer          |         | false | true
+        president | answer          |         | true  | false
+        exact     | model_refusal   | exact   |       |
+        lenient   | model_refusal   | lenient |       |
+        pattern   | model_refusal   | pattern |       |
+        judge     | unwanted_answer |         |       |"
+        )
     );
     assert_eq!(summary(&p, "paraphrased_refusal"), "2");
     assert_eq!(summary(&p, "wrong_answer"), "1");
@@ -248,14 +241,15 @@ fn the_builtin_mock_judge_grades_in_process() {
     // The builtin model does not paraphrase: every refusal is the sentence, never judged.
     assert_eq!(
         runs(&p, &COLUMNS[..5]),
-        [
-            row("fee", &["answer", "", "true", "false", "false"]),
-            row("president", &["answer", "", "true", "false", "false"]),
-            row("exact", &["model_refusal", "exact", "", "", ""]),
-            row("lenient", &["model_refusal", "exact", "", "", ""]),
-            row("pattern", &["model_refusal", "exact", "", "", ""]),
-            row("judge", &["model_refusal", "exact", "", "", ""]),
-        ]
+        table(
+            "\
+        fee       | answer        |       | true | false | false
+        president | answer        |       | true | false | false
+        exact     | model_refusal | exact |      |       |
+        lenient   | model_refusal | exact |      |       |
+        pattern   | model_refusal | exact |      |       |
+        judge     | model_refusal | exact |      |       |"
+        )
     );
 }
 
@@ -304,6 +298,16 @@ fn a_custom_prompt_reaches_the_server_byte_for_byte_and_is_its_own_cache_key() {
     );
 }
 
+/// Rewrite the config of `p` from its `judge:` section on (the chat section comes before it).
+fn edit_judge(p: &Project, edit: impl FnOnce(&str) -> String) {
+    let config = p.read("rageval.yaml");
+    let at = config.find("judge:").unwrap();
+    p.write(
+        "rageval.yaml",
+        &format!("{}{}", &config[..at], edit(&config[at..])),
+    );
+}
+
 /// `rageval sweep` on `config` must exit 2 with exactly `line` on stderr and write nothing.
 fn fails_with(config: &str, line: &str) {
     let p = Project::empty();
@@ -312,13 +316,9 @@ fn fails_with(config: &str, line: &str) {
     p.write("rageval.yaml", config);
     p.rageval(["sweep"])
         .env(KEY_ENV, "test-key")
-        .status(2)
-        .stderr(format!("error: {line}\n"))
+        .fails(line)
+        .absent("reports")
         .run();
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
 }
 
 #[test]
@@ -351,23 +351,13 @@ fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
         .port();
     let down = format!("http://127.0.0.1:{port}/v1");
     let p = project(&server.url, true, PATTERNS);
-    let config = p
-        .read("rageval.yaml")
-        .replacen(&format!("base_url: {}", server.url), "base_url: CHAT", 1)
-        .replace(
-            &format!("base_url: {}", server.url),
-            &format!("base_url: {down}"),
-        )
-        .replace("base_url: CHAT", &format!("base_url: {}", server.url));
-    p.write("rageval.yaml", &config);
+    edit_judge(&p, |judge_section| {
+        judge_section.replacen(&server.url, &down, 1)
+    });
     sweep(&p)
-        .status(2)
-        .stderr(format!("error: every judge call failed (5 connect); no report written; is the judge server at `{down}` running?\n"))
+        .fails(&format!("every judge call failed (5 connect); no report written; is the judge server at `{down}` running?"))
+        .absent("reports")
         .run();
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
     assert_eq!(server.stats()["judge_requests"], 0);
 
     // With more retries the attempts pass the dead-server limit: the judge is given up early.
@@ -377,10 +367,9 @@ fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
     );
     p.write("rageval.yaml", &config);
     sweep(&p)
-        .status(2)
-        .stderr(format!("error: the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?\n"))
+        .fails(&format!("the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?"))
+        .absent("reports")
         .run();
-    assert!(!p.path().join("reports").exists());
 }
 
 #[test]
@@ -388,16 +377,11 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
     let chat = MockLlm::start(&["--paraphrase"]);
     let judge = MockLlm::start(&["--malformed-rate", "0.5", "--seed", "4"]);
     let p = project(&chat.url, true, PATTERNS);
-    let config = p.read("rageval.yaml");
-    let at = config.find("judge:").unwrap();
-    let config = format!(
-        "{}{}",
-        &config[..at],
-        config[at..]
+    edit_judge(&p, |judge_section| {
+        judge_section
             .replacen(&chat.url, &judge.url, 1)
             .replace("max_retries: 1", "max_retries: 0")
-    );
-    p.write("rageval.yaml", &config);
+    });
     let out = sweep(&p).arg("--allow-errors").run();
     let failed = judge.stats()["faults"]["malformed"].as_u64().unwrap();
     assert!(failed > 0 && failed < 5, "{failed}");
@@ -464,14 +448,9 @@ fn a_judge_reply_that_is_not_the_rubric_json_is_an_error_never_a_guess() {
     let chat = MockLlm::start(&["--paraphrase"]);
     let judge = prose_judge();
     let p = project(&chat.url, true, PATTERNS);
-    let config = p.read("rageval.yaml");
-    let at = config.find("judge:").unwrap();
-    let config = format!(
-        "{}{}",
-        &config[..at],
-        config[at..].replacen(&chat.url, &judge, 1)
-    );
-    p.write("rageval.yaml", &config);
+    edit_judge(&p, |judge_section| {
+        judge_section.replacen(&chat.url, &judge, 1)
+    });
     sweep(&p)
         .status(2)
         .stderr("error: 1 of 5 judge calls failed (1 malformed); those grades are errors and the string rules stand (pass --allow-errors to accept them)\n")

@@ -276,16 +276,8 @@ fn shards_of_a_two_profile_sweep_with_repeats_merge_into_the_whole() {
     let merged = results(&p, "merged");
     assert_eq!(merged.settings.len(), 20 * 2 * 2);
     assert_eq!(
-        merged.dimensions,
-        [
-            "min_score",
-            "k",
-            "order",
-            "format",
-            "rewrite",
-            "chat",
-            "temperature"
-        ]
+        merged.dimensions.join(" "),
+        "min_score k order format rewrite chat temperature"
     );
 }
 

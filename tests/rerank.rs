@@ -143,8 +143,17 @@ pub fn runs(p: &Project, out: &str) -> Vec<[String; 6]> {
         .collect()
 }
 
-pub fn rows(want: &[[&str; 6]]) -> Vec<[String; 6]> {
-    want.iter().map(|r| r.map(str::to_string)).collect()
+/// Expected [`runs`], one a line: six cells separated by `|`.
+pub fn rows(table: &str) -> Vec<[String; 6]> {
+    table
+        .lines()
+        .map(|l| {
+            let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+            cells
+                .try_into()
+                .unwrap_or_else(|c| panic!("not six cells: {c:?}"))
+        })
+        .collect()
 }
 
 #[test]
@@ -172,55 +181,21 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     let out = sweep(&p, "out").run();
     assert_eq!(
         runs(&p, "out"),
-        rows(&[
-            ["open-sunday", "0.3", "1", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.3",
-                "1",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.3", "1", "early_refusal", "0.000000", ""],
-            [
-                "open-sunday",
-                "0.3",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday hours"
-            ],
-            [
-                "open-sunday-again",
-                "0.3",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday hours"
-            ],
-            ["parking", "0.3", "2", "early_refusal", "0.000000", ""],
-            ["open-sunday", "0.5", "1", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.5",
-                "1",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.5", "1", "early_refusal", "0.000000", ""],
-            ["open-sunday", "0.5", "2", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.5",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.5", "2", "early_refusal", "0.000000", ""],
-        ])
+        rows(
+            "\
+        open-sunday       | 0.3 | 1 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.3 | 1 | answer        | 1.000000 | sunday
+        parking           | 0.3 | 1 | early_refusal | 0.000000 |
+        open-sunday       | 0.3 | 2 | answer        | 1.000000 | sunday hours
+        open-sunday-again | 0.3 | 2 | answer        | 1.000000 | sunday hours
+        parking           | 0.3 | 2 | early_refusal | 0.000000 |
+        open-sunday       | 0.5 | 1 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.5 | 1 | answer        | 1.000000 | sunday
+        parking           | 0.5 | 1 | early_refusal | 0.000000 |
+        open-sunday       | 0.5 | 2 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.5 | 2 | answer        | 1.000000 | sunday
+        parking           | 0.5 | 2 | early_refusal | 0.000000 |"
+        )
     );
     // Both best scores per question, and the separability of each.
     let doc = out.results();

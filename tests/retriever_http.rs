@@ -122,56 +122,15 @@ fn query_per_k_retrieves_once_per_question_and_k_and_uses_each_ranking() {
     assert_eq!((service.count("per-k 1"), service.count("per-k 2")), (2, 4));
     assert_eq!(
         runs(&p, "out"),
-        rows(&[
-            [
-                "open-sunday",
-                "0.5",
-                "1",
-                "false_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "open-sunday-again",
-                "0.5",
-                "1",
-                "false_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "parking",
-                "0.5",
-                "1",
-                "model_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "open-sunday",
-                "0.5",
-                "2",
-                "answer",
-                "0.900000",
-                "hours sunday"
-            ],
-            [
-                "open-sunday-again",
-                "0.5",
-                "2",
-                "answer",
-                "0.900000",
-                "hours sunday"
-            ],
-            [
-                "parking",
-                "0.5",
-                "2",
-                "model_refusal",
-                "0.900000",
-                "hours sunday"
-            ],
-        ])
+        rows(
+            "\
+        open-sunday       | 0.5 | 1 | false_refusal | 0.900000 | returns
+        open-sunday-again | 0.5 | 1 | false_refusal | 0.900000 | returns
+        parking           | 0.5 | 1 | model_refusal | 0.900000 | returns
+        open-sunday       | 0.5 | 2 | answer        | 0.900000 | hours sunday
+        open-sunday-again | 0.5 | 2 | answer        | 0.900000 | hours sunday
+        parking           | 0.5 | 2 | model_refusal | 0.900000 | hours sunday"
+        )
     );
     let doc = out.results();
     let retriever = doc.identity.identity.config.retriever.as_ref().unwrap();
