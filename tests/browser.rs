@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::harness::Test;
 use crate::insight::{chart_data, figure, markers, xss_project, PAYLOADS};
-use crate::support::SAMPLE_SWEEP as ARGS;
-use crate::support::{repo, require_tool, Project};
+use crate::support::{repo, require_tool};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -116,8 +116,7 @@ fn report_loads_without_console_errors_and_draws_every_chart() {
     if !have_chromium() {
         return;
     }
-    let p = Project::sample();
-    p.cmd(ARGS).assert().success();
+    let p = Test::sweep().run();
     let page = p.path().join("reports/latest/report.html");
     let dom = loaded_dom(&page);
 

@@ -3,8 +3,9 @@
 //! a base URL's query (Azure) reaches the server, and `--cache-dir` keeps the response cache
 //! where CI keeps it.
 
-use crate::http::{MockLlm, KEY_ENV};
-use crate::support::{col, read_csv, stderr, stdout, Project};
+use crate::harness::Test;
+use crate::http::{keyed, MockLlm, KEY_ENV};
+use crate::support::{col, read_csv, Project};
 
 /// Four paragraphs of 20 to 23 estimated tokens under a 3-token heading: a limit of 40 puts
 /// each paragraph in a part of its own.
@@ -29,11 +30,14 @@ fn project(config: &str) -> Project {
     p
 }
 
+/// `rageval sweep -q --min-score 0.1 --k K EXTRA` with the mock's key.
+fn sweep<'p>(p: &'p Project, k: &str, extra: &[&str]) -> Test<'p> {
+    keyed(p, &["sweep", "-q", "--min-score", "0.1", "--k", k]).args(extra)
+}
+
 /// (passages, expected_in_top_k, outcome) of the one run of a k=1 sweep.
 fn one_run(p: &Project) -> (String, String, String) {
-    p.cmd(&["sweep", "--min-score", "0.1", "--k", "1", "-q"])
-        .assert()
-        .success();
+    sweep(p, "1", &[]).run();
     let (header, rows) = read_csv(&p.read("reports/latest/runs.csv"));
     assert_eq!(rows.len(), 1);
     let get = |name| col(&header, &rows[0], name).to_string();
@@ -57,15 +61,13 @@ fn a_long_section_is_split_and_its_heading_still_names_the_expected_source() {
 #[test]
 fn the_prompt_holds_only_the_part_that_matched_under_the_section_heading() {
     let p = project("corpus: {max_chunk_tokens: 40}\n");
-    let out = p
-        .cmd(&["prompt", QUESTION, "--k", "1", "--min-score", "0.1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = p
+        .rageval(["prompt", QUESTION, "--k", "1", "--min-score", "0.1"])
+        .stdout_lacks("Lost badges")
+        .run()
+        .stdout;
     let passage = "[1] (source: guide.md#Long section) Parking permits for the north garage cost twelve dollars monthly and are sold online.";
     assert!(text.lines().any(|l| l == passage), "{text}");
-    assert!(!text.contains("Lost badges"), "{text}");
 }
 
 fn http_project(url: &str, config: &str) -> Project {
@@ -78,27 +80,19 @@ fn http_project(url: &str, config: &str) -> Project {
 fn a_chunk_over_the_embedders_limit_is_named_before_any_request() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, "corpus: {max_chunk_tokens: 0}\n");
-    let out = p
-        .cmd(&["sweep", "-q"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: chunk `guide.md#1` (`guide.md#Long section`) of corpus `docs` is about 88 tokens, \
-         more than the embedder reads (`embedder.max_input_tokens`: 40); split its longest \
-         paragraph or code block, or lower `corpus.max_chunk_tokens`\n"
-    );
+    keyed(&p, &["sweep", "-q"])
+        .fails(
+            "chunk `guide.md#1` (`guide.md#Long section`) of corpus `docs` is about 88 tokens, \
+             more than the embedder reads (`embedder.max_input_tokens`: 40); split its longest \
+             paragraph or code block, or lower `corpus.max_chunk_tokens`",
+        )
+        .absent("reports")
+        .run();
     assert_eq!(server.stats()["embedding_requests"], 0);
-    assert!(!p.path().join("reports").exists());
 
     // Split to fit, the same corpus goes through.
     let p = http_project(&server.url, "corpus: {max_chunk_tokens: 40}\n");
-    p.cmd(&["sweep", "-q"])
-        .env(KEY_ENV, "test-key")
-        .assert()
-        .success();
+    keyed(&p, &["sweep", "-q"]).run();
 }
 
 #[test]
@@ -109,18 +103,7 @@ fn a_base_url_query_reaches_the_server_on_every_request() {
         "embedder: {{kind: openai, base_url: \"{url}\", model: hash-1024, api_key_env: {KEY_ENV}}}\n\
          chat: {{kind: openai, base_url: \"{url}\", model: mock, api_key_env: {KEY_ENV}}}\n"
     ));
-    p.cmd(&[
-        "sweep",
-        "--min-score",
-        "0.1",
-        "--k",
-        "1,2",
-        "-q",
-        "--no-cache",
-    ])
-    .env(KEY_ENV, "test-key")
-    .assert()
-    .success();
+    sweep(&p, "1,2", &["--no-cache"]).run();
     let stats = server.stats();
     // The corpus and the question embedded; one chat call (`Install` scores under 0.1, so k=2
     // sends the prompt k=1 sends).
@@ -141,26 +124,12 @@ fn cache_dir_moves_the_response_cache_and_a_rerun_makes_no_call() {
         "chat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: {KEY_ENV}}}\n",
         server.url
     ));
-    let sweep = || {
-        p.cmd(&[
-            "sweep",
-            "--min-score",
-            "0.1",
-            "--k",
-            "1",
-            "-q",
-            "--cache-dir",
-            "kept/cache",
-        ])
-        .env(KEY_ENV, "test-key")
-        .assert()
-        .success();
-    };
-    sweep();
+    let moved = || sweep(&p, "1", &["--cache-dir", "kept/cache"]).run();
+    moved();
     assert_eq!(server.stats()["chat_requests"], 1);
     assert_eq!(p.read("kept/cache/chat.jsonl").lines().count(), 1);
     assert!(!p.path().join(".rageval").exists(), "cache.dir is not used");
-    sweep();
+    moved();
     assert_eq!(
         server.stats()["chat_requests"],
         1,

@@ -3,17 +3,12 @@
 
 use serde_json::Value;
 
-use crate::http::{http_project, MockLlm, KEY_ENV};
-use crate::support::{stderr, stdout};
+use crate::http::{http_project, keyed, MockLlm};
 
 fn dry(p: &crate::support::Project) -> Value {
-    let out = p
-        .cmd(&["sweep", "--dry-run", "--output", "json"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    let doc = keyed(p, &["sweep", "--dry-run", "--output", "json"])
+        .run()
+        .stdout_json();
     assert_eq!(doc["dry_run"].as_array().unwrap().len(), 1, "{doc}");
     doc["dry_run"][0].clone()
 }
@@ -41,19 +36,13 @@ fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
     assert!(plan["prompt_tokens"].as_u64().unwrap() > 0);
 
     // The real sweep makes exactly the predicted calls, and refuses the predicted runs early.
-    let out = p
-        .cmd(&["sweep", "-q"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = keyed(&p, &["sweep", "-q"]).run();
     assert_eq!(server.stats()["chat_requests"].as_u64(), Some(predicted));
-    let record: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let early = record["runs"]
-        .as_array()
-        .unwrap()
+    let early = out
+        .results()
+        .runs
         .iter()
-        .filter(|r| r["call"].is_null())
+        .filter(|r| r.call.is_none())
         .count();
     assert_eq!(plan["early_refusals"].as_u64(), Some(early as u64));
 
@@ -67,36 +56,24 @@ fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
 
 #[test]
 fn the_dry_run_table_says_what_was_and_was_not_done() {
-    let p = crate::support::Project::sample();
-    p.write(
-        "rageval.yaml",
-        "pricing:\n  prompt_per_million: 0.15\n  currency: EUR\n",
-    );
-    let out = p
-        .cmd(&[
-            "sweep",
-            "--dry-run",
-            "--evalset",
-            "evalsets/club.yaml",
-            "--min-score",
-            "0.2",
-            "--k",
-            "4",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
     // 7270 estimated prompt tokens x 0.15 EUR per million.
-    assert_eq!(
-        stdout(&out),
-        "dry run: no chat call was made and no report written; the corpus and 26 question texts were embedded to plan the prompts.
+    crate::harness::Test::new()
+        .write(
+            "rageval.yaml",
+            "pricing:\n  prompt_per_million: 0.15\n  currency: EUR\n",
+        )
+        .args(["sweep", "--dry-run"])
+        .args(crate::support::PRODUCTION)
+        .stdout(
+            "dry run: no chat call was made and no report written; the corpus and 26 question texts were embedded to plan the prompts.
 ┌────────────┬──────┬────────────────┬──────────────────┬────────────────┬───────────────────┬───────────────┬──────────────────────┬────────────────────┐
 │ chat model ┆ runs ┆ early refusals ┆ distinct prompts ┆ cached prompts ┆ rewrites (cached) ┆ calls to make ┆ prompt tokens (est.) ┆ prompt cost (est.) │
 ╞════════════╪══════╪════════════════╪══════════════════╪════════════════╪═══════════════════╪═══════════════╪══════════════════════╪════════════════════╡
 │ mock       ┆   26 ┆              3 ┆               23 ┆              0 ┆             0 (0) ┆            23 ┆                 7270 ┆         0.0011 EUR │
 └────────────┴──────┴────────────────┴──────────────────┴────────────────┴───────────────────┴───────────────┴──────────────────────┴────────────────────┘
 prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.
-"
-    );
-    assert!(!p.path().join("reports/latest").exists());
+",
+        )
+        .absent("reports/latest")
+        .run();
 }

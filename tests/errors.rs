@@ -1,33 +1,19 @@
 //! Bad input: one clear message naming file, line and field; exit status 2; no report written.
 
-use crate::support::{stderr, Project};
+use crate::support::Project;
 
-/// Run a sweep of `set.yaml` that must fail with status 2 and a message holding every `needle`.
+/// Run a sweep of `set.yaml` that must fail with status 2, one message holding every `needle`
+/// and no report.
 fn fails(p: &Project, extra: &[&str], needles: &[&str]) {
-    let mut args = vec!["sweep", "--evalset", "set.yaml"];
-    args.extend_from_slice(extra);
-    let out = p.cmd(&args).output().unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    for n in needles {
-        assert!(err.contains(n), "expected {n:?} in: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.lines().count(), 1, "one message: {err}");
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
+    p.rageval(["sweep", "--evalset", "set.yaml"])
+        .args(extra)
+        .unusable(needles)
+        .absent("reports")
+        .run();
 }
 
 fn project(set: &str) -> Project {
-    let p = Project::empty();
-    p.write(
-        "docs/a.md",
-        "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
-    );
-    p.write("set.yaml", set);
-    p
+    Project::one_doc(set)
 }
 
 #[test]
@@ -141,23 +127,20 @@ fn bad_config() {
     fails(&p, &[], &["rageval.yaml:2:", "sweep.k", "backwards"]);
     p.write("rageval.yaml", "chat:\n  kind: gpt\n");
     fails(&p, &[], &["rageval.yaml:2:", "unknown variant `gpt`"]);
-    let out = p
-        .cmd(&["sweep", "--config", "missing.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("missing.yaml: cannot read config"));
+    p.rageval(["sweep", "--config", "missing.yaml"])
+        .status(2)
+        .stderr_contains("missing.yaml: cannot read config")
+        .run();
 }
 
 #[test]
 fn a_failed_run_leaves_the_previous_report_intact() {
     let p = project("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
-    p.cmd(&["sweep", "--evalset", "set.yaml", "-q"])
-        .assert()
-        .success();
+    p.sweep(["--evalset", "set.yaml"]).run();
     let before = p.read("reports/latest/results.json");
-    p.write("set.yaml", "corpus: docs\nanswerable: []\n");
-    let out = p.cmd(&["sweep", "--evalset", "set.yaml"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    p.rageval(["sweep", "--evalset", "set.yaml"])
+        .write("set.yaml", "corpus: docs\nanswerable: []\n")
+        .status(2)
+        .run();
     assert_eq!(p.read("reports/latest/results.json"), before);
 }

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
+use crate::harness::{write_results, Record, Test};
 use crate::http::{MockLlm, KEY_ENV};
-use crate::support::{repo, stderr, stdout, Project, SAMPLE_SWEEP};
+use crate::support::{repo, Project};
 
 /// The widest line of `text`, in characters.
 fn widest(text: &str) -> usize {
@@ -22,12 +23,15 @@ fn header(text: &str) -> &str {
 #[test]
 fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
     let p = Project::sample();
-    let piped = p.cmd(SAMPLE_SWEEP).output().unwrap();
-    assert!(piped.status.success(), "{}", stderr(&piped));
-    let under = p.cmd(SAMPLE_SWEEP).env("COLUMNS", "100").output().unwrap();
+    let piped = p.sample_sweep().run();
     // Piped with no COLUMNS is 100 wide too: the two outputs are the same.
-    assert_eq!(stdout(&piped), stdout(&under));
-    let text = stdout(&under);
+    let text = p
+        .sample_sweep()
+        .env("COLUMNS", "100")
+        .any_status()
+        .stdout(piped.stdout)
+        .run()
+        .stdout;
     assert!(widest(&text) <= 100, "{text}");
     assert_eq!(
         header(&text),
@@ -49,16 +53,22 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
 fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
     let p = Project::sample();
     let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ wrong ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick        │";
-    let mut wide_args = SAMPLE_SWEEP.to_vec();
-    wide_args.push("--wide");
-    let wide = stdout(&p.cmd(&wide_args).env("COLUMNS", "60").output().unwrap());
+    let table = |columns: &str, extra: &[&str]| {
+        p.sample_sweep()
+            .args(extra)
+            .env("COLUMNS", columns)
+            .any_status()
+            .run()
+            .stdout
+    };
+    let wide = table("60", &["--wide"]);
     assert_eq!(header(&wide), full);
     assert!(!wide.contains("(hidden to fit"), "{wide}");
-    let roomy = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "200").output().unwrap());
+    let roomy = table("200", &[]);
     assert_eq!(header(&roomy), full);
     assert!(!roomy.contains("(hidden to fit"), "{roomy}");
     // At 80 the counts go, but not the wrong answers, which have no rate column.
-    let narrow = stdout(&p.cmd(SAMPLE_SWEEP).env("COLUMNS", "80").output().unwrap());
+    let narrow = table("80", &[]);
     assert_eq!(
         header(&narrow),
         "│ min_score ┆ k ┆ wrong ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
@@ -99,14 +109,13 @@ fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
         "1",
         "--no-cache",
     ];
-    let out = p
-        .cmd(&args)
-        .env(KEY_ENV, "test-key")
-        .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let err = stderr(&out);
+    let progress = |extra: &[&str]| {
+        p.rageval(args)
+            .args(extra)
+            .env(KEY_ENV, "test-key")
+            .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
+    };
+    let err = progress(&[]).run().stderr;
     let lines = progress_lines(&err);
     assert_eq!(
         lines.len(),
@@ -132,25 +141,16 @@ fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
     }
     assert!(last > 0, "some calls were counted: {err}");
 
-    let quiet = p
-        .cmd(&[&args[..], &["-q"]].concat())
-        .env(KEY_ENV, "test-key")
-        .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
-        .output()
-        .unwrap();
-    assert!(quiet.status.success());
-    assert_eq!(stderr(&quiet), "", "--quiet prints no progress");
+    // --quiet prints no progress.
+    progress(&["-q"]).stderr("").run();
 }
 
 #[test]
 fn init_then_sweep_in_an_empty_folder() {
     let p = Project::empty();
-    let out = p.cmd(&["init"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "wrote rageval.yaml, evalsets/starter.yaml, docs/welcome.md, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\nnext: rageval sweep\nthen: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n"
-    );
+    p.rageval(["init"])
+        .stdout("wrote rageval.yaml, evalsets/starter.yaml, docs/welcome.md, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\nnext: rageval sweep\nthen: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n")
+        .run();
     assert_eq!(
         p.read("rageval.yaml").lines().next(),
         Some("# yaml-language-server: $schema=.rageval/config.schema.json")
@@ -159,17 +159,13 @@ fn init_then_sweep_in_an_empty_folder() {
         p.read("evalsets/starter.yaml").lines().next(),
         Some("# yaml-language-server: $schema=../.rageval/evalset.schema.json")
     );
-    let sweep = p.cmd(&["sweep"]).output().unwrap();
-    assert!(sweep.status.success(), "{}", stderr(&sweep));
-    assert!(
-        stdout(&sweep).contains("5 questions x 20 settings = 100 runs;"),
-        "{}",
-        stdout(&sweep)
-    );
-    let results: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(results["questions"].as_object().unwrap().len(), 5);
+    let sweep = p
+        .rageval(["sweep"])
+        .stdout_contains("5 questions x 20 settings = 100 runs;")
+        .run();
+    assert_eq!(sweep.results().questions.len(), 5);
     // The starter set answers its own questions somewhere in the grid.
-    let answered = results["summary"]["settings"]
+    let answered = sweep.summary()["settings"]
         .as_object()
         .unwrap()
         .values()
@@ -177,24 +173,22 @@ fn init_then_sweep_in_an_empty_folder() {
         .max();
     assert_eq!(answered, Some(3));
     let gate = p
-        .cmd(&["gate", "--setting", "min_score=0.2,k=4"])
-        .output()
-        .unwrap();
-    assert_eq!(stderr(&gate), "");
+        .rageval(["gate", "--setting", "min_score=0.2,k=4"])
+        .any_status()
+        .stderr("")
+        .run();
     assert!(
-        stdout(&gate).lines().any(|l| l == "gate: PASS (3 checks)"),
+        gate.stdout.lines().any(|l| l == "gate: PASS (3 checks)"),
         "{}",
-        stdout(&gate)
+        gate.stdout
     );
 
     // A second init overwrites nothing.
     let before = p.read("rageval.yaml");
-    let again = p.cmd(&["init"]).output().unwrap();
-    assert_eq!(again.status.code(), Some(2));
-    assert_eq!(
-        stderr(&again),
-        "error: `rageval.yaml` and `evalsets/starter.yaml` already exist: `rageval init` never overwrites; edit them, or run it in an empty folder\n"
-    );
+    p.rageval(["init"])
+        .status(2)
+        .stderr("error: `rageval.yaml` and `evalsets/starter.yaml` already exist: `rageval init` never overwrites; edit them, or run it in an empty folder\n")
+        .run();
     assert_eq!(p.read("rageval.yaml"), before);
 }
 
@@ -205,7 +199,7 @@ fn init_over_existing_markdown_lists_its_headings() {
         "docs/faq.md",
         "# Fees\nThe fee is ten dollars per term.\n\nOpening times\n---\nWe open at nine.\n",
     );
-    p.cmd(&["init"]).assert().success();
+    p.rageval(["init"]).run();
     assert!(!p.path().join("docs/welcome.md").exists());
     let set = p.read("evalsets/starter.yaml");
     assert!(set.contains("\ncorpus: \"../docs\"\n"), "{set}");
@@ -215,32 +209,28 @@ fn init_over_existing_markdown_lists_its_headings() {
         ),
         "{set}"
     );
-    let out = p.cmd(&["sweep"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    p.rageval(["sweep"]).run();
 
     // Markdown at the top of the folder is the corpus when there is no docs/; --corpus names one.
     let top = Project::empty();
     top.write("guide.md", "# Install\nRun the installer.\n");
-    top.cmd(&["init"]).assert().success();
+    top.rageval(["init"]).run();
     assert!(top
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"..\"\n"));
-    top.cmd(&["sweep", "-q"]).assert().success();
+    top.sweep::<_, &str>([]).run();
     let named = Project::empty();
     named.write("notes/a.md", "# Fees\nTen dollars.\n");
-    named.cmd(&["init", "--corpus", "notes"]).assert().success();
+    named.rageval(["init", "--corpus", "notes"]).run();
     assert!(named
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"../notes\"\n"));
-    named.cmd(&["sweep", "-q"]).assert().success();
+    named.sweep::<_, &str>([]).run();
 }
 
 /// The schema `rageval schema WHICH` prints, compiled.
 pub fn validator(which: &str) -> jsonschema::Validator {
-    let p = Project::empty();
-    let out = p.cmd(&["schema", which]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema = Test::empty().args(["schema", which]).run().stdout_json();
     jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{which}: {e}"))
 }
 
@@ -288,13 +278,15 @@ fn the_schemas_validate_the_sample_files_and_reject_invalid_ones() {
 
     // The files init writes next to the YAML are the same schemas.
     let p = Project::empty();
-    p.cmd(&["init"]).assert().success();
+    p.rageval(["init"]).run();
     for (which, file) in [
         ("config", ".rageval/config.schema.json"),
         ("evalset", ".rageval/evalset.schema.json"),
     ] {
-        let printed = stdout(&p.cmd(&["schema", which]).output().unwrap());
-        assert_eq!(p.read(file), printed, "{file}");
+        p.rageval(["schema", which])
+            .any_status()
+            .stdout(p.read(file))
+            .run();
     }
     for file in ["rageval.yaml", "evalsets/starter.yaml"] {
         let v = if file == "rageval.yaml" {
@@ -325,19 +317,14 @@ fn completions_for_each_shell() {
             "Register-ArgumentCompleter -Native -CommandName 'rageval' -ScriptBlock {",
         ),
     ] {
-        let out = p.cmd(&["completions", shell]).output().unwrap();
-        assert!(out.status.success(), "{shell}: {}", stderr(&out));
-        let text = stdout(&out);
+        let text = p.rageval(["completions", shell]).run().stdout;
         assert!(text.lines().any(|l| l == line), "{shell}: no line {line:?}");
     }
 }
 
 /// A sweep that must fail with exactly `message` on stderr (after `error: `), status 2.
 fn fails_with(p: &Project, args: &[&str], message: &str) {
-    let out = p.cmd(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(stderr(&out), format!("error: {message}\n"));
-    assert!(!p.path().join("reports").exists(), "no report written");
+    p.rageval(args).fails(message).absent("reports").run();
 }
 
 fn project_with(set: &str) -> Project {
@@ -421,19 +408,14 @@ fn sweep_in_an_empty_folder_points_at_init() {
 #[test]
 fn grammar_of_counts_and_flags() {
     let p = project_with("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
-    let out = p.cmd(&["validate", "set.yaml"]).output().unwrap();
-    assert_eq!(
-        stdout(&out),
-        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n"
-    );
-    let out = p
-        .cmd(&["sweep", "--evalset", "set.yaml", "--setting", "k=1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: --setting applies only with `--gate`\n"
+    p.rageval(["validate", "set.yaml"])
+        .any_status()
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n")
+        .run();
+    fails_with(
+        &p,
+        &["sweep", "--evalset", "set.yaml", "--setting", "k=1"],
+        "--setting applies only with `--gate`",
     );
 }
 
@@ -460,16 +442,17 @@ fn no_calls(server: &MockLlm) {
 fn gate_inputs_are_checked_before_the_first_call() {
     let server = MockLlm::start(&[]);
     let p = counted(&server, "");
-    let run = |args: &[&str]| {
-        let mut all = SAMPLE_SWEEP.to_vec();
-        all.extend_from_slice(args);
-        p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap()
+    let refused = |args: &[&str], message: &str| {
+        p.sample_sweep()
+            .args(args)
+            .env(KEY_ENV, "test-key")
+            .status(2)
+            .stderr(format!("error: {message}\n"))
+            .run();
     };
-    let out = run(&["--gate", "--setting", "min_score=0.9,k=2"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: cannot gate `--setting min_score=0.9,k=2`: no setting is `min_score=0.9,k=2`; the settings are `min_score=0.1,k=1`, `min_score=0.1,k=2`, `min_score=0.1,k=4`, `min_score=0.1,k=8`, `min_score=0.2,k=1`, `min_score=0.2,k=2`, `min_score=0.2,k=4`, `min_score=0.2,k=8` and 12 more; nothing was run\n"
+    refused(
+        &["--gate", "--setting", "min_score=0.9,k=2"],
+        "cannot gate `--setting min_score=0.9,k=2`: no setting is `min_score=0.9,k=2`; the settings are `min_score=0.1,k=1`, `min_score=0.1,k=2`, `min_score=0.1,k=4`, `min_score=0.1,k=8`, `min_score=0.2,k=1`, `min_score=0.2,k=2`, `min_score=0.2,k=4`, `min_score=0.2,k=8` and 12 more; nothing was run",
     );
     no_calls(&server);
     assert!(!p.path().join("reports").exists());
@@ -478,49 +461,34 @@ fn gate_inputs_are_checked_before_the_first_call() {
         "broken.json",
         "{\"schema\": \"rageval.results/1\", \"settings\": [",
     );
-    let out = run(&[
-        "--gate",
-        "--setting",
-        "min_score=0.2,k=4",
-        "--baseline",
-        "broken.json",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: `broken.json` is not a rageval results file: EOF while parsing a list at line 1 column 45\n"
+    refused(
+        &[
+            "--gate",
+            "--setting",
+            "min_score=0.2,k=4",
+            "--baseline",
+            "broken.json",
+        ],
+        "`broken.json` is not a rageval results file: EOF while parsing a list at line 1 column 45",
     );
-    let out = run(&["--gate", "--baseline", "missing.json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: baseline `missing.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results\n"
+    refused(
+        &["--gate", "--baseline", "missing.json"],
+        "baseline `missing.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results",
     );
     // A baseline swept over another grid cannot be compared at the gated setting.
-    let mut baseline: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("reports/baseline.json")).unwrap(),
-    )
-    .unwrap();
-    baseline["settings"]
-        .as_object_mut()
-        .unwrap()
-        .retain(|id, _| id == "min_score=0.2,k=4");
-    baseline["runs"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|r| r["setting"] == "min_score=0.2,k=4");
-    p.write("small.json", &baseline.to_string());
-    let out = run(&[
-        "--gate",
-        "--setting",
-        "min_score=0.1,k=2",
-        "--baseline",
-        "small.json",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        "error: the baseline `small.json` cannot be compared at `min_score=0.1,k=2`: no setting is `min_score=0.1,k=2`; the settings are `min_score=0.2,k=4`; nothing was run\n"
+    let mut baseline = Record::load(&repo().join("reports/baseline.json")).unwrap();
+    baseline.settings.retain(|id, _| id == "min_score=0.2,k=4");
+    baseline.runs.retain(|r| r.setting == "min_score=0.2,k=4");
+    write_results(&p, "small.json", &baseline);
+    refused(
+        &[
+            "--gate",
+            "--setting",
+            "min_score=0.1,k=2",
+            "--baseline",
+            "small.json",
+        ],
+        "the baseline `small.json` cannot be compared at `min_score=0.1,k=2`: no setting is `min_score=0.1,k=2`; the settings are `min_score=0.2,k=4`; nothing was run",
     );
     no_calls(&server);
     assert!(!p.path().join("reports").exists());
@@ -528,14 +496,12 @@ fn gate_inputs_are_checked_before_the_first_call() {
 
 #[test]
 fn a_gate_without_limits_says_so() {
-    let p = Project::sample();
-    p.cmd(SAMPLE_SWEEP).assert().success();
-    let out = p
-        .cmd(&["gate", "--setting", "min_score=0.2,k=4"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let p = Test::sweep().run();
+    let text = p
+        .project()
+        .rageval(["gate", "--setting", "min_score=0.2,k=4"])
+        .run()
+        .stdout;
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),

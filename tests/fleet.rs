@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use crate::http::{builtin, comparable, http_project, MockLlm, KEY_ENV};
-use crate::support::{stderr, Project};
+use crate::harness::results;
+use crate::http::{builtin, comparable, http_project, keyed, MockLlm};
+use crate::support::Project;
 
 /// A loopback URL where nothing listens.
 fn dead_url() -> String {
@@ -18,8 +19,7 @@ fn dead_url() -> String {
 }
 
 fn distinct_prompts(p: &Project) -> u64 {
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    json["summary"]["calls"]["distinct_prompts"]
+    crate::harness::summary(p, "reports/latest")["calls"]["distinct_prompts"]
         .as_u64()
         .unwrap()
 }
@@ -38,12 +38,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
         &format!("base_url: [{}, {}]\n", a.url, b.url),
     );
     p.write("rageval.yaml", &config);
-    let out = p
-        .cmd(&["sweep", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    keyed(&p, &["sweep", "--no-cache"]).run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
 
     let distinct = distinct_prompts(&p);
@@ -66,21 +61,14 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     );
 
     // Both servers are recorded, and the digest is that of a one-server run.
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let fleet = results(&p, "reports/latest").identity.identity;
     assert_eq!(
-        json["identity"]["config"]["chat"]["endpoint"]["base_url"],
+        serde_json::json!(fleet.config.chat.endpoint.unwrap().base_url),
         serde_json::json!([a.url, b.url])
     );
-    let fleet_digest = json["identity"]["config_digest"].clone();
     let single = http_project(&a.url, true, "");
-    let out = single
-        .cmd(&["sweep", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let json: Value = serde_json::from_str(&single.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["identity"]["config_digest"], fleet_digest);
+    let out = keyed(&single, &["sweep", "--no-cache"]).run();
+    assert_eq!(out.results().identity.identity.digest, fleet.digest);
 }
 
 #[test]
@@ -93,12 +81,7 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
         &format!("base_url: [{dead}, {}]\n", live.url),
     );
     p.write("rageval.yaml", &config);
-    let out = p
-        .cmd(&["sweep", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    keyed(&p, &["sweep", "--no-cache"]).run();
     assert_eq!(
         comparable(&p, "reports/latest"),
         builtin(&p),
@@ -109,8 +92,10 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
         distinct_prompts(&p),
         "every call was served once, by the live server"
     );
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["summary"]["calls"]["failed"], 0);
+    assert_eq!(
+        crate::harness::summary(&p, "reports/latest")["calls"]["failed"],
+        0
+    );
 }
 
 #[test]
@@ -122,10 +107,7 @@ fn every_server_of_a_list_dead_stops_the_sweep_naming_them_all() {
         &format!("base_url: [{d1}, {d2}]\n"),
     );
     p.write("rageval.yaml", &config);
-    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = keyed(&p, &["sweep"]).status(2).stderr_lines(1).run().stderr;
     assert!(
         err.starts_with("error: the sweep stopped early: 20 connection attempts in a row failed ("),
         "{err}"
@@ -144,13 +126,12 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
     let server = MockLlm::start(&[]);
     // 1200 a minute: one request every 50 ms at most.
     let p = http_project(&server.url, false, "  requests_per_minute: 1200\n");
-    let out = p
-        .cmd(&["sweep", "--no-cache", "--k", "2", "--min-score", "0.1"])
-        .env(KEY_ENV, "test-key")
-        .env("RAGEVAL_PROGRESS_INTERVAL_MS", "300")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = keyed(
+        &p,
+        &["sweep", "--no-cache", "--k", "2", "--min-score", "0.1"],
+    )
+    .env("RAGEVAL_PROGRESS_INTERVAL_MS", "300")
+    .run();
     let n = distinct_prompts(&p);
     assert!(n >= 12, "enough calls to see the pace: {n}");
     let arrivals: Vec<f64> = server.get("/stats/arrivals")["chat_ms"]
@@ -176,7 +157,7 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
         );
     }
     // The progress lines say how long calls were held back.
-    let err = stderr(&out);
+    let err = &out.stderr;
     let line = err
         .lines()
         .find(|l| l.starts_with("progress: "))
@@ -205,12 +186,13 @@ fn the_config_schema_takes_a_list_of_urls_and_rate_limits() {
 
 /// A config that must fail with status 2 and exactly `message` on stderr, writing no report.
 fn refused(config: &str, message: &str) {
-    let p = Project::sample();
-    p.write("rageval.yaml", config);
-    let out = p.cmd(&["sweep"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(stderr(&out), format!("{message}\n"));
-    assert!(!p.path().join("reports").exists());
+    crate::harness::Test::new()
+        .write("rageval.yaml", config)
+        .arg("sweep")
+        .status(2)
+        .stderr(format!("{message}\n"))
+        .absent("reports")
+        .run();
 }
 
 #[test]

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use crate::support::{repo, stderr, stdout, Project};
+use crate::harness::Test;
+use crate::support::{repo, Project, PRODUCTION};
 
 /// The sample project with the repository's rageval.yaml (and its `gate:` section) and the
 /// committed baseline.
@@ -21,20 +22,7 @@ fn dogfood() -> Project {
 
 /// Sweep the sample at the production setting only, into `out`.
 pub fn sweep(p: &Project, out: &str) {
-    p.cmd(&[
-        "sweep",
-        "-q",
-        "--evalset",
-        "evalsets/club.yaml",
-        "--min-score",
-        "0.2",
-        "--k",
-        "4",
-        "--out",
-        out,
-    ])
-    .assert()
-    .success();
+    p.sweep(PRODUCTION).args(["--out", out]).run();
 }
 
 /// The sample's membership fee section emptied of its facts: `fee-per-term` is refused.
@@ -61,37 +49,16 @@ pub fn regressed() -> Project {
 }
 
 /// `rageval gate` of the regressed results against the base ones at the gated setting.
-pub fn gate_now_cmd(p: &Project, extra: &[&str]) -> assert_cmd::Command {
-    let mut args = vec![
+pub fn gate_now<'p>(p: &'p Project, extra: &[&str]) -> Test<'p> {
+    p.rageval([
         "gate",
         "now/results.json",
         "--setting",
         "min_score=0.2,k=4",
         "--baseline",
         "base/results.json",
-    ];
-    args.extend_from_slice(extra);
-    p.cmd(&args)
-}
-
-pub fn gate_now(p: &Project, extra: &[&str]) -> std::process::Output {
-    gate_now_cmd(p, extra).output().unwrap()
-}
-
-/// An exit status 2 with one message holding every needle.
-pub fn unusable(out: &std::process::Output, needles: &[&str]) {
-    let err = stderr(out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "stderr: {err}\nstdout: {}",
-        stdout(out)
-    );
-    for n in needles {
-        assert!(err.contains(n), "expected {n:?} in: {err}");
-    }
-    assert_eq!(err.lines().count(), 1, "one message: {err}");
-    assert!(!err.contains("panicked"), "{err}");
+    ])
+    .args(extra)
 }
 
 pub fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
@@ -103,26 +70,18 @@ pub fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
 #[test]
 fn the_sample_passes_against_the_committed_baseline() {
     let p = dogfood();
-    let out = p
-        .cmd(&[
-            "sweep",
-            "--min-score",
-            "0.1..0.5",
-            "--k",
-            "1,2,4,8",
-            "--gate",
-        ])
-        .output()
-        .unwrap();
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    let mut run = p.rageval([
+        "sweep",
+        "--min-score",
+        "0.1..0.5",
+        "--k",
+        "1,2,4,8",
+        "--gate",
+    ]);
     // The config's gate: its setting, every absolute limit and the three baseline rates.
-    assert!(text.contains("gate: setting min_score=0.2,k=4"), "{text}");
-    assert!(
-        text.contains("baseline: reports/baseline.json (26 questions compared)"),
-        "{text}"
-    );
     for line in [
+        "gate: setting min_score=0.2,k=4",
+        "baseline: reports/baseline.json (26 questions compared)",
         "PASS  error_runs 0 <= limit 0",
         "PASS  unwanted_answer_rate 0.556 <= limit 0.600",
         "PASS  false_refusal_rate 0.176 <= limit 0.200",
@@ -135,126 +94,76 @@ fn the_sample_passes_against_the_committed_baseline() {
         "0 worse, 0 better, p=1.0000",
         "gate: PASS (10 checks)",
     ] {
-        assert!(text.contains(line), "expected {line:?} in:\n{text}");
+        run = run.stdout_contains(line);
     }
+    run.run();
     // Latency differs from the committed run, and must not matter; a later `rageval gate`
     // reads the same results by default and agrees.
-    let out = p.cmd(&["gate"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    p.rageval(["gate"]).run();
 }
 
 #[test]
 fn an_edited_corpus_fails_and_names_the_flipped_question() {
     let p = regressed();
-    let out = gate_now(&p, &[]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(&out));
-    assert!(
-        text.contains("FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000"),
-        "{text}"
-    );
-    assert!(
-        text.contains("flipped for the worse at min_score=0.2,k=4 (1):"),
-        "{text}"
-    );
-    assert!(
-        text.contains("  fee-per-term  answer -> false_refusal"),
-        "{text}"
-    );
-    assert!(text.contains("1 worse, 0 better, p=1.0000"), "{text}");
-    assert!(text.contains("gate: FAIL (2 of 5 checks failed)"), "{text}");
+    gate_now(&p, &[])
+        .status(1)
+        .stdout_contains("FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000")
+        .stdout_contains("flipped for the worse at min_score=0.2,k=4 (1):")
+        .stdout_contains("  fee-per-term  answer -> false_refusal")
+        .stdout_contains("1 worse, 0 better, p=1.0000")
+        .stdout_contains("gate: FAIL (2 of 5 checks failed)")
+        .run();
 
     // One flip is chance: with require_significance the baseline checks pass and say why.
-    let out = gate_now(&p, &["--require-significance"]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(
-        text.contains("not significant (p=1.0000 >= alpha 0.05)"),
-        "{text}"
-    );
+    gate_now(&p, &["--require-significance"])
+        .stdout_contains("not significant (p=1.0000 >= alpha 0.05)")
+        .run();
     // A tolerance of one question in seventeen (0.059) lets it pass; 0.05 does not.
-    let out = gate_now(&p, &["--tolerance", "0.06"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let out = gate_now(&p, &["--tolerance", "0.05"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    gate_now(&p, &["--tolerance", "0.06"]).run();
+    gate_now(&p, &["--tolerance", "0.05"]).status(1).run();
 }
 
 #[test]
 fn an_absolute_limit_breach_names_the_limit_and_the_figure() {
     let p = Project::sample();
     sweep(&p, "now");
-    let out = p
-        .cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--max-unwanted-answer-rate",
-            "0.5",
-            "--max-prompt-tokens-per-question",
-            "250",
-        ])
-        .output()
-        .unwrap();
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("FAIL  unwanted_answer_rate 0.556 > limit 0.500"),
-        "{text}"
-    );
-    assert!(
-        text.contains("FAIL  prompt_tokens_per_question 279.6 > limit 250"),
-        "{text}"
-    );
-    assert!(text.contains("PASS  error_runs 0 <= limit 0"), "{text}");
+    p.rageval([
+        "gate",
+        "now/results.json",
+        "--setting",
+        "min_score=0.2,k=4",
+        "--max-unwanted-answer-rate",
+        "0.5",
+        "--max-prompt-tokens-per-question",
+        "250",
+    ])
+    .status(1)
+    .stdout_contains("FAIL  unwanted_answer_rate 0.556 > limit 0.500")
+    .stdout_contains("FAIL  prompt_tokens_per_question 279.6 > limit 250")
+    .stdout_contains("PASS  error_runs 0 <= limit 0")
+    .run();
 }
 
 #[test]
 fn update_baseline_writes_the_results_on_purpose_only() {
     let p = Project::sample();
     sweep(&p, "now");
-    let out = p
-        .cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--update-baseline",
-        ])
-        .output()
-        .unwrap();
-    unusable(&out, &["`--update-baseline` needs a baseline path"]);
-    let out = p
-        .cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--update-baseline",
-            "--baseline",
-            "ci/base.json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("baseline: wrote ci/base.json from now/results.json"));
+    let gate = |extra: &[&str]| {
+        p.rageval(["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
+            .args(extra)
+    };
+    gate(&["--update-baseline"])
+        .unusable(&["`--update-baseline` needs a baseline path"])
+        .run();
+    gate(&["--update-baseline", "--baseline", "ci/base.json"])
+        .stdout_contains("baseline: wrote ci/base.json from now/results.json")
+        .run();
     assert_eq!(p.read("ci/base.json"), p.read("now/results.json"));
     // Without the flag the baseline is only read.
     break_the_fee_section(&p);
     sweep(&p, "now");
     let before = p.read("ci/base.json");
-    let out = p
-        .cmd(&[
-            "gate",
-            "now/results.json",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "ci/base.json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    gate(&["--baseline", "ci/base.json"]).status(1).run();
     assert_eq!(p.read("ci/base.json"), before);
 }
 
@@ -262,29 +171,25 @@ fn update_baseline_writes_the_results_on_purpose_only() {
 fn sweep_gate_flags_and_config() {
     let p = Project::sample();
     // Gate flags mean nothing without --gate.
-    let out = p
-        .cmd(&["sweep", "--baseline", "b.json", "--junit", "j.xml"])
-        .output()
-        .unwrap();
-    unusable(&out, &["--baseline, --junit apply only with `--gate`"]);
+    p.rageval(["sweep", "--baseline", "b.json", "--junit", "j.xml"])
+        .unusable(&["--baseline, --junit apply only with `--gate`"])
+        .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // A missing baseline stops `sweep --gate` before the sweep.
-    let out = p
-        .cmd(&[
-            "sweep",
-            "--gate",
-            "--setting",
-            "min_score=0.2,k=4",
-            "--baseline",
-            "b.json",
-        ])
-        .output()
-        .unwrap();
-    unusable(&out, &["baseline `b.json` does not exist"]);
+    p.rageval([
+        "sweep",
+        "--gate",
+        "--setting",
+        "min_score=0.2,k=4",
+        "--baseline",
+        "b.json",
+    ])
+    .unusable(&["baseline `b.json` does not exist"])
+    .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // With --format json, stdout stays one JSON document; the summary goes to stderr.
     let out = p
-        .cmd(&[
+        .rageval([
             "sweep",
             "--min-score",
             "0.2",
@@ -298,70 +203,49 @@ fn sweep_gate_flags_and_config() {
             "--max-false-refusal-rate",
             "0.1",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert_eq!(doc["schema"], "rageval.results/2");
-    assert!(stderr(&out).contains("FAIL  false_refusal_rate 0.176 > limit 0.100"));
+        .status(1)
+        .stderr_contains("FAIL  false_refusal_rate 0.176 > limit 0.100")
+        .run();
+    assert_eq!(out.stdout_json()["schema"], "rageval.results/2");
     // The config's gate section, with a line number for a bad value.
-    p.write(
-        "rageval.yaml",
-        "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
-    );
-    let out = p.cmd(&["gate"]).output().unwrap();
-    unusable(
-        &out,
-        &["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"],
-    );
-    p.write(
-        "rageval.yaml",
-        "gate:\n  setting: \"min_score=0.2,k=4\"\n  max_false_refusal_rate: 0.1\n",
-    );
-    let out = p
-        .cmd(&["sweep", "-q", "--gate", "--min-score", "0.2", "--k", "4"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    p.rageval(["gate"])
+        .write(
+            "rageval.yaml",
+            "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
+        )
+        .unusable(&["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"])
+        .run();
+    p.sweep(["--gate", "--min-score", "0.2", "--k", "4"])
+        .write(
+            "rageval.yaml",
+            "gate:\n  setting: \"min_score=0.2,k=4\"\n  max_false_refusal_rate: 0.1\n",
+        )
+        .status(1)
+        .run();
     // ... and flags win over it.
-    let out = p
-        .cmd(&["gate", "--max-false-refusal-rate", "0.2"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    p.rageval(["gate", "--max-false-refusal-rate", "0.2"]).run();
 }
 
 #[test]
 fn the_recommended_setting_is_gated_by_default() {
     let p = Project::sample();
-    p.cmd(&[
-        "sweep",
-        "-q",
-        "--min-score",
-        "0.2,0.3",
-        "--k",
-        "4",
-        "--out",
-        "now",
-    ])
-    .assert()
-    .success();
-    let doc: Value = serde_json::from_str(&p.read("now/results.json")).unwrap();
-    assert_eq!(doc["summary"]["recommended"], "min_score=0.3,k=4");
+    let out = p
+        .sweep(["--min-score", "0.2,0.3", "--k", "4", "--out", "now"])
+        .run();
+    assert_eq!(out.summary()["recommended"], "min_score=0.3,k=4");
     // The summary is written for readers, never trusted: the gate recomputes the
     // recommendation from the runs and the recorded policy.
     edit_json(&p, "now/results.json", |d| {
         d["summary"]["recommended"] = "min_score=0.2,k=4".into()
     });
-    let out = p.cmd(&["gate", "now/results.json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(stdout(&out).contains("gate: setting min_score=0.3,k=4 of now/results.json"));
+    p.rageval(["gate", "now/results.json"])
+        .stdout_contains("gate: setting min_score=0.3,k=4 of now/results.json")
+        .run();
     // An explicit setting overrides the recommendation.
-    let out = p
-        .cmd(&["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
-        .output()
-        .unwrap();
-    assert!(stdout(&out).contains("gate: setting min_score=0.2,k=4"));
+    p.rageval(["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
+        .any_status()
+        .stdout_contains("gate: setting min_score=0.2,k=4")
+        .run();
 }
 
 #[test]
@@ -370,10 +254,9 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
     // questions is answered wrongly.
     let server = crate::http::MockLlm::start(&["--paraphrase"]);
     let p = crate::grading::project(&server.url, false, crate::grading::PATTERNS);
-    let out = crate::grading::sweep(&p);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let gate = |extra: &[&str]| {
-        let mut args = vec![
+    crate::grading::sweep(&p).run();
+    let gate = |extra: &[&str], status: i32, check: &str, verdict: &str| {
+        p.rageval([
             "gate",
             "--setting",
             "min_score=0,k=1",
@@ -381,28 +264,21 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
             "gate.xml",
             "--markdown",
             "gate.md",
-        ];
-        args.extend(extra);
-        let out = p.cmd(&args).output().unwrap();
-        assert_eq!(stderr(&out), "");
-        (out.status.code(), stdout(&out))
-    };
-    let report = |verdict: &str, check: &str| {
-        format!(
+        ])
+        .args(extra)
+        .status(status)
+        .stdout(format!(
             "gate: setting min_score=0,k=1 of reports/latest/results.json (6 questions)\n\
              PASS  error_runs 0 <= limit 0\n{check}\n{verdict}\n"
-        )
+        ))
+        .stderr("")
+        .run();
     };
-    assert_eq!(
-        gate(&["--max-wrong-answer-rate", "0.5"]),
-        (
-            Some(0),
-            report(
-                "gate: PASS (2 checks)",
-                "PASS  wrong_answer_rate 0.500 <= limit 0.500"
-            )
-        )
-    );
+    let passed = [
+        "PASS  wrong_answer_rate 0.500 <= limit 0.500",
+        "gate: PASS (2 checks)",
+    ];
+    gate(&["--max-wrong-answer-rate", "0.5"], 0, passed[0], passed[1]);
     // From the config as from the flag; the flag wins.
     p.write(
         "rageval.yaml",
@@ -411,14 +287,12 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
             p.read("rageval.yaml")
         ),
     );
-    let failed = (
-        Some(1),
-        report(
-            "gate: FAIL (1 of 2 checks failed)",
-            "FAIL  wrong_answer_rate 0.500 > limit 0.490",
-        ),
+    gate(
+        &[],
+        1,
+        "FAIL  wrong_answer_rate 0.500 > limit 0.490",
+        "gate: FAIL (1 of 2 checks failed)",
     );
-    assert_eq!(gate(&[]), failed);
     let md = p.read("gate.md");
     assert!(
         md.lines()
@@ -440,50 +314,42 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
 </testsuites>
 "#
     );
-    assert_eq!(gate(&["--max-wrong-answer-rate", "0.5"]).0, Some(0));
+    gate(&["--max-wrong-answer-rate", "0.5"], 0, passed[0], passed[1]);
 
     // A judge that calls the reworded answer right leaves no wrong answer.
     let judged = crate::grading::project(&server.url, true, crate::grading::PATTERNS);
-    let out = crate::grading::sweep(&judged);
-    assert!(out.status.success(), "{}", stderr(&out));
+    crate::grading::sweep(&judged).run();
     let out = judged
-        .cmd(&[
+        .rageval([
             "gate",
             "--setting",
             "min_score=0,k=1",
             "--max-wrong-answer-rate",
             "0",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+        .run();
     assert!(
-        stdout(&out)
+        out.stdout
             .lines()
             .any(|l| l == "PASS  wrong_answer_rate 0.000 <= limit 0.000"),
         "{}",
-        stdout(&out)
+        out.stdout
     );
 }
 
 #[test]
 fn a_wrong_answer_limit_outside_0_to_1_exits_2() {
     let p = Project::sample();
-    p.write("rageval.yaml", "gate:\n  max_wrong_answer_rate: 1.5\n");
-    let out = p.cmd(&["gate"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: rageval.yaml:2: `gate.max_wrong_answer_rate`: must be a share from 0 to 1, not 1.5\n"
-    );
-    p.write("rageval.yaml", "");
-    let out = p
-        .cmd(&["gate", "--max-wrong-answer-rate=-0.1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: invalid --max-wrong-answer-rate: must be a share from 0 to 1, not -0.1\n"
-    );
+    p.rageval(["gate"])
+        .write("rageval.yaml", "gate:\n  max_wrong_answer_rate: 1.5\n")
+        .status(2)
+        .stderr(
+            "error: rageval.yaml:2: `gate.max_wrong_answer_rate`: must be a share from 0 to 1, not 1.5\n",
+        )
+        .run();
+    p.rageval(["gate", "--max-wrong-answer-rate=-0.1"])
+        .write("rageval.yaml", "")
+        .status(2)
+        .stderr("error: invalid --max-wrong-answer-rate: must be a share from 0 to 1, not -0.1\n")
+        .run();
 }

@@ -1,8 +1,7 @@
 //! The gate's outputs for CI systems: JUnit XML that parses and counts failures right,
 //! Markdown tables, and the GitHub step summary appended to, never overwritten.
 
-use crate::gate::{gate_now, gate_now_cmd, regressed};
-use crate::support::stdout;
+use crate::gate::{gate_now, regressed};
 
 #[test]
 fn junit_is_well_formed_with_one_failure_per_failed_check() {
@@ -15,13 +14,15 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
             "--junit",
             "ci/gate.xml",
         ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let failed_lines = stdout(&out)
+    )
+    .status(1)
+    .run();
+    let failed_lines = out
+        .stdout
         .lines()
         .filter(|l| l.starts_with("FAIL  "))
         .count();
-    assert_eq!(failed_lines, 3, "{}", stdout(&out));
+    assert_eq!(failed_lines, 3, "{}", out.stdout);
     let xml = p.read("ci/gate.xml");
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     let suites: Vec<_> = doc
@@ -69,11 +70,12 @@ fn markdown_tables_and_the_github_step_summary() {
     p.write("summary.md", "previous step\n");
     let summary = p.path().join("summary.md");
     let run = || {
-        let mut c = gate_now_cmd(&p, &["--markdown", "gate.md"]);
-        c.env("GITHUB_STEP_SUMMARY", &summary);
-        c.output().unwrap()
+        gate_now(&p, &["--markdown", "gate.md"])
+            .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
+            .status(1)
+            .run()
     };
-    assert_eq!(run().status.code(), Some(1));
+    run();
     let md = p.read("gate.md");
     let lines: Vec<&str> = md.lines().collect();
     let header = lines

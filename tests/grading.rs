@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
+use crate::harness::{CallRole, Test};
 use crate::http::{MockLlm, KEY_ENV};
-use crate::support::{col, read_csv, stderr, Project};
+use crate::support::{col, read_csv, Project};
 
 const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
 
@@ -46,11 +47,9 @@ pub(crate) fn project(url: &str, judge: bool, prompt: &str) -> Project {
     p
 }
 
-pub(crate) fn sweep(p: &Project) -> std::process::Output {
-    p.cmd(&["sweep", "-q"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap()
+/// `rageval sweep -q` with the server's key.
+pub(crate) fn sweep(p: &Project) -> Test<'_> {
+    p.sweep::<_, &str>([]).env(KEY_ENV, "test-key")
 }
 
 /// runs.csv as (question id, [values of `columns`]) in file order.
@@ -70,8 +69,14 @@ fn summary(p: &Project, column: &str) -> String {
     col(&h, &rows[0], column).to_string()
 }
 
-fn row(id: &str, values: &[&str]) -> (String, Vec<String>) {
-    (id.into(), values.iter().map(|v| v.to_string()).collect())
+/// Expected [`runs`], one a line: the question id, then the values, separated by `|`.
+fn table(text: &str) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .map(|l| {
+            let mut cells = l.split('|').map(|c| c.trim().to_string());
+            (cells.next().unwrap(), cells.collect())
+        })
+        .collect()
 }
 
 pub(crate) const PATTERNS: &str = "  refusal_patterns:\n    - do(es)? not mention\n";
@@ -89,35 +94,20 @@ const COLUMNS: &[&str] = &[
 fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = project(&server.url, true, PATTERNS);
-    let out = sweep(&p);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sweep(&p).run();
+    // "... costs ten US dollars ...": the substring rule (answer_match) misses it, the judge
+    // does not. The exact sentence is never sent to the judge.
     assert_eq!(
         runs(&p, COLUMNS),
-        [
-            // "... costs ten US dollars ...": the substring rule misses it, the judge does not.
-            row(
-                "fee",
-                &["answer", "", "false", "false", "false", "true", "true"]
-            ),
-            row(
-                "president",
-                &["answer", "", "true", "false", "false", "true", "true"]
-            ),
-            // The exact sentence is never sent to the judge.
-            row("exact", &["model_refusal", "exact", "", "", "", "", ""]),
-            row(
-                "lenient",
-                &["model_refusal", "lenient", "", "", "true", "false", "false"]
-            ),
-            row(
-                "pattern",
-                &["model_refusal", "pattern", "", "", "true", "false", "false"]
-            ),
-            row(
-                "judge",
-                &["model_refusal", "judge", "", "", "true", "false", "false"]
-            ),
-        ]
+        table(
+            "\
+        fee       | answer        |         | false | false | false | true  | true
+        president | answer        |         | true  | false | false | true  | true
+        exact     | model_refusal | exact   |       |       |       |       |
+        lenient   | model_refusal | lenient |       |       | true  | false | false
+        pattern   | model_refusal | pattern |       |       | true  | false | false
+        judge     | model_refusal | judge   |       |       | true  | false | false"
+        )
     );
     for (column, value) in [
         ("paraphrased_refusal", "3"),
@@ -135,57 +125,47 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     ] {
         assert_eq!(summary(&p, column), value, "{column}");
     }
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["identity"]["judge"], "mock-judge");
-    assert_eq!(json["summary"]["calls"]["judge_calls"], 5);
-    let judge_tokens = json["summary"]["settings"]["min_score=0,k=1"]["judge_prompt_tokens"]
-        .as_u64()
-        .unwrap();
+    let record = out.results();
+    let written = out.summary();
+    assert_eq!(record.identity.judge.as_deref(), Some("mock-judge"));
+    assert_eq!(written["calls"]["judge_calls"], 5);
+    let setting = &written["settings"]["min_score=0,k=1"];
+    let judge_tokens = setting["judge_prompt_tokens"].as_u64().unwrap();
     assert!(judge_tokens > 0);
     assert_eq!(
-        json["summary"]["settings"]["min_score=0,k=1"]["judge_cost"].as_f64(),
+        setting["judge_cost"].as_f64(),
         Some(judge_tokens as f64 / 1e6),
         "priced at judge.prompt_per_million, apart from the model's cost"
     );
-    assert_eq!(
-        json["summary"]["settings"]["min_score=0,k=1"]["cost"].as_f64(),
-        Some(0.0)
-    );
+    assert_eq!(setting["cost"].as_f64(), Some(0.0));
     assert_eq!(server.stats()["judge_requests"], 5);
     // Each distinct judge call is in the call log once, with its usage, and the runs it
     // graded name it.
-    let judge_calls: Vec<(&String, &Value)> = json["calls"]
-        .as_object()
-        .unwrap()
+    let judge_calls: Vec<_> = record
+        .calls
         .iter()
-        .filter(|(_, c)| c["role"] == "judge")
+        .filter(|(_, c)| c.role == CallRole::Judge)
         .collect();
     assert_eq!(judge_calls.len(), 5);
-    let named: std::collections::BTreeSet<&str> = json["runs"]
-        .as_array()
-        .unwrap()
+    let named: std::collections::BTreeSet<&str> = record
+        .runs
         .iter()
-        .filter_map(|r| r["judge_call"].as_str())
+        .filter_map(|r| r.judge_call.as_deref())
         .collect();
     let logged: std::collections::BTreeSet<&str> =
         judge_calls.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(named, logged);
-    let logged_tokens: u64 = judge_calls
-        .iter()
-        .map(|(_, c)| c["usage"]["prompt_tokens"].as_u64().unwrap())
-        .sum();
+    let logged_tokens: u64 = judge_calls.iter().map(|(_, c)| c.usage.prompt_tokens).sum();
     assert_eq!(logged_tokens, judge_tokens);
     for (digest, c) in &judge_calls {
-        assert!(
-            c["usage"]["completion_tokens"].as_u64().unwrap() > 0,
-            "{digest}"
-        );
-        let grade: Value = serde_json::from_str(c["reply"].as_str().unwrap()).unwrap();
+        assert!(c.usage.completion_tokens > 0, "{digest}");
+        let grade: Value = serde_json::from_str(&c.reply).unwrap();
         assert!(grade["refused"].is_boolean(), "{digest}: {grade}");
     }
+    let judge = record.identity.identity.config.judge.as_ref().unwrap();
     assert_eq!(
-        json["identity"]["config"]["judge"]["endpoint"]["headers"],
-        serde_json::json!(["X-Judge-Token"]),
+        judge.endpoint.as_ref().unwrap().headers,
+        ["X-Judge-Token"],
         "header names only"
     );
     for f in [
@@ -201,10 +181,8 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     }
 
     // A rerun grades from the judge's cache.
-    let out = sweep(&p);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["summary"]["calls"]["judge_cache_hits"], 5);
+    let out = sweep(&p).run();
+    assert_eq!(out.summary()["calls"]["judge_cache_hits"], 5);
     assert_eq!(
         server.stats()["judge_requests"],
         5,
@@ -217,19 +195,19 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
 fn without_a_judge_the_string_tiers_decide() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = project(&server.url, false, PATTERNS);
-    let out = sweep(&p);
-    assert!(out.status.success(), "{}", stderr(&out));
+    sweep(&p).run();
+    // Only a judge reads the last one as a refusal.
     assert_eq!(
         runs(&p, &COLUMNS[..4]),
-        [
-            row("fee", &["answer", "", "false", "true"]),
-            row("president", &["answer", "", "true", "false"]),
-            row("exact", &["model_refusal", "exact", "", ""]),
-            row("lenient", &["model_refusal", "lenient", "", ""]),
-            row("pattern", &["model_refusal", "pattern", "", ""]),
-            // Only a judge reads this one as a refusal.
-            row("judge", &["unwanted_answer", "", "", ""]),
-        ]
+        table(
+            "\
+        fee       | answer          |         | false | true
+        president | answer          |         | true  | false
+        exact     | model_refusal   | exact   |       |
+        lenient   | model_refusal   | lenient |       |
+        pattern   | model_refusal   | pattern |       |
+        judge     | unwanted_answer |         |       |"
+        )
     );
     assert_eq!(summary(&p, "paraphrased_refusal"), "2");
     assert_eq!(summary(&p, "wrong_answer"), "1");
@@ -238,12 +216,7 @@ fn without_a_judge_the_string_tiers_decide() {
     assert_eq!(server.stats()["judge_requests"], 0);
 
     // With the strict flag only the exact sentence and the patterns count.
-    let out = p
-        .cmd(&["sweep", "-q", "--strict-refusal"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    sweep(&p).arg("--strict-refusal").run();
     let tiers: Vec<String> = runs(&p, &["refusal_match"])
         .into_iter()
         .map(|(_, v)| v[0].clone())
@@ -260,26 +233,23 @@ fn the_builtin_mock_judge_grades_in_process() {
         "rageval.yaml",
         "evalsets: [set.yaml]\njudge: {kind: mock}\nsweep: {min_score: 0, k: 1}\n",
     );
-    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    p.rageval(["sweep", "--wide"])
+        .stdout_contains(
+            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n",
+        )
+        .run();
     // The builtin model does not paraphrase: every refusal is the sentence, never judged.
     assert_eq!(
         runs(&p, &COLUMNS[..5]),
-        [
-            row("fee", &["answer", "", "true", "false", "false"]),
-            row("president", &["answer", "", "true", "false", "false"]),
-            row("exact", &["model_refusal", "exact", "", "", ""]),
-            row("lenient", &["model_refusal", "exact", "", "", ""]),
-            row("pattern", &["model_refusal", "exact", "", "", ""]),
-            row("judge", &["model_refusal", "exact", "", "", ""]),
-        ]
-    );
-    assert!(
-        crate::support::stdout(&out).contains(
-            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n"
-        ),
-        "{}",
-        crate::support::stdout(&out)
+        table(
+            "\
+        fee       | answer        |       | true | false | false
+        president | answer        |       | true | false | false
+        exact     | model_refusal | exact |      |       |
+        lenient   | model_refusal | exact |      |       |
+        pattern   | model_refusal | exact |      |       |
+        judge     | model_refusal | exact |      |       |"
+        )
     );
 }
 
@@ -292,14 +262,7 @@ fn a_custom_prompt_reaches_the_server_byte_for_byte_and_is_its_own_cache_key() {
         "one.yaml",
         "corpus: docs\nanswerable:\n  - question: Who is the club president?\n",
     );
-    let run = |p: &Project| {
-        let out = p
-            .cmd(&["sweep", "-q", "--evalset", "one.yaml"])
-            .env(KEY_ENV, "test-key")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-    };
+    let run = |p: &Project| sweep(p).args(["--evalset", "one.yaml"]).run().results();
     run(&p);
     let kept = server.get("/requests");
     let body: Value = serde_json::from_str(kept["requests"][0].as_str().unwrap()).unwrap();
@@ -318,25 +281,30 @@ fn a_custom_prompt_reaches_the_server_byte_for_byte_and_is_its_own_cache_key() {
         before,
         "the same prompt is answered from the cache"
     );
-    let digest = |p: &Project| {
-        let v: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-        v["identity"]["config_digest"].as_str().unwrap().to_string()
-    };
-    let first = digest(&p);
+    let first = run(&p).identity.identity.digest;
     let config = p
         .read("rageval.yaml")
         .replace("Q: {question}", "Question: {question}");
     p.write("rageval.yaml", &config);
-    run(&p);
+    let changed = run(&p);
     assert_eq!(
         calls(),
         before + 1,
         "a changed template never reuses a cached reply"
     );
     assert_ne!(
-        digest(&p),
-        first,
+        changed.identity.identity.digest, first,
         "the template is part of the config digest"
+    );
+}
+
+/// Rewrite the config of `p` from its `judge:` section on (the chat section comes before it).
+fn edit_judge(p: &Project, edit: impl FnOnce(&str) -> String) {
+    let config = p.read("rageval.yaml");
+    let at = config.find("judge:").unwrap();
+    p.write(
+        "rageval.yaml",
+        &format!("{}{}", &config[..at], edit(&config[at..])),
     );
 }
 
@@ -346,13 +314,11 @@ fn fails_with(config: &str, line: &str) {
     p.write("docs/a.md", DOC);
     p.write("set.yaml", SET);
     p.write("rageval.yaml", config);
-    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(stderr(&out), format!("error: {line}\n"));
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
+    p.rageval(["sweep"])
+        .env(KEY_ENV, "test-key")
+        .fails(line)
+        .absent("reports")
+        .run();
 }
 
 #[test]
@@ -385,25 +351,13 @@ fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
         .port();
     let down = format!("http://127.0.0.1:{port}/v1");
     let p = project(&server.url, true, PATTERNS);
-    let config = p
-        .read("rageval.yaml")
-        .replacen(&format!("base_url: {}", server.url), "base_url: CHAT", 1)
-        .replace(
-            &format!("base_url: {}", server.url),
-            &format!("base_url: {down}"),
-        )
-        .replace("base_url: CHAT", &format!("base_url: {}", server.url));
-    p.write("rageval.yaml", &config);
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        format!("error: every judge call failed (5 connect); no report written; is the judge server at `{down}` running?\n")
-    );
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
+    edit_judge(&p, |judge_section| {
+        judge_section.replacen(&server.url, &down, 1)
+    });
+    sweep(&p)
+        .fails(&format!("every judge call failed (5 connect); no report written; is the judge server at `{down}` running?"))
+        .absent("reports")
+        .run();
     assert_eq!(server.stats()["judge_requests"], 0);
 
     // With more retries the attempts pass the dead-server limit: the judge is given up early.
@@ -412,13 +366,10 @@ fn a_judge_that_is_down_stops_the_sweep_after_retries_without_a_report() {
         "max_retries: 4\n  backoff_ms: 0\n  prompt",
     );
     p.write("rageval.yaml", &config);
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        format!("error: the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?\n")
-    );
-    assert!(!p.path().join("reports").exists());
+    sweep(&p)
+        .fails(&format!("the sweep stopped early: 20 connection attempts in a row to the judge failed (5 connect); no report written; is the judge server at `{down}` running?"))
+        .absent("reports")
+        .run();
 }
 
 #[test]
@@ -426,22 +377,12 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
     let chat = MockLlm::start(&["--paraphrase"]);
     let judge = MockLlm::start(&["--malformed-rate", "0.5", "--seed", "4"]);
     let p = project(&chat.url, true, PATTERNS);
-    let config = p.read("rageval.yaml");
-    let at = config.find("judge:").unwrap();
-    let config = format!(
-        "{}{}",
-        &config[..at],
-        config[at..]
+    edit_judge(&p, |judge_section| {
+        judge_section
             .replacen(&chat.url, &judge.url, 1)
             .replace("max_retries: 1", "max_retries: 0")
-    );
-    p.write("rageval.yaml", &config);
-    let out = p
-        .cmd(&["sweep", "-q", "--allow-errors"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    });
+    let out = sweep(&p).arg("--allow-errors").run();
     let failed = judge.stats()["faults"]["malformed"].as_u64().unwrap();
     assert!(failed > 0 && failed < 5, "{failed}");
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
@@ -461,7 +402,7 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
     }
     assert_eq!(summary(&p, "judge_errors"), failed.to_string());
     assert_eq!(
-        stderr(&out),
+        out.stderr,
         format!("warning: {failed} of 5 judge calls failed ({failed} malformed); those grades are errors and the string rules stand\n")
     );
 }
@@ -507,20 +448,13 @@ fn a_judge_reply_that_is_not_the_rubric_json_is_an_error_never_a_guess() {
     let chat = MockLlm::start(&["--paraphrase"]);
     let judge = prose_judge();
     let p = project(&chat.url, true, PATTERNS);
-    let config = p.read("rageval.yaml");
-    let at = config.find("judge:").unwrap();
-    let config = format!(
-        "{}{}",
-        &config[..at],
-        config[at..].replacen(&chat.url, &judge, 1)
-    );
-    p.write("rageval.yaml", &config);
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        "error: 1 of 5 judge calls failed (1 malformed); those grades are errors and the string rules stand (pass --allow-errors to accept them)\n"
-    );
+    edit_judge(&p, |judge_section| {
+        judge_section.replacen(&chat.url, &judge, 1)
+    });
+    sweep(&p)
+        .status(2)
+        .stderr("error: 1 of 5 judge calls failed (1 malformed); those grades are errors and the string rules stand (pass --allow-errors to accept them)\n")
+        .run();
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
     let judged = rows
         .iter()
@@ -575,20 +509,16 @@ fn rageval_prompt_shows_what_the_templates_make() {
         "rageval.yaml",
         "prompt:\n  system: \"Notes only. Else: {refusal}\"\n  user: \"{context}\\n\\n> {question}\"\n  passage: \"<{n}|{heading}> {text}\"\n",
     );
-    let out = p
-        .cmd(&[
-            "prompt",
-            "Who is the club president?",
-            "--corpus",
-            "docs",
-            "--k",
-            "1",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        crate::support::stdout(&out),
-        "--- system\nNotes only. Else: I don't know based on the provided documents.\n--- user\n<1|President> The club president is Sophea.\n\n> Who is the club president?\n"
-    );
+    p.rageval([
+        "prompt",
+        "Who is the club president?",
+        "--corpus",
+        "docs",
+        "--k",
+        "1",
+    ])
+    .stdout(
+        "--- system\nNotes only. Else: I don't know based on the provided documents.\n--- user\n<1|President> The club president is Sophea.\n\n> Who is the club president?\n",
+    )
+    .run();
 }

@@ -3,30 +3,17 @@
 
 use std::path::Path;
 
-use crate::support::{require_tool, stderr, Project};
+use crate::support::{require_tool, Project};
 
-/// A project with a one-file corpus `docs/` and `set.yaml` over it.
 fn project(set: &str) -> Project {
-    let p = Project::empty();
-    p.write(
-        "docs/a.md",
-        "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
-    );
-    p.write("set.yaml", set);
-    p
+    Project::one_doc(set)
 }
 
 const SET: &str = "corpus: docs\nanswerable:\n  - question: What is the fee?\n";
 
 /// Run `args` in `p`: it must exit 2 with exactly `line` on stderr and write no report.
 fn fails_with(p: &Project, args: &[&str], line: &str) {
-    let out = p.cmd(args).output().unwrap();
-    assert_eq!(stderr(&out), format!("error: {line}\n"));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        !p.path().join("reports").exists(),
-        "no report may be written"
-    );
+    p.rageval(args).fails(line).absent("reports").run();
 }
 
 fn real(p: &Project, rel: &str) -> String {
@@ -67,9 +54,10 @@ fn a_corpus_link_to_a_file_outside_the_corpus_is_refused() {
         ),
     );
     // `scan` reads corpora the same way.
-    let out = p.cmd(&["scan", "docs"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-leak"));
+    p.rageval(["scan", "docs"])
+        .status(2)
+        .stdout_lacks("sk-leak")
+        .run();
 }
 
 #[test]
@@ -78,14 +66,9 @@ fn a_corpus_link_to_a_file_inside_the_corpus_keeps_working() {
         "corpus: docs\nanswerable:\n  - question: What is the fee?\n    expect: {sources: [b.md#Fee]}\n",
     );
     std::os::unix::fs::symlink("a.md", p.path().join("docs/b.md")).unwrap();
-    let out = p.cmd(&["validate", "set.yaml"]).output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n",
-        "{}",
-        stderr(&out)
-    );
-    assert!(out.status.success());
+    p.rageval(["validate", "set.yaml"])
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n")
+        .run();
 }
 
 #[test]
@@ -147,8 +130,8 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
         "set.yaml",
         "corpus: docs\nanswerable:\n  - id: \"fee\\e[31m\"\n    question: \"What is the fee?\\u202e\"\n",
     );
-    let out = p
-        .cmd(&[
+    let text = p
+        .rageval([
             "sweep",
             "--evalset",
             "set.yaml",
@@ -157,10 +140,8 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
+        .run()
+        .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
     assert!(
         text.contains("fee\\u{1b}[31m"),
@@ -171,13 +152,13 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
     let html = p.read("reports/latest/report.html");
     assert_eq!(raw_controls(&html), Vec::<char>::new(), "report.html");
 
-    let out = p.cmd(&["scan", "docs"]).output().unwrap();
+    let out = p.rageval(["scan", "docs"]).any_status().run();
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout).lines().next(),
+        out.stdout.lines().next(),
         Some("flagged: a.md#0  Fee \\u{1b}[2J\\u{202e}  (matches `ignore (all )?(the )?(previous|above|prior)`)")
     );
-    let out = p
-        .cmd(&[
+    let text = p
+        .rageval([
             "prompt",
             "What is the fee?",
             "--corpus",
@@ -187,9 +168,9 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+        .any_status()
+        .run()
+        .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
     assert!(
         text.contains("[1] (source: a.md#Fee \\u{1b}[2J\\u{202e}) The fee is ten dollars"),
@@ -230,9 +211,7 @@ fn numbers_past_their_documented_limits_are_refused_with_the_field_and_range() {
         "rageval.yaml",
         "embedder:\n  dimensions: 65536\nchat:\n  timeout_s: 86400\n  max_retries: 100\n  backoff_ms: 60000\n",
     );
-    p.cmd(&["sweep", "--evalset", "set.yaml", "-q"])
-        .assert()
-        .success();
+    p.sweep(["--evalset", "set.yaml"]).run();
 }
 
 #[test]
@@ -248,18 +227,8 @@ fn a_grid_of_too_many_runs_is_refused_before_any_work() {
         &["sweep", "--k", "1,2", "--min-score", "0.1", "--max-runs", "51"],
         "the sweep plans 52 runs (26 questions x 2 settings), more than the limit of 51: narrow the grid, or raise the limit with `--max-runs`",
     );
-    p.cmd(&[
-        "sweep",
-        "--k",
-        "1,2",
-        "--min-score",
-        "0.1",
-        "--max-runs",
-        "52",
-        "-q",
-    ])
-    .assert()
-    .success();
+    p.sweep(["--k", "1,2", "--min-score", "0.1", "--max-runs", "52"])
+        .run();
 }
 
 #[test]
@@ -298,7 +267,7 @@ fn deep_flow_nesting_and_huge_yaml_are_refused_before_parsing() {
             "{".repeat(100),
         ),
     );
-    p.cmd(&["validate", "ok.yaml"]).assert().success();
+    p.rageval(["validate", "ok.yaml"]).run();
 }
 
 #[test]
@@ -319,7 +288,7 @@ fn a_question_that_is_not_a_string_is_refused() {
         );
     }
     let p = project("corpus: docs\nanswerable:\n  - question: \"null\"\n");
-    p.cmd(&["validate", "set.yaml"]).assert().success();
+    p.rageval(["validate", "set.yaml"]).run();
 }
 
 #[test]
@@ -337,23 +306,14 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
         ),
     );
     p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
-    let out = p.cmd(&["validate"]).output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n",
-        "{}",
-        stderr(&out)
-    );
-    let out = p
-        .cmd(&["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("[1] (source: a.md#Fee) The fee is ten dollars per term."),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    p.rageval(["validate"])
+        .any_status()
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n")
+        .run();
+    p.rageval(["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
+        .any_status()
+        .stdout_contains("[1] (source: a.md#Fee) The fee is ten dollars per term.")
+        .run();
 }
 
 /// Every `.rs` file below `dir`.
@@ -400,7 +360,7 @@ fn a_sweep_removes_stale_temporaries_of_its_own_naming_only() {
         "half a report",
     );
     let foreign = p.write("reports/latest/.tmpXyZ789", "someone else's");
-    p.cmd(&["sweep", "-q"]).assert().success();
+    p.sweep::<_, &str>([]).run();
     assert!(!stale.exists(), "a stale temporary of ours is removed");
     assert!(foreign.exists(), "files of other naming are kept");
     let mut left: Vec<String> = std::fs::read_dir(p.path().join("reports/latest"))
@@ -429,8 +389,8 @@ fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
     let p = Project::sample();
     // The first temporary file is held open for a minute, so the signal always arrives while
     // reports are being written, however loaded the machine is.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
+    let mut child = p
+        .process()
         .env("RAGEVAL_TEST_HOLD_TEMPORARY_MS", "60000")
         .args(["sweep", "-q", "--min-score", "0.1..0.5", "--k", "1,2"])
         .stdout(std::process::Stdio::null())

@@ -8,9 +8,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{col, read_csv, stderr, stdout, Project};
+use crate::harness::{results, Record, RunRecord, Test, Usage};
+use crate::support::{col, read_csv, Project};
 
 pub const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
+
+/// `rageval ARGS` in `p` with the mock's key.
+pub fn keyed<'p>(p: &'p Project, args: &[&str]) -> Test<'p> {
+    p.rageval(args).env(KEY_ENV, "test-key")
+}
 
 /// A `rageval mock-llm` process, killed when dropped.
 pub struct MockLlm {
@@ -113,47 +119,45 @@ pub fn http_project(url: &str, http_embedder: bool, extra_chat: &str) -> Project
     p
 }
 
+/// A run with its answer call's reply and tokens in place of the call's digest.
+pub type RunAnswer = (RunRecord, Option<(String, Usage)>);
+
 /// results.json without the figures that vary from run to run (latency) or name the backend
 /// (call digests cover the model's name and parameters): each run with its call's reply and
-/// tokens in place of the digest, and the settings' statistics.
-pub fn comparable(p: &Project, out: &str) -> (Value, Value) {
-    let mut v: Value = serde_json::from_str(&p.read(&format!("{out}/results.json"))).unwrap();
-    let calls = v["calls"].take();
-    for run in v["runs"].as_array_mut().unwrap() {
-        let run = run.as_object_mut().unwrap();
-        if let Some(digest) = run.remove("call") {
-            let call = &calls[digest.as_str().unwrap()];
-            run.insert("reply".into(), call["reply"].clone());
-            run.insert("usage".into(), call["usage"].clone());
-        }
-    }
-    for s in v["summary"]["settings"]
-        .as_object_mut()
-        .unwrap()
-        .values_mut()
-    {
+/// tokens in place of the digest, and the settings' statistics as written.
+pub fn comparable(p: &Project, out: &str) -> (Vec<RunAnswer>, Value) {
+    let Record { runs, calls, .. } = results(p, out);
+    let runs = runs
+        .into_iter()
+        .map(|mut run| {
+            let answer = run.call.take().map(|digest| {
+                let call = &calls[&digest];
+                (call.reply.clone(), call.usage)
+            });
+            (run, answer)
+        })
+        .collect();
+    let mut v = crate::harness::summary(p, out);
+    for s in v["settings"].as_object_mut().unwrap().values_mut() {
         let s = s.as_object_mut().unwrap();
         s.remove("latency_p50_ms");
         s.remove("latency_p95_ms");
         s.remove("ttft_p50_ms");
         s.remove("ttft_p95_ms");
     }
-    (v["runs"].take(), v["summary"]["settings"].take())
+    (runs, v["settings"].take())
 }
 
-pub fn builtin(p: &Project) -> (Value, Value) {
-    p.cmd(&[
-        "sweep",
+pub fn builtin(p: &Project) -> (Vec<RunAnswer>, Value) {
+    p.sweep([
         "--config",
         "/dev/null",
         "--evalset",
         "evalsets/club.yaml",
         "--out",
         "builtin",
-        "-q",
     ])
-    .assert()
-    .success();
+    .run();
     comparable(p, "builtin")
 }
 
@@ -161,18 +165,14 @@ pub fn builtin(p: &Project) -> (Value, Value) {
 fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = keyed(&p, &["sweep"]).run();
     assert_eq!(
         comparable(&p, "reports/latest"),
         builtin(&p),
         "HTTP and builtin sweeps differ"
     );
 
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let distinct = json["summary"]["calls"]["distinct_prompts"]
-        .as_u64()
-        .unwrap();
+    let distinct = out.summary()["calls"]["distinct_prompts"].as_u64().unwrap();
     let stats = server.stats();
     assert_eq!(
         stats["chat_requests"].as_u64(),
@@ -183,19 +183,11 @@ fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     assert_eq!(stats["texts_embedded"].as_u64(), Some(23 + 26));
     assert_eq!(stats["embedding_requests"].as_u64(), Some(2));
 
-    let again = p
-        .cmd(&["sweep", "--wide"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(again.status.success());
-    assert!(
-        stdout(&again).contains(&format!(
+    keyed(&p, &["sweep", "--wide"])
+        .stdout_contains(format!(
             "{distinct} distinct prompts ({distinct} from cache, 0 failed)"
-        )),
-        "{}",
-        stdout(&again)
-    );
+        ))
+        .run();
     let after = server.stats();
     assert_eq!(
         after["chat_requests"], stats["chat_requests"],
@@ -225,12 +217,7 @@ fn small_embedding_batches_in_parallel_keep_their_order() {
         .read("rageval.yaml")
         .replace("batch_size: 64", "batch_size: 5\n  concurrency: 3");
     p.write("rageval.yaml", &config);
-    let out = p
-        .cmd(&["sweep", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    keyed(&p, &["sweep", "--no-cache"]).run();
     // 23 chunks and 26 questions in batches of 5: 5 + 6 requests.
     assert_eq!(server.stats()["embedding_requests"].as_u64(), Some(11));
     assert_eq!(
@@ -244,12 +231,7 @@ fn small_embedding_batches_in_parallel_keep_their_order() {
 fn streamed_sweep_equals_builtin() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, false, "");
-    let out = p
-        .cmd(&["sweep", "--stream", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    keyed(&p, &["sweep", "--stream", "--no-cache"]).run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
     let stats = server.stats();
     assert!(stats["chat_stream_requests"].as_u64().unwrap() > 0);
@@ -270,12 +252,7 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
             "7",
         ]);
         let p = http_project(&server.url, false, "  max_retries: 12\n  backoff_ms: 1\n");
-        let out = p
-            .cmd(&["sweep", "--no-cache"])
-            .env(KEY_ENV, "test-key")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{status}: {}", stderr(&out));
+        keyed(&p, &["sweep", "--no-cache"]).run();
         assert_eq!(comparable(&p, "reports/latest"), builtin(&p), "{status}");
         assert!(
             server.stats()["faults"]["failed"].as_u64().unwrap() > 10,
@@ -284,8 +261,9 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
     }
 }
 
-/// Sweep against a faulty server with no retries; the runs that failed, by error kind.
-fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (std::process::Output, Vec<String>, Duration) {
+/// Sweep against a faulty server with no retries (it must succeed); its stderr, the runs that
+/// failed, by error kind, and how long it took.
+fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (String, Vec<String>, Duration) {
     let server = MockLlm::start(fault);
     let p = http_project(
         &server.url,
@@ -293,8 +271,9 @@ fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (std::process::Output, Vec<
         &format!("  max_retries: 0\n{extra_chat}"),
     );
     let started = Instant::now();
-    let out = p
-        .cmd(&[
+    let out = keyed(
+        &p,
+        &[
             "sweep",
             "--no-cache",
             "--allow-errors",
@@ -302,10 +281,9 @@ fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (std::process::Output, Vec<
             "2",
             "--min-score",
             "0.1",
-        ])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
+        ],
+    )
+    .run();
     let took = started.elapsed();
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
     let kinds = rows
@@ -313,28 +291,25 @@ fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (std::process::Output, Vec<
         .filter(|r| col(&h, r, "outcome") == "error")
         .map(|r| col(&h, r, "error_kind").to_string())
         .collect();
-    (out, kinds, took)
+    (out.stderr, kinds, took)
 }
 
 #[test]
 fn malformed_bodies_dropped_connections_and_hangs_end_as_typed_errors() {
-    let (out, kinds, _) = faulty_sweep(&["--malformed-rate", "0.5", "--seed", "1"], "");
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, kinds, _) = faulty_sweep(&["--malformed-rate", "0.5", "--seed", "1"], "");
     assert!(
         !kinds.is_empty() && kinds.iter().all(|k| k == "malformed"),
         "{kinds:?}"
     );
 
-    let (out, kinds, _) = faulty_sweep(&["--drop-rate", "0.5", "--seed", "2"], "");
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, kinds, _) = faulty_sweep(&["--drop-rate", "0.5", "--seed", "2"], "");
     assert!(
         !kinds.is_empty() && kinds.iter().all(|k| k == "transport"),
         "{kinds:?}"
     );
 
-    let (out, kinds, took) =
+    let (err, kinds, took) =
         faulty_sweep(&["--hang-rate", "0.3", "--seed", "3"], "  timeout_s: 1\n");
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         !kinds.is_empty() && kinds.iter().all(|k| k == "timeout"),
         "{kinds:?}"
@@ -344,9 +319,8 @@ fn malformed_bodies_dropped_connections_and_hangs_end_as_typed_errors() {
         "hung calls end at the timeout: {took:?}"
     );
     assert!(
-        stderr(&out).contains("timeout"),
-        "errors are reported by kind: {}",
-        stderr(&out)
+        err.contains("timeout"),
+        "errors are reported by kind: {err}"
     );
 }
 
@@ -354,14 +328,11 @@ fn malformed_bodies_dropped_connections_and_hangs_end_as_typed_errors() {
 fn errors_exit_2_unless_allowed() {
     let server = MockLlm::start(&["--malformed-rate", "0.5", "--seed", "1"]);
     let p = http_project(&server.url, false, "  max_retries: 0\n");
-    let out = p
-        .cmd(&["sweep", "--no-cache"])
-        .env(KEY_ENV, "test-key")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("malformed"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--allow-errors"));
+    keyed(&p, &["sweep", "--no-cache"])
+        .status(2)
+        .stderr_contains("malformed")
+        .stderr_contains("--allow-errors")
+        .run();
 }
 
 #[test]
@@ -374,11 +345,11 @@ fn server_down_exits_2_and_writes_no_report() {
     let url = format!("http://127.0.0.1:{port}/v1");
     for http_embedder in [false, true] {
         let p = http_project(&url, http_embedder, "  max_retries: 1\n  backoff_ms: 1\n");
-        let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        let err = stderr(&out);
-        assert!(err.contains("connect"), "{err}");
-        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+        keyed(&p, &["sweep"])
+            .status(2)
+            .stderr_contains("connect")
+            .stderr_contains(format!("127.0.0.1:{port}"))
+            .run();
         assert!(
             !p.path().join("reports/latest").exists(),
             "no report may be written"
@@ -390,18 +361,14 @@ fn server_down_exits_2_and_writes_no_report() {
 fn a_wrong_key_gives_a_clear_401_without_the_key() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let out = p
-        .cmd(&["sweep"])
+    p.rageval(["sweep"])
         .env(KEY_ENV, "sk-wrong-secret-123")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(err.contains("401") && err.contains(KEY_ENV), "{err}");
-    assert!(
-        !err.contains("sk-wrong-secret-123") && !stdout(&out).contains("sk-wrong"),
-        "{err}"
-    );
+        .status(2)
+        .stderr_contains("401")
+        .stderr_contains(KEY_ENV)
+        .stderr_lacks("sk-wrong-secret-123")
+        .stdout_lacks("sk-wrong")
+        .run();
     assert_eq!(
         server.stats()["unauthorized"].as_u64(),
         Some(1),
@@ -443,41 +410,44 @@ fn server_auth_limits_and_errors_follow_the_openai_shape() {
     assert!(String::from_utf8_lossy(&resp).contains("\"mock\""));
 }
 
-#[test]
-fn a_killed_sweep_keeps_finished_calls() {
-    let server = MockLlm::start(&["--delay-ms", "30"]);
-    let p = http_project(&server.url, false, "");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
-        .args(["sweep", "--concurrency", "2"])
+/// `rageval ARGS` with the mock's key started in the background (stdout dropped, stderr
+/// piped), returned once `replies` replies are in the chat cache or after 20 s.
+fn started(p: &Project, args: &[&str], replies: usize) -> Child {
+    let child = p
+        .process()
+        .args(args)
         .env(KEY_ENV, "test-key")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let part of the calls finish, then kill the sweep mid-flight.
     let deadline = Instant::now() + Duration::from_secs(20);
-    let cached_lines = || {
+    let cached = || {
         std::fs::read_to_string(p.path().join(".rageval/cache/chat.jsonl"))
             .map(|t| t.lines().count())
             .unwrap_or(0)
     };
-    while cached_lines() < 20 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+    while cached() < replies && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
+    child
+}
+
+#[test]
+fn a_killed_sweep_keeps_finished_calls() {
+    let server = MockLlm::start(&["--delay-ms", "30"]);
+    let p = http_project(&server.url, false, "");
+    // Let part of the calls finish, then kill the sweep mid-flight.
+    let mut child = started(&p, &["sweep", "--concurrency", "2"], 20);
     child.kill().unwrap();
     child.wait().unwrap();
     let made_first = server.stats()["chat_requests"].as_u64().unwrap();
     let cached = p.read(".rageval/cache/chat.jsonl").lines().count() as u64;
     assert!(cached >= 20, "finished calls are on disk: {cached}");
 
-    let out = p.cmd(&["sweep"]).env(KEY_ENV, "test-key").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let distinct = json["summary"]["calls"]["distinct_prompts"]
-        .as_u64()
-        .unwrap();
-    let hits = json["summary"]["calls"]["cache_hits"].as_u64().unwrap();
+    let summary = keyed(&p, &["sweep"]).run().summary();
+    let distinct = summary["calls"]["distinct_prompts"].as_u64().unwrap();
+    let hits = summary["calls"]["cache_hits"].as_u64().unwrap();
     let made_second = server.stats()["chat_requests"].as_u64().unwrap() - made_first;
     assert!(hits >= 20, "{hits}");
     assert_eq!(
@@ -493,23 +463,7 @@ fn a_server_that_dies_mid_sweep_stops_it_early() {
     let server = MockLlm::start(&["--delay-ms", "20"]);
     let url = server.url.clone();
     let p = http_project(&url, false, "  max_retries: 3\n  backoff_ms: 1\n");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-        .current_dir(p.path())
-        .args(["sweep", "--concurrency", "2", "--allow-errors"])
-        .env(KEY_ENV, "test-key")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let cached_lines = || {
-        std::fs::read_to_string(p.path().join(".rageval/cache/chat.jsonl"))
-            .map(|t| t.lines().count())
-            .unwrap_or(0)
-    };
-    while cached_lines() < 10 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut child = started(&p, &["sweep", "--concurrency", "2", "--allow-errors"], 10);
     drop(server);
     let mut err = String::new();
     child

@@ -3,11 +3,8 @@
 
 use serde_json::Value;
 
-use crate::support::{entries, setting_row, stderr, stdout, Project, SAMPLE_SWEEP as ARGS};
-
-fn json(p: &Project, rel: &str) -> Value {
-    serde_json::from_str(&p.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+use crate::harness::{Record, Test};
+use crate::support::Project;
 
 /// The `<script type="application/json" id="chart-data">` block of report.html.
 pub fn chart_data(html: &str) -> Value {
@@ -61,28 +58,24 @@ const MAX_MIN_SCORE: &[(&str, Option<f64>)] = &[
 
 #[test]
 fn sample_insight_matches_the_hand_computation() {
-    let p = Project::sample();
     // --wide: the prose lines unwrapped, as they are matched here.
-    let out = p.cmd(ARGS).arg("--wide").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    assert!(
-        text.contains(
-            "\nrecommended: min_score=0.3,k=1: false refusals 47% [26–69], unwanted 11% [2–43]"
-        ),
-        "{text}"
-    );
-    assert!(text.contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them"), "{text}");
+    let out = Test::sweep()
+        .arg("--wide")
+        .stdout_contains(
+            "\nrecommended: min_score=0.3,k=1: false refusals 47% [26–69], unwanted 11% [2–43]",
+        )
+        .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
+        .run();
 
-    let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["summary"]["recommended"], "min_score=0.3,k=1");
-    let rec = &r["summary"]["recommendation"];
+    let (record, summary) = (out.results(), out.summary());
+    assert_eq!(summary["recommended"], "min_score=0.3,k=1");
+    let rec = &summary["recommendation"];
     assert_eq!(rec["setting"], "min_score=0.3,k=1");
     assert_eq!(rec["feasible"], 4);
     assert!(close(rec["cost"].as_f64().unwrap(), 0.8669, 1e-4), "{rec}");
-    assert_eq!(r["summary"]["policy"]["max_unwanted_answer_rate"], 0.2);
+    assert_eq!(summary["policy"]["max_unwanted_answer_rate"], 0.2);
 
-    let sep = &r["summary"]["separability"];
+    let sep = &summary["separability"];
     assert!(
         close(sep["auc"].as_f64().unwrap(), 123.5 / 153.0, 1e-12),
         "{sep}"
@@ -96,38 +89,33 @@ fn sample_insight_matches_the_hand_computation() {
         1e-6
     ));
 
-    let questions = r["questions"].as_object().unwrap();
+    let questions = &record.questions;
     assert_eq!(
-        questions
-            .values()
-            .filter(|q| q["answerable"] == true)
-            .count(),
+        questions.values().filter(|q| q.answerable).count(),
         MAX_MIN_SCORE.len()
     );
     for &(id, step) in MAX_MIN_SCORE {
         let q = &questions[id];
         let Some(step) = step else {
-            assert_eq!(q["expected_score"], Value::Null, "{q}");
+            assert_eq!(q.expected_score, None, "{q:?}");
             continue;
         };
-        let v = q["expected_score"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{id}: {q}"));
+        let v = q.expected_score.unwrap_or_else(|| panic!("{id}: {q:?}"));
         assert!(
             v >= step && v < step + 0.001,
             "{id}: {v} not in [{step}, {step}+0.001)"
         );
     }
-    for q in questions.values().filter(|q| q["answerable"] == false) {
-        assert_eq!(q["expected_score"], Value::Null, "{q}");
+    for q in questions.values().filter(|q| !q.answerable) {
+        assert_eq!(q.expected_score, None, "{q:?}");
     }
 
     // The Pareto column and the recommended row agree with results.json.
-    let settings = entries(&p.read("reports/latest/results.json"), "settings");
-    let pareto: Vec<&str> = settings
-        .iter()
-        .filter(|(id, _)| r["summary"]["settings"][id]["pareto"] == true)
-        .map(|(id, _)| id.as_str())
+    let pareto: Vec<&str> = record
+        .settings
+        .keys()
+        .filter(|id| summary["settings"][id]["pareto"] == true)
+        .map(String::as_str)
         .collect();
     assert_eq!(
         pareto,
@@ -141,7 +129,7 @@ fn sample_insight_matches_the_hand_computation() {
             "min_score=0.5,k=8"
         ]
     );
-    let md = p.read("reports/latest/report.md");
+    let md = out.read("reports/latest/report.md");
     assert!(md.contains("**Recommended: `min_score=0.3,k=1`**"), "{md}");
     assert!(
         md.contains("| 0.3 | 1 | 47% [26–69] (8) | 11% [2–43] (1) |"),
@@ -156,17 +144,18 @@ fn no_setting_within_the_limits_names_the_closest() {
         "rageval.yaml",
         "evalsets: [evalsets/club.yaml]\nrecommend:\n  max_unwanted_answer_rate: 0.0\n",
     );
-    let out = p.cmd(&["sweep", "--wide"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
     // 1/9 unwanted answers is the least any setting gives (minScore >= 0.3); of those only 0.3
     // keeps false refusals within 50%, and its k=1 has the fewest prompt tokens.
     let line = "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)";
-    assert!(stdout(&out).contains(line), "{}", stdout(&out));
-    let r = json(&p, "reports/latest/results.json");
-    assert_eq!(r["summary"]["recommended"], Value::Null);
-    assert_eq!(r["summary"]["recommendation"]["reason"], line);
+    let summary = p
+        .rageval(["sweep", "--wide"])
+        .stdout_contains(line)
+        .run()
+        .summary();
+    assert_eq!(summary["recommended"], Value::Null);
+    assert_eq!(summary["recommendation"]["reason"], line);
     assert_eq!(
-        r["summary"]["recommendation"]["closest"]["misses"][0]["limit"],
+        summary["recommendation"]["closest"]["misses"][0]["limit"],
         "max_unwanted_answer_rate"
     );
 }
@@ -178,35 +167,27 @@ fn a_bad_policy_is_an_input_error() {
         "rageval.yaml",
         "recommend:\n  max_unwanted_answer_rate: 1.5\n",
     );
-    let out = p.cmd(&["sweep"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains(
-            "rageval.yaml:2: `recommend.max_unwanted_answer_rate`: must be a rate from 0 to 1, got 1.5"
-        ),
-        "{}",
-        stderr(&out)
-    );
-    p.write("rageval.yaml", "recommend:\n  weights:\n    tokens: 1\n");
-    let out = p.cmd(&["sweep"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown field `tokens`"),
-        "{}",
-        stderr(&out)
-    );
+    p.rageval(["sweep"])
+        .status(2)
+        .stderr_contains(
+            "rageval.yaml:2: `recommend.max_unwanted_answer_rate`: must be a rate from 0 to 1, got 1.5",
+        )
+        .run();
+    p.rageval(["sweep"])
+        .write("rageval.yaml", "recommend:\n  weights:\n    tokens: 1\n")
+        .status(2)
+        .stderr_contains("unknown field `tokens`")
+        .run();
 }
 
 #[test]
 fn chart_values_match_results_json() {
-    let p = Project::sample();
-    p.cmd(ARGS).assert().success();
-    let r = json(&p, "reports/latest/results.json");
-    let html = p.read("reports/latest/report.html");
+    let out = Test::sweep().run();
+    let (record, summary) = (out.results(), out.summary());
+    let html = out.read("reports/latest/report.html");
     let charts = chart_data(&html);
-    let text = p.read("reports/latest/results.json");
-    let settings = entries(&text, "settings");
-    let setting = |id: &str| setting_row(&r, id);
+    let settings = &record.settings;
+    let setting = |id: &str| setting_row(&record, &summary, id);
 
     let lines = charts["lines"].as_array().unwrap();
     let ids: Vec<&str> = lines.iter().map(|c| c["id"].as_str().unwrap()).collect();
@@ -244,22 +225,22 @@ fn chart_values_match_results_json() {
     }
 
     let strips = &charts["strips"];
-    let questions = entries(&text, "questions");
+    let questions = &record.questions;
     for (group, answerable) in [("answerable", true), ("unanswerable", false)] {
         let dots = strips[group].as_array().unwrap();
-        let want: Vec<&(String, Value)> = questions
+        let want: Vec<_> = questions
             .iter()
-            .filter(|(_, q)| q["answerable"] == answerable)
+            .filter(|(_, q)| q.answerable == answerable)
             .collect();
         assert_eq!(dots.len(), want.len());
         for (dot, (id, q)) in dots.iter().zip(want) {
             assert_eq!(dot["question"], id.as_str());
-            assert_eq!(dot["score"].as_f64(), q["best_score"].as_f64());
+            assert_eq!(dot["score"].as_f64(), q.best_score);
         }
     }
     assert_eq!(
         strips["threshold"].as_f64(),
-        setting(r["summary"]["recommended"].as_str().unwrap())["min_score"].as_f64()
+        setting(summary["recommended"].as_str().unwrap())["min_score"].as_f64()
     );
     assert!(figure(&html, "best_scores").matches("<circle").count() >= questions.len());
 
@@ -300,6 +281,15 @@ fn chart_values_match_results_json() {
     for shape in ["●", "■", "▲", "◆"] {
         assert!(fr.contains(&format!("\">{shape}</b> k=")), "{shape}");
     }
+}
+
+/// A setting of results.json as one object: its dimension values and its statistics.
+fn setting_row(record: &Record, summary: &Value, id: &str) -> Value {
+    let mut row = serde_json::json!(record.settings[id]);
+    let obj = row.as_object_mut().unwrap();
+    obj.extend(summary["settings"][id].as_object().unwrap().clone());
+    obj.insert("id".into(), id.into());
+    row
 }
 
 /// The point markers of a line chart's figure: circles, squares and polygons (the background is
@@ -354,7 +344,7 @@ pub fn xss_project() -> Project {
             "    question: \"<script>alert(3)</script> Who runs the club?\"\n",
         ),
     );
-    p.cmd(&[
+    p.rageval([
         "sweep",
         "--evalset",
         "set.yaml",
@@ -363,8 +353,7 @@ pub fn xss_project() -> Project {
         "--k",
         "1,3",
     ])
-    .assert()
-    .success();
+    .run();
     p
 }
 
@@ -372,11 +361,10 @@ pub fn xss_project() -> Project {
 fn corpus_markup_reaches_report_html_only_as_text() {
     let p = xss_project();
     let html = p.read("reports/latest/report.html");
-    let answers: Vec<String> = json(&p, "reports/latest/results.json")["calls"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|c| c["reply"].as_str().unwrap().to_string())
+    let answers: Vec<String> = crate::harness::results(&p, "reports/latest")
+        .calls
+        .into_values()
+        .map(|c| c.reply)
         .collect();
     assert!(
         answers

@@ -1,5 +1,6 @@
 //! End-to-end tests through the real `rageval` binary (one test binary, as ripgrep and just do).
 
+mod harness;
 mod support;
 
 mod browser;

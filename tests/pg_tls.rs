@@ -9,20 +9,15 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::{require_database, require_tool, stderr, stdout, Project};
+use crate::support::{require_database, require_tool, run_ok, Project};
 
 /// Make a CA and a server certificate for `localhost` (not for 127.0.0.1) in `dir`.
 fn certificates(dir: &Path) {
     let run = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            std::process::Command::new("openssl")
+                .args(args)
+                .current_dir(dir),
         );
     };
     let ec = [
@@ -184,18 +179,12 @@ fn pgvector_connects_over_tls_as_sslmode_and_sslrootcert_ask() {
         "localhost",
         &format!("sslmode=verify-full&sslrootcert={}", ca.display()),
     );
-    let out = p
-        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+    p.rageval(["--config", "pg.yaml", "index", "--replace"])
         .env("RAGEVAL_TEST_DSN", &full)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        format!("loaded 23 chunks into `rv_tls` at postgresql://{user}@localhost:{}/{db} (embedder `hash-1024`)\n", proxy.port)
-    );
+        .stdout(format!("loaded 23 chunks into `rv_tls` at postgresql://{user}@localhost:{}/{db} (embedder `hash-1024`)\n", proxy.port))
+        .run();
     let sweep = |dsn: &str, out_dir: &str| {
-        p.cmd(&[
+        p.rageval([
             "--config",
             "pg.yaml",
             "sweep",
@@ -208,8 +197,6 @@ fn pgvector_connects_over_tls_as_sslmode_and_sslrootcert_ask() {
             "--quiet",
         ])
         .env("RAGEVAL_TEST_DSN", dsn)
-        .output()
-        .unwrap()
     };
     // verify-ca checks the chain, not the name (127.0.0.1 is not on the certificate); require
     // encrypts without checking.
@@ -220,8 +207,7 @@ fn pgvector_connects_over_tls_as_sslmode_and_sslrootcert_ask() {
     .iter()
     .enumerate()
     {
-        let out = sweep(&via("127.0.0.1", query), &format!("ok{i}"));
-        assert_eq!(out.status.code(), Some(0), "{query}: {}", stderr(&out));
+        sweep(&via("127.0.0.1", query), &format!("ok{i}")).run();
     }
     let before = proxy.handshakes.load(Ordering::Relaxed);
     assert!(before >= 3, "every connection went through TLS ({before})");
@@ -242,9 +228,10 @@ fn pgvector_connects_over_tls_as_sslmode_and_sslrootcert_ask() {
         ),
     ];
     for (i, (dsn, want)) in cases.iter().enumerate() {
-        let out = sweep(dsn, &format!("bad{i}"));
-        assert_eq!(out.status.code(), Some(2), "case {i}");
-        assert_eq!(&stderr(&out), want, "case {i}");
-        assert!(!p.path().join(format!("bad{i}")).exists());
+        sweep(dsn, &format!("bad{i}"))
+            .status(2)
+            .stderr(want.as_str())
+            .absent(&format!("bad{i}"))
+            .run();
     }
 }

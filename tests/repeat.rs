@@ -3,15 +3,16 @@
 
 use serde_json::Value;
 
-use crate::http::{http_project, MockLlm, KEY_ENV};
+use crate::harness::Outcome;
+use crate::http::{http_project, keyed, MockLlm};
 use crate::shards::{assert_same, untimed, whole_and_merged};
-use crate::support::{stderr, stdout, Project};
+use crate::support::Project;
 
 /// The outcome repeat 1 (seed 1, refused by the server) gives a run that called the model.
-fn refused(outcome: &str) -> &'static str {
+fn refused(outcome: Outcome) -> Outcome {
     match outcome {
-        "answer" | "false_refusal" => "false_refusal",
-        _ => "model_refusal",
+        Outcome::Answer | Outcome::FalseRefusal => Outcome::FalseRefusal,
+        _ => Outcome::ModelRefusal,
     }
 }
 
@@ -19,27 +20,23 @@ fn refused(outcome: &str) -> &'static str {
 fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_rates() {
     let server = MockLlm::start(&["--vary-per-repeat"]);
     let p = http_project(&server.url, false, "");
-    let sweep = |args: &[&str]| {
-        let out = p.cmd(args).env(KEY_ENV, "test-key").output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        out
-    };
+    let sweep = |args: &[&str]| keyed(&p, args).run();
     let dry = |repeat: &str| -> u64 {
-        let out = sweep(&["sweep", "--dry-run", "--repeat", repeat, "--output", "json"]);
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc =
+            sweep(&["sweep", "--dry-run", "--repeat", repeat, "--output", "json"]).stdout_json();
         doc["dry_run"][0]["calls"].as_u64().unwrap()
     };
     let (once, thrice) = (dry("1"), dry("3"));
     assert_eq!(thrice, 3 * once, "the dry run predicts N x the calls");
-    sweep(&["sweep", "-q", "--repeat", "3"]);
+    let out = sweep(&["sweep", "-q", "--repeat", "3"]);
     assert_eq!(
         server.stats()["chat_requests"].as_u64(),
         Some(thrice),
         "every distinct call made three times, as predicted"
     );
 
-    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
     // The repeated record is still valid against the committed schema.
+    let doc: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(crate::support::repo().join("docs/results.schema.json")).unwrap(),
     )
@@ -50,12 +47,13 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
     assert_eq!(errors, Vec::<String>::new());
-    assert_eq!(doc["identity"]["config"]["sweep"]["repeat"], 3);
-    let calls = doc["calls"].as_object().unwrap();
-    let repeats_of_calls: Vec<u64> = calls
-        .values()
-        .map(|c| c["repeat"].as_u64().unwrap_or(0))
-        .collect();
+    let record = out.results();
+    assert_eq!(
+        serde_json::json!(record.identity.identity.config.sweep)["repeat"],
+        3
+    );
+    let calls = &record.calls;
+    let repeats_of_calls: Vec<u32> = calls.values().map(|c| c.repeat).collect();
     for r in 0..3 {
         assert_eq!(
             repeats_of_calls.iter().filter(|&&x| x == r).count() as u64,
@@ -63,42 +61,32 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
             "repeat {r} made each distinct call once"
         );
     }
-    let questions = doc["questions"].as_object().unwrap().len();
-    let settings = doc["settings"].as_object().unwrap().len();
+    let questions = record.questions.len();
+    let settings = record.settings.len();
     let mut flips_per_setting = std::collections::HashMap::<String, usize>::new();
     let mut flips_per_question = std::collections::HashMap::<String, usize>::new();
-    for run in doc["runs"].as_array().unwrap() {
-        let outcome = run["outcome"].as_str().unwrap();
-        let repeats: Vec<(&str, Option<&str>)> = run["repeats"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| (r["outcome"].as_str().unwrap(), r["call"].as_str()))
-            .collect();
-        let expected: Vec<&str> = if run["call"].is_null() {
+    for run in &record.runs {
+        let outcome = run.verdict.outcome;
+        let expected = if run.call.is_none() {
             vec![outcome, outcome]
         } else {
             vec![refused(outcome), outcome]
         };
-        let got: Vec<&str> = repeats.iter().map(|r| r.0).collect();
-        assert_eq!(got, expected, "{run}");
+        let got: Vec<Outcome> = run.repeats.iter().map(|r| r.outcome).collect();
+        assert_eq!(got, expected, "{run:?}");
         // Each repeat names its own call, made with its own seed.
-        for (i, (_, call)) in repeats.iter().enumerate() {
+        for (i, r) in run.repeats.iter().enumerate() {
             assert_eq!(
-                call.map(|c| calls[c]["repeat"].as_u64().unwrap()),
-                run["call"].as_str().map(|_| i as u64 + 1),
-                "{run}"
+                r.call.as_ref().map(|c| calls[c].repeat),
+                run.call.as_ref().map(|_| i as u32 + 1),
+                "{run:?}"
             );
         }
         let flips = usize::from(expected[0] != outcome);
-        *flips_per_setting
-            .entry(run["setting"].as_str().unwrap().into())
-            .or_default() += flips;
-        *flips_per_question
-            .entry(run["question"].as_str().unwrap().into())
-            .or_default() += flips;
+        *flips_per_setting.entry(run.setting.clone()).or_default() += flips;
+        *flips_per_question.entry(run.question.clone()).or_default() += flips;
     }
-    let summary = &doc["summary"];
+    let summary = out.summary();
     let mut total = 0;
     for (id, s) in summary["settings"].as_object().unwrap() {
         let st = &s["stability"];
@@ -131,27 +119,24 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
         .unwrap();
     assert!(flip > 0.0, "the recommended setting answers something");
     let gate = |limit: f64| {
-        p.cmd(&[
+        p.rageval([
             "gate",
             "reports/latest/results.json",
             "--max-flip-rate",
             &limit.to_string(),
         ])
-        .output()
-        .unwrap()
     };
-    let failed = gate(flip / 2.0);
-    assert_eq!(failed.status.code(), Some(1), "{}", stdout(&failed));
+    let failed = gate(flip / 2.0).status(1).run();
     let line = format!("{flip:.3} > limit {:.3}", flip / 2.0);
     assert!(
-        stdout(&failed)
+        failed
+            .stdout
             .lines()
             .any(|l| l.contains("flip_rate") && l.contains(&line)),
         "{}",
-        stdout(&failed)
+        failed.stdout
     );
-    let passed = gate(flip);
-    assert_eq!(passed.status.code(), Some(0), "{}", stdout(&passed));
+    gate(flip).run();
 }
 
 #[test]
@@ -168,12 +153,10 @@ fn repeated_shards_merged_equal_the_whole_repeated_sweep() {
 fn repeat_one_leaves_every_output_byte_identical() {
     let p = Project::sample();
     for (dir, extra) in [("plain", None), ("once", Some("1"))] {
-        let mut args = vec!["sweep", "-q", "--no-cache", "--out", dir];
-        if let Some(n) = extra {
-            args.extend(["--repeat", n]);
-        }
-        let out = p.cmd(&args).output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let repeat = extra.map(|n| ["--repeat", n]);
+        p.sweep(["--no-cache", "--out", dir])
+            .args(repeat.iter().flatten())
+            .run();
     }
     for file in ["report.md", "report.html"] {
         assert_eq!(
@@ -192,11 +175,8 @@ fn repeat_one_leaves_every_output_byte_identical() {
 #[test]
 fn a_repeat_of_zero_is_refused_with_one_line() {
     let p = Project::sample();
-    let out = p.cmd(&["sweep", "--repeat", "0"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out).trim_end(),
-        "error: invalid --repeat: must be from 1 to 1000"
-    );
-    assert!(!p.path().join("reports/latest").exists());
+    p.rageval(["sweep", "--repeat", "0"])
+        .fails("invalid --repeat: must be from 1 to 1000")
+        .absent("reports/latest")
+        .run();
 }

@@ -13,8 +13,9 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
+use crate::harness::{CallRole, Record, Test};
 use crate::http::MockLlm;
-use crate::support::{col, read_csv, stderr, stdout, Project};
+use crate::support::{col, read_csv, Project};
 
 /// The passages of the store: (id, text).
 pub const PASSAGES: [(&str, &str); 3] = [
@@ -115,11 +116,13 @@ fn project(servers: &Servers, reranker: &str) -> Project {
     p
 }
 
-fn sweep(p: &Project, out: &str) -> std::process::Output {
-    p.cmd(&["sweep", "--out", out])
-        .env("RAGEVAL_TEST_RERANK_KEY", KEY)
-        .output()
-        .unwrap()
+/// `rageval ARGS` with the reranker's key.
+fn rageval<'p>(p: &'p Project, args: &[&str]) -> Test<'p> {
+    p.rageval(args).env("RAGEVAL_TEST_RERANK_KEY", KEY)
+}
+
+fn sweep<'p>(p: &'p Project, out: &str) -> Test<'p> {
+    rageval(p, &["sweep", "--out", out])
 }
 
 /// (question, min_score, k, outcome, best_score, passages) of every run.
@@ -140,8 +143,17 @@ pub fn runs(p: &Project, out: &str) -> Vec<[String; 6]> {
         .collect()
 }
 
-pub fn rows(want: &[[&str; 6]]) -> Vec<[String; 6]> {
-    want.iter().map(|r| r.map(str::to_string)).collect()
+/// Expected [`runs`], one a line: six cells separated by `|`.
+pub fn rows(table: &str) -> Vec<[String; 6]> {
+    table
+        .lines()
+        .map(|l| {
+            let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+            cells
+                .try_into()
+                .unwrap_or_else(|c| panic!("not six cells: {c:?}"))
+        })
+        .collect()
 }
 
 #[test]
@@ -150,8 +162,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     let mock = MockLlm::start(&["--api-key", KEY]);
     // Without a reranker: retrieval order, retrieval scores.
     let plain = project(&servers, "");
-    let out = sweep(&plain, "out");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(&plain, "out").run();
     let by_retrieval = runs(&plain, "out");
     assert_eq!(by_retrieval[0][5], "hours");
     assert_eq!(by_retrieval[3][5], "hours returns");
@@ -167,72 +178,40 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
             mock.url
         ),
     );
-    let out = sweep(&p, "out");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sweep(&p, "out").run();
     assert_eq!(
         runs(&p, "out"),
-        rows(&[
-            ["open-sunday", "0.3", "1", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.3",
-                "1",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.3", "1", "early_refusal", "0.000000", ""],
-            [
-                "open-sunday",
-                "0.3",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday hours"
-            ],
-            [
-                "open-sunday-again",
-                "0.3",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday hours"
-            ],
-            ["parking", "0.3", "2", "early_refusal", "0.000000", ""],
-            ["open-sunday", "0.5", "1", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.5",
-                "1",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.5", "1", "early_refusal", "0.000000", ""],
-            ["open-sunday", "0.5", "2", "answer", "1.000000", "sunday"],
-            [
-                "open-sunday-again",
-                "0.5",
-                "2",
-                "answer",
-                "1.000000",
-                "sunday"
-            ],
-            ["parking", "0.5", "2", "early_refusal", "0.000000", ""],
-        ])
+        rows(
+            "\
+        open-sunday       | 0.3 | 1 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.3 | 1 | answer        | 1.000000 | sunday
+        parking           | 0.3 | 1 | early_refusal | 0.000000 |
+        open-sunday       | 0.3 | 2 | answer        | 1.000000 | sunday hours
+        open-sunday-again | 0.3 | 2 | answer        | 1.000000 | sunday hours
+        parking           | 0.3 | 2 | early_refusal | 0.000000 |
+        open-sunday       | 0.5 | 1 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.5 | 1 | answer        | 1.000000 | sunday
+        parking           | 0.5 | 1 | early_refusal | 0.000000 |
+        open-sunday       | 0.5 | 2 | answer        | 1.000000 | sunday
+        open-sunday-again | 0.5 | 2 | answer        | 1.000000 | sunday
+        parking           | 0.5 | 2 | early_refusal | 0.000000 |"
+        )
     );
     // Both best scores per question, and the separability of each.
-    let doc: Value = serde_json::from_str(&p.read("out/results.json")).unwrap();
-    let q = &doc["questions"];
+    let doc = out.results();
     for (id, best, retrieval) in [
         ("open-sunday", 1.0, 0.9),
         ("open-sunday-again", 1.0, 0.9),
         ("parking", 0.0, 0.95),
     ] {
-        assert_eq!(q[id]["best_score"], json!(best), "{id}");
-        assert_eq!(q[id]["best_retrieval_score"], json!(retrieval), "{id}");
+        let q = &doc.questions[id];
+        assert_eq!(
+            (q.best_score, q.best_retrieval_score),
+            (Some(best), Some(retrieval)),
+            "{id}"
+        );
     }
-    let summary = &doc["summary"];
+    let summary = out.summary();
     assert_eq!(
         summary["separability"]["clean"],
         json!({"above": 0.0, "up_to": 1.0})
@@ -243,11 +222,11 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
             .map(|o| (o * 1e6).round()),
         Some(50_000.0)
     );
-    let reranker = &doc["identity"]["config"]["reranker"];
-    assert_eq!(reranker["model"], "mock-rerank");
-    assert_eq!(reranker["candidates"], 3);
+    let reranker = doc.identity.identity.config.reranker.as_ref().unwrap();
+    assert_eq!(reranker.model, "mock-rerank");
+    assert_eq!(reranker.candidates, Some(3));
     assert_eq!(
-        reranker["endpoint"]["base_url"],
+        json!(reranker.endpoint.base_url),
         format!("{}?<redacted>", mock.url)
     );
     let md = p.read("out/report.md");
@@ -278,7 +257,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
         "report.html shows both separability lines"
     );
     // The terminal's footer, its wrapped lines joined.
-    let text = stdout(&out);
+    let text = &out.stdout;
     let mut footer: Vec<String> = Vec::new();
     for line in text.lines() {
         if line.starts_with("separability") {
@@ -305,8 +284,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     assert_eq!(stats["documents_reranked"], 6);
     assert_eq!(stats["queries"], json!({"token=q-secret-5678": 2}));
     assert_eq!(servers.searches.load(Ordering::Relaxed), 2 + 2);
-    let again = sweep(&p, "again");
-    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let again = sweep(&p, "again").run();
     assert_eq!(
         mock.stats()["rerank_requests"],
         2,
@@ -321,16 +299,14 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
         ".rageval/cache/rerank.jsonl",
         &cache.replace("\"index\":2", "\"index\":9"),
     );
-    let edited = sweep(&p, "edited");
-    assert_eq!(edited.status.code(), Some(2));
-    assert_eq!(
-        stderr(&edited),
-        "error: reranking for question `open-sunday` failed: the cached reply names passage 9 of 3\n"
-    );
+    sweep(&p, "edited")
+        .status(2)
+        .stderr("error: reranking for question `open-sunday` failed: the cached reply names passage 9 of 3\n")
+        .run();
     p.write(".rageval/cache/rerank.jsonl", &cache);
 
     // The key and the URL's query never reach output, reports or the cache.
-    for text in [stdout(&out), stderr(&out), stdout(&again), stderr(&again)] {
+    for text in [&out.stdout, &out.stderr, &again.stdout, &again.stderr] {
         assert!(!text.contains(KEY) && !text.contains("q-secret"), "{text}");
     }
     for entry in walk(p.path()) {
@@ -385,14 +361,13 @@ fn a_reranker_that_is_down_or_breaks_the_contract_stops_the_sweep_naming_the_que
             &servers,
             &format!("reranker:\n  base_url: {url}\n  api_key_env: RAGEVAL_TEST_RERANK_KEY\n  max_retries: 1\n  backoff_ms: 1\n"),
         );
-        let out = sweep(&p, "out");
-        assert_eq!(out.status.code(), Some(2), "case {i}: {}", stderr(&out));
-        assert_eq!(
-            stderr(&out),
-            format!("error: reranking for question `open-sunday` failed: {why}\n"),
-            "case {i}"
-        );
-        assert!(!stderr(&out).contains(KEY), "case {i}");
+        sweep(&p, "out")
+            .status(2)
+            .stderr(format!(
+                "error: reranking for question `open-sunday` failed: {why}\n"
+            ))
+            .stderr_lacks(KEY)
+            .run();
         assert!(!p.path().join("out").exists(), "case {i}: no report");
     }
 }
@@ -404,12 +379,10 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     let q = "When does the shop open on Sunday?";
     let context = |p: &Project| {
         let out = p
-            .cmd(&["prompt", q, "--k", "1", "--min-score", "0.5"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let text = stdout(&out);
-        text.lines()
+            .rageval(["prompt", q, "--k", "1", "--min-score", "0.5"])
+            .run();
+        out.stdout
+            .lines()
             .find(|l| l.starts_with("[1]"))
             .unwrap_or_default()
             .to_string()
@@ -447,9 +420,10 @@ fn a_reranker_section_without_a_server_or_with_zero_passages_is_refused() {
         ),
     ] {
         p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\n{section}"));
-        let out = p.cmd(&["sweep", "--out", "out"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{section}");
-        assert_eq!(stderr(&out), want, "{section}");
+        p.rageval(["sweep", "--out", "out"])
+            .status(2)
+            .stderr(want)
+            .run();
         assert!(!p.path().join("out").exists());
     }
 }
@@ -465,15 +439,10 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
             mock.url
         ),
     );
-    let out = p
-        .cmd(&["validate", "--connect"])
-        .env("RAGEVAL_TEST_RERANK_KEY", KEY)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = rageval(&p, &["validate", "--connect"]).run();
     // The mock scores by the share of the query's 5 words a document holds: "the" and "shop".
     assert_eq!(
-        stdout(&out).lines().last().unwrap(),
+        out.stdout.lines().last().unwrap(),
         "ok    reranker `mock-rerank`: scored 2 of 2 probe documents, best document 1 at 0.400"
     );
     assert_eq!(mock.stats()["rerank_requests"], 1, "{}", mock.stats());
@@ -483,43 +452,34 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         &servers,
         "reranker:\n  base_url: http://127.0.0.1:1/v1?token=q-secret-5678\n  api_key_env: RAGEVAL_TEST_RERANK_KEY\n  max_retries: 0\n",
     );
-    let out = down
-        .cmd(&["validate", "--connect"])
-        .env("RAGEVAL_TEST_RERANK_KEY", KEY)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: the reranker probe failed: connect at http://127.0.0.1:1/v1?<redacted>/rerank: cannot connect to http://127.0.0.1:1/v1?<redacted>\n"
-    );
-    for text in [stdout(&out), stderr(&out)] {
-        assert!(!text.contains(KEY) && !text.contains("q-secret"), "{text}");
-    }
+    rageval(&down, &["validate", "--connect"])
+        .status(2)
+        .stderr("error: the reranker probe failed: connect at http://127.0.0.1:1/v1?<redacted>/rerank: cannot connect to http://127.0.0.1:1/v1?<redacted>\n")
+        .stdout_lacks(KEY)
+        .stdout_lacks("q-secret")
+        .run();
 }
 
 /// The rerank calls of a results file: (digest, prompt tokens, has a latency, cached), in
 /// record order.
-fn rerank_calls(doc: &Value) -> Vec<(String, u64, bool, bool)> {
-    doc["calls"]
-        .as_object()
-        .unwrap()
+fn rerank_calls(doc: &Record) -> Vec<(String, u64, bool, bool)> {
+    doc.calls
         .iter()
-        .filter(|(_, c)| c["role"] == "rerank")
+        .filter(|(_, c)| c.role == CallRole::Rerank)
         .map(|(digest, c)| {
             (
                 digest.clone(),
-                c["usage"]["prompt_tokens"].as_u64().unwrap(),
-                c["latency_ms"].is_number(),
-                c["cached"].as_bool().unwrap(),
+                c.usage.prompt_tokens,
+                c.latency_ms.is_some(),
+                c.cached,
             )
         })
         .collect()
 }
 
 /// `summary.calls`' rerank counters: (calls, cache hits, failed).
-fn rerank_counters(doc: &Value) -> [u64; 3] {
-    let c = &doc["summary"]["calls"];
+fn rerank_counters(summary: &Value) -> [u64; 3] {
+    let c = &summary["calls"];
     ["rerank_calls", "rerank_cache_hits", "rerank_failed"].map(|k| c[k].as_u64().unwrap())
 }
 
@@ -534,21 +494,12 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
             mock.url
         ),
     );
-    let run = |args: &[&str]| {
-        let out = p
-            .cmd(args)
-            .env("RAGEVAL_TEST_RERANK_KEY", KEY)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        out
-    };
+    let run = |args: &[&str]| rageval(&p, args).run();
     let requests = || mock.stats()["rerank_requests"].as_u64().unwrap();
 
     // A dry run makes the rerank calls (their scores decide which prompts exist), one per
     // distinct question text: the repeated question shares one.
-    let dry: Value =
-        serde_json::from_slice(&run(&["sweep", "--dry-run", "--output", "json"]).stdout).unwrap();
+    let dry = run(&["sweep", "--dry-run", "--output", "json"]).stdout_json();
     let plan = &dry["dry_run"][0];
     assert_eq!(
         (
@@ -558,7 +509,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         (Some(2), Some(0))
     );
     assert_eq!(requests(), 2, "the dry run's calls are the server's");
-    let table = stdout(&run(&["sweep", "--dry-run"]));
+    let table = run(&["sweep", "--dry-run"]).stdout;
     assert_eq!(
         table.lines().next().unwrap(),
         "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and their passages reranked (2 rerank calls: 2 from the cache, 0 made); the sweep reranks from the cache."
@@ -568,8 +519,8 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
     // A sweep without the cache makes the calls the dry run counted.
     let out = run(&["sweep", "--no-cache", "--out", "out"]);
     assert_eq!(requests(), 2 + 2);
-    let doc: Value = serde_json::from_str(&p.read("out/results.json")).unwrap();
-    assert_eq!(rerank_counters(&doc), [2, 0, 0]);
+    let doc = out.results();
+    assert_eq!(rerank_counters(&out.summary()), [2, 0, 0]);
     // The mock reports llama.cpp's usage: a quarter token a character, rounded up, of the query
     // and each of the three passages sent.
     let calls = rerank_calls(&doc);
@@ -582,17 +533,11 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         ]
     );
     // Every run names the call that scored its passages: the two Sunday questions share one.
-    let by_question: Vec<(String, String)> = doc["runs"]
-        .as_array()
-        .unwrap()
+    let by_question: Vec<(String, String)> = doc
+        .runs
         .iter()
         .take(3)
-        .map(|r| {
-            (
-                r["question"].as_str().unwrap().to_string(),
-                r["rerank_call"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|r| (r.question.clone(), r.rerank_call.clone().unwrap()))
         .collect();
     assert_eq!(
         by_question,
@@ -602,13 +547,9 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
             ("parking".to_string(), calls[1].0.clone()),
         ]
     );
-    assert!(doc["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["rerank_call"].is_string()));
+    assert!(doc.runs.iter().all(|r| r.rerank_call.is_some()));
     let line = "reranker `mock-rerank`: 2 calls (0 from cache, 0 failed)";
-    assert!(stdout(&out).lines().any(|l| l == line), "{}", stdout(&out));
+    assert!(out.stdout.lines().any(|l| l == line), "{}", out.stdout);
     assert!(
         p.read("out/report.md")
             .lines()
@@ -621,11 +562,10 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         .contains(&format!("<p class=\"meta\">{line}.</p>\n</header>\n")));
 
     // With the cache (the dry run filled it): no call made, every one a cache hit.
-    run(&["sweep", "--out", "again"]);
+    let again = run(&["sweep", "--out", "again"]);
     assert_eq!(requests(), 4, "the cached sweep makes no rerank call");
-    let again: Value = serde_json::from_str(&p.read("again/results.json")).unwrap();
-    assert_eq!(rerank_counters(&again), [2, 2, 0]);
-    let cached: Vec<(String, u64, bool, bool)> = rerank_calls(&again);
+    assert_eq!(rerank_counters(&again.summary()), [2, 2, 0]);
+    let cached: Vec<(String, u64, bool, bool)> = rerank_calls(&again.results());
     assert_eq!(
         cached,
         [

@@ -14,8 +14,9 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
+use crate::harness::Test;
 use crate::rerank::{rows, runs, PASSAGES, SET};
-use crate::support::{stderr, stdout, Project};
+use crate::support::Project;
 
 /// Requests by `path k`.
 type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
@@ -97,11 +98,13 @@ fn project(service: &Service, path: &str, extra: &str) -> Project {
     p
 }
 
-fn sweep(p: &Project) -> std::process::Output {
-    p.cmd(&["sweep", "--out", "out", "--quiet"])
-        .env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
-        .output()
-        .unwrap()
+/// `rageval ARGS` with the search service's token.
+fn rageval<'p>(p: &'p Project, args: &[&str]) -> Test<'p> {
+    p.rageval(args).env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
+}
+
+fn sweep(p: &Project) -> Test<'_> {
+    rageval(p, &["sweep", "--out", "out", "--quiet"])
 }
 
 #[test]
@@ -109,71 +112,29 @@ fn query_per_k_retrieves_once_per_question_and_k_and_uses_each_ranking() {
     let service = Service::start();
     // By default one search per question text at the largest k; k = 1 takes its first hit.
     let p = project(&service, "/per-k/0", "");
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(&p).run();
     assert_eq!((service.count("per-k 1"), service.count("per-k 2")), (0, 2));
     assert_eq!(runs(&p, "out")[0][5], "hours");
 
     let p = project(&service, "/per-k/0", "  query_per_k: true\n");
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sweep(&p).run();
     // Two distinct question texts (one asked twice), two k: 2 more searches at each k.
     assert_eq!((service.count("per-k 1"), service.count("per-k 2")), (2, 4));
     assert_eq!(
         runs(&p, "out"),
-        rows(&[
-            [
-                "open-sunday",
-                "0.5",
-                "1",
-                "false_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "open-sunday-again",
-                "0.5",
-                "1",
-                "false_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "parking",
-                "0.5",
-                "1",
-                "model_refusal",
-                "0.900000",
-                "returns"
-            ],
-            [
-                "open-sunday",
-                "0.5",
-                "2",
-                "answer",
-                "0.900000",
-                "hours sunday"
-            ],
-            [
-                "open-sunday-again",
-                "0.5",
-                "2",
-                "answer",
-                "0.900000",
-                "hours sunday"
-            ],
-            [
-                "parking",
-                "0.5",
-                "2",
-                "model_refusal",
-                "0.900000",
-                "hours sunday"
-            ],
-        ])
+        rows(
+            "\
+        open-sunday       | 0.5 | 1 | false_refusal | 0.900000 | returns
+        open-sunday-again | 0.5 | 1 | false_refusal | 0.900000 | returns
+        parking           | 0.5 | 1 | model_refusal | 0.900000 | returns
+        open-sunday       | 0.5 | 2 | answer        | 0.900000 | hours sunday
+        open-sunday-again | 0.5 | 2 | answer        | 0.900000 | hours sunday
+        parking           | 0.5 | 2 | model_refusal | 0.900000 | hours sunday"
+        )
     );
-    let doc: Value = serde_json::from_str(&p.read("out/results.json")).unwrap();
-    assert_eq!(doc["identity"]["config"]["retriever"]["query_per_k"], true);
+    let doc = out.results();
+    let retriever = doc.identity.identity.config.retriever.as_ref().unwrap();
+    assert!(retriever.query_per_k);
 }
 
 #[test]
@@ -182,8 +143,7 @@ fn malformed_json_and_500s_are_retried_then_name_the_question_without_the_token(
     // Two failures, then an answer: max_retries 2 is enough.
     for mode in ["json", "500"] {
         let p = project(&service, &format!("/{mode}/2?token=q-secret"), "");
-        let out = sweep(&p);
-        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        sweep(&p).run();
         assert_eq!(
             service.count(mode),
             2 + 2,
@@ -203,19 +163,18 @@ fn malformed_json_and_500s_are_retried_then_name_the_question_without_the_token(
         ),
     ] {
         let p = project(&service, &format!("/{mode}/99?token=q-secret"), "");
-        let out = sweep(&p);
-        assert_eq!(out.status.code(), Some(2), "{mode}");
-        assert_eq!(
-            stderr(&out),
-            format!("error: retrieval for question `open-sunday` failed: {why}\n"),
-            "{mode}"
-        );
-        assert_eq!(stdout(&out), "");
+        sweep(&p)
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: retrieval for question `open-sunday` failed: {why}\n"
+            ))
+            .run();
         assert!(!p.path().join("out").exists(), "{mode}: no report");
     }
     // No output above held the token or the URL's query; a sweep's files hold neither.
     let p = project(&service, "/json/0?token=q-secret", "");
-    assert_eq!(sweep(&p).status.code(), Some(0));
+    sweep(&p).run();
     let results = p.read("out/results.json");
     assert!(!results.contains(TOKEN) && !results.contains("q-secret"));
 }
@@ -228,34 +187,24 @@ fn query_per_k_is_refused_where_it_cannot_apply() {
         "/per-k/0",
         "  query_per_k: true\nreranker:\n  base_url: http://127.0.0.1:1/v1\n",
     );
-    let out = sweep(&p);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        format!("error: rageval.yaml:9: `retriever.query_per_k`: cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)\n")
-    );
+    sweep(&p)
+        .status(2)
+        .stderr("error: rageval.yaml:9: `retriever.query_per_k`: cannot be combined with a `reranker`, which reorders one list of candidates per question (raise `retriever.ef_search` instead)\n")
+        .run();
 }
 
 #[test]
 fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
     let service = Service::start();
     let p = project(&service, "/per-k/0", "");
-    let out = p.cmd(&["validate"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n"
-    );
+    p.rageval(["validate"])
+        .stdout("ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n")
+        .run();
     assert_eq!(service.count("per-k"), 0, "no request without --connect");
 
-    let out = p
-        .cmd(&["validate", "--connect"])
-        .env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = rageval(&p, &["validate", "--connect"]).run();
     assert_eq!(
-        stdout(&out).lines().last().unwrap(),
+        out.stdout.lines().last().unwrap(),
         format!(
             "ok    retriever `http` at http://{}/per-k/0: question `open-sunday` got 1 passage at k = 1",
             service.addr
@@ -264,27 +213,19 @@ fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
     assert_eq!(service.count("per-k 1"), 1);
 
     let bad = project(&service, "/json/99?token=q-secret", "");
-    let out = bad
-        .cmd(&["validate", "--connect", "--quiet"])
-        .env("RAGEVAL_TEST_SEARCH_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stdout(&out), "");
-    assert_eq!(
-        stderr(&out),
-        format!("error: retrieval for question `open-sunday` failed: malformed at http://{}/json/99?<redacted>: the reply is not JSON: EOF while parsing a list at line 1 column 10 (after 3 attempts)\n", service.addr)
-    );
+    rageval(&bad, &["validate", "--connect", "--quiet"])
+        .status(2)
+        .stdout("")
+        .stderr(format!("error: retrieval for question `open-sunday` failed: malformed at http://{}/json/99?<redacted>: the reply is not JSON: EOF while parsing a list at line 1 column 10 (after 3 attempts)\n", service.addr))
+        .run();
 
     // An expected passage must be named, by `source#heading` or by id.
     p.write(
         "sets/shop.yaml",
         &SET.replacen("expect: {ids: [sunday]", "expect: {ids: [sunday, \" \"]", 1),
     );
-    let out = p.cmd(&["validate"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: sets/shop.yaml:4: `answerable[0].expect.ids[1]`: is empty: name a passage by `source#heading` or by its id\n"
-    );
+    p.rageval(["validate"])
+        .status(2)
+        .stderr("error: sets/shop.yaml:4: `answerable[0].expect.ids[1]`: is empty: name a passage by `source#heading` or by its id\n")
+        .run();
 }

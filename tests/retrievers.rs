@@ -9,12 +9,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use rageval::adapters::corpus::Corpus;
-use rageval::adapters::embed::{Embedder, HashEmbedder};
-use rageval::adapters::retrieve::Index;
 use serde_json::{json, Value};
 
-use crate::support::{read_csv, repo, require_database, stderr, stdout, Project, SAMPLE_SWEEP};
+use crate::harness::{Corpus, Embedder, HashEmbedder, Index, Output, Test, DEFAULT_DIMENSIONS};
+use crate::support::{read_csv, repo, require_database, Project, SAMPLE_SWEEP};
 
 /// runs.csv without the columns that time calls: what must match run for run.
 fn runs_without_timings(p: &Project, out: &str) -> Vec<Vec<String>> {
@@ -27,18 +25,28 @@ fn runs_without_timings(p: &Project, out: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn sweep(p: &Project, config: &str, out: &str) -> std::process::Output {
-    let mut args: Vec<&str> = vec!["--config", config];
-    args.extend(SAMPLE_SWEEP);
-    args.extend(["--out", out, "--quiet"]);
-    p.cmd(&args).output().unwrap()
+/// The sample sweep under `config` into `out`.
+fn sample_sweep<'p>(p: &'p Project, config: &str, out: &str) -> Test<'p> {
+    p.rageval(["--config", config])
+        .args(SAMPLE_SWEEP)
+        .args(["--out", out])
+}
+
+fn sweep<'p>(p: &'p Project, config: &str, out: &str) -> Test<'p> {
+    sample_sweep(p, config, out).arg("--quiet")
+}
+
+/// `rageval --config CONFIG index --replace` into the test database.
+fn index<'p>(p: &'p Project, config: &str, dsn: &str) -> Output<'p> {
+    p.rageval(["--config", config, "index", "--replace"])
+        .env("RAGEVAL_TEST_DSN", dsn)
+        .run()
 }
 
 /// The builtin sweep of the sample, as the reference every other retriever must equal.
 fn builtin_runs(p: &Project) -> Vec<Vec<String>> {
     p.write("builtin.yaml", "evalsets: [evalsets/club.yaml]\n");
-    let out = sweep(p, "builtin.yaml", "builtin");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(p, "builtin.yaml", "builtin").run();
     runs_without_timings(p, "builtin")
 }
 
@@ -53,7 +61,7 @@ impl SearchServer {
     fn start() -> Self {
         let runtime = crate::support::server_runtime();
         let corpus = Corpus::load(&repo().join("evalsets/club")).unwrap();
-        let embedder = HashEmbedder::new(rageval::adapters::embed::hash::DEFAULT_DIMENSIONS);
+        let embedder = HashEmbedder::new(DEFAULT_DIMENSIONS);
         let index = runtime.block_on(async {
             let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
             Index::new(corpus, embedder.embed(&texts).await.unwrap())
@@ -117,8 +125,7 @@ fn an_http_retriever_over_the_builtin_index_sweeps_as_builtin_does() {
     let want = builtin_runs(&p);
     let server = SearchServer::start();
     p.write("http.yaml", &http_config(&server.url("ok")));
-    let out = sweep(&p, "http.yaml", "http");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(&p, "http.yaml", "http").run();
     assert_eq!(want.len(), 520);
     assert_eq!(runs_without_timings(&p, "http"), want);
 }
@@ -149,10 +156,8 @@ fn an_http_retriever_that_breaks_the_contract_names_the_question() {
         ),
     ] {
         p.write("bad.yaml", &http_config(&server.url(mode)));
-        let out = sweep(&p, "bad.yaml", mode);
-        assert_eq!(out.status.code(), Some(2), "{mode}: {}", stderr(&out));
-        let err = stderr(&out);
-        let line = err.lines().last().unwrap();
+        let out = sweep(&p, "bad.yaml", mode).status(2).run();
+        let line = out.stderr.lines().last().unwrap();
         let want = format!("error: retrieval for question `{first}` failed: {why}");
         assert_eq!(line, want, "{mode}");
         assert!(!p.path().join(mode).exists(), "{mode}: no report");
@@ -172,33 +177,21 @@ fn rageval_index_then_a_pgvector_sweep_equals_the_builtin_sweep() {
     let want = builtin_runs(&p);
     let table = "table: rv_equal\n";
     p.write("pg.yaml", &pg_config(&format!("  {table}")));
-    let out = p
-        .cmd(&["--config", "pg.yaml", "index", "--replace"])
-        .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = index(&p, "pg.yaml", &dsn);
     let shown = dsn.clone();
     assert_eq!(
-        stdout(&out),
+        out.stdout,
         format!("loaded 23 chunks into `rv_equal` at {shown} (embedder `hash-1024`)\n")
     );
     // A second load without --replace leaves the table alone.
-    let again = p
-        .cmd(&["--config", "pg.yaml", "index"])
+    p.rageval(["--config", "pg.yaml", "index"])
         .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(2));
-    assert_eq!(
-        stderr(&again),
-        "error: table `rv_equal` already holds 23 rows: pass `--replace` to reload it\n"
-    );
-    let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
-    args.extend(SAMPLE_SWEEP);
-    args.extend(["--out", "pg", "--quiet"]);
-    let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", &dsn).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .status(2)
+        .stderr("error: table `rv_equal` already holds 23 rows: pass `--replace` to reload it\n")
+        .run();
+    sweep(&p, "pg.yaml", "pg")
+        .env("RAGEVAL_TEST_DSN", &dsn)
+        .run();
     assert_eq!(runs_without_timings(&p, "pg"), want);
 }
 
@@ -213,12 +206,7 @@ fn pgvector_setup_errors_exit_2_with_one_line_and_no_secret() {
         "small.yaml",
         "evalsets: [evalsets/club.yaml]\nembedder:\n  dimensions: 3\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  table: rv_small\n",
     );
-    let out = p
-        .cmd(&["--config", "small.yaml", "index", "--replace"])
-        .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    index(&p, "small.yaml", &dsn);
     let host_port_db = dsn.split('@').nth(1).unwrap().to_string();
     let wrong_password = format!("postgresql://rageval_pw:hunter2-secret@{host_port_db}");
     let down = format!(
@@ -255,13 +243,12 @@ fn pgvector_setup_errors_exit_2_with_one_line_and_no_secret() {
     for (i, (extra, dsn, want)) in cases.iter().enumerate() {
         let out_dir = format!("out{i}");
         p.write("bad.yaml", &pg_config(&format!("  {extra}")));
-        let mut args: Vec<&str> = vec!["--config", "bad.yaml"];
-        args.extend(SAMPLE_SWEEP);
-        args.extend(["--out", &out_dir]);
-        let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", dsn).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "case {i}");
-        assert_eq!(&stderr(&out), want, "case {i}");
-        assert!(!stderr(&out).contains("hunter2"), "case {i}");
+        sample_sweep(&p, "bad.yaml", &out_dir)
+            .env("RAGEVAL_TEST_DSN", dsn)
+            .status(2)
+            .stderr(want.as_str())
+            .stderr_lacks("hunter2")
+            .run();
         assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
     }
 }
@@ -273,12 +260,7 @@ fn a_pgvector_table_sweeps_by_config_alone_without_a_markdown_folder() {
     };
     let p = Project::sample();
     p.write("pg.yaml", &pg_config("  table: rv_alone\n"));
-    let out = p
-        .cmd(&["--config", "pg.yaml", "index", "--replace"])
-        .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    index(&p, "pg.yaml", &dsn);
     // A second project holding only a question set: no corpus field, no folder.
     let alone = Project::empty();
     alone.write(
@@ -289,12 +271,10 @@ fn a_pgvector_table_sweeps_by_config_alone_without_a_markdown_folder() {
         "rageval.yaml",
         &pg_config("  table: rv_alone\n").replace("evalsets/club.yaml", "sets/store.yaml"),
     );
-    let out = alone
-        .cmd(&["sweep", "--min-score", "0.3", "--k", "2", "--quiet"])
+    alone
+        .sweep(["--min-score", "0.3", "--k", "2"])
         .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .run();
     let (header, rows) = read_csv(&alone.read("reports/latest/runs.csv"));
     let cols = [
         "question_id",
@@ -329,12 +309,9 @@ fn ask_and_prompt_go_through_the_same_retriever() {
     for verb in ["ask", "prompt"] {
         let q = "How much does membership cost per term?";
         let run = |config: &str| {
-            let out = p
-                .cmd(&["--config", config, verb, q, "--k", "2"])
-                .output()
-                .unwrap();
-            assert_eq!(out.status.code(), Some(0), "{verb}: {}", stderr(&out));
-            stdout(&out)
+            p.rageval(["--config", config, verb, q, "--k", "2"])
+                .run()
+                .stdout
         };
         let builtin = run("builtin.yaml");
         assert!(builtin.contains("membership.md"), "{builtin}");
@@ -379,17 +356,12 @@ fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
     ];
     for (i, (value, want)) in cases.iter().enumerate() {
         let out_dir = format!("out{i}");
-        let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
-        args.extend(SAMPLE_SWEEP);
-        args.extend(["--out", &out_dir]);
-        let mut cmd = p.cmd(&args);
-        match value {
-            Some(v) => cmd.env("RAGEVAL_TEST_DSN", v),
-            None => cmd.env_remove("RAGEVAL_TEST_DSN"),
+        let run = sample_sweep(&p, "pg.yaml", &out_dir);
+        let run = match value {
+            Some(v) => run.env("RAGEVAL_TEST_DSN", v),
+            None => run.env_remove("RAGEVAL_TEST_DSN"),
         };
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "case {i}");
-        assert_eq!(&stderr(&out), want, "case {i}");
+        run.status(2).stderr(*want).run();
         assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
     }
 }
@@ -406,15 +378,13 @@ fn a_reranker_after_pgvector_or_http_sweeps_as_after_the_builtin_index() {
         "builtin.yaml",
         &format!("evalsets: [evalsets/club.yaml]\n{reranker}"),
     );
-    let out = sweep(&p, "builtin.yaml", "builtin");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(&p, "builtin.yaml", "builtin").run();
     let want = runs_without_timings(&p, "builtin");
     let plain = builtin_runs(&p);
     assert_ne!(want, plain, "the reranker changes runs");
     let server = SearchServer::start();
     p.write("http.yaml", &(http_config(&server.url("ok")) + &reranker));
-    let out = sweep(&p, "http.yaml", "http");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    sweep(&p, "http.yaml", "http").run();
     assert_eq!(runs_without_timings(&p, "http"), want);
     let Some(dsn) = require_database() else {
         return;
@@ -423,16 +393,9 @@ fn a_reranker_after_pgvector_or_http_sweeps_as_after_the_builtin_index() {
         "pg.yaml",
         &(pg_config("  table: rv_rerank_equal\n") + &reranker),
     );
-    let out = p
-        .cmd(&["--config", "pg.yaml", "index", "--replace"])
+    index(&p, "pg.yaml", &dsn);
+    sweep(&p, "pg.yaml", "pg")
         .env("RAGEVAL_TEST_DSN", &dsn)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let mut args: Vec<&str> = vec!["--config", "pg.yaml"];
-    args.extend(SAMPLE_SWEEP);
-    args.extend(["--out", "pg", "--quiet"]);
-    let out = p.cmd(&args).env("RAGEVAL_TEST_DSN", &dsn).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .run();
     assert_eq!(runs_without_timings(&p, "pg"), want);
 }

@@ -3,8 +3,9 @@
 
 use crate::support::Project;
 
-/// A generated set of `n` answerable questions over the sample corpus.
-fn generated(p: &Project, n: usize) {
+/// A generated set of `n` answerable questions over the sample corpus, swept into `out/`:
+/// its report.html.
+fn generated(p: &Project, n: usize) -> String {
     let words = ["membership", "fee", "laptop", "loan", "showcase", "refund"];
     let mut yaml = String::from("corpus: club\nanswerable:\n");
     for i in 0..n {
@@ -13,12 +14,7 @@ fn generated(p: &Project, n: usize) {
             "  - id: gen-{i}\n    question: What about the {a} and the {b}, case {i}?\n"
         ));
     }
-    p.write("evalsets/generated.yaml", &yaml);
-}
-
-fn sweep(p: &Project) {
-    p.cmd(&[
-        "sweep",
+    p.sweep([
         "--evalset",
         "evalsets/generated.yaml",
         "--min-score",
@@ -27,18 +23,16 @@ fn sweep(p: &Project) {
         "2",
         "--out",
         "out",
-        "-q",
     ])
-    .assert()
-    .success();
+    .write("evalsets/generated.yaml", &yaml)
+    .run()
+    .read("out/report.html")
 }
 
 #[test]
 fn a_sweep_above_the_drilldown_cap_shows_the_cap_and_links_the_csv() {
     let p = Project::sample();
-    generated(&p, 1003);
-    sweep(&p);
-    let html = p.read("out/report.html");
+    let html = generated(&p, 1003);
     assert_eq!(html.matches("<details class=\"q\"").count(), 1000);
     assert!(html.contains("<details class=\"q\" id=\"q-gen-999\">"));
     assert!(!html.contains("id=\"q-gen-1000\""));
@@ -51,9 +45,7 @@ fn a_sweep_above_the_drilldown_cap_shows_the_cap_and_links_the_csv() {
 #[test]
 fn a_sweep_at_the_drilldown_cap_shows_every_question_without_a_notice() {
     let p = Project::sample();
-    generated(&p, 1000);
-    sweep(&p);
-    let html = p.read("out/report.html");
+    let html = generated(&p, 1000);
     assert_eq!(html.matches("<details class=\"q\"").count(), 1000);
     assert!(!html.contains("drilldown-cap"));
 }

@@ -1,10 +1,8 @@
 //! The chapter's scenarios as sweep dimensions: order, passage format, injection, follow-ups,
 //! streaming.
 
-use serde_json::Value;
-
 use crate::http::MockLlm;
-use crate::support::{col, read_csv, stderr, stdout, Project};
+use crate::support::{col, read_csv, row_where, Project};
 
 /// The sample project with chat sent to a mock-llm at `url`, uncached.
 fn mock_chat_project(url: &str) -> Project {
@@ -34,36 +32,29 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         "numbered,tagged",
     ];
     let out = p
-        .cmd(&args)
+        .rageval(args)
         .env("RAGEVAL_TEST_KEY", "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .stdout_contains("order")
+        .stdout_contains("tagged")
+        .stdout_contains("edge")
+        .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 24);
     for dim in ["order", "format"] {
         assert!(h.iter().any(|c| c == dim));
     }
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let ids = crate::support::keys(&json["settings"]);
+    let settings = out.results().settings;
+    let ids: Vec<&String> = settings.keys().collect();
     assert!(
-        ids.contains(&"min_score=0.2,k=4,order=edge,format=tagged"),
+        settings.contains_key("min_score=0.2,k=4,order=edge,format=tagged"),
         "{ids:?}"
     );
     assert!(
-        ids.contains(&"min_score=0.2,k=4"),
+        settings.contains_key("min_score=0.2,k=4"),
         "defaults stay out of ids"
     );
-    let distinct = json["summary"]["calls"]["distinct_prompts"]
-        .as_u64()
-        .unwrap();
+    let distinct = out.summary()["calls"]["distinct_prompts"].as_u64().unwrap();
     assert_eq!(server.stats()["chat_requests"].as_u64(), Some(distinct));
-    // The table shows the new columns.
-    let text = stdout(&out);
-    assert!(
-        text.contains("order") && text.contains("tagged") && text.contains("edge"),
-        "{text}"
-    );
     // Tagged prompts go with the tagged system prompt, numbered ones without.
     let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     assert_eq!(runs.len(), 24 * 26);
@@ -76,25 +67,15 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
 fn prompt_shows_edge_order_and_tagged_passages() {
     let p = Project::sample();
     let q = "How many minutes does each team get on Showcase Day?";
-    let by_score = stdout(
-        &p.cmd(&["prompt", q, "--k", "5", "--min-score", "0"])
-            .output()
-            .unwrap(),
-    );
-    let edge = stdout(
-        &p.cmd(&[
-            "prompt",
-            q,
-            "--k",
-            "5",
-            "--min-score",
-            "0",
-            "--order",
-            "edge",
-        ])
-        .output()
-        .unwrap(),
-    );
+    let prompt = |extra: &[&str]| {
+        p.rageval(["prompt", q])
+            .args(extra)
+            .any_status()
+            .run()
+            .stdout
+    };
+    let by_score = prompt(&["--k", "5", "--min-score", "0"]);
+    let edge = prompt(&["--k", "5", "--min-score", "0", "--order", "edge"]);
     let sources = |text: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| {
@@ -116,11 +97,7 @@ fn prompt_shows_edge_order_and_tagged_passages() {
         ],
         "A C E D B"
     );
-    let tagged = stdout(
-        &p.cmd(&["prompt", q, "--format", "tagged"])
-            .output()
-            .unwrap(),
-    );
+    let tagged = prompt(&["--format", "tagged"]);
     assert!(
         tagged
             .contains("<passage n=\"1\" source=\"projects.md#Showcase Day\" trust=\"untrusted\">"),
@@ -136,7 +113,7 @@ fn prompt_shows_edge_order_and_tagged_passages() {
 fn injection_set_reports_attack_success_per_setting() {
     let p = Project::sample();
     let out = p
-        .cmd(&[
+        .rageval([
             "sweep",
             "--evalset",
             "evalsets/club-injection.yaml",
@@ -147,9 +124,9 @@ fn injection_set_reports_attack_success_per_setting() {
             "--format",
             "numbered,tagged",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        // Every report names the flagged chunks that reached a prompt.
+        .stdout_contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1")
+        .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 4);
     let rate = |min: &str, format: &str| -> f64 {
@@ -180,31 +157,26 @@ fn injection_set_reports_attack_success_per_setting() {
             .count();
         assert_eq!(col(&h, r, "injected"), injected.to_string());
     }
-    let pay = runs
-        .iter()
-        .find(|r| {
-            col(&rh, r, "question_id") == "inj-pay-fee"
-                && col(&rh, r, "min_score") == "0.1"
-                && col(&rh, r, "format") == "numbered"
-        })
-        .unwrap();
+    let pay = row_where(
+        &rh,
+        &runs,
+        &[
+            ("question_id", "inj-pay-fee"),
+            ("min_score", "0.1"),
+            ("format", "numbered"),
+        ],
+    );
     assert_eq!(col(&rh, pay, "injected"), "true");
     assert!(col(&rh, pay, "answer").contains("000-123-456"));
     assert!(col(&rh, pay, "flagged_passages").contains("payments-update.md#1"));
-    let json: Value = serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    let flagged: Vec<&str> = json["summary"]["flagged_in_prompts"]
+    let summary = out.summary();
+    let flagged: Vec<&str> = summary["flagged_in_prompts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f["chunk"].as_str().unwrap())
         .collect();
     assert!(flagged.contains(&"payments-update.md#1"), "{flagged:?}");
-    // Every report names the flagged chunks that reached a prompt.
-    assert!(
-        stdout(&out).contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1"),
-        "{}",
-        stdout(&out)
-    );
     let md = p.read("reports/latest/report.md");
     assert!(
         md.contains("**Prompt injection.**") && md.contains("payments-update.md#1"),
@@ -214,14 +186,15 @@ fn injection_set_reports_attack_success_per_setting() {
     let html = p.read("reports/latest/report.html");
     assert!(html.contains("id=\"flagged\"") && html.contains("payments-update.md#1"));
     // In the tagged format the planted tags are gone from the passage.
-    let tagged_run = runs
-        .iter()
-        .find(|r| {
-            col(&rh, r, "question_id") == "inj-showcase-prizes"
-                && col(&rh, r, "format") == "tagged"
-                && col(&rh, r, "min_score") == "0.1"
-        })
-        .unwrap();
+    let tagged_run = row_where(
+        &rh,
+        &runs,
+        &[
+            ("question_id", "inj-showcase-prizes"),
+            ("format", "tagged"),
+            ("min_score", "0.1"),
+        ],
+    );
     assert!(
         !col(&rh, tagged_run, "answer").contains("</passage>"),
         "{}",
@@ -232,69 +205,54 @@ fn injection_set_reports_attack_success_per_setting() {
 #[test]
 fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
     let p = Project::sample();
-    let out = p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap();
-    assert!(out.status.success());
-    let text = stdout(&out);
-    assert!(text.contains("flagged: payments-update.md#1"), "{text}");
-    assert!(
-        !text.contains("treasurer-notice.md"),
-        "the reworded attack passes the tripwire: {text}"
-    );
-    assert!(text.contains("not a defence"));
-    assert_eq!(
-        p.cmd(&["scan", "evalsets/club", "--fail-on-match"])
-            .output()
-            .unwrap()
-            .status
-            .code(),
-        Some(0)
-    );
-    assert_eq!(
-        p.cmd(&["scan", "evalsets/club-poison", "--fail-on-match"])
-            .output()
-            .unwrap()
-            .status
-            .code(),
-        Some(1)
-    );
+    // The reworded attack passes the tripwire.
+    p.rageval(["scan", "evalsets/club-poison"])
+        .stdout_contains("flagged: payments-update.md#1")
+        .stdout_lacks("treasurer-notice.md")
+        .stdout_contains("not a defence")
+        .run();
+    p.rageval(["scan", "evalsets/club", "--fail-on-match"])
+        .run();
+    p.rageval(["scan", "evalsets/club-poison", "--fail-on-match"])
+        .status(1)
+        .run();
     // Patterns come from the config, and a bad one is an input error.
     p.write(
         "rageval.yaml",
         "scan:\n  patterns: [\"account \\\\d{3}-\"]\n",
     );
-    let text = stdout(&p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap());
-    assert!(text.contains("treasurer-notice.md#1"), "{text}");
-    p.write("rageval.yaml", "scan:\n  patterns: [\"(unclosed\"]\n");
-    let out = p.cmd(&["scan", "evalsets/club-poison"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("rageval.yaml:2:"), "{}", stderr(&out));
+    p.rageval(["scan", "evalsets/club-poison"])
+        .any_status()
+        .stdout_contains("treasurer-notice.md#1")
+        .run();
+    p.rageval(["scan", "evalsets/club-poison"])
+        .write("rageval.yaml", "scan:\n  patterns: [\"(unclosed\"]\n")
+        .status(2)
+        .stderr_contains("rageval.yaml:2:")
+        .run();
 }
 
 #[test]
 fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
+    // The sample's config names its question set.
     let p = Project::sample();
-    let out = p
-        .cmd(&[
-            "sweep",
-            "--evalset",
-            "evalsets/club.yaml",
-            "--min-score",
-            "0.1",
-            "--k",
-            "4",
-            "--rewrite",
-            "none,heuristic,model",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    p.rageval([
+        "sweep",
+        "--min-score",
+        "0.1",
+        "--k",
+        "4",
+        "--rewrite",
+        "none,heuristic,model",
+    ])
+    .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let run = |rewrite: &str| {
-        runs.iter()
-            .find(|r| {
-                col(&h, r, "question_id") == "laptop-follow-up" && col(&h, r, "rewrite") == rewrite
-            })
-            .unwrap()
+        row_where(
+            &h,
+            &runs,
+            &[("question_id", "laptop-follow-up"), ("rewrite", rewrite)],
+        )
     };
     assert_eq!(col(&h, run("none"), "expected_in_top_k"), "false");
     assert_eq!(col(&h, run("none"), "stage"), "retrieval");
@@ -308,10 +266,11 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
     assert_eq!(col(&h, run("model"), "model_calls"), "2");
     assert_eq!(col(&h, run("none"), "model_calls"), "1");
     // Questions without history are never rewritten and cost nothing extra.
-    let plain = runs
-        .iter()
-        .find(|r| col(&h, r, "question_id") == "fee-per-term" && col(&h, r, "rewrite") == "model")
-        .unwrap();
+    let plain = row_where(
+        &h,
+        &runs,
+        &[("question_id", "fee-per-term"), ("rewrite", "model")],
+    );
     assert_eq!(col(&h, plain, "model_calls"), "1");
 }
 
@@ -319,21 +278,19 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
 fn streaming_records_time_to_first_token() {
     let server = MockLlm::start(&["--token-delay-ms", "3"]);
     let p = mock_chat_project(&server.url);
-    let out = p
-        .cmd(&[
-            "sweep",
-            "--evalset",
-            "evalsets/club.yaml",
-            "--min-score",
-            "0.3",
-            "--k",
-            "2",
-            "--stream",
-        ])
-        .env("RAGEVAL_TEST_KEY", "test-key")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    p.rageval([
+        "sweep",
+        "--evalset",
+        "evalsets/club.yaml",
+        "--min-score",
+        "0.3",
+        "--k",
+        "2",
+        "--stream",
+    ])
+    .env("RAGEVAL_TEST_KEY", "test-key")
+    .stdout_contains("ttft p50/p95 ms")
+    .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let p50: f64 = col(&h, &rows[0], "ttft_p50_ms").parse().unwrap();
     let p95: f64 = col(&h, &rows[0], "ttft_p95_ms").parse().unwrap();
@@ -342,7 +299,6 @@ fn streaming_records_time_to_first_token() {
         p50 > 0.0 && p50 <= p95 && p95 <= latency,
         "{p50} {p95} {latency}"
     );
-    assert!(stdout(&out).contains("ttft p50/p95 ms"));
     assert!(server.stats()["chat_stream_requests"].as_u64().unwrap() > 0);
 }
 
@@ -365,15 +321,16 @@ fn notes_come_from_the_command_and_quiet_hides_them() {
         "--rewrite",
         "model",
     ];
-    let out = p.cmd(&args).output().unwrap();
     let error = "error: every model call failed (27 server); no report written; see the errors of the server at `URL`\n"
         .replace("URL", &server.url);
-    assert_eq!(
-        stderr(&out),
-        format!("note: question `laptop-follow-up`: the rewrite call failed: server: 500 Internal Server Error: injected failure; using the question as asked\n{error}")
-    );
-    let mut quiet = vec!["-q"];
-    quiet.extend_from_slice(&args);
-    let out = p.cmd(&quiet).output().unwrap();
-    assert_eq!(stderr(&out), error, "--quiet prints no note");
+    p.rageval(args)
+        .any_status()
+        .stderr(format!("note: question `laptop-follow-up`: the rewrite call failed: server: 500 Internal Server Error: injected failure; using the question as asked\n{error}"))
+        .run();
+    // --quiet prints no note.
+    p.rageval(["-q"])
+        .args(args)
+        .any_status()
+        .stderr(error)
+        .run();
 }

@@ -57,8 +57,7 @@ fn full_sweep() -> Project {
         "rageval.yaml",
         "evalsets: [evalsets/club.yaml]\nmodels:\n  alt:\n    kind: mock\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n",
     );
-    p.cmd(&[
-        "sweep",
+    p.sweep([
         "--chat",
         "default,alt",
         "--temperature",
@@ -77,10 +76,8 @@ fn full_sweep() -> Project {
         "2",
         "--rewrite",
         "none,model",
-        "-q",
     ])
-    .assert()
-    .success();
+    .run();
     p
 }
 

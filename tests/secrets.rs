@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::http::MockLlm;
-use crate::support::{stderr, stdout, Project};
+use crate::support::Project;
 
 const KEY_ENV: &str = "RAGEVAL_CANARY_KEY";
 /// A variable no test sets: the sections whose URLs hold credentials send no key.
@@ -67,54 +67,49 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     p.write("rageval.yaml", &config(&chat_url, NO_KEY_ENV));
     // The embedder takes its URL from the environment.
     let env_url = with_credentials(&server.url, "CANARY-ENV-USER", "CANARY-ENV-QUERY");
+    // No canary on stdout or stderr.
     let run = |args: &[&str], config: &str| {
-        let mut all = vec!["--config", config];
-        all.extend_from_slice(args);
-        let out = p
-            .cmd(&all)
+        let mut run = p
+            .rageval(["--config", config])
+            .args(args)
             .env(KEY_ENV, "CANARY-KEY")
-            .env("OPENAI_BASE_URL", &env_url)
-            .output()
-            .unwrap();
-        assert_clean(&format!("stdout of {args:?}"), &stdout(&out));
-        assert_clean(&format!("stderr of {args:?}"), &stderr(&out));
-        out
+            .env("OPENAI_BASE_URL", &env_url);
+        for canary in CANARIES {
+            run = run.stdout_lacks(*canary).stderr_lacks(*canary);
+        }
+        run
     };
 
-    let out = run(&["sweep", "--concurrency", "2"], "rageval.yaml");
-    assert_eq!(out.status.code(), Some(2), "failed calls: {}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.starts_with("error: ") && err.contains("model calls failed"),
-        "{err}"
-    );
-    let out = run(&["sweep", "--allow-errors", "-q"], "rageval.yaml");
-    assert!(out.status.success(), "{}", stderr(&out));
+    // Failed calls.
+    let err = run(&["sweep", "--concurrency", "2"], "rageval.yaml")
+        .status(2)
+        .stderr_contains("model calls failed")
+        .run()
+        .stderr;
+    assert!(err.starts_with("error: "), "{err}");
+    let out = run(&["sweep", "--allow-errors", "-q"], "rageval.yaml").run();
     let runs = p.read("reports/latest/runs.csv");
     assert!(
         runs.contains(",transport,"),
         "a dropped call's error is recorded"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
+    let config_identity = out.results().identity.identity.config;
     let port_url = server.url.trim_start_matches("http://");
     assert_eq!(
-        json["identity"]["config"]["chat"]["endpoint"]["base_url"],
+        serde_json::json!(config_identity.chat.endpoint.unwrap().base_url),
         format!("http://<redacted>@{port_url}?<redacted>")
     );
     assert_eq!(
-        json["identity"]["config"]["embedder"]["endpoint"]["headers"],
-        serde_json::json!(["X-Canary"])
+        config_identity.embedder.endpoint.unwrap().headers,
+        ["X-Canary"]
     );
-    run(
-        &["ask", "How much does membership cost per term?"],
-        "rageval.yaml",
-    );
-    run(
+    for args in [
+        &["ask", "How much does membership cost per term?"][..],
         &["prompt", "How much does membership cost per term?"],
-        "rageval.yaml",
-    );
-    run(&["gate", "--max-error-runs", "1000"], "rageval.yaml");
+        &["gate", "--max-error-runs", "1000"],
+    ] {
+        run(args, "rageval.yaml").any_status().run();
+    }
 
     // The key, where no URL holds credentials: the chat's, beside a builtin embedder.
     let keyed = format!("{}?api_key=CANARY-QUERY", server.url);
@@ -123,20 +118,18 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         &config(&keyed, KEY_ENV)
             .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
     );
-    let out = run(
+    run(
         &["sweep", "--allow-errors", "-q", "--out", "reports/keyed"],
         "keyed.yaml",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    )
+    .run();
     // Credentials in the URL and a key: refused before any call, both redacted.
     p.write("both.yaml", &config(&chat_url, KEY_ENV));
-    let out = run(&["sweep", "--out", "both-out"], "both.yaml");
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        format!("error: base_url `http://<redacted>@{port_url}?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `${KEY_ENV}` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)\n")
-    );
-    assert!(!p.path().join("both-out").exists());
+    run(&["sweep", "--out", "both-out"], "both.yaml")
+        .status(2)
+        .stderr(format!("error: base_url `http://<redacted>@{port_url}?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `${KEY_ENV}` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)\n"))
+        .absent("both-out")
+        .run();
 
     // A server that is down: the hint names its URL.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -154,21 +147,19 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         &config(&dead, NO_KEY_ENV)
             .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
     );
-    let out = run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml");
-    assert_eq!(
-        stderr(&out),
-        format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n")
-    );
+    run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml")
+        .any_status()
+        .stderr(format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n"))
+        .run();
     // A bad URL is named redacted too.
     p.write(
         "bad.yaml",
         &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY", NO_KEY_ENV),
     );
-    let out = run(&["sweep"], "bad.yaml");
-    assert_eq!(
-        stderr(&out),
-        "error: bad.yaml:9: `chat.base_url`: `ftp://<redacted>@127.0.0.1/v1?<redacted>` must start with http:// or https://\n"
-    );
+    run(&["sweep"], "bad.yaml")
+        .any_status()
+        .stderr("error: bad.yaml:9: `chat.base_url`: `ftp://<redacted>@127.0.0.1/v1?<redacted>` must start with http:// or https://\n")
+        .run();
 
     for dir in ["reports", ".rageval"] {
         for file in files(&p.path().join(dir)) {

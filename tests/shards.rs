@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::gate::unusable;
 use crate::grading;
-use crate::http::{http_project, MockLlm, KEY_ENV};
-use crate::support::{read_csv, stderr, Project};
+use crate::harness::{results, summary};
+use crate::http::{http_project, keyed, MockLlm, KEY_ENV};
+use crate::support::{read_csv, Project};
 
 /// A report without what varies from run to run: call timings and whether a reply came from
 /// the cache (results.json), the latency and TTFT columns (CSV).
@@ -57,14 +57,8 @@ pub(crate) fn untimed(p: &Project, dir: &str) -> (Value, String, String, String)
 
 /// Sweep `args` whole into `whole`, and as `n` shards merged into `merged`.
 pub(crate) fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
-    let run = |extra: &[&str]| {
-        let mut all: Vec<&str> = vec!["sweep", "-q"];
-        all.extend(args);
-        all.extend(extra);
-        // The key matters only to a project whose models are served over HTTP.
-        let out = p.cmd(&all).env(KEY_ENV, "test-key").output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-    };
+    // The key matters only to a project whose models are served over HTTP.
+    let run = |extra: &[&str]| keyed(p, &["sweep", "-q"]).args(args).args(extra).run();
     run(&["--out", "whole"]);
     let mut dirs = Vec::new();
     for i in 1..=n {
@@ -72,11 +66,10 @@ pub(crate) fn whole_and_merged(p: &Project, args: &[&str], n: u32) {
         run(&["--shard", &spec, "--out", &dir]);
         dirs.push(dir);
     }
-    let mut merge = vec!["merge", "-q"];
-    merge.extend(dirs.iter().map(String::as_str));
-    merge.extend(["--out", "merged"]);
-    let out = p.cmd(&merge).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    p.rageval(["merge", "-q"])
+        .args(&dirs)
+        .args(["--out", "merged"])
+        .run();
 }
 
 pub(crate) fn assert_same(p: &Project) {
@@ -102,31 +95,28 @@ fn two_shards_merged_equal_the_whole_sample_sweep() {
     );
     assert_same(&p);
     // Each shard is a partial record of its own questions, and says which shard it is.
-    let shard: Value = serde_json::from_str(&p.read("shard-1/results.json")).unwrap();
-    assert_eq!(shard["shard"], serde_json::json!({"index": 1, "count": 2}));
+    let shard = results(&p, "shard-1");
+    assert_eq!(
+        serde_json::json!(shard.shard),
+        serde_json::json!({"index": 1, "count": 2})
+    );
     let (a, b) = (
-        shard["questions"].as_object().unwrap().len(),
-        serde_json::from_str::<Value>(&p.read("shard-2/results.json")).unwrap()["questions"]
-            .as_object()
-            .unwrap()
-            .len(),
+        shard.questions.len(),
+        results(&p, "shard-2").questions.len(),
     );
     assert_eq!((a + b, a > 0, b > 0), (26, true, true));
     // The merged record gates as the whole one does.
     let gate = |dir: &str| {
         let out = p
-            .cmd(&[
+            .rageval([
                 "gate",
                 &format!("{dir}/results.json"),
                 "--setting",
                 "min_score=0.2,k=4",
             ])
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).replace(dir, "DIR"),
-        )
+            .any_status()
+            .run();
+        (out.status, out.stdout.replace(dir, "DIR"))
     };
     assert_eq!(gate("whole"), gate("merged"));
 }
@@ -171,8 +161,7 @@ fn three_shards_merged_equal_the_whole_generated_sweep() {
         3,
     );
     assert_same(&p);
-    let v: Value = serde_json::from_str(&p.read("merged/results.json")).unwrap();
-    assert_eq!(v["questions"].as_object().unwrap().len(), 26 + 220);
+    assert_eq!(results(&p, "merged").questions.len(), 26 + 220);
 }
 
 #[test]
@@ -181,21 +170,15 @@ fn judged_shards_merged_keep_the_judge_calls_and_grades() {
     let p = grading::project(&server.url, true, grading::PATTERNS);
     whole_and_merged(&p, &[], 2);
     assert_same(&p);
-    let json = |dir: &str| -> Value {
-        serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap()
-    };
-    let (whole, merged) = (json("whole"), json("merged"));
+    let (whole, merged) = (summary(&p, "whole"), summary(&p, "merged"));
     for part in ["shard-1", "shard-2"] {
         assert!(
-            json(part)["summary"]["calls"]["judge_calls"]
-                .as_u64()
-                .unwrap()
-                > 0,
+            summary(&p, part)["calls"]["judge_calls"].as_u64().unwrap() > 0,
             "every shard judges some runs"
         );
     }
-    let setting = &merged["summary"]["settings"]["min_score=0,k=1"];
-    assert_eq!(merged["summary"]["calls"]["judge_calls"], 5);
+    let setting = &merged["settings"]["min_score=0,k=1"];
+    assert_eq!(merged["calls"]["judge_calls"], 5);
     assert_eq!(
         [
             "judge_calls",
@@ -209,7 +192,7 @@ fn judged_shards_merged_keep_the_judge_calls_and_grades() {
     assert!(setting["judge_prompt_tokens"].as_u64().unwrap() > 0);
     assert_eq!(
         setting["judge_cost"],
-        whole["summary"]["settings"]["min_score=0,k=1"]["judge_cost"]
+        whole["settings"]["min_score=0,k=1"]["judge_cost"]
     );
     // The whole sweep and the two shards each asked the judge once per distinct reply.
     assert_eq!(server.stats()["judge_requests"], 10);
@@ -232,8 +215,9 @@ fn bad_shard_specs_exit_2_without_a_report() {
             "`a/b` is not `I/N` with whole numbers (write e.g. `1/4`)",
         ),
     ] {
-        let out = p.cmd(&["sweep", "--shard", spec]).output().unwrap();
-        unusable(&out, &[&format!("error: invalid --shard: {why}")]);
+        p.rageval(["sweep", "--shard", spec])
+            .unusable(&[&format!("error: invalid --shard: {why}")])
+            .run();
         assert!(!p.path().join("reports").exists());
     }
 }
@@ -242,9 +226,9 @@ fn bad_shard_specs_exit_2_without_a_report() {
 fn records_of_different_sweeps_are_not_merged() {
     let p = Project::sample();
     let sweep = |extra: &[&str]| {
-        let mut all = vec!["sweep", "-q", "--evalset", "evalsets/club.yaml"];
-        all.extend(extra);
-        assert!(p.cmd(&all).output().unwrap().status.success());
+        p.sweep(["--evalset", "evalsets/club.yaml"])
+            .args(extra)
+            .run();
     };
     sweep(&["--shard", "1/2", "--out", "a1"]);
     sweep(&["--shard", "2/2", "--out", "a2"]);
@@ -272,16 +256,12 @@ fn records_of_different_sweeps_are_not_merged() {
         "two",
     ]);
     sweep(&["--out", "whole"]);
-    let merge = |dirs: &[&str]| {
-        let mut all = vec!["merge"];
-        all.extend(dirs);
-        all.extend(["--out", "merged"]);
-        p.cmd(&all).output().unwrap()
-    };
+    let merge = |dirs: &[&str]| p.rageval(["merge"]).args(dirs).args(["--out", "merged"]);
     let refused = |dirs: &[&str], line: &str| {
-        let out = merge(dirs);
-        unusable(&out, &[line]);
-        assert_eq!(stderr(&out).trim_end(), line);
+        merge(dirs)
+            .unusable(&[line])
+            .stderr(format!("{line}\n"))
+            .run();
         assert!(!p.path().join("merged").exists(), "no report");
     };
     refused(
@@ -294,10 +274,7 @@ fn records_of_different_sweeps_are_not_merged() {
         &["one", "two"],
         "error: cannot merge: `one/results.json` and `two/results.json` swept different grids: setting `min_score=0.1,k=1,chat=alt` is in `two/results.json` only",
     );
-    let digest = |dir: &str| -> String {
-        let v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
-        v["identity"]["config_digest"].as_str().unwrap().to_string()
-    };
+    let digest = |dir: &str| results(&p, dir).identity.identity.digest;
     refused(
         &["a1", "config"],
         &format!(
@@ -315,7 +292,7 @@ fn records_of_different_sweeps_are_not_merged() {
         &["a1", "whole"],
         "error: cannot merge: `whole/results.json` holds a whole sweep, not a shard: merge joins the results of `rageval sweep --shard I/N`",
     );
-    assert!(merge(&["a1", "a2"]).status.success());
+    merge(&["a1", "a2"]).run();
 }
 
 #[test]
@@ -323,12 +300,7 @@ fn shards_keep_their_own_cache_files() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
     for spec in ["1/2", "2/2"] {
-        let out = p
-            .cmd(&["sweep", "-q", "--shard", spec])
-            .env(KEY_ENV, "test-key")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        keyed(&p, &["sweep", "-q", "--shard", spec]).run();
     }
     for shard in ["shard-1-of-2", "shard-2-of-2"] {
         for file in ["chat.jsonl", "embeddings.jsonl"] {
@@ -353,8 +325,7 @@ fn reranked_shards_merged_count_the_rerank_calls_of_the_whole_sweep() {
     whole_and_merged(&p, &["--rewrite", "none,heuristic"], 2);
     assert_same(&p);
     let counters = |dir: &str| -> [u64; 3] {
-        let v: Value = serde_json::from_str(&p.read(&format!("{dir}/results.json"))).unwrap();
-        let c = &v["summary"]["calls"];
+        let c = &summary(&p, dir)["calls"];
         ["rerank_calls", "rerank_cache_hits", "rerank_failed"].map(|k| c[k].as_u64().unwrap())
     };
     let (one, two) = (counters("shard-1"), counters("shard-2"));

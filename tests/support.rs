@@ -36,6 +36,18 @@ impl Project {
         p
     }
 
+    /// A project with a one-file corpus `docs/` (sections `Fee` and `Rules`) and `set.yaml`
+    /// holding `set`.
+    pub fn one_doc(set: &str) -> Self {
+        let p = Project::empty();
+        p.write(
+            "docs/a.md",
+            "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
+        );
+        p.write("set.yaml", set);
+        p
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -51,11 +63,17 @@ impl Project {
         std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
-    /// `rageval ARGS` run inside the project.
-    pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("rageval").unwrap();
+    /// `rageval` run inside the project, with the environment every test runs it in; tests
+    /// run it through [`crate::harness::Test`].
+    pub(crate) fn cmd(&self) -> Command {
+        Command::from_std(self.process())
+    }
+
+    /// [`Project::cmd`] as a plain process, for a run a test starts in the background (to kill
+    /// it, or to close its pipes).
+    pub fn process(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"));
         c.current_dir(self.path())
-            .args(args)
             .env_remove("GITHUB_STEP_SUMMARY")
             .env_remove("COLUMNS")
             // Progress lines on a piped stderr only where a test asks for them.
@@ -81,6 +99,27 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Run `cmd` (a tool, or rageval outside a scratch project), which must succeed; its output.
+pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The sample at the production setting only (the gated one).
+pub const PRODUCTION: &[&str] = &[
+    "--evalset",
+    "evalsets/club.yaml",
+    "--min-score",
+    "0.2",
+    "--k",
+    "4",
+];
+
 /// Parse a CSV file into a header and rows of strings.
 pub fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut r = csv::Reader::from_reader(text.as_bytes());
@@ -92,6 +131,17 @@ pub fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The row of `rows` whose columns hold the values `want` names.
+pub fn row_where<'a>(
+    header: &[String],
+    rows: &'a [Vec<String>],
+    want: &[(&str, &str)],
+) -> &'a [String] {
+    rows.iter()
+        .find(|r| want.iter().all(|(c, v)| col(header, r, c) == *v))
+        .unwrap_or_else(|| panic!("no row with {want:?}"))
+}
+
 /// The value of column `name` in `row`.
 pub fn col<'a>(header: &[String], row: &'a [String], name: &str) -> &'a str {
     let i = header
@@ -101,34 +151,6 @@ pub fn col<'a>(header: &[String], row: &'a [String], name: &str) -> &'a str {
     &row[i]
 }
 
-pub fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-pub fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A map of results.json (`questions`, `settings` or `calls`) as `(key, value)` pairs in file
-/// order; a `serde_json::Value` would sort the keys.
-pub fn entries(text: &str, field: &str) -> Vec<(String, serde_json::Value)> {
-    #[derive(serde::Deserialize)]
-    struct Maps {
-        questions: indexmap::IndexMap<String, serde_json::Value>,
-        settings: indexmap::IndexMap<String, serde_json::Value>,
-        calls: indexmap::IndexMap<String, serde_json::Value>,
-    }
-    let maps: Maps = serde_json::from_str(text).unwrap();
-    let map = match field {
-        "questions" => maps.questions,
-        "settings" => maps.settings,
-        "calls" => maps.calls,
-        other => panic!("results.json has no map `{other}`"),
-    };
-    map.into_iter().collect()
-}
-
-/// A setting of results.json as one object: its dimension values and its statistics.
 /// The keys of a JSON object, sorted (as serde_json keeps them).
 pub fn keys(v: &serde_json::Value) -> Vec<&str> {
     v.as_object()
@@ -136,15 +158,6 @@ pub fn keys(v: &serde_json::Value) -> Vec<&str> {
         .keys()
         .map(String::as_str)
         .collect()
-}
-
-pub fn setting_row(doc: &serde_json::Value, id: &str) -> serde_json::Value {
-    let mut row = doc["settings"][id].clone();
-    let stats = doc["summary"]["settings"][id].as_object().unwrap().clone();
-    let obj = row.as_object_mut().unwrap();
-    obj.extend(stats);
-    obj.insert("id".into(), id.into());
-    row
 }
 
 /// Tests skipped so far because a tool was missing (outside CI only).

@@ -1,41 +1,31 @@
 //! The main job: the sample sweep, its files and the invariants every setting must keep.
 
-use crate::support::{col, read_csv, require_tool, stdout, Project, SAMPLE_SWEEP as ARGS};
+use crate::harness::Test;
+use crate::support::{col, read_csv, require_tool, run_ok, Project};
 
 #[test]
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
-    let p = Project::sample();
-    let out = p.cmd(ARGS).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = stdout(&out);
+    let out = Test::sweep()
+        .stdout_contains("26 questions x 20 settings = 520 runs")
+        .run();
     // One table row per setting: each starts with the minScore and k cells.
-    let rows = text
+    let rows = out
+        .stdout
         .lines()
         .filter(|l| l.starts_with('│') && l.contains(" ┆ ") && !l.contains("min_score"))
         .count();
-    assert!(rows >= 20, "{text}");
-    assert!(
-        text.contains("26 questions x 20 settings = 520 runs"),
-        "{text}"
-    );
+    assert!(rows >= 20, "{}", out.stdout);
+    let p = out.project();
 
     let (sh, summary) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(summary.len(), 20);
     let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     assert_eq!(runs.len(), 20 * 26);
-    let json: serde_json::Value =
-        serde_json::from_str(&p.read("reports/latest/results.json")).unwrap();
-    assert_eq!(json["schema"], "rageval.results/2");
-    assert_eq!(json["settings"].as_object().unwrap().len(), 20);
-    assert_eq!(json["runs"].as_array().unwrap().len(), 520);
-    assert!(json["identity"]["config_digest"]
-        .as_str()
-        .unwrap()
-        .starts_with("sha256:"));
+    let record = out.results();
+    assert_eq!(record.schema, "rageval.results/2");
+    assert_eq!(record.settings.len(), 20);
+    assert_eq!(record.runs.len(), 520);
+    assert!(record.identity.identity.digest.starts_with("sha256:"));
     for name in [
         "min_score",
         "k",
@@ -78,8 +68,7 @@ fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
 
 #[test]
 fn every_setting_keeps_the_outcome_invariants() {
-    let p = Project::sample();
-    p.cmd(ARGS).assert().success();
+    let p = Test::sweep().run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let n = |r: &[String], c: &str| col(&h, r, c).parse::<usize>().unwrap();
     for r in &rows {
@@ -108,8 +97,7 @@ fn every_setting_keeps_the_outcome_invariants() {
 
 #[test]
 fn runs_agree_with_the_summary_and_the_chapter() {
-    let p = Project::sample();
-    p.cmd(ARGS).assert().success();
+    let p = Test::sweep().run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let find = |id: &str, min: &str, k: &str| {
         runs.iter()
@@ -148,19 +136,13 @@ fn python_csv_module_reads_both_files() {
     if !require_tool("python3", "python3") {
         return;
     }
-    let p = Project::sample();
-    p.cmd(ARGS).assert().success();
+    let p = Test::sweep().run();
     let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .current_dir(p.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .current_dir(p.path()),
     );
 }
 
@@ -175,28 +157,24 @@ fn a_formula_in_a_document_reaches_runs_csv_neutralized() {
         "set.yaml",
         "corpus: docs\nanswerable:\n  - id: fee\n    question: What does the membership fee cost?\n    expect: {sources: [evil.md#Fees], answer: [ten dollars]}\n",
     );
-    p.cmd(&[
-        "sweep",
-        "--evalset",
-        "set.yaml",
-        "--min-score",
-        "0.1",
-        "--k",
-        "1",
-    ])
-    .assert()
-    .success();
+    let out = p
+        .rageval([
+            "sweep",
+            "--evalset",
+            "set.yaml",
+            "--min-score",
+            "0.1",
+            "--k",
+            "1",
+        ])
+        .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let answer = col(&h, &runs[0], "answer");
     assert!(answer.starts_with("'=HYPERLINK"), "{answer}");
     // The JSON keeps the text as it is: it is data, not a spreadsheet.
-    let json = p.read("reports/latest/results.json");
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let call = v["runs"][0]["call"].as_str().unwrap();
-    assert!(v["calls"][call]["reply"]
-        .as_str()
-        .unwrap()
-        .starts_with("=HYPERLINK"));
+    let record = out.results();
+    let call = record.runs[0].call.as_ref().unwrap();
+    assert!(record.calls[call].reply.starts_with("=HYPERLINK"));
 }
 
 #[test]
@@ -206,19 +184,18 @@ fn config_supplies_defaults_and_flags_win() {
         "rageval.yaml",
         "evalsets: [evalsets/club.yaml]\nsweep:\n  min_score: [0.2, 0.3]\n  k: 2\nout: out/here\n",
     );
-    p.cmd(&["sweep", "-q"]).assert().success().stdout("");
+    p.rageval(["sweep", "-q"]).stdout("").run();
     let (_, rows) = read_csv(&p.read("out/here/summary.csv"));
     assert_eq!(rows.len(), 2);
-    p.cmd(&["sweep", "-q", "--k", "1..3"]).assert().success();
+    p.rageval(["sweep", "-q", "--k", "1..3"]).run();
     let (_, rows) = read_csv(&p.read("out/here/summary.csv"));
     assert_eq!(rows.len(), 6);
 }
 
 #[test]
 fn json_format_keeps_stdout_machine_readable() {
-    let p = Project::sample();
-    let out = p
-        .cmd(&[
+    let out = Test::new()
+        .args([
             "sweep",
             "--evalset",
             "evalsets/club.yaml",
@@ -229,11 +206,8 @@ fn json_format_keeps_stdout_machine_readable() {
             "--format",
             "json",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+        .run();
+    let v = out.stdout_json();
     let ids: Vec<&String> = v["settings"].as_object().unwrap().keys().collect();
     assert_eq!(ids, ["min_score=0.3,k=2"]);
 }

@@ -1,0 +1,466 @@
+//! One way to run the binary in a test, in the style of the `just` project's tests/test.rs:
+//! build a [`Test`] (arguments, files, environment), state what the run must give
+//! (status, stdout, stderr: exactly, or holding or lacking some text), and [`Test::run`] runs
+//! `rageval` once, compares the three together and panics with one message that shows all of
+//! them, with a line diff where an exact text differs.
+//!
+//! This file is the only one that names `rageval::` paths: the tests take the library's types
+//! from here, so a module that moves is one edit.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::support::{Project, SAMPLE_SWEEP};
+
+pub use rageval::adapters::chat::Usage;
+pub use rageval::adapters::classify::Outcome;
+pub use rageval::adapters::corpus::Corpus;
+pub use rageval::adapters::embed::{hash::DEFAULT_DIMENSIONS, Embedder, HashEmbedder};
+pub use rageval::adapters::retrieve::Index;
+pub use rageval::output::record::{CallRole, Record, RunRecord};
+
+/// The project a test runs in: its own, or one a test shares between runs.
+enum Place<'p> {
+    Owned(Project),
+    Shared(&'p Project),
+}
+
+impl Place<'_> {
+    fn project(&self) -> &Project {
+        match self {
+            Place::Owned(p) => p,
+            Place::Shared(p) => p,
+        }
+    }
+}
+
+/// What one stream must be: exactly a text, or holding and lacking some texts.
+#[derive(Default)]
+struct Expect {
+    exact: Option<String>,
+    contains: Vec<String>,
+    lacks: Vec<String>,
+    lines: Option<usize>,
+}
+
+impl Expect {
+    /// What is wrong with `actual`, if anything, one line a problem (a diff for an exact text).
+    fn problems(&self, actual: &str) -> String {
+        let mut out = String::new();
+        if let Some(want) = &self.exact {
+            if want != actual {
+                out.push_str("  differs (- expected, + actual):\n");
+                out.push_str(&diff(want, actual));
+            }
+        }
+        for n in &self.contains {
+            if !actual.contains(n.as_str()) {
+                let _ = writeln!(out, "  does not contain {n:?}");
+            }
+        }
+        for n in &self.lacks {
+            if actual.contains(n.as_str()) {
+                let _ = writeln!(out, "  contains {n:?}, which it must not");
+            }
+        }
+        if let Some(n) = self.lines {
+            let got = actual.lines().count();
+            if got != n {
+                let _ = writeln!(out, "  has {got} line(s), not {n}");
+            }
+        }
+        out
+    }
+}
+
+/// One run of `rageval` and what it must give. Unless told otherwise it must exit 0; a stream
+/// with no expectation is not checked.
+#[must_use = "a test does nothing until `.run()`"]
+pub struct Test<'p> {
+    place: Place<'p>,
+    args: Vec<String>,
+    env: Vec<(String, Option<String>)>,
+    status: Option<i32>,
+    stdout: Expect,
+    stderr: Expect,
+    absent: Vec<String>,
+}
+
+impl Test<'static> {
+    /// A run in a fresh copy of the sample project.
+    pub fn new() -> Self {
+        Test::owned(Project::sample())
+    }
+
+    /// A run in a fresh empty folder.
+    pub fn empty() -> Self {
+        Test::owned(Project::empty())
+    }
+
+    /// The README's sample sweep (20 settings, with its table) in a fresh sample project.
+    pub fn sweep() -> Self {
+        Test::new().args(SAMPLE_SWEEP)
+    }
+
+    fn owned(p: Project) -> Self {
+        Test::with(Place::Owned(p))
+    }
+}
+
+impl<'p> Test<'p> {
+    /// A run in `p`, which later runs of the test share.
+    pub fn at(p: &'p Project) -> Self {
+        Test::with(Place::Shared(p))
+    }
+
+    fn with(place: Place<'p>) -> Self {
+        Test {
+            place,
+            args: Vec::new(),
+            env: Vec::new(),
+            status: Some(0),
+            stdout: Expect::default(),
+            stderr: Expect::default(),
+            absent: Vec::new(),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    /// Write `text` to `rel` in the project now.
+    pub fn write(self, rel: &str, text: &str) -> Self {
+        self.place.project().write(rel, text);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<str>) -> Self {
+        self.env
+            .push((key.to_string(), Some(value.as_ref().to_string())));
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.env.push((key.to_string(), None));
+        self
+    }
+
+    /// The exit status the run must have (0 unless told).
+    pub fn status(mut self, code: i32) -> Self {
+        self.status = Some(code);
+        self
+    }
+
+    /// Any exit status will do (the test looks at the streams or files only).
+    pub fn any_status(mut self) -> Self {
+        self.status = None;
+        self
+    }
+
+    pub fn stdout(mut self, text: impl Into<String>) -> Self {
+        self.stdout.exact = Some(text.into());
+        self
+    }
+
+    pub fn stderr(mut self, text: impl Into<String>) -> Self {
+        self.stderr.exact = Some(text.into());
+        self
+    }
+
+    pub fn stdout_contains(mut self, text: impl Into<String>) -> Self {
+        self.stdout.contains.push(text.into());
+        self
+    }
+
+    pub fn stderr_contains(mut self, text: impl Into<String>) -> Self {
+        self.stderr.contains.push(text.into());
+        self
+    }
+
+    pub fn stdout_lacks(mut self, text: impl Into<String>) -> Self {
+        self.stdout.lacks.push(text.into());
+        self
+    }
+
+    pub fn stderr_lacks(mut self, text: impl Into<String>) -> Self {
+        self.stderr.lacks.push(text.into());
+        self
+    }
+
+    pub fn stderr_lines(mut self, n: usize) -> Self {
+        self.stderr.lines = Some(n);
+        self
+    }
+
+    /// A refusal: exit status 2 and exactly `error: LINE` on stderr.
+    pub fn fails(self, line: &str) -> Self {
+        self.status(2).stderr(format!("error: {line}\n"))
+    }
+
+    /// `rel` must not exist in the project after the run (a report that must not be written).
+    pub fn absent(mut self, rel: &str) -> Self {
+        self.absent.push(rel.to_string());
+        self
+    }
+
+    /// Input that cannot be used: exit status 2 and one line on stderr that holds every needle
+    /// and no panic.
+    pub fn unusable(mut self, needles: &[&str]) -> Self {
+        self.status = Some(2);
+        self.stderr
+            .contains
+            .extend(needles.iter().map(|n| n.to_string()));
+        self.stderr_lines(1).stderr_lacks("panicked")
+    }
+
+    /// Run `rageval` once and check the status and both streams together.
+    #[track_caller]
+    pub fn run(self) -> Output<'p> {
+        let project = self.place.project();
+        let mut cmd = project.cmd();
+        cmd.args(&self.args);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().expect("run rageval");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let status = out.status.code();
+
+        let mut problems = String::new();
+        if let Some(want) = self.status.filter(|&want| status != Some(want)) {
+            let _ = writeln!(problems, "status: expected {want}, got {status:?}");
+        }
+        for (name, expect, actual) in [
+            ("stdout", &self.stdout, &stdout),
+            ("stderr", &self.stderr, &stderr),
+        ] {
+            let p = expect.problems(actual);
+            if !p.is_empty() {
+                let _ = write!(problems, "{name}:\n{p}");
+            }
+        }
+        for rel in &self.absent {
+            if project.path().join(rel).exists() {
+                let _ = writeln!(problems, "`{rel}` exists, which the run must not write");
+            }
+        }
+        if !problems.is_empty() {
+            panic!(
+                "`rageval {}` in {}:\n{problems}--- status: {status:?}\n--- stdout:\n{stdout}--- stderr:\n{stderr}---",
+                self.args.join(" "),
+                project.path().display(),
+            );
+        }
+        let out_dir = self
+            .args
+            .iter()
+            .position(|a| a == "--out")
+            .and_then(|i| self.args.get(i + 1))
+            .cloned()
+            .unwrap_or_else(|| "reports/latest".to_string());
+        Output {
+            place: self.place,
+            stdout,
+            stderr,
+            status,
+            out_dir,
+        }
+    }
+}
+
+/// What a run gave, with the project it ran in.
+pub struct Output<'p> {
+    place: Place<'p>,
+    pub stdout: String,
+    pub stderr: String,
+    pub status: Option<i32>,
+    out_dir: String,
+}
+
+impl<'p> Output<'p> {
+    pub fn project(&self) -> &Project {
+        self.place.project()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.project().path()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        self.project().read(rel)
+    }
+
+    /// stdout as one JSON document.
+    pub fn stdout_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", self.stdout))
+    }
+
+    /// The run's results.json as the typed record (checked as every reader checks it).
+    pub fn results(&self) -> Record {
+        results(self.project(), &self.out_dir)
+    }
+
+    /// The `summary` of the run's results.json as written. The record does not read it back
+    /// (a reader recomputes it), so it stays untyped.
+    pub fn summary(&self) -> serde_json::Value {
+        summary(self.project(), &self.out_dir)
+    }
+}
+
+/// `<dir>/results.json` of `p` as the typed record.
+pub fn results(p: &Project, dir: &str) -> Record {
+    let path = p.path().join(dir).join("results.json");
+    Record::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Write `record` to `rel` in `p` as a sweep writes results.json, but without a summary
+/// (readers recompute it).
+pub fn write_results(p: &Project, rel: &str, record: &Record) {
+    let mut text = Vec::new();
+    record.write(&mut text).unwrap();
+    p.write(rel, &String::from_utf8(text).unwrap());
+}
+
+/// The `summary` of `<dir>/results.json` of `p` as written (see [`Output::summary`]).
+pub fn summary(p: &Project, dir: &str) -> serde_json::Value {
+    let text = p.read(&format!("{dir}/results.json"));
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["summary"].take()
+}
+
+impl Project {
+    /// `rageval ARGS` in this project, as a [`Test`].
+    pub fn rageval<I, S>(&self, args: I) -> Test<'_>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        Test::at(self).args(args)
+    }
+
+    /// The README's sample sweep (20 settings, with its table) in this project.
+    pub fn sample_sweep(&self) -> Test<'_> {
+        self.rageval(SAMPLE_SWEEP)
+    }
+
+    /// `rageval sweep --quiet ARGS` in this project.
+    pub fn sweep<I, S>(&self, args: I) -> Test<'_>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.rageval(["sweep", "--quiet"]).args(args)
+    }
+}
+
+/// A line diff of `want` and `got` (longest common subsequence), `-` for lines only expected,
+/// `+` for lines only got, two spaces for shared ones.
+pub fn diff(want: &str, got: &str) -> String {
+    let a: Vec<&str> = want.split_inclusive('\n').collect();
+    let b: Vec<&str> = got.split_inclusive('\n').collect();
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, mark: char, l: &str| {
+        let _ = writeln!(out, "{mark} {}", l.strip_suffix('\n').unwrap_or(l));
+        if !l.ends_with('\n') {
+            out.push_str("\\ no newline at end\n");
+        }
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            line(&mut out, ' ', a[i]);
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            line(&mut out, '-', a[i]);
+            i += 1;
+        } else {
+            line(&mut out, '+', b[j]);
+            j += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_diff_marks_what_was_expected_and_what_came() {
+    assert_eq!(
+        diff("a\nb\nc\n", "a\nx\nc"),
+        "  a\n- b\n- c\n+ x\n+ c\n\\ no newline at end\n"
+    );
+}
+
+#[test]
+#[should_panic(expected = "status: expected 0, got Some(2)")]
+fn a_wrong_status_fails_the_run() {
+    Test::empty().args(["no-such-command"]).run();
+}
+
+#[test]
+#[should_panic(expected = "stdout:\n  does not contain \"nothing like this\"")]
+fn a_missing_text_fails_the_run() {
+    Test::empty()
+        .args(["--version"])
+        .stdout_contains("nothing like this")
+        .run();
+}
+
+#[test]
+#[should_panic(expected = "`reports` exists, which the run must not write")]
+fn a_file_the_run_must_not_write_fails_it() {
+    Test::new()
+        .args(["sweep", "-q", "--min-score", "0.2", "--k", "1"])
+        .absent("reports")
+        .run();
+}
+
+#[test]
+fn a_failed_run_shows_every_stream_at_once() {
+    let failed = std::panic::catch_unwind(|| {
+        Test::empty()
+            .args(["--version"])
+            .status(3)
+            .stdout("rageval 0\n")
+            .stderr_contains("nothing")
+            .run();
+    })
+    .expect_err("the run must fail");
+    let message = failed.downcast_ref::<String>().unwrap();
+    for part in [
+        "status: expected 3, got Some(0)",
+        "stdout:\n  differs (- expected, + actual):\n- rageval 0\n+ rageval ",
+        "stderr:\n  does not contain \"nothing\"",
+        "--- stdout:\nrageval ",
+        "--- stderr:\n---",
+    ] {
+        assert!(message.contains(part), "{part:?} not in:\n{message}");
+    }
+}
