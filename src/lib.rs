@@ -40,13 +40,13 @@ use base::exit::ExitStatus;
 pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Sweep(args) => {
-            commands::sweep::run(settings::SweepSettings::new(args, cli.config, cli.quiet)?).await
+            commands::sweep::run(settings::SweepOptions::new(args, cli.config, cli.quiet)?).await
         }
         Command::Ask(args) => {
-            commands::ask::ask(settings::AskSettings::new(args, cli.config)?).await
+            commands::ask::ask(settings::AskOptions::new(args, cli.config)?).await
         }
         Command::Prompt(args) => {
-            commands::ask::prompt(settings::AskSettings::new(args, cli.config)?).await
+            commands::ask::prompt(settings::AskOptions::new(args, cli.config)?).await
         }
         Command::Validate(args) => {
             commands::validate::run(args.files, cli.config, cli.quiet, args.connect).await
@@ -58,7 +58,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
-        Command::Gate(args) => commands::gate::run(&settings::GateSettings::from_command(
+        Command::Gate(args) => commands::gate::run(&settings::GateOptions::from_command(
             args.gate,
             args.results,
             cli.config,

@@ -5,5 +5,5 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod options;
-pub mod profiles;
 pub mod progress;
+pub mod wiring;

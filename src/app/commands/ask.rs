@@ -7,7 +7,7 @@ use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::prompt::{self, citations};
 use crate::adapters::retrieve::{passing, Hit};
-use crate::app::options::AskSettings;
+use crate::app::options::AskOptions;
 use crate::base::exit::ExitStatus;
 use crate::sweep::{Engine, Query, Ranking};
 
@@ -19,7 +19,7 @@ struct Retrieved {
 }
 
 /// The sweep's retrieval step for one question: the same boundary, builtin or foreign.
-async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
+async fn retrieve(s: &AskOptions) -> Result<Retrieved> {
     let retriever =
         crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
             .await?;
@@ -74,7 +74,7 @@ async fn retrieve(s: &AskSettings) -> Result<Retrieved> {
     })
 }
 
-fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
+fn messages(s: &AskOptions, r: &Retrieved) -> Vec<prompt::Message> {
     let chunks: Vec<_> = r.sent.iter().map(|h| &r.corpus.chunks[h.chunk]).collect();
     s.pipeline
         .rules
@@ -82,7 +82,7 @@ fn messages(s: &AskSettings, r: &Retrieved) -> Vec<prompt::Message> {
         .build(&s.question, &chunks, s.format)
 }
 
-fn early_note(s: &AskSettings, r: &Retrieved) -> String {
+fn early_note(s: &AskOptions, r: &Retrieved) -> String {
     let best = r
         .top_k
         .first()
@@ -95,7 +95,7 @@ fn early_note(s: &AskSettings, r: &Retrieved) -> String {
 }
 
 /// Print what the models gathered as warnings (a response that could not be cached).
-fn print_warnings(s: &AskSettings) {
+fn print_warnings(s: &AskOptions) {
     let mut warnings = s.pipeline.embedder.warnings();
     warnings.extend(s.pipeline.model.warnings());
     for w in warnings {
@@ -104,7 +104,7 @@ fn print_warnings(s: &AskSettings) {
 }
 
 /// `rageval prompt`: the exact messages, or a note that nothing would be sent.
-pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
+pub async fn prompt(s: AskOptions) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
     print_warnings(&s);
     if r.sent.is_empty() {
@@ -120,7 +120,7 @@ pub async fn prompt(s: AskSettings) -> Result<ExitStatus> {
 }
 
 /// `rageval ask`: the answer with readable citations and the sources behind it.
-pub async fn ask(s: AskSettings) -> Result<ExitStatus> {
+pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
     print_warnings(&s);
     let chunks = &r.corpus.chunks;

@@ -6,14 +6,14 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::app::options::{GateSettings, Summary};
+use crate::app::options::{GateOptions, Summary};
 use crate::base::exit::ExitStatus;
 use crate::output::gate::{self, ResultsError};
 use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
 use crate::vocab::limit::{Kind, Limit};
 
-pub fn run(s: &GateSettings) -> Result<ExitStatus> {
+pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     let current = load(
         &s.results,
         "results",
@@ -77,7 +77,7 @@ pub fn run(s: &GateSettings) -> Result<ExitStatus> {
 
 /// A gate without rate or token limits or a baseline checks only failed calls: say so, with
 /// the fix.
-pub fn unguarded(s: &GateSettings) -> Option<String> {
+pub fn unguarded(s: &GateOptions) -> Option<String> {
     let limited = s
         .policy
         .limits
@@ -99,7 +99,7 @@ pub fn unguarded(s: &GateSettings) -> Option<String> {
 /// `sweep --gate`, before the sweep: the gated setting is in the grid, the baseline reads and
 /// parses and holds that setting. A mistake here would otherwise show only after every model
 /// call was made and the previous reports were overwritten.
-pub fn preflight(s: &GateSettings, grid: &[Setting]) -> Result<()> {
+pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
     // Every dimension, as the grid is planned: a results file names the same or fewer.
     let columns: Vec<usize> = (0..Setting::COLUMNS.len()).collect();
     let source = if s.setting_from_flag {

@@ -10,7 +10,7 @@ use crate::adapters::evalset::Workspace;
 use crate::adapters::retriever::pgvector::{self, PgTable, Row};
 use crate::app::cli::IndexArgs;
 use crate::app::config::{LoadedConfig, RetrieverKind};
-use crate::app::options::Pipeline;
+use crate::app::wiring::Pipeline;
 use crate::base::exit::ExitStatus;
 
 pub async fn run(args: IndexArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {

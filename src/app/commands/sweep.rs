@@ -5,13 +5,13 @@ use anyhow::Result;
 use crate::adapters::evalset::Workspace;
 use crate::analysis::stats::aggregate;
 use crate::app::cli::OutputFormat;
-use crate::app::options::SweepSettings;
+use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
 use crate::output::report::{self, Exporter, Meta, Results, SetMeta};
 use crate::sweep::{Engine, Shard, Sweep};
 use crate::vocab::grid::DEFAULT_PROFILE;
 
-pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
+pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
@@ -235,7 +235,7 @@ pub async fn run(s: SweepSettings) -> Result<ExitStatus> {
 /// grid names neither dimension. A pgvector retriever is opened per embedder, so each one's
 /// dimensions are checked against the table.
 async fn retrieval_variants(
-    s: &SweepSettings,
+    s: &SweepOptions,
     retriever: &Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
     members: Option<Vec<Vec<Vec<usize>>>>,
 ) -> Result<Vec<crate::sweep::RetrievalVariant>> {
@@ -275,7 +275,7 @@ pub struct Shape {
 
 /// `--dry-run`: plan, count and print; no chat call, no report.
 async fn dry_run(
-    s: &SweepSettings,
+    s: &SweepOptions,
     ws: &Workspace,
     retriever: Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
     retrieval: Vec<crate::sweep::RetrievalVariant>,
@@ -447,7 +447,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
 /// refused as unauthorised, else the servers, each with its profile's name when there are
 /// several.
 fn failure_hint(
-    s: &SweepSettings,
+    s: &SweepOptions,
     profiles: &[String],
     by_kind: &std::collections::BTreeMap<String, usize>,
 ) -> String {
@@ -456,7 +456,7 @@ fn failure_hint(
         .filter_map(|p| {
             Some((
                 p.as_str(),
-                crate::app::profiles::chat_profile(&s.config, p).ok()?,
+                crate::app::wiring::profiles::chat_profile(&s.config, p).ok()?,
             ))
         })
         .filter(|(_, c)| c.kind == crate::app::config::ChatKind::Openai)
@@ -574,7 +574,7 @@ fn shard_workspace(mut ws: Workspace, shard: Option<Shard>) -> (Workspace, Vec<u
 }
 
 /// Aggregate a finished sweep into the value every report reads.
-pub fn collect(s: &SweepSettings, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
+pub fn collect(s: &SweepOptions, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
     let questions: Vec<_> = ws.questions().cloned().collect();
     let n = questions.len();
     let stats = (0..sweep.settings.len())

@@ -120,7 +120,7 @@ const PROBE_DOCUMENTS: [&str; 2] = [
 /// with a `reranker:`, send it one request of two fixed documents. One line per service.
 async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
     let r = &cfg.config.retriever;
-    let pipeline = crate::app::options::Pipeline::from_config(cfg, false, None)?;
+    let pipeline = crate::app::wiring::Pipeline::from_config(cfg, false, None)?;
     let mut lines = Vec::new();
     if r.kind == RetrieverKind::Builtin {
         lines.push("retriever `builtin`: nothing to connect to".into());

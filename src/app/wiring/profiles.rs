@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use super::{endpoint, Pipeline};
 use crate::adapters::cache::{CachedEmbedder, CachedModel};
 use crate::adapters::chat::{ChatModel, OpenAiChat};
 use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::adapters::mock::MockModel;
 use crate::app::config::{ChatKind, EmbedderKind, LoadedConfig};
-use crate::app::options::{endpoint, Pipeline};
 use crate::vocab::grid::Grid;
 
 impl Pipeline {
@@ -43,7 +43,7 @@ impl Pipeline {
                         if endpoint.limiter.is_some() {
                             self.rate_limited = Some(self.held.clone());
                         }
-                        server = Some(crate::app::options::ChatServer {
+                        server = Some(super::ChatServer {
                             profile: profile.clone(),
                             shown: section.http().shown(),
                             dead: endpoint.dead.clone(),

@@ -1,0 +1,276 @@
+//! The wiring: the pipeline under test built once from the checked config (embedder, chat
+//! model, reranker, judge, each behind its HTTP endpoints, rate limits and response cache),
+//! and the chat and embedder profiles beside it (`profiles`).
+
+pub mod profiles;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use std::time::Duration;
+
+use crate::adapters::cache::{CacheMode, CachedEmbedder, CachedModel};
+use crate::adapters::chat::{ChatModel, OpenAiChat};
+use crate::adapters::classify::Rules;
+use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
+use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy};
+use crate::adapters::mock::MockModel;
+use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
+use crate::analysis::stats::Pricing;
+use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::vocab::grid::{self};
+
+/// The pipeline under test: embedder, model and how replies are read.
+#[derive(Clone)]
+pub struct Pipeline {
+    pub embedder: Arc<dyn Embedder>,
+    pub model: Arc<dyn ChatModel>,
+    pub rules: Rules,
+    pub pricing: Pricing,
+    pub currency: String,
+    /// The judge model, when `judge:` is configured.
+    pub judge: Option<Arc<dyn ChatModel>>,
+    /// The servers of the chat models the sweep may call (`openai` only), the `chat:`
+    /// section's first: when one refused [`crate::adapters::http::DEAD_AFTER`] connections in a row, the
+    /// sweep stops early naming it.
+    pub chat_servers: Vec<ChatServer>,
+    /// Time calls were held back by a rate limit, when any section sets one (for progress).
+    pub rate_limited: Option<Arc<Held>>,
+    /// The same for the judge's server.
+    pub judge_dead: Option<Arc<crate::adapters::http::DeadServer>>,
+    /// The chat models of `--chat`/`--temperature` besides `model` (see
+    /// [`Pipeline::add_chat_variants`]); empty otherwise.
+    pub chat_variants: Vec<crate::sweep::ChatVariant>,
+    /// The response cache `model` writes through, which the variants share.
+    pub(crate) chat_store:
+        Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
+    /// The embedder profiles of `--embedder` besides `default` (see
+    /// [`Pipeline::add_embedders`]), by name; empty otherwise.
+    pub embedders: Vec<(String, Arc<dyn Embedder>)>,
+    /// The embedding cache `embedder` writes through, which the profiles share.
+    pub(crate) embed_store: Option<Arc<crate::adapters::cache::Store<Vec<f32>>>>,
+    /// Whether calls are cached, and how (`None`: not at all).
+    pub(crate) cache: Option<CacheMode>,
+    pub(crate) cache_dir: PathBuf,
+    pub(crate) held: Arc<Held>,
+    /// The reranker, when `reranker:` is configured.
+    pub reranker: Option<Arc<dyn crate::adapters::rerank::Reranker>>,
+}
+
+/// The servers of one chat model: which profile they serve, as messages show them, and
+/// whether they are dead.
+#[derive(Clone)]
+pub struct ChatServer {
+    /// A key of `models:`, or `default` for the `chat:` section.
+    pub profile: String,
+    /// The base URLs, redacted (see [`HttpConfig::shown`]).
+    pub shown: String,
+    pub dead: Arc<crate::adapters::http::DeadServer>,
+}
+
+/// The servers of a section with its rate limit; waiting is counted in `held`.
+pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoints> {
+    let headers: Vec<(String, String)> = http
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let servers = http
+        .base_urls()
+        .iter()
+        .map(|url| {
+            Endpoint::new(
+                url,
+                http.api_key_env,
+                &headers,
+                Duration::from_secs_f64(http.timeout_s),
+                RetryPolicy {
+                    max_attempts: http.max_retries + 1,
+                    base_delay: Duration::from_millis(http.backoff_ms),
+                    ..RetryPolicy::default()
+                },
+            )
+            .map_err(|e| anyhow::anyhow!(e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let limiter = RateLimiter::new(
+        http.requests_per_minute,
+        http.tokens_per_minute,
+        held.clone(),
+    )
+    .map(Arc::new);
+    Ok(Endpoints::new(servers, limiter))
+}
+
+impl Pipeline {
+    /// Build the configured models. HTTP models sit behind the response cache unless `cache`
+    /// is `None`; the builtin ones are instant and never cached.
+    pub fn from_config(
+        cfg: &LoadedConfig,
+        strict_refusal: bool,
+        cache: Option<CacheMode>,
+    ) -> Result<Self> {
+        let c = &cfg.config;
+        let cache_dir = cfg.resolve(&c.cache.dir);
+        let cache = cache.filter(|_| c.cache.enabled);
+        let held = Arc::new(Held::default());
+        let mut rate_limited = false;
+        let mut embed_store = None;
+        let embedder: Arc<dyn Embedder> = match c.embedder.kind {
+            EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
+            EmbedderKind::Openai => {
+                let http: Arc<dyn Embedder> = Arc::new(
+                    OpenAiEmbedder::new(
+                        {
+                            let endpoints = endpoint(c.embedder.http(), &held)?;
+                            rate_limited |= endpoints.limiter.is_some();
+                            endpoints
+                        },
+                        &c.embedder.model,
+                        c.embedder.batch_size,
+                        c.embedder.concurrency,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?
+                    .with_max_input_tokens(c.embedder.max_input_tokens),
+                );
+                match cache {
+                    Some(mode) => {
+                        let store = CachedEmbedder::open_store(&cache_dir, mode)?;
+                        embed_store = Some(store.clone());
+                        Arc::new(CachedEmbedder::sharing(http, store, mode))
+                    }
+                    None => http,
+                }
+            }
+        };
+        let mut chat_servers = Vec::new();
+        let mut chat_store = None;
+        let model: Arc<dyn ChatModel> = match c.chat.kind {
+            ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+            ChatKind::Openai => {
+                let endpoint = endpoint(c.chat.http(), &held)?;
+                chat_servers.push(ChatServer {
+                    profile: grid::DEFAULT_PROFILE.to_string(),
+                    shown: c.chat.http().shown(),
+                    dead: endpoint.dead.clone(),
+                });
+                rate_limited |= endpoint.limiter.is_some();
+                let http: Arc<dyn ChatModel> = Arc::new(
+                    OpenAiChat::new(
+                        endpoint,
+                        &c.chat.model,
+                        c.chat.temperature,
+                        c.chat.max_tokens,
+                        c.chat.stream,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                match cache {
+                    Some(mode) => {
+                        let store = CachedModel::open_store(&cache_dir, mode)?;
+                        chat_store = Some(store.clone());
+                        Arc::new(CachedModel::sharing(http, store, mode))
+                    }
+                    None => http,
+                }
+            }
+        };
+        let mut judge_dead = None;
+        let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
+            None => None,
+            Some(j) if j.kind == ChatKind::Mock => {
+                Some(Arc::new(MockModel::new(&c.prompt.refusal)))
+            }
+            Some(j) => {
+                // Temperature 0 and no token cap: a grade should not depend on the dice.
+                let endpoint = endpoint(j.http(), &held)?;
+                judge_dead = Some(endpoint.dead.clone());
+                rate_limited |= endpoint.limiter.is_some();
+                let http: Arc<dyn ChatModel> = Arc::new(
+                    OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                Some(match cache {
+                    Some(mode) => Arc::new(CachedModel::open(
+                        http,
+                        &cache_dir.join("judge.jsonl"),
+                        mode,
+                    )?),
+                    None => http,
+                })
+            }
+        };
+        let reranker: Option<Arc<dyn crate::adapters::rerank::Reranker>> = match &c.reranker {
+            None => None,
+            Some(r) => {
+                let endpoints = endpoint(r.http(), &held)?;
+                rate_limited |= endpoints.limiter.is_some();
+                let http: Arc<dyn crate::adapters::rerank::Reranker> = Arc::new(
+                    crate::adapters::rerank::HttpReranker::new(
+                        endpoints,
+                        &r.model,
+                        r.candidates,
+                        r.top_n,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                Some(match cache {
+                    Some(mode) => Arc::new(crate::adapters::rerank::CachedReranker::new(
+                        http, &cache_dir, mode,
+                    )?),
+                    None => http,
+                })
+            }
+        };
+        let strict = strict_refusal || c.prompt.strict_refusal;
+        // Both were checked when the config was loaded.
+        let prompt = c
+            .prompt
+            .prompt()
+            .map_err(|e| anyhow::anyhow!("`prompt.{}`: {}", e.field, e.error))?;
+        let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
+            .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
+        Ok(Pipeline {
+            reranker,
+            chat_servers,
+            judge_dead,
+            chat_variants: Vec::new(),
+            chat_store,
+            embedders: Vec::new(),
+            embed_store,
+            cache,
+            cache_dir,
+            rate_limited: rate_limited.then_some(held.clone()),
+            held,
+            embedder,
+            model,
+            judge,
+            rules: Rules {
+                refusal: c.prompt.refusal.clone(),
+                refusal_match: if strict {
+                    RefusalMatch::Strict
+                } else {
+                    RefusalMatch::Lenient
+                },
+                patterns,
+                prompt,
+            },
+            pricing: Pricing {
+                prompt_per_million: c.pricing.prompt_per_million,
+                completion_per_million: c.pricing.completion_per_million,
+                judge_prompt_per_million: c.judge.as_ref().map_or(0.0, |j| j.prompt_per_million),
+                judge_completion_per_million: c
+                    .judge
+                    .as_ref()
+                    .map_or(0.0, |j| j.completion_per_million),
+            },
+            currency: if c.pricing.currency.is_empty() {
+                "USD".into()
+            } else {
+                c.pricing.currency.clone()
+            },
+        })
+    }
+}
