@@ -30,6 +30,9 @@ pub mod output;
 /// Config file shapes, resolved options, wiring, commands and the command line.
 pub mod app;
 
+#[cfg(test)]
+mod layering;
+
 use app::cli::{Cli, Command};
 use app::commands;
 use app::options as settings;

@@ -3,6 +3,7 @@
 
 pub mod digest;
 pub mod error;
+pub mod escape;
 pub mod exit;
 pub mod input;
 pub mod redact;

@@ -9,8 +9,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use crate::adapters::prompt::{Format, Order};
-use crate::adapters::rewrite::Rewrite;
+use crate::vocab::choices::{Format, Order, Rewrite};
 
 /// At most this many values in one dimension; a typo like `0..1:0.0001` should not plan a
 /// million runs.

@@ -15,7 +15,7 @@ use crate::adapters::evalset::{Attack, Expect, Question};
 use crate::adapters::retrieve::Hit;
 use crate::adapters::rewrite::Rewrite;
 use crate::analysis::stats::aggregate;
-use crate::output::report::Results;
+use crate::results::Results;
 use crate::sweep::{CallStats, Run, Setting};
 
 impl Record {

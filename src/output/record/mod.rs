@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::classify::Verdict;
 use crate::adapters::prompt::Message;
-use crate::output::report::Meta;
+use crate::results::Meta;
 
 pub use crate::vocab::call::{from_ms, to_ms, CallRecord, CallRole};
 pub use summary::Summary;

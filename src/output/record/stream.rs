@@ -10,7 +10,7 @@ use std::io::Write as _;
 
 use super::{LinesFormatter, Passage, Record, RepeatRecord, RunRecord};
 use crate::adapters::classify::Verdict;
-use crate::output::report::Results;
+use crate::results::Results;
 use crate::sweep::Run;
 
 /// A run as [`RunRecord`] serializes it, borrowing from the results.

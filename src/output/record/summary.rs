@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::{Recommendation, Separability};
 use crate::analysis::stats::SettingStats;
-use crate::output::report::Results;
+use crate::results::Results;
 use crate::sweep::CallStats;
 
 /// Everything derived from the record.

@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::html::escape;
 use super::Results;
 use crate::adapters::classify::Outcome;
 use crate::adapters::prompt::citation_spans;
+use crate::base::escape::html as escape;
 use crate::sweep::Run;
 
 /// A short cell text for an outcome.

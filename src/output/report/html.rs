@@ -15,28 +15,9 @@ use super::chart::{self, ChartData};
 use super::{drilldown, Exporter, Results};
 use crate::analysis::insight::format::rate_with_interval;
 use crate::analysis::insight::recommend::limits_text;
+use crate::base::escape::html as escape;
 
 pub struct HtmlReport;
-
-/// Escape text for HTML element content and quoted attribute values (SVG included).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Shown, not obeyed: a bidi override would reorder the text around it.
-            c if crate::base::safe_text::needs_escape(c) => {
-                out.push_str(&c.escape_unicode().to_string())
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` become `\u` escapes, so
 /// that no string in it can close the element (`</script>`) or open a comment.
@@ -449,15 +430,6 @@ mod tests {
         assert!(html.contains("<tr class=\"rec\" data-setting=\"min_score=0.4,k=1\">"));
         assert!(html.contains("<tr class=\"pareto\" data-setting=\"min_score=0.2,k=2\">"));
         assert!(html.contains("<tr class=\"\" data-setting=\"min_score=0.2,k=1\">"));
-    }
-
-    #[test]
-    fn escape_covers_markup_and_quotes() {
-        assert_eq!(
-            escape(r#"<img src=x onerror="alert('1')">&"#),
-            "&lt;img src=x onerror=&quot;alert(&#39;1&#39;)&quot;&gt;&amp;"
-        );
-        assert_eq!(escape("plain é"), "plain é");
     }
 
     #[test]
