@@ -210,9 +210,9 @@ impl SweepOptions {
         let gate = if args.gate {
             // With --format json, stdout belongs to the results document.
             let summary = match (quiet, output) {
-                (true, _) => Summary::Nowhere,
-                (false, OutputFormat::Json) => Summary::Stderr,
-                (false, OutputFormat::Table) => Summary::Stdout,
+                (true, _) => GateSummaryTo::Nowhere,
+                (false, OutputFormat::Json) => GateSummaryTo::Stderr,
+                (false, OutputFormat::Table) => GateSummaryTo::Stdout,
             };
             // Its inputs are checked before the sweep: see `commands::gate::preflight`.
             Some(GateOptions::new(
@@ -275,7 +275,7 @@ impl SweepOptions {
 
 /// Where the gate's summary for people goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Summary {
+pub enum GateSummaryTo {
     Stdout,
     Stderr,
     Nowhere,
@@ -293,7 +293,7 @@ pub struct GateOptions {
     pub markdown: Option<PathBuf>,
     /// `$GITHUB_STEP_SUMMARY`: a file the Markdown is appended to.
     pub step_summary: Option<PathBuf>,
-    pub summary: Summary,
+    pub summary: GateSummaryTo,
 }
 
 impl GateOptions {
@@ -307,9 +307,9 @@ impl GateOptions {
         let cfg = LoadedConfig::load(config.as_deref())?;
         let results = results.unwrap_or_else(|| cfg.out_dir().join("results.json"));
         let summary = if quiet {
-            Summary::Nowhere
+            GateSummaryTo::Nowhere
         } else {
-            Summary::Stdout
+            GateSummaryTo::Stdout
         };
         GateOptions::new(args, results, &cfg, summary)
     }
@@ -319,7 +319,7 @@ impl GateOptions {
         args: GateArgs,
         results: PathBuf,
         cfg: &LoadedConfig,
-        summary: Summary,
+        summary: GateSummaryTo,
     ) -> Result<Self> {
         let g = &cfg.config.gate;
         let flag = |name: &str, v: Option<f64>, check: policy::Validator| {

@@ -42,17 +42,9 @@ async fn retrieve(s: &AskOptions) -> Result<Retrieved> {
     };
     corpus.split_long_sections(s.config.config.corpus.max_chunk_tokens);
     let engine = Engine {
-        embedder: s.pipeline.embedder.clone(),
-        model: s.pipeline.model.clone(),
         chat_variants: Vec::new(),
-        retrieval: Vec::new(),
-        rules: s.pipeline.rules.clone(),
-        concurrency: 1,
-        progress: None,
         judge: None,
-        retriever,
-        reranker: s.pipeline.reranker.clone(),
-        repeat: 1,
+        ..s.pipeline.engine(retriever, Vec::new(), 1)
     };
     let query = Query {
         corpus: 0,

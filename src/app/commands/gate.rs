@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::app::options::{GateOptions, Summary};
+use crate::app::options::{GateOptions, GateSummaryTo};
 use crate::base::exit::ExitStatus;
 use crate::output::gate::{self, ResultsError};
 use crate::output::report::{write_atomic, Results};
@@ -49,9 +49,9 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     }
     text.push_str(&gate::output::human(&report));
     match s.summary {
-        Summary::Stdout => super::print(&text)?,
-        Summary::Stderr => eprint!("{}", crate::base::safe_text::visible(&text)),
-        Summary::Nowhere => {}
+        GateSummaryTo::Stdout => super::print(&text)?,
+        GateSummaryTo::Stderr => eprint!("{}", crate::base::safe_text::visible(&text)),
+        GateSummaryTo::Nowhere => {}
     }
     if let Some(path) = &s.junit {
         write_file(path, gate::junit::junit(&report).as_bytes())?;

@@ -3,12 +3,13 @@
 use anyhow::Result;
 
 use crate::adapters::evalset::Workspace;
-use crate::analysis::stats::aggregate;
 use crate::app::cli::OutputFormat;
 use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
-use crate::output::report::{self, Exporter, Meta, Results, SetMeta};
-use crate::sweep::{Engine, Shard, Sweep};
+use crate::output::report::{self, Exporter};
+use crate::results::build::{set_meta, shard_workspace, Shape};
+use crate::results::{Meta, Results};
+use crate::sweep::{Engine, Sweep};
 use crate::vocab::grid::DEFAULT_PROFILE;
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
@@ -59,7 +60,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let retriever =
         crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
             .await?;
-    let retrieval = retrieval_variants(&s, &retriever, chunk_members).await?;
+    let retrieval = open_retrieval_variants(&s, &retriever, chunk_members).await?;
     if s.dry_run {
         return dry_run(&s, &ws, retriever, retrieval).await;
     }
@@ -68,17 +69,9 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         s.pipeline.rate_limited.clone(),
     );
     let engine = Engine {
-        embedder: s.pipeline.embedder.clone(),
-        model: s.pipeline.model.clone(),
-        chat_variants: s.pipeline.chat_variants.clone(),
-        retrieval,
-        judge: s.pipeline.judge.clone(),
-        rules: s.pipeline.rules.clone(),
-        concurrency: s.concurrency,
         progress: bar.as_ref().map(|(_, feed)| feed.clone()),
-        retriever,
-        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
+        ..s.pipeline.engine(retriever, retrieval, s.concurrency)
     };
     let sweep = engine.sweep(&ws, &s.grid).await;
     if let Some((bar, _)) = bar {
@@ -234,7 +227,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
 /// The retrieval variants of the grid's (embedder profile, chunk size) pairs; empty when the
 /// grid names neither dimension. A pgvector retriever is opened per embedder, so each one's
 /// dimensions are checked against the table.
-async fn retrieval_variants(
+async fn open_retrieval_variants(
     s: &SweepOptions,
     retriever: &Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
     members: Option<Vec<Vec<Vec<usize>>>>,
@@ -266,13 +259,6 @@ async fn retrieval_variants(
     Ok(out)
 }
 
-/// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
-pub struct Shape {
-    pub evalsets: Vec<SetMeta>,
-    pub positions: Vec<usize>,
-    pub sets: Vec<usize>,
-}
-
 /// `--dry-run`: plan, count and print; no chat call, no report.
 async fn dry_run(
     s: &SweepOptions,
@@ -281,18 +267,10 @@ async fn dry_run(
     retrieval: Vec<crate::sweep::RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let engine = Engine {
-        embedder: s.pipeline.embedder.clone(),
-        model: s.pipeline.model.clone(),
-        chat_variants: s.pipeline.chat_variants.clone(),
-        retrieval,
         // A dry run makes no chat call, so nothing to grade.
         judge: None,
-        rules: s.pipeline.rules.clone(),
-        concurrency: s.concurrency,
-        progress: None,
-        retriever,
-        reranker: s.pipeline.reranker.clone(),
         repeat: s.repeat,
+        ..s.pipeline.engine(retriever, retrieval, s.concurrency)
     };
     let dry = engine.dry_run(ws, &s.grid, &s.pipeline.pricing).await?;
     match s.format {
@@ -529,114 +507,29 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// What results record of each question set: path, corpus, counts and digests, of the whole
-/// set (a shard runs only some of its questions).
-fn set_meta(ws: &Workspace) -> Vec<SetMeta> {
-    ws.sets
-        .iter()
-        .map(|set| {
-            let corpus = &ws.corpora[set.questions[0].corpus];
-            let parts: Vec<&[u8]> = corpus
-                .chunks
-                .iter()
-                .flat_map(|c| [c.id.as_bytes(), c.heading.as_bytes(), c.text.as_bytes()])
-                .collect();
-            let answerable = set.questions.iter().filter(|q| q.answerable).count();
-            SetMeta {
-                path: set.path.display().to_string(),
-                corpus: corpus.describe(),
-                answerable,
-                unanswerable: set.questions.len() - answerable,
-                digest: crate::base::digest::digest(&[set.text.as_bytes()]),
-                corpus_digest: crate::base::digest::digest(&parts),
-            }
-        })
-        .collect()
-}
-
-/// The workspace with only the questions of `shard`, the position of each kept question in the
-/// whole sweep's order, and its question set.
-fn shard_workspace(mut ws: Workspace, shard: Option<Shard>) -> (Workspace, Vec<usize>, Vec<usize>) {
-    let (mut positions, mut sets) = (Vec::new(), Vec::new());
-    let mut position = 0;
-    for (i, set) in ws.sets.iter_mut().enumerate() {
-        set.questions.retain(|q| {
-            position += 1;
-            let keep = shard.is_none_or(|sh| sh.contains(&q.id));
-            if keep {
-                positions.push(position - 1);
-                sets.push(i);
-            }
-            keep
-        });
-    }
-    (ws, positions, sets)
-}
-
-/// Aggregate a finished sweep into the value every report reads.
+/// The finished sweep as the one value every report reads: the facts of this run (`Meta`)
+/// from the options and the pipeline, the rest from the sweep.
 pub fn collect(s: &SweepOptions, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
-    let questions: Vec<_> = ws.questions().cloned().collect();
-    let n = questions.len();
-    let stats = (0..sweep.settings.len())
-        .map(|i| {
-            aggregate(
-                &sweep.runs[i * n..(i + 1) * n],
-                &questions,
-                &s.pipeline.pricing,
-            )
+    let meta = Meta {
+        identity: s.identity.clone(),
+        embedder: s.pipeline.embedder.model(),
+        model: s.pipeline.model.model(),
+        models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
+        embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
+        judge: s.pipeline.judge.as_ref().map(|j| j.model()),
+        refusal: s.pipeline.rules.refusal.clone(),
+        strict_refusal: s.pipeline.rules.refusal_match
+            == crate::adapters::prompt::RefusalMatch::Strict,
+        currency: s.pipeline.currency.clone(),
+        pricing: s.pipeline.pricing,
+        policy: s.config.config.recommend.clone(),
+        evalsets: Vec::new(),
+    };
+    // The patterns were checked when the config was loaded.
+    let scanner = crate::adapters::scan::Scanner::new(&s.config.config.scan.patterns)
+        .or_else(|_| {
+            crate::adapters::scan::Scanner::new(&crate::adapters::scan::Scanner::default_patterns())
         })
-        .collect();
-    Results {
-        meta: Meta {
-            identity: s.identity.clone(),
-            embedder: s.pipeline.embedder.model(),
-            model: s.pipeline.model.model(),
-            models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
-            embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
-            judge: s.pipeline.judge.as_ref().map(|j| j.model()),
-            refusal: s.pipeline.rules.refusal.clone(),
-            strict_refusal: s.pipeline.rules.refusal_match
-                == crate::adapters::prompt::RefusalMatch::Strict,
-            currency: s.pipeline.currency.clone(),
-            pricing: s.pipeline.pricing,
-            policy: s.config.config.recommend.clone(),
-            evalsets: shape.evalsets,
-        },
-        shard: s.shard,
-        positions: shape.positions,
-        question_set: shape.sets,
-        corpora: sweep.corpora.iter().map(|c| c.describe()).collect(),
-        call_log: sweep.call_log,
-        chunk_ids: sweep
-            .corpora
-            .iter()
-            .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
-            .collect(),
-        flagged: {
-            // The patterns were checked when the config was loaded.
-            let scanner = crate::adapters::scan::Scanner::new(&s.config.config.scan.patterns)
-                .or_else(|_| {
-                    crate::adapters::scan::Scanner::new(
-                        &crate::adapters::scan::Scanner::default_patterns(),
-                    )
-                })
-                .expect("default patterns compile");
-            sweep.corpora.iter().map(|c| scanner.flag(c)).collect()
-        },
-        chunk_labels: sweep
-            .corpora
-            .iter()
-            .map(|c| c.chunks.iter().map(ToString::to_string).collect())
-            .collect(),
-        expected_scores: sweep.expected_scores,
-        expected_by_retrieval: sweep.expected_by_retrieval,
-        questions,
-        settings: sweep.settings,
-        stats,
-        runs: sweep.runs,
-        calls: sweep.calls,
-        insight: Default::default(),
-        setting_text: Default::default(),
-    }
-    .with_insight(&s.config.config.recommend)
+        .expect("default patterns compile");
+    Results::build(meta, ws, sweep, shape, s.shard, &scanner)
 }

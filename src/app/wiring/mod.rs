@@ -104,7 +104,64 @@ pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoin
     Ok(Endpoints::new(servers, limiter))
 }
 
+/// The OpenAI-compatible chat model of a `chat:` section or `models:` profile, behind
+/// `endpoint`, uncached.
+pub(crate) fn openai_chat(
+    section: &crate::app::config::ChatConfig,
+    endpoint: Endpoints,
+) -> Result<Arc<dyn ChatModel>> {
+    let model = OpenAiChat::new(
+        endpoint,
+        &section.model,
+        section.temperature,
+        section.max_tokens,
+        section.stream,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    Ok(Arc::new(model))
+}
+
+/// The OpenAI-compatible embedder of an `embedder:` section or `embedders:` profile, behind
+/// `endpoints`, uncached.
+pub(crate) fn openai_embedder(
+    section: &crate::app::config::EmbedderConfig,
+    endpoints: Endpoints,
+) -> Result<Arc<dyn Embedder>> {
+    let embedder = OpenAiEmbedder::new(
+        endpoints,
+        &section.model,
+        section.batch_size,
+        section.concurrency,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?
+    .with_max_input_tokens(section.max_input_tokens);
+    Ok(Arc::new(embedder))
+}
+
 impl Pipeline {
+    /// The sweep engine over this pipeline: its models, judge, reranker and rules, with
+    /// `retriever` and the `retrieval` variants; no progress feed, one repeat.
+    pub fn engine(
+        &self,
+        retriever: Option<Arc<dyn crate::adapters::retriever::Retriever>>,
+        retrieval: Vec<crate::sweep::RetrievalVariant>,
+        concurrency: usize,
+    ) -> crate::sweep::Engine {
+        crate::sweep::Engine {
+            embedder: self.embedder.clone(),
+            model: self.model.clone(),
+            chat_variants: self.chat_variants.clone(),
+            retrieval,
+            judge: self.judge.clone(),
+            rules: self.rules.clone(),
+            concurrency,
+            progress: None,
+            retriever,
+            reranker: self.reranker.clone(),
+            repeat: 1,
+        }
+    }
+
     /// Build the configured models. HTTP models sit behind the response cache unless `cache`
     /// is `None`; the builtin ones are instant and never cached.
     pub fn from_config(
@@ -121,20 +178,9 @@ impl Pipeline {
         let embedder: Arc<dyn Embedder> = match c.embedder.kind {
             EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
             EmbedderKind::Openai => {
-                let http: Arc<dyn Embedder> = Arc::new(
-                    OpenAiEmbedder::new(
-                        {
-                            let endpoints = endpoint(c.embedder.http(), &held)?;
-                            rate_limited |= endpoints.limiter.is_some();
-                            endpoints
-                        },
-                        &c.embedder.model,
-                        c.embedder.batch_size,
-                        c.embedder.concurrency,
-                    )
-                    .map_err(|e| anyhow::anyhow!(e))?
-                    .with_max_input_tokens(c.embedder.max_input_tokens),
-                );
+                let endpoints = endpoint(c.embedder.http(), &held)?;
+                rate_limited |= endpoints.limiter.is_some();
+                let http = openai_embedder(&c.embedder, endpoints)?;
                 match cache {
                     Some(mode) => {
                         let store = CachedEmbedder::open_store(&cache_dir, mode)?;
@@ -157,16 +203,7 @@ impl Pipeline {
                     dead: endpoint.dead.clone(),
                 });
                 rate_limited |= endpoint.limiter.is_some();
-                let http: Arc<dyn ChatModel> = Arc::new(
-                    OpenAiChat::new(
-                        endpoint,
-                        &c.chat.model,
-                        c.chat.temperature,
-                        c.chat.max_tokens,
-                        c.chat.stream,
-                    )
-                    .map_err(|e| anyhow::anyhow!(e))?,
-                );
+                let http = openai_chat(&c.chat, endpoint)?;
                 match cache {
                     Some(mode) => {
                         let store = CachedModel::open_store(&cache_dir, mode)?;

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::{endpoint, Pipeline};
 use crate::adapters::cache::{CachedEmbedder, CachedModel};
-use crate::adapters::chat::{ChatModel, OpenAiChat};
-use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
+use crate::adapters::chat::ChatModel;
+use crate::adapters::embed::{Embedder, HashEmbedder};
 use crate::adapters::mock::MockModel;
 use crate::app::config::{ChatKind, EmbedderKind, LoadedConfig};
 use crate::vocab::grid::Grid;
@@ -48,16 +48,7 @@ impl Pipeline {
                             shown: section.http().shown(),
                             dead: endpoint.dead.clone(),
                         });
-                        Arc::new(
-                            OpenAiChat::new(
-                                endpoint,
-                                &section.model,
-                                section.temperature,
-                                section.max_tokens,
-                                section.stream,
-                            )
-                            .map_err(|e| anyhow::anyhow!(e))?,
-                        )
+                        super::openai_chat(&section, endpoint)?
                     }
                 };
                 let id = (raw.model(), raw.params().to_string());
@@ -111,11 +102,7 @@ impl Pipeline {
                     if endpoints.limiter.is_some() {
                         self.rate_limited = Some(self.held.clone());
                     }
-                    let http: Arc<dyn Embedder> = Arc::new(
-                        OpenAiEmbedder::new(endpoints, &e.model, e.batch_size, e.concurrency)
-                            .map_err(|e| anyhow::anyhow!(e))?
-                            .with_max_input_tokens(e.max_input_tokens),
-                    );
+                    let http = super::openai_embedder(e, endpoints)?;
                     match self.cache {
                         Some(mode) => {
                             let store = match &self.embed_store {
