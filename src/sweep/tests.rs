@@ -68,7 +68,21 @@ fn grid() -> impl Strategy<Value = Grid> {
         })
 }
 
+/// A question for [`workspace`]: its words, whether it is answerable, the chunk (modulo their
+/// count) that answers it, and the topic of an earlier user turn when it is a follow-up.
 type Q = (Vec<&'static str>, bool, usize, Option<Vec<&'static str>>);
+
+fn questions() -> impl Strategy<Value = Vec<Q>> {
+    prop::collection::vec(
+        (
+            prop::collection::vec(prop::sample::select(VOCAB), 1..5),
+            any::<bool>(),
+            0usize..100,
+            prop::option::of(prop::collection::vec(prop::sample::select(VOCAB), 1..4)),
+        ),
+        1..8,
+    )
+}
 
 fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
     let chunks: Vec<_> = docs
@@ -261,15 +275,7 @@ proptest! {
     #[test]
     fn planned_grades_equal_independent_grading(
         docs in prop::collection::vec(document(), 1..4),
-        qs in prop::collection::vec(
-            (
-                prop::collection::vec(prop::sample::select(VOCAB), 1..5),
-                any::<bool>(),
-                0usize..100,
-                prop::option::of(prop::collection::vec(prop::sample::select(VOCAB), 1..4)),
-            ),
-            1..8,
-        ),
+        qs in questions(),
         grid in grid(),
     ) {
         // A paraphrasing model, so that replies take every tier, and the mock judge.
@@ -290,15 +296,7 @@ proptest! {
     #[test]
     fn planned_sweep_equals_independent_evaluation(
         docs in prop::collection::vec(document(), 1..4),
-        qs in prop::collection::vec(
-            (
-                prop::collection::vec(prop::sample::select(VOCAB), 1..5),
-                any::<bool>(),
-                0usize..100,
-                prop::option::of(prop::collection::vec(prop::sample::select(VOCAB), 1..4)),
-            ),
-            1..8,
-        ),
+        qs in questions(),
         grid in grid(),
     ) {
         let ws = workspace(docs, qs);

@@ -220,19 +220,11 @@ impl ChatModel for OpenAiChat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::http::RetryPolicy;
     use crate::adapters::prompt::{Message, Role};
 
     #[test]
     fn a_request_costs_its_prompt_estimate_plus_max_tokens() {
-        let server = Endpoint::new(
-            "http://127.0.0.1:1/v1",
-            "RAGEVAL_TEST_NO_SUCH_VAR",
-            &[],
-            Duration::from_secs(1),
-            RetryPolicy::default(),
-        )
-        .unwrap();
+        let server = Endpoint::for_tests("http://127.0.0.1:1/v1");
         let request = ChatRequest {
             messages: vec![
                 Message {

@@ -101,3 +101,92 @@ macro_rules! http_view {
     };
 }
 pub(crate) use http_view;
+
+/// A config section with the HTTP fields of [`HttpConfig`] among its own, its `Default` and its
+/// `http()` view. Every field is written `pub name: Type = default,`; three markers stand for
+/// the shared fields, in the place they take in the struct:
+///
+/// - `@server(KEY_ENV) { /// doc }`: `base_url` (with the doc given) and `api_key_env`
+///   (default `KEY_ENV`);
+/// - `@retries(TIMEOUT_S)`, or `@retries(TIMEOUT_S) { /// doc }` for another doc of
+///   `max_retries`: `timeout_s`, `max_retries`, `backoff_ms` and `headers`;
+/// - `@rate_limits { /// doc } { /// doc }`: `requests_per_minute` and `tokens_per_minute`,
+///   each with its doc.
+///
+/// The struct comes out as if written by hand, fields in the order given: serde's errors
+/// ("expected one of ...") and the JSON schema are the same (`flatten` would have lost
+/// `deny_unknown_fields`).
+macro_rules! http_section {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident { $($body:tt)* }
+    ) => {
+        $crate::adapters::http::config::http_section!(@munch [$(#[$attr])*] $name [] [] $($body)*);
+    };
+    (@munch $attrs:tt $name:ident [$($f:tt)*] [$($d:tt)*]
+        @server($key:expr) { $(#[$doc:meta])* } $($rest:tt)*
+    ) => {
+        $crate::adapters::http::config::http_section!(@munch $attrs $name [$($f)*
+            $(#[$doc])*
+            pub base_url: Option<$crate::adapters::http::config::BaseUrls>,
+            /// The environment variable holding the API key; the key itself never goes in a file.
+            pub api_key_env: String,
+        ] [$($d)* base_url: None, api_key_env: $key.into(),] $($rest)*);
+    };
+    (@munch $attrs:tt $name:ident [$($f:tt)*] [$($d:tt)*]
+        @retries($timeout:expr) { $(#[$doc:meta])* } $($rest:tt)*
+    ) => {
+        $crate::adapters::http::config::http_section!(@munch $attrs $name [$($f)*
+            /// Seconds before an attempt is abandoned.
+            pub timeout_s: f64,
+            $(#[$doc])*
+            pub max_retries: u32,
+            /// The first retry waits a random time up to this many milliseconds; each further retry
+            /// doubles it, up to 20 s.
+            pub backoff_ms: u64,
+            /// Extra request headers (values are redacted in reports).
+            pub headers: std::collections::BTreeMap<String, String>,
+        ] [$($d)*
+            timeout_s: $timeout,
+            max_retries: 4,
+            backoff_ms: $crate::adapters::http::config::DEFAULT_BACKOFF_MS,
+            headers: Default::default(),
+        ] $($rest)*);
+    };
+    // No doc given: the usual one.
+    (@munch $attrs:tt $name:ident $f:tt $d:tt @retries($timeout:expr) $($rest:tt)*) => {
+        $crate::adapters::http::config::http_section!(@munch $attrs $name $f $d
+            @retries($timeout) {
+                /// Attempts after the first one, on connect errors, timeouts, 429 and 5xx.
+            } $($rest)*);
+    };
+    (@munch $attrs:tt $name:ident [$($f:tt)*] [$($d:tt)*]
+        @rate_limits { $(#[$requests:meta])* } { $(#[$tokens:meta])* } $($rest:tt)*
+    ) => {
+        $crate::adapters::http::config::http_section!(@munch $attrs $name [$($f)*
+            $(#[$requests])*
+            pub requests_per_minute: Option<u32>,
+            $(#[$tokens])*
+            pub tokens_per_minute: Option<u64>,
+        ] [$($d)* requests_per_minute: None, tokens_per_minute: None,] $($rest)*);
+    };
+    (@munch $attrs:tt $name:ident [$($f:tt)*] [$($d:tt)*]
+        $(#[$fattr:meta])* pub $field:ident: $ty:ty = $default:expr, $($rest:tt)*
+    ) => {
+        $crate::adapters::http::config::http_section!(@munch $attrs $name
+            [$($f)* $(#[$fattr])* pub $field: $ty,] [$($d)* $field: $default,] $($rest)*);
+    };
+    (@munch [$($attr:tt)*] $name:ident [$($f:tt)*] [$($d:tt)*]) => {
+        $($attr)*
+        pub struct $name { $($f)* }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($d)* }
+            }
+        }
+
+        $crate::adapters::http::config::http_view!($name);
+    };
+}
+pub(crate) use http_section;

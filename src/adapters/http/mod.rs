@@ -246,6 +246,22 @@ impl Endpoint {
     }
 }
 
+#[cfg(test)]
+impl Endpoint {
+    /// For tests that never reach the server: `url` with no API key
+    /// (`$RAGEVAL_TEST_NO_SUCH_VAR`), no headers, a 1 s timeout and the default retries.
+    pub(crate) fn for_tests(url: &str) -> Endpoint {
+        Endpoint::new(
+            url,
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+        )
+        .unwrap()
+    }
+}
+
 impl fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Endpoint")
@@ -450,14 +466,7 @@ mod tests {
 
     #[test]
     fn urls_keep_the_query_after_the_path_and_show_no_credential() {
-        let ep = Endpoint::new(
-            "http://u:sk-1@127.0.0.1:1/v1/?api-version=2",
-            "RAGEVAL_TEST_NO_SUCH_VAR",
-            &[],
-            Duration::from_secs(1),
-            RetryPolicy::default(),
-        )
-        .unwrap();
+        let ep = Endpoint::for_tests("http://u:sk-1@127.0.0.1:1/v1/?api-version=2");
         assert_eq!(
             ep.url("/chat/completions"),
             "http://u:sk-1@127.0.0.1:1/v1/chat/completions?api-version=2"
@@ -566,14 +575,7 @@ mod tests {
 
     #[test]
     fn statuses_are_classified() {
-        let ep = Endpoint::new(
-            "http://127.0.0.1:1/v1",
-            "RAGEVAL_TEST_NO_SUCH_VAR",
-            &[],
-            Duration::from_secs(1),
-            RetryPolicy::default(),
-        )
-        .unwrap();
+        let ep = Endpoint::for_tests("http://127.0.0.1:1/v1");
         let h = HeaderMap::new();
         let body = br#"{"error":{"message":"Incorrect API key provided: sk-abc"}}"#;
         let f = status_failure(StatusCode::UNAUTHORIZED, &h, body, &ep);

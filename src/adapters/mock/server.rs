@@ -272,6 +272,20 @@ async fn inject(state: &AppState, fault: Option<Fault>, valid_body: &Value) -> O
     }
 }
 
+/// [`authorize`] a request, then [`parse_json`] its body: the reply to send instead when either
+/// fails.
+fn authorized_json(state: &AppState, headers: &HeaderMap, body: &Bytes) -> Result<Value, Response> {
+    authorize(state, headers)?;
+    parse_json(body)
+}
+
+/// Count one more request in `requests` and the `n` items (texts, documents) it carries in
+/// `items`.
+fn tally(requests: &AtomicU64, items: &AtomicU64, n: usize) {
+    requests.fetch_add(1, Ordering::Relaxed);
+    items.fetch_add(n as u64, Ordering::Relaxed);
+}
+
 fn parse_json(body: &Bytes) -> Result<Value, Response> {
     serde_json::from_slice(body).map_err(|e| {
         error(
@@ -474,10 +488,7 @@ async fn embeddings(
     body: Bytes,
 ) -> Response {
     let reply_at = std::time::Instant::now() + state.opts.delay;
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let req = match parse_json(&body) {
+    let req = match authorized_json(&state, &headers, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -495,14 +506,8 @@ async fn embeddings(
             )
         }
     };
-    state
-        .counters
-        .embedding_requests
-        .fetch_add(1, Ordering::Relaxed);
-    state
-        .counters
-        .texts_embedded
-        .fetch_add(texts.len() as u64, Ordering::Relaxed);
+    let c = &state.counters;
+    tally(&c.embedding_requests, &c.texts_embedded, texts.len());
     let data: Vec<Value> = texts
         .iter()
         .enumerate()
@@ -527,10 +532,7 @@ async fn embeddings(
 /// [`crate::adapters::rerank::overlap_score`], best first (ties in the order sent), the best `top_n`.
 async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
     let reply_at = std::time::Instant::now() + state.opts.delay;
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let req = match parse_json(&body) {
+    let req = match authorized_json(&state, &headers, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -543,14 +545,8 @@ async fn rerank(State(state): State<Arc<AppState>>, headers: HeaderMap, body: By
         );
     };
     let documents: Vec<&str> = documents.iter().filter_map(Value::as_str).collect();
-    state
-        .counters
-        .rerank_requests
-        .fetch_add(1, Ordering::Relaxed);
-    state
-        .counters
-        .documents_reranked
-        .fetch_add(documents.len() as u64, Ordering::Relaxed);
+    let c = &state.counters;
+    tally(&c.rerank_requests, &c.documents_reranked, documents.len());
     let mut scored: Vec<(usize, f64)> = documents
         .iter()
         .map(|d| crate::adapters::rerank::overlap_score(query, d))

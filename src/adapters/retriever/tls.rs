@@ -150,7 +150,10 @@ pub fn client_config(s: &Split) -> Result<Option<ClientConfig>, String> {
         .map_err(|e| format!("cannot set up TLS: {e}"))?;
     let algorithms = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match s.mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unchecked(algorithms)),
+        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Lenient {
+            chain: None,
+            algorithms,
+        }),
         Mode::VerifyCa | Mode::VerifyFull => {
             let roots = Arc::new(roots(s.root_cert.as_deref())?);
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
@@ -159,7 +162,10 @@ pub fn client_config(s: &Split) -> Result<Option<ClientConfig>, String> {
             if s.mode == Mode::VerifyFull {
                 webpki
             } else {
-                Arc::new(AnyName(webpki))
+                Arc::new(Lenient {
+                    chain: Some(webpki),
+                    algorithms,
+                })
             }
         }
     };
@@ -196,52 +202,17 @@ fn roots(file: Option<&std::path::Path>) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
-/// `prefer` and `require`: the session is encrypted and its handshake signatures checked, but
-/// the certificate is not (libpq's meaning of these modes).
+/// The server's certificate as `prefer`, `require` (`chain: None`: not checked, libpq's meaning
+/// of these modes) and `verify-ca` (`chain`: it must lead to a trusted root, but the name it was
+/// issued for is not compared with the host) check it. The handshake signatures are checked in
+/// every mode, with the provider's algorithms (those `chain` was built with).
 #[derive(Debug)]
-struct Unchecked(WebPkiSupportedAlgorithms);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    algorithms: WebPkiSupportedAlgorithms,
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the name it was issued for is not
-/// compared with the host.
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -250,10 +221,10 @@ impl ServerCertVerifier for AnyName {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -267,7 +238,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -276,11 +247,11 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
