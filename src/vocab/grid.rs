@@ -9,8 +9,8 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use crate::adapters::prompt::{Format, Order};
-use crate::adapters::rewrite::Rewrite;
+use super::choices::{Format, Order, Rewrite};
+use super::dim::{Dim, FromValue, Value};
 
 /// At most this many values in one dimension; a typo like `0..1:0.0001` should not plan a
 /// million runs.
@@ -168,8 +168,8 @@ pub fn parse_ks(spec: &str) -> Result<Vec<usize>, String> {
 /// `chat:` or `embedder:` section.
 pub const DEFAULT_PROFILE: &str = "default";
 
-/// One point of the grid. Every writer flattens it through [`Setting::COLUMNS`] and
-/// [`Setting::values`], so adding a dimension means adding a field here, nothing else.
+/// One point of the grid: a typed field per [`Dim`], which the engine reads. Every writer
+/// flattens it through [`Dim::ALL`] and [`Setting::get`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Setting {
     pub min_score: Decimal,
@@ -203,126 +203,85 @@ impl Setting {
         }
     }
 
-    /// Names of the dimension columns, in the order [`Setting::values`] gives them.
-    pub const COLUMNS: &'static [&'static str] = &[
-        "min_score",
-        "k",
-        "order",
-        "format",
-        "rewrite",
-        "chat",
-        "temperature",
-        "embedder",
-        "chunk_tokens",
-    ];
-
-    /// The first [`Setting::COLUMNS`] every record and CSV file names; the later ones (model
-    /// profiles, temperature, chunk size) only when some setting moves them off their default,
-    /// so results of sweeps without them stay byte-identical.
-    pub const ALWAYS_RECORDED: usize = 5;
-
-    /// The dimension values as text, for tables and CSV.
-    pub fn values(&self) -> Vec<String> {
-        vec![
-            self.min_score.to_string(),
-            self.k.to_string(),
-            self.order.to_string(),
-            self.format.to_string(),
-            self.rewrite.to_string(),
-            self.chat.clone(),
-            self.temperature
-                .map_or_else(|| DEFAULT_PROFILE.to_string(), |t| t.to_string()),
-            self.embedder.clone(),
-            self.chunk_tokens
-                .map_or_else(|| DEFAULT_PROFILE.to_string(), |n| n.to_string()),
-        ]
-    }
-
-    /// Whether dimension `i` holds its default value (defaults are left out of ids).
-    pub fn is_default(&self, i: usize) -> bool {
-        match i {
-            2 => self.order == Order::default(),
-            3 => self.format == Format::default(),
-            4 => self.rewrite == Rewrite::default(),
-            5 => self.chat == DEFAULT_PROFILE,
-            6 => self.temperature.is_none(),
-            7 => self.embedder == DEFAULT_PROFILE,
-            8 => self.chunk_tokens.is_none(),
-            _ => false,
+    /// The value of dimension `d`: the one place that maps dimensions to fields, with
+    /// [`Setting::set`].
+    pub fn get(&self, d: Dim) -> Value {
+        match d {
+            Dim::MinScore => Value::Decimal(self.min_score),
+            Dim::K => Value::Whole(self.k),
+            Dim::Order => Value::Order(self.order),
+            Dim::Format => Value::Format(self.format),
+            Dim::Rewrite => Value::Rewrite(self.rewrite),
+            Dim::Chat => Value::Name(self.chat.clone()),
+            Dim::Temperature => Value::OptDecimal(self.temperature),
+            Dim::Embedder => Value::Name(self.embedder.clone()),
+            Dim::ChunkTokens => Value::OptWhole(self.chunk_tokens),
         }
     }
 
+    /// Set dimension `d` to `v`, a value of `d` (as [`Dim::parse`] gives them).
+    pub fn set(&mut self, d: Dim, v: Value) {
+        match (d, v) {
+            (Dim::MinScore, Value::Decimal(x)) => self.min_score = x,
+            (Dim::K, Value::Whole(x)) => self.k = x,
+            (Dim::Order, Value::Order(x)) => self.order = x,
+            (Dim::Format, Value::Format(x)) => self.format = x,
+            (Dim::Rewrite, Value::Rewrite(x)) => self.rewrite = x,
+            (Dim::Chat, Value::Name(x)) => self.chat = x,
+            (Dim::Temperature, Value::OptDecimal(x)) => self.temperature = x,
+            (Dim::Embedder, Value::Name(x)) => self.embedder = x,
+            (Dim::ChunkTokens, Value::OptWhole(x)) => self.chunk_tokens = x,
+            (d, v) => panic!("`{v:?}` is no value of dimension `{d}`"),
+        }
+    }
+
+    /// The dimension values as text, for tables and CSV, in [`Dim::ALL`] order.
+    pub fn values(&self) -> Vec<String> {
+        Dim::ALL.map(|d| self.get(d).to_string()).to_vec()
+    }
+
     /// The setting as an ordered map `{dimension: value}` of the dimensions in `columns`
-    /// (indices of [`Setting::COLUMNS`], see [`recorded_columns`]): how the results record
-    /// stores it. A temperature or chunk size at its default is `null`.
-    pub fn to_map(&self, columns: &[usize]) -> indexmap::IndexMap<String, serde_json::Value> {
-        let serde_json::Value::Object(map) =
-            serde_json::to_value(self).expect("a setting serializes")
-        else {
-            unreachable!("a setting serializes as an object")
-        };
+    /// (see [`recorded_columns`]): how the results record stores it. A temperature or chunk
+    /// size at its default is `null`.
+    pub fn to_map(&self, columns: &[Dim]) -> indexmap::IndexMap<String, serde_json::Value> {
         columns
             .iter()
-            .map(|&i| {
-                let name = Self::COLUMNS[i];
-                (name.to_string(), map[name].clone())
+            .map(|&d| {
+                let value = serde_json::to_value(self.get(d)).expect("a value serializes");
+                (d.name().to_string(), value)
             })
             .collect()
     }
 
     /// The setting [`Setting::to_map`] wrote; an error names a missing or malformed value.
+    /// The dimensions records name only when moved may be absent (or `null`): their default.
     pub fn from_map(map: &indexmap::IndexMap<String, serde_json::Value>) -> Result<Self, String> {
-        let get = |name: &str| {
-            map.get(name)
-                .ok_or_else(|| format!("no value for dimension `{name}`"))
-        };
-        let text = |name: &str| -> Result<String, String> {
-            match get(name)? {
-                serde_json::Value::String(s) => Ok(s.clone()),
+        let mut s = Setting::new(Decimal { units: 0, scale: 0 }, 0);
+        for d in Dim::ALL {
+            let name = d.name();
+            let text = match map.get(name) {
+                None | Some(serde_json::Value::Null) if !d.always_recorded() => continue,
+                None => return Err(format!("no value for dimension `{name}`")),
+                Some(serde_json::Value::String(s)) => s.clone(),
                 // Rust prints floats without an exponent (0.00001, never 1e-5).
-                serde_json::Value::Number(n) => Ok(match n.as_f64() {
+                Some(serde_json::Value::Number(n)) => match n.as_f64() {
                     Some(f) if !(n.is_u64() || n.is_i64()) => f.to_string(),
                     _ => n.to_string(),
-                }),
-                other => Err(format!("`{name}` is `{other}`, not a value")),
-            }
-        };
-        let k = text("k")?;
-        // The later dimensions are absent from records of sweeps that did not move them.
-        let optional = |name: &str| -> Result<Option<String>, String> {
-            match map.get(name) {
-                None | Some(serde_json::Value::Null) => Ok(None),
-                Some(_) => text(name).map(Some),
-            }
-        };
-        let chunk_tokens = match optional("chunk_tokens")? {
-            None => None,
-            Some(n) => Some(
-                n.parse()
-                    .map_err(|_| format!("`chunk_tokens` is `{n}`, not a whole number"))?,
-            ),
-        };
-        Ok(Setting {
-            min_score: text("min_score")?.parse()?,
-            k: k.parse()
-                .map_err(|_| format!("`k` is `{k}`, not a whole number"))?,
-            order: text("order")?.parse()?,
-            format: text("format")?.parse()?,
-            rewrite: text("rewrite")?.parse()?,
-            chat: optional("chat")?.unwrap_or_else(|| DEFAULT_PROFILE.to_string()),
-            temperature: optional("temperature")?.map(|t| t.parse()).transpose()?,
-            embedder: optional("embedder")?.unwrap_or_else(|| DEFAULT_PROFILE.to_string()),
-            chunk_tokens,
-        })
+                },
+                Some(other) => return Err(format!("`{name}` is `{other}`, not a value")),
+            };
+            s.set(d, d.value_from_text(&text)?);
+        }
+        Ok(s)
     }
 
     /// The setting's retrieval variant as `embedder=NAME`, `chunk_tokens=N` or both: those of
-    /// the two that `dims` (dimension names) holds.
+    /// the retrieval dimensions that `dims` (dimension names) holds.
     pub fn retrieval_label<S: AsRef<str>>(&self, dims: &[S]) -> String {
-        let values = self.values();
-        (7..=8)
-            .filter(|&i| dims.iter().any(|d| d.as_ref() == Self::COLUMNS[i]))
-            .map(|i| format!("{}={}", Self::COLUMNS[i], values[i]))
+        Dim::ALL
+            .into_iter()
+            .filter(|d| d.is_retrieval() && dims.iter().any(|n| n.as_ref() == d.name()))
+            .map(|d| format!("{d}={}", self.get(d)))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -330,128 +289,150 @@ impl Setting {
     /// A compact, stable identifier: `min_score=0.3,k=4`, plus every dimension that is not at
     /// its default (`min_score=0.3,k=4,order=edge`), so ids of older results stay valid.
     pub fn id(&self) -> String {
-        Self::COLUMNS
-            .iter()
-            .zip(self.values())
-            .enumerate()
-            .filter(|(i, _)| !self.is_default(*i))
-            .map(|(_, (c, v))| format!("{c}={v}"))
+        Dim::ALL
+            .into_iter()
+            .filter(|d| !d.is_default_in(self))
+            .map(|d| format!("{d}={}", self.get(d)))
             .collect::<Vec<_>>()
             .join(",")
     }
 }
 
-/// Indices of the columns worth showing for `settings`: minScore and k always, the other
-/// dimensions when some setting moves them off their default.
-pub fn shown_columns(settings: &[Setting]) -> Vec<usize> {
-    (0..Setting::COLUMNS.len())
-        .filter(|&i| i < 2 || settings.iter().any(|s| !s.is_default(i)))
+impl Dim {
+    /// Whether `s` holds this dimension's default (defaults are left out of ids); never for
+    /// minScore and k, which have none.
+    pub fn is_default_in(self, s: &Setting) -> bool {
+        self.default_value().is_some_and(|v| s.get(self) == v)
+    }
+}
+
+/// The columns worth showing for `settings`: minScore and k always, the other dimensions
+/// when some setting moves them off their default.
+pub fn shown_columns(settings: &[Setting]) -> Vec<Dim> {
+    Dim::ALL
+        .into_iter()
+        .filter(|d| d.default_value().is_none() || settings.iter().any(|s| !d.is_default_in(s)))
         .collect()
 }
 
-/// Indices of the columns a record and the CSV files name for `settings`: the first
-/// [`Setting::ALWAYS_RECORDED`], and each later one that some setting moves off its default.
-pub fn recorded_columns(settings: &[Setting]) -> Vec<usize> {
-    (0..Setting::COLUMNS.len())
-        .filter(|&i| i < Setting::ALWAYS_RECORDED || settings.iter().any(|s| !s.is_default(i)))
+/// The columns a record and the CSV files name for `settings`: those
+/// [`Dim::always_recorded`], and each other one that some setting moves off its default.
+pub fn recorded_columns(settings: &[Setting]) -> Vec<Dim> {
+    Dim::ALL
+        .into_iter()
+        .filter(|d| d.always_recorded() || settings.iter().any(|s| !d.is_default_in(s)))
         .collect()
 }
 
-/// The dimensions of a sweep; settings are their cartesian product.
+/// The dimensions of a sweep, a map from [`Dim`] to its values; settings are their
+/// cartesian product.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    pub min_scores: Vec<Decimal>,
-    pub ks: Vec<usize>,
-    pub orders: Vec<Order>,
-    pub formats: Vec<Format>,
-    pub rewrites: Vec<Rewrite>,
-    /// Chat profiles by name (`default`: the `chat:` section).
-    pub chats: Vec<String>,
-    /// Chat temperatures (`None`: each profile's own).
-    pub temperatures: Vec<Option<Decimal>>,
-    /// Embedder profiles by name (`default`: the `embedder:` section).
-    pub embedders: Vec<String>,
-    /// Chunk sizes of the builtin chunker (`None`: `corpus.max_chunk_tokens`).
-    pub chunk_tokens: Vec<Option<usize>>,
+    axes: [Vec<Value>; Dim::COUNT],
 }
 
 impl Grid {
     /// A grid over minScore and k, every other dimension at its default.
     pub fn new(min_scores: Vec<Decimal>, ks: Vec<usize>) -> Self {
+        Grid::from_fn(|d| d.default_value().into_iter().collect())
+            .with(Dim::MinScore, min_scores)
+            .with(Dim::K, ks)
+    }
+
+    /// A grid with the values `values(d)` for every dimension `d`.
+    pub fn from_fn(values: impl FnMut(Dim) -> Vec<Value>) -> Self {
         Grid {
-            min_scores,
-            ks,
-            orders: vec![Order::default()],
-            formats: vec![Format::default()],
-            rewrites: vec![Rewrite::default()],
-            chats: vec![DEFAULT_PROFILE.to_string()],
-            temperatures: vec![None],
-            embedders: vec![DEFAULT_PROFILE.to_string()],
-            chunk_tokens: vec![None],
+            axes: Dim::ALL.map(values),
         }
     }
 
-    /// Every setting, minScore-major (the order the flags are usually written in); the model
-    /// dimensions vary fastest.
+    /// A grid with the values `values(d)` for every dimension `d`, or the first error.
+    pub fn try_from_fn<E>(mut values: impl FnMut(Dim) -> Result<Vec<Value>, E>) -> Result<Self, E> {
+        let mut axes: [Vec<Value>; Dim::COUNT] = Default::default();
+        for d in Dim::ALL {
+            axes[d as usize] = values(d)?;
+        }
+        Ok(Grid { axes })
+    }
+
+    /// This grid with the values of `d` replaced.
+    pub fn with<T: Into<Value>>(mut self, d: Dim, values: impl IntoIterator<Item = T>) -> Self {
+        self.axes[d as usize] = values.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The values of `d`.
+    pub fn axis(&self, d: Dim) -> &[Value] {
+        &self.axes[d as usize]
+    }
+
+    /// The values of `d`, typed (`grid.typed::<usize>(Dim::K)`).
+    pub fn typed<'a, T: FromValue<'a>>(&'a self, d: Dim) -> impl Iterator<Item = T> + 'a {
+        self.axis(d).iter().map(move |v| {
+            T::from_value(v).unwrap_or_else(|| panic!("`{v:?}` is no value of dimension `{d}`"))
+        })
+    }
+
+    /// Whether `d` holds its default alone (the grid does not sweep it).
+    pub fn at_default(&self, d: Dim) -> bool {
+        d.default_value().is_some_and(|v| self.axis(d) == [v])
+    }
+
+    pub fn ks(&self) -> impl Iterator<Item = usize> + '_ {
+        self.typed(Dim::K)
+    }
+
+    pub fn rewrites(&self) -> impl Iterator<Item = Rewrite> + '_ {
+        self.typed(Dim::Rewrite)
+    }
+
+    /// Chat profiles by name (`default`: the `chat:` section).
+    pub fn chats(&self) -> impl Iterator<Item = &str> + '_ {
+        self.typed(Dim::Chat)
+    }
+
+    /// Chat temperatures (`None`: each profile's own).
+    pub fn temperatures(&self) -> impl Iterator<Item = Option<Decimal>> + '_ {
+        self.typed(Dim::Temperature)
+    }
+
+    /// Embedder profiles by name (`default`: the `embedder:` section).
+    pub fn embedders(&self) -> impl Iterator<Item = &str> + '_ {
+        self.typed(Dim::Embedder)
+    }
+
+    /// Chunk sizes of the builtin chunker (`None`: `corpus.max_chunk_tokens`).
+    pub fn chunk_tokens(&self) -> impl Iterator<Item = Option<usize>> + '_ {
+        self.typed(Dim::ChunkTokens)
+    }
+
+    /// Every setting, minScore-major (the order the flags are usually written in): the
+    /// dimensions in [`Dim::ALL`] order, the last varying fastest.
     pub fn settings(&self) -> Vec<Setting> {
-        let mut out = Vec::new();
-        for &min_score in &self.min_scores {
-            for &k in &self.ks {
-                for &order in &self.orders {
-                    for &format in &self.formats {
-                        for &rewrite in &self.rewrites {
-                            self.push_models(&mut out, Setting::new(min_score, k), |s| {
-                                s.order = order;
-                                s.format = format;
-                                s.rewrite = rewrite;
-                            });
-                        }
-                    }
-                }
+        let n = self.len();
+        let mut out = Vec::with_capacity(n);
+        let mut s = Setting::new(Decimal { units: 0, scale: 0 }, 0);
+        for i in 0..n {
+            let mut rest = i;
+            for d in Dim::ALL.into_iter().rev() {
+                let axis = self.axis(d);
+                s.set(d, axis[rest % axis.len()].clone());
+                rest /= axis.len();
             }
+            out.push(s.clone());
         }
         out
     }
 
-    /// Push `base` (after `fill`) once per (chat, temperature, embedder, chunk size).
-    fn push_models(&self, out: &mut Vec<Setting>, mut base: Setting, fill: impl Fn(&mut Setting)) {
-        fill(&mut base);
-        for chat in &self.chats {
-            for &temperature in &self.temperatures {
-                for embedder in &self.embedders {
-                    for &chunk_tokens in &self.chunk_tokens {
-                        out.push(Setting {
-                            chat: chat.clone(),
-                            temperature,
-                            embedder: embedder.clone(),
-                            chunk_tokens,
-                            ..base.clone()
-                        });
-                    }
-                }
-            }
-        }
-    }
-
     pub fn max_k(&self) -> usize {
-        self.ks.iter().copied().max().unwrap_or(0)
+        self.ks().max().unwrap_or(0)
     }
 
     /// How many settings [`Grid::settings`] would give, without making them.
     pub fn len(&self) -> usize {
-        [
-            self.min_scores.len(),
-            self.ks.len(),
-            self.orders.len(),
-            self.formats.len(),
-            self.rewrites.len(),
-            self.chats.len(),
-            self.temperatures.len(),
-            self.embedders.len(),
-            self.chunk_tokens.len(),
-        ]
-        .iter()
-        .fold(1usize, |n, &d| n.saturating_mul(d))
+        self.axes
+            .iter()
+            .fold(1usize, |n, axis| n.saturating_mul(axis.len()))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -588,7 +569,7 @@ mod tests {
 
     #[test]
     fn settings_are_min_score_major_with_stable_ids() {
-        let mut grid = Grid::new(parse_min_scores("0.1,0.2").unwrap(), vec![1, 4]);
+        let grid = Grid::new(parse_min_scores("0.1,0.2").unwrap(), vec![1, 4]);
         let ids: Vec<_> = grid.settings().iter().map(Setting::id).collect();
         assert_eq!(
             ids,
@@ -600,16 +581,61 @@ mod tests {
             ]
         );
         assert_eq!(grid.max_k(), 4);
-        assert_eq!(shown_columns(&grid.settings()), [0, 1]);
-        grid.orders = parse_names("score,edge,score").unwrap();
-        grid.formats = parse_names("numbered,tagged").unwrap();
+        assert_eq!(shown_columns(&grid.settings()), [Dim::MinScore, Dim::K]);
+        let grid = grid
+            .with(
+                Dim::Order,
+                parse_names::<Order>("score,edge,score").unwrap(),
+            )
+            .with(
+                Dim::Format,
+                parse_names::<Format>("numbered,tagged").unwrap(),
+            );
         let settings = grid.settings();
         assert_eq!(settings.len(), 2 * 2 * 2 * 2);
+        assert_eq!(grid.len(), settings.len());
         assert_eq!(
             settings[3].id(),
             "min_score=0.1,k=1,order=edge,format=tagged"
         );
-        assert_eq!(shown_columns(&settings), [0, 1, 2, 3]);
+        assert_eq!(
+            shown_columns(&settings),
+            [Dim::MinScore, Dim::K, Dim::Order, Dim::Format]
+        );
         assert!(parse_names::<Order>("score,,edge").is_err());
+    }
+
+    /// The grid's loops nest in [`Dim::ALL`] order, the last dimension fastest, as the nested
+    /// loops over typed fields did.
+    #[test]
+    fn the_last_dimension_varies_fastest() {
+        let grid = Dim::ALL[2..].iter().fold(
+            Grid::new(parse_min_scores("0.1,0.2").unwrap(), vec![1, 2]),
+            |g, &d| {
+                let spec = match d {
+                    Dim::Order => "score,edge",
+                    Dim::Format => "numbered,tagged",
+                    Dim::Rewrite => "none,model",
+                    Dim::Chat | Dim::Embedder => "default,b",
+                    _ => "1,2",
+                };
+                let values = d.parse(spec).unwrap();
+                g.with(d, values)
+            },
+        );
+        let settings = grid.settings();
+        assert_eq!(settings.len(), 1 << Dim::COUNT);
+        for (i, s) in settings.iter().enumerate() {
+            for (j, d) in Dim::ALL.into_iter().enumerate() {
+                let bit = (i >> (Dim::COUNT - 1 - j)) & 1;
+                assert_eq!(s.get(d), grid.axis(d)[bit], "setting {i}, {d}");
+            }
+        }
+        let map = settings[5].to_map(&Dim::ALL);
+        assert_eq!(Setting::from_map(&map).unwrap(), settings[5]);
+        assert_eq!(
+            serde_json::to_string(&map).unwrap(),
+            r#"{"min_score":0.1,"k":1,"order":"score","format":"numbered","rewrite":"none","chat":"default","temperature":2.0,"embedder":"default","chunk_tokens":2}"#
+        );
     }
 }
