@@ -30,12 +30,43 @@ pub enum Dim {
     ChunkTokens,
 }
 
-/// One value of one dimension: the type of its [`Setting`](super::grid::Setting) field.
-/// Serialized as that field is (results.json's setting maps), shown as
-/// [`Setting::values`](super::grid::Setting::values) shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(untagged)]
-pub enum Value {
+/// The value types of the dimensions: the enum [`Value`], and each type into and out of it.
+macro_rules! value_types {
+    ($($(#[$doc:meta])* $variant:ident($t:ty)),* $(,)?) => {
+        /// One value of one dimension: the type of its [`Setting`](super::grid::Setting)
+        /// field. Serialized as that field is (results.json's setting maps), shown as
+        /// [`Setting::values`](super::grid::Setting::values) shows it.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+        #[serde(untagged)]
+        pub enum Value {
+            $($(#[$doc])* $variant($t),)*
+        }
+
+        $(
+            impl From<$t> for Value {
+                fn from(v: $t) -> Self {
+                    Value::$variant(v)
+                }
+            }
+
+            impl FromValue<'_> for $t {
+                fn from_value(v: &Value) -> Option<Self> {
+                    match v {
+                        Value::$variant(x) => Some(x.clone()),
+                        _ => None,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+/// A typed value of some dimension, as [`Grid`](super::grid::Grid)'s accessors give it.
+pub trait FromValue<'a>: Sized {
+    fn from_value(v: &'a Value) -> Option<Self>;
+}
+
+value_types!(
     Decimal(Decimal),
     Whole(usize),
     Order(Order),
@@ -47,7 +78,7 @@ pub enum Value {
     OptDecimal(Option<Decimal>),
     /// A whole number, or `None`: the default (`corpus.max_chunk_tokens`).
     OptWhole(Option<usize>),
-}
+);
 
 impl fmt::Display for Value {
     /// The value as tables, CSV files and setting ids write it; an optional value at its
@@ -64,40 +95,6 @@ impl fmt::Display for Value {
         }
     }
 }
-
-/// A typed value of some dimension, as [`Grid`](super::grid::Grid)'s accessors give it.
-pub trait FromValue<'a>: Sized {
-    fn from_value(v: &'a Value) -> Option<Self>;
-}
-
-macro_rules! value_types {
-    ($($variant:ident($t:ty)),* $(,)?) => {$(
-        impl From<$t> for Value {
-            fn from(v: $t) -> Self {
-                Value::$variant(v)
-            }
-        }
-        impl FromValue<'_> for $t {
-            fn from_value(v: &Value) -> Option<Self> {
-                match v {
-                    Value::$variant(x) => Some(x.clone()),
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-
-value_types!(
-    Decimal(Decimal),
-    Whole(usize),
-    Order(Order),
-    Format(Format),
-    Rewrite(Rewrite),
-    Name(String),
-    OptDecimal(Option<Decimal>),
-    OptWhole(Option<usize>),
-);
 
 impl<'a> FromValue<'a> for &'a str {
     fn from_value(v: &'a Value) -> Option<Self> {
@@ -252,6 +249,21 @@ impl Dim {
     }
 }
 
+#[cfg(test)]
+impl Dim {
+    /// A spec of one value off the default, for tests that move every dimension.
+    pub fn example(self) -> &'static str {
+        match self {
+            Dim::MinScore | Dim::Temperature => "0.5",
+            Dim::K | Dim::ChunkTokens => "7",
+            Dim::Order => "edge",
+            Dim::Format => "tagged",
+            Dim::Rewrite => "model",
+            Dim::Chat | Dim::Embedder => "fast",
+        }
+    }
+}
+
 impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -291,14 +303,7 @@ mod tests {
                 assert!(d.is_default_in(&s), "{d:?}");
                 assert_eq!(d.values(None).unwrap(), [default]);
             }
-            let spec = match d {
-                Dim::MinScore | Dim::Temperature => "0.5",
-                Dim::K | Dim::ChunkTokens => "7",
-                Dim::Order => "edge",
-                Dim::Format => "tagged",
-                Dim::Rewrite => "model",
-                Dim::Chat | Dim::Embedder => "fast",
-            };
+            let spec = d.example();
             let [v] = <[Value; 1]>::try_from(d.parse(spec).unwrap()).unwrap();
             assert_eq!(v.to_string(), spec);
             assert_eq!(d.value_from_text(spec).unwrap(), v);

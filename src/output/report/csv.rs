@@ -492,16 +492,8 @@ mod tests {
     fn every_dimension_reaches_the_csv_files_ids_and_record() {
         use crate::vocab::dim::Dim;
         let mut r = fixture::results();
-        let moved = |d: Dim| match d {
-            Dim::MinScore | Dim::Temperature => "0.5",
-            Dim::K | Dim::ChunkTokens => "7",
-            Dim::Order => "edge",
-            Dim::Format => "tagged",
-            Dim::Rewrite => "heuristic",
-            Dim::Chat | Dim::Embedder => "other",
-        };
         for d in Dim::ALL {
-            let [v] = <[_; 1]>::try_from(d.parse(moved(d)).unwrap()).unwrap();
+            let [v] = <[_; 1]>::try_from(d.parse(d.example()).unwrap()).unwrap();
             r.settings[0].set(d, v);
         }
         // The fixture's insight has worked the settings' text out already.
