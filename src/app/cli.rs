@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::vocab::dim::Dim;
 use crate::vocab::limit::Limit;
 
 /// Tune and gate the refusal behaviour of a retrieval-augmented generation (RAG) system.
@@ -253,6 +254,24 @@ pub struct SweepArgs {
     pub gate_args: GateArgs,
 }
 
+impl SweepArgs {
+    /// The dimension flags and their specs: the one place that maps the dimension fields
+    /// above to [`Dim`] (a test holds it to [`Dim::ALL`] and to the parsed flags).
+    pub fn dim_flags(&self) -> [(Dim, Option<String>); Dim::COUNT] {
+        [
+            (Dim::MinScore, self.min_score.clone()),
+            (Dim::K, self.k.clone()),
+            (Dim::Order, self.order.clone()),
+            (Dim::Format, self.format.clone()),
+            (Dim::Rewrite, self.rewrite.clone()),
+            (Dim::Chat, self.chat.clone()),
+            (Dim::Temperature, self.temperature.clone()),
+            (Dim::Embedder, self.embedder.clone()),
+            (Dim::ChunkTokens, self.chunk_tokens.clone()),
+        ]
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct GateCmdArgs {
     /// The results to gate [default: results.json in the config's `out` folder, else reports/latest]
@@ -497,7 +516,7 @@ pub struct MockLlmArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use clap::{CommandFactory, FromArgMatches};
 
     use super::*;
     use crate::vocab::limit::Scope;
@@ -541,6 +560,59 @@ mod tests {
                 );
             }
             assert_eq!(args.gate.given(), [limit.flag()]);
+        }
+    }
+
+    /// Adding a dimension is one place: the sweep's dimension flags (its `SPEC` and `LIST`
+    /// flags but the gate's) are exactly [`Dim::ALL`]'s, each parsed into its own [`Dim`].
+    #[test]
+    fn the_dimension_flags_are_the_dimensions() {
+        let mut mapped: Vec<Dim> = SweepArgs::augment_args(clap::Command::new("x"))
+            .try_get_matches_from(["x"])
+            .map(|m| SweepArgs::from_arg_matches(&m).unwrap())
+            .unwrap()
+            .dim_flags()
+            .iter()
+            .map(|(d, _)| *d)
+            .collect();
+        mapped.sort();
+        mapped.dedup();
+        assert_eq!(mapped, Dim::ALL, "each dimension mapped once");
+
+        let gate: Vec<String> = GateArgs::augment_args(clap::Command::new("gate"))
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(String::from))
+            .collect();
+        let cmd = Cli::command();
+        let sweep = cmd.find_subcommand("sweep").unwrap();
+        let mut flags: Vec<String> = sweep
+            .get_arguments()
+            .filter(|a| {
+                a.get_value_names()
+                    .is_some_and(|v| v.iter().any(|n| n == "SPEC" || n == "LIST"))
+            })
+            .filter_map(|a| a.get_long())
+            .filter(|f| !gate.iter().any(|g| g == f))
+            .map(|f| format!("--{f}"))
+            .collect();
+        flags.sort();
+        let mut want: Vec<String> = Dim::ALL.iter().map(|d| d.flag().to_string()).collect();
+        want.sort();
+        assert_eq!(flags, want);
+
+        for dim in Dim::ALL {
+            let cli = Cli::try_parse_from(["rageval", "sweep", dim.flag(), "x"]).unwrap();
+            let Command::Sweep(args) = cli.command else {
+                panic!("not the sweep")
+            };
+            for (d, v) in args.dim_flags() {
+                assert_eq!(
+                    v.as_deref(),
+                    (d == dim).then_some("x"),
+                    "{} sets {d:?}",
+                    dim.flag()
+                );
+            }
         }
     }
 }

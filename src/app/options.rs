@@ -10,7 +10,8 @@ use crate::app::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
 use crate::app::config::LoadedConfig;
 use crate::base::error::InputError;
 use crate::output::gate::policy::{self, Policy};
-use crate::vocab::grid::{self, Decimal, Grid};
+use crate::vocab::dim::Dim;
+use crate::vocab::grid::{Decimal, Grid};
 use crate::vocab::limit::{Limits, Scope};
 
 use crate::app::wiring::Pipeline;
@@ -43,25 +44,17 @@ pub struct SweepOptions {
 }
 
 impl SweepOptions {
-    pub fn new(args: SweepArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
+    pub fn new(mut args: SweepArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
         let mut cfg = LoadedConfig::load(config.as_deref())?;
-        let min_spec = args
-            .min_score
-            .unwrap_or_else(|| cfg.config.sweep.min_score.to_spec());
-        let k_spec = args.k.unwrap_or_else(|| cfg.config.sweep.k.to_spec());
-        let min_scores = grid::parse_min_scores(&min_spec)
-            .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
-        let ks = grid::parse_ks(&k_spec).map_err(|e| anyhow::anyhow!("invalid --k: {e}"))?;
         // `--format json|table` chooses the output (as documented before passage formats were a
         // dimension); `numbered`/`tagged` are passage formats.
-        let mut format_arg = args.format;
-        let legacy = match format_arg.as_deref().map(str::trim) {
+        let legacy = match args.format.as_deref().map(str::trim) {
             Some("json") => Some(OutputFormat::Json),
             Some("table") => Some(OutputFormat::Table),
             _ => None,
         };
         if legacy.is_some() {
-            format_arg = None;
+            args.format = None;
         }
         let output = match (args.output, legacy) {
             (Some(a), Some(b)) if a != b => {
@@ -69,91 +62,7 @@ impl SweepOptions {
             }
             (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
         };
-        // An empty list is refused by `parse_names` below, as any empty item is.
-        let order_spec = args
-            .order
-            .unwrap_or_else(|| cfg.config.sweep.order.to_spec());
-        let format_spec = format_arg.unwrap_or_else(|| cfg.config.sweep.format.to_spec());
-        let rewrite_spec = args
-            .rewrite
-            .unwrap_or_else(|| cfg.config.sweep.rewrite.to_spec());
-        let orders =
-            grid::parse_names(&order_spec).map_err(|e| anyhow::anyhow!("invalid --order: {e}"))?;
-        let formats = grid::parse_names(&format_spec)
-            .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
-        let rewrites = grid::parse_names(&rewrite_spec)
-            .map_err(|e| anyhow::anyhow!("invalid --rewrite: {e}"))?;
-        let chat_spec = args
-            .chat
-            .or_else(|| cfg.config.sweep.chat.as_ref().map(|s| s.to_spec()));
-        let chats = match &chat_spec {
-            None => vec![grid::DEFAULT_PROFILE.to_string()],
-            Some(spec) => {
-                grid::parse_profiles(spec).map_err(|e| anyhow::anyhow!("invalid --chat: {e}"))?
-            }
-        };
-        for name in &chats {
-            crate::app::wiring::profiles::chat_profile(&cfg, name)?;
-        }
-        let embedder_spec = args
-            .embedder
-            .or_else(|| cfg.config.sweep.embedder.as_ref().map(|s| s.to_spec()));
-        let embedders = match &embedder_spec {
-            None => vec![grid::DEFAULT_PROFILE.to_string()],
-            Some(spec) => grid::parse_profiles(spec)
-                .map_err(|e| anyhow::anyhow!("invalid --embedder: {e}"))?,
-        };
-        for name in &embedders {
-            crate::app::wiring::profiles::embedder_profile(&cfg, name)?;
-        }
-        let chunk_spec = args
-            .chunk_tokens
-            .or_else(|| cfg.config.sweep.chunk_tokens.as_ref().map(|s| s.to_spec()));
-        let chunk_tokens = match &chunk_spec {
-            None => vec![None],
-            Some(spec) => grid::parse_chunk_tokens(spec)
-                .map_err(|e| anyhow::anyhow!("invalid --chunk-tokens: {e}"))?
-                .into_iter()
-                .map(Some)
-                .collect(),
-        };
-        let retriever_kind = cfg.config.retriever.kind;
-        if chunk_spec.is_some() && retriever_kind != crate::app::config::RetrieverKind::Builtin {
-            bail!(
-                "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
-                if retriever_kind == crate::app::config::RetrieverKind::Http {
-                    "http"
-                } else {
-                    "pgvector"
-                }
-            );
-        }
-        if embedder_spec.is_some() && retriever_kind == crate::app::config::RetrieverKind::Http {
-            bail!(
-                "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
-            );
-        }
-        let temperature_spec = args
-            .temperature
-            .or_else(|| cfg.config.sweep.temperature.as_ref().map(|s| s.to_spec()));
-        let temperatures = match &temperature_spec {
-            None => vec![None],
-            Some(spec) => grid::parse_temperatures(spec)
-                .map_err(|e| anyhow::anyhow!("invalid --temperature: {e}"))?
-                .into_iter()
-                .map(Some)
-                .collect(),
-        };
-        cfg.config.sweep.order = crate::app::config::NameSpec::Text(order_spec);
-        cfg.config.sweep.format = crate::app::config::NameSpec::Text(format_spec);
-        cfg.config.sweep.rewrite = crate::app::config::NameSpec::Text(rewrite_spec);
-        cfg.config.sweep.chat = chat_spec.map(crate::app::config::NameSpec::Text);
-        cfg.config.sweep.temperature = temperature_spec.map(crate::app::config::ValueSpec::Text);
-        cfg.config.sweep.embedder = embedder_spec.map(crate::app::config::NameSpec::Text);
-        cfg.config.sweep.chunk_tokens = chunk_spec.map(crate::app::config::ValueSpec::Text);
-        // The effective values go back into the config, so reports and the digest show them.
-        cfg.config.sweep.min_score = crate::app::config::ValueSpec::Text(min_spec);
-        cfg.config.sweep.k = crate::app::config::ValueSpec::Text(k_spec);
+        let grid = sweep_grid(&mut cfg, args.dim_flags())?;
         cfg.config.prompt.strict_refusal |= args.strict_refusal;
         cfg.config.chat.stream |= args.stream;
         if args.no_cache {
@@ -235,17 +144,6 @@ impl SweepOptions {
                 crate::analysis::repeat::MAX_REPEAT
             );
         }
-        let grid = Grid {
-            min_scores,
-            ks,
-            orders,
-            formats,
-            rewrites,
-            chats,
-            temperatures,
-            embedders,
-            chunk_tokens,
-        };
         pipeline.add_chat_variants(&cache_cfg, &grid)?;
         pipeline.add_embedders(&cache_cfg, &grid)?;
         let mut effective = crate::results::identity::EffectiveConfig::new(&cfg.config);
@@ -271,6 +169,62 @@ impl SweepOptions {
             config: cfg,
         })
     }
+}
+
+/// The grid: each dimension's flag, parsed, else the config's values (parsed by its check).
+/// The effective specs go back into `cfg`'s `sweep:`, so reports and the digest show them.
+fn sweep_grid(cfg: &mut LoadedConfig, flags: [(Dim, Option<String>); Dim::COUNT]) -> Result<Grid> {
+    let mut given: [Option<String>; Dim::COUNT] = Default::default();
+    for (d, flag) in flags {
+        given[d as usize] = flag;
+    }
+    let grid = Grid::try_from_fn(|d| -> Result<_> {
+        let flag = given[d as usize].take();
+        let values = match &flag {
+            Some(spec) => d
+                .parse(spec)
+                .map_err(|e| anyhow::anyhow!("invalid {}: {e}", d.flag()))?,
+            None => cfg.grid.axis(d).to_vec(),
+        };
+        for v in &values {
+            match d {
+                Dim::Chat => drop(crate::app::wiring::profiles::chat_profile(
+                    cfg,
+                    &v.to_string(),
+                )?),
+                Dim::Embedder => drop(crate::app::wiring::profiles::embedder_profile(
+                    cfg,
+                    &v.to_string(),
+                )?),
+                _ => {}
+            }
+        }
+        let spec = flag.or_else(|| cfg.config.sweep.spec(d));
+        cfg.config.sweep.set_spec(d, spec);
+        Ok(values)
+    })?;
+    let sweep = &cfg.config.sweep;
+    let retriever_kind = cfg.config.retriever.kind;
+    if sweep.spec(Dim::ChunkTokens).is_some()
+        && retriever_kind != crate::app::config::RetrieverKind::Builtin
+    {
+        bail!(
+            "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
+            if retriever_kind == crate::app::config::RetrieverKind::Http {
+                "http"
+            } else {
+                "pgvector"
+            }
+        );
+    }
+    if sweep.spec(Dim::Embedder).is_some()
+        && retriever_kind == crate::app::config::RetrieverKind::Http
+    {
+        bail!(
+            "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
+        );
+    }
+    Ok(grid)
 }
 
 /// Where the gate's summary for people goes.

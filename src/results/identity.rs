@@ -12,6 +12,7 @@ use crate::adapters::chat::config::ChatKind;
 use crate::adapters::embed::config::EmbedderKind;
 use crate::adapters::http::config::{BaseUrls, HttpConfig};
 use crate::base::redact;
+use crate::vocab::dim::Dim;
 
 /// Who made a run and with what: `tool_version`, `config_digest` and `config` in
 /// results.json.
@@ -185,6 +186,26 @@ pub struct GridIdentity {
     /// `--repeat N`; absent for 1, so a sweep without repeats keeps its digest.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub repeat: u32,
+}
+
+impl GridIdentity {
+    /// The grid of `spec(d)` for each dimension `d` (flag syntax; `None`: not given) and
+    /// `repeat`: the one place that maps the dimension fields above to [`Dim`].
+    pub fn new(spec: impl Fn(Dim) -> Option<String>, repeat: u32) -> Self {
+        let given = |d| spec(d).unwrap_or_default();
+        GridIdentity {
+            min_score: given(Dim::MinScore),
+            k: given(Dim::K),
+            order: given(Dim::Order),
+            format: given(Dim::Format),
+            rewrite: given(Dim::Rewrite),
+            chat: spec(Dim::Chat),
+            temperature: spec(Dim::Temperature),
+            embedder: spec(Dim::Embedder),
+            chunk_tokens: spec(Dim::ChunkTokens),
+            repeat,
+        }
+    }
 }
 
 fn one() -> u32 {

@@ -13,6 +13,7 @@ use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
+use crate::vocab::dim::Dim;
 
 /// Facts about the run that every report states: the identity of a results record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -125,12 +126,12 @@ pub struct Results {
 #[derive(Debug, Default)]
 pub struct SettingText {
     /// The dimension columns worth showing (see [`Results::dims`]).
-    dims: Vec<usize>,
+    dims: Vec<Dim>,
     ids: Vec<String>,
-    /// Every dimension's value, per setting, in [`Setting::COLUMNS`] order.
+    /// Every dimension's value, per setting, in [`Dim::ALL`] order.
     values: Vec<Vec<String>>,
     /// The dimensions results.json and the CSV files name (see [`Results::recorded`]).
-    recorded: Vec<usize>,
+    recorded: Vec<Dim>,
     /// Their values, per setting.
     recorded_values: Vec<Vec<String>>,
 }
@@ -151,7 +152,7 @@ impl Results {
                 ids: self.settings.iter().map(Setting::id).collect(),
                 recorded_values: values
                     .iter()
-                    .map(|v| recorded.iter().map(|&i| v[i].clone()).collect())
+                    .map(|v| recorded.iter().map(|&d| v[d as usize].clone()).collect())
                     .collect(),
                 recorded,
                 values,
@@ -161,16 +162,13 @@ impl Results {
 
     /// The dimensions results.json and the CSV files name: the first five always, a model
     /// dimension when some setting moves it off its default.
-    pub fn recorded(&self) -> &[usize] {
+    pub fn recorded(&self) -> &[Dim] {
         &self.text().recorded
     }
 
     /// Names of [`Results::recorded`].
     pub fn recorded_names(&self) -> Vec<&'static str> {
-        self.recorded()
-            .iter()
-            .map(|&i| Setting::COLUMNS[i])
-            .collect()
+        self.recorded().iter().map(|d| d.name()).collect()
     }
 
     /// Setting `s`'s values for [`Results::recorded`].
@@ -180,22 +178,25 @@ impl Results {
 
     /// The dimension columns worth showing: minScore and k, and any other dimension that some
     /// setting moves off its default.
-    pub fn dims(&self) -> &[usize] {
+    pub fn dims(&self) -> &[Dim] {
         &self.text().dims
     }
 
     /// Names of [`Results::dims`].
     pub fn dim_names(&self) -> Vec<&'static str> {
-        self.dims().iter().map(|&i| Setting::COLUMNS[i]).collect()
+        self.dims().iter().map(|d| d.name()).collect()
     }
 
     /// Setting `s`'s values for [`Results::dims`].
     pub fn dim_values(&self, s: usize) -> Vec<&str> {
         let values = &self.text().values[s];
-        self.dims().iter().map(|&i| values[i].as_str()).collect()
+        self.dims()
+            .iter()
+            .map(|&d| values[d as usize].as_str())
+            .collect()
     }
 
-    /// Setting `s`'s values for every dimension, in [`Setting::COLUMNS`] order.
+    /// Setting `s`'s values for every dimension, in [`Dim::ALL`] order.
     pub fn setting_values(&self, s: usize) -> &[String] {
         &self.text().values[s]
     }

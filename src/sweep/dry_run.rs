@@ -62,7 +62,7 @@ impl Engine {
         pricing: &Pricing,
     ) -> Result<Vec<DryRun>> {
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let rewrites = if grid.rewrites.contains(&Rewrite::Model) {
+        let rewrites = if grid.rewrites().any(|r| r == Rewrite::Model) {
             rewrite_requests(&questions).requests
         } else {
             Vec::new()
@@ -77,7 +77,7 @@ impl Engine {
         } = self.prepare(ws, grid, |_| None, None).await?;
         let cached_reranks = reranks.values().filter(|c| c.cached).count();
         // Each distinct request is counted under the first profile whose runs need it.
-        let row_of = |s: usize| grid.chats.iter().position(|c| *c == settings[s].chat);
+        let row_of = |s: usize| grid.chats().position(|c| c == settings[s].chat);
         let mut owner: Vec<Option<usize>> = vec![None; plan.requests.len()];
         for run in &plan.runs {
             if let (Some(c), Some(row)) = (run.call, row_of(run.setting)) {
@@ -99,8 +99,7 @@ impl Engine {
             .map(|&i| estimate_prompt_tokens(&rewrites[i].messages))
             .sum();
         let rows = grid
-            .chats
-            .iter()
+            .chats()
             .enumerate()
             .map(|(row, profile)| {
                 let first = row == 0;
@@ -128,7 +127,7 @@ impl Engine {
                     .find(|(s, _)| s.chat == *profile)
                     .map_or_else(|| self.model.model(), |(_, slot)| slots.model(slot).model());
                 DryRun {
-                    profile: profile.clone(),
+                    profile: profile.to_string(),
                     model,
                     runs: runs.len(),
                     early_refusals: runs.iter().filter(|r| r.call.is_none()).count(),

@@ -194,7 +194,7 @@ impl Engine {
             // A question's views are contiguous: look only among its own.
             let first = views.len();
             for variant in 0..variants.len() {
-                for &strategy in &grid.rewrites {
+                for strategy in grid.rewrites() {
                     let text = match strategy {
                         _ if question.history.is_empty() => question.question.clone(),
                         Rewrite::None => question.question.clone(),
@@ -243,12 +243,16 @@ impl Engine {
 
         // Per variant, per question, from its retrieval under the grid's first rewrite strategy
         // (the one setting 0 uses, as for best scores in reports).
+        let first_rewrite = grid
+            .rewrites()
+            .next()
+            .expect("a grid has a rewrite strategy");
         let expected: Vec<Vec<Option<f64>>> = (0..variants.len())
             .map(|variant| {
                 questions
                     .iter()
                     .enumerate()
-                    .map(|(i, q)| (q, &views[view_of[&(i, grid.rewrites[0], variant)]].ranked))
+                    .map(|(i, q)| (q, &views[view_of[&(i, first_rewrite, variant)]].ranked))
                     .map(|(q, hits)| {
                         let corpus = &corpora[q.corpus];
                         // Best first, so the first expected hit is the best one.

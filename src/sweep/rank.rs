@@ -227,7 +227,7 @@ impl Engine {
 
 /// The grid's distinct k values, ascending.
 pub(crate) fn distinct_ks(grid: &Grid) -> Vec<usize> {
-    let mut ks = grid.ks.clone();
+    let mut ks: Vec<usize> = grid.ks().collect();
     ks.sort_unstable();
     ks.dedup();
     ks

@@ -53,7 +53,7 @@ impl Engine {
         grid: &Grid,
         log: &mut CallLog,
     ) -> Vec<Option<ModelRewrite>> {
-        if !grid.rewrites.contains(&Rewrite::Model) {
+        if !grid.rewrites().any(|r| r == Rewrite::Model) {
             return questions.iter().map(|_| None).collect();
         }
         let RewriteRequests {

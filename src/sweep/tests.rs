@@ -12,6 +12,7 @@ use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
 use crate::adapters::retrieve::passing;
 use crate::adapters::rewrite::{self, Rewrite};
+use crate::vocab::dim::Dim;
 use crate::vocab::grid::Decimal;
 
 const VOCAB: &[&str] = &[
@@ -55,16 +56,16 @@ fn grid() -> impl Strategy<Value = Grid> {
             1..4,
         ),
     )
-        .prop_map(|(mins, ks, orders, formats, rewrites)| Grid {
-            min_scores: mins
-                .iter()
-                .map(|m| format!("0.{m}").parse::<Decimal>().unwrap())
-                .collect(),
-            ks: ks.into_iter().collect(),
-            orders: orders.into_iter().collect(),
-            formats: formats.into_iter().collect(),
-            rewrites: rewrites.into_iter().collect(),
-            ..Grid::new(Vec::new(), Vec::new())
+        .prop_map(|(mins, ks, orders, formats, rewrites)| {
+            Grid::new(
+                mins.iter()
+                    .map(|m| format!("0.{m}").parse::<Decimal>().unwrap())
+                    .collect(),
+                ks.into_iter().collect(),
+            )
+            .with(Dim::Order, orders)
+            .with(Dim::Format, formats)
+            .with(Dim::Rewrite, rewrites)
         })
 }
 
@@ -350,8 +351,8 @@ fn citations_follow_the_order_sent() {
         vec!["## a\nfee term pay.\n\n## b\nfee term pay room laptop club prize team minutes day loan.\n\n## c\nfee laptop.\n".into()],
         vec![(vec!["fee", "term", "pay", "room"], true, 1, None)],
     );
-    let mut grid = Grid::new(vec!["0".parse().unwrap()], vec![3]);
-    grid.orders = vec![Order::Score, Order::Edge];
+    let grid = Grid::new(vec!["0".parse().unwrap()], vec![3])
+        .with(Dim::Order, [Order::Score, Order::Edge]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

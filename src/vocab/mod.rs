@@ -3,6 +3,8 @@
 
 pub mod call;
 pub mod choices;
+pub mod dim;
 pub mod grid;
 pub mod limit;
 pub mod spec;
+pub mod values;

@@ -101,7 +101,7 @@ pub fn unguarded(s: &GateOptions) -> Option<String> {
 /// call was made and the previous reports were overwritten.
 pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
     // Every dimension, as the grid is planned: a results file names the same or fewer.
-    let columns: Vec<usize> = (0..Setting::COLUMNS.len()).collect();
+    let columns = crate::vocab::dim::Dim::ALL;
     let source = if s.setting_from_flag {
         "--setting"
     } else {

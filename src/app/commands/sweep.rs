@@ -10,6 +10,7 @@ use crate::output::report::{self, Exporter};
 use crate::results::build::{set_meta, shard_workspace, Shape};
 use crate::results::{Meta, Results};
 use crate::sweep::{Engine, Sweep};
+use crate::vocab::dim::Dim;
 use crate::vocab::grid::DEFAULT_PROFILE;
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
@@ -17,14 +18,14 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
     // `--chunk-tokens`: every size's chunks joined into one corpus per slot.
-    let chunk_members = if s.grid.chunk_tokens == [None] {
+    let chunk_members = if s.grid.at_default(Dim::ChunkTokens) {
         ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
         None
     } else {
         let (joined, members) = crate::sweep::chunk_union(
             &ws.corpora,
             s.config.config.corpus.max_chunk_tokens,
-            &s.grid.chunk_tokens,
+            &s.grid.chunk_tokens().collect::<Vec<_>>(),
         );
         ws.corpora = joined;
         Some(members)
@@ -88,10 +89,11 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         super::eprint_line(&format!("warning: {warning}"));
     }
     let c = &sweep.calls;
+    let chats: Vec<String> = s.grid.chats().map(str::to_string).collect();
     if let Some(server) = s.pipeline.chat_servers.iter().find(|d| d.dead.is_dead()) {
         // Every later call of that model failed at once: a report would only look valid, and
         // the cache keeps the calls that finished, so a rerun resumes.
-        let to = if s.grid.chats.len() > 1 || server.profile != DEFAULT_PROFILE {
+        let to = if s.grid.axis(Dim::Chat).len() > 1 || server.profile != DEFAULT_PROFILE {
             format!(" to chat profile `{}`", server.profile)
         } else {
             String::new()
@@ -108,10 +110,10 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         anyhow::bail!(
             "every model call failed ({}); no report written; {}",
             kinds(&c.errors_by_kind),
-            failure_hint(&s, &s.grid.chats, &c.errors_by_kind)
+            failure_hint(&s, &chats, &c.errors_by_kind)
         );
     }
-    if let Some((profile, by_kind)) = failed_profile(&sweep, &s.grid.chats) {
+    if let Some((profile, by_kind)) = failed_profile(&sweep, &chats) {
         // One profile's column of the report would be all errors: its server is down or
         // refuses us, whatever the others did.
         anyhow::bail!(
@@ -233,11 +235,11 @@ async fn open_retrieval_variants(
     members: Option<Vec<Vec<Vec<usize>>>>,
 ) -> Result<Vec<crate::sweep::RetrievalVariant>> {
     let g = &s.grid;
-    if g.embedders == [DEFAULT_PROFILE] && g.chunk_tokens == [None] {
+    if g.at_default(Dim::Embedder) && g.at_default(Dim::ChunkTokens) {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for profile in &g.embedders {
+    for profile in g.embedders() {
         let embedder = s.pipeline.embedder_of(profile);
         let retriever = if profile == DEFAULT_PROFILE {
             retriever.clone()
@@ -246,9 +248,9 @@ async fn open_retrieval_variants(
                 .await
                 .map_err(|e| anyhow::anyhow!("embedder profile `{profile}`: {e:#}"))?
         };
-        for (i, &chunk_tokens) in g.chunk_tokens.iter().enumerate() {
+        for (i, chunk_tokens) in g.chunk_tokens().enumerate() {
             out.push(crate::sweep::RetrievalVariant {
-                embedder_profile: profile.clone(),
+                embedder_profile: profile.to_string(),
                 chunk_tokens,
                 embedder: embedder.clone(),
                 retriever: retriever.clone(),
@@ -487,15 +489,19 @@ fn failed_profile(
     })
 }
 
-/// Each of `profiles` with its model, unless the grid sweeps the `default` profile alone.
+/// Each profile of dimension `dim` with its model, unless the grid sweeps the `default`
+/// profile alone.
 fn swept_profiles(
-    profiles: &[String],
+    grid: &crate::sweep::Grid,
+    dim: Dim,
     model: impl Fn(&str) -> String,
 ) -> indexmap::IndexMap<String, String> {
-    if profiles == [DEFAULT_PROFILE] {
+    if grid.at_default(dim) {
         return indexmap::IndexMap::new();
     }
-    profiles.iter().map(|p| (p.clone(), model(p))).collect()
+    grid.typed::<&str>(dim)
+        .map(|p| (p.to_string(), model(p)))
+        .collect()
 }
 
 /// `3 timeout, 1 server`
@@ -514,8 +520,10 @@ pub fn collect(s: &SweepOptions, ws: &Workspace, sweep: Sweep, shape: Shape) -> 
         identity: s.identity.clone(),
         embedder: s.pipeline.embedder.model(),
         model: s.pipeline.model.model(),
-        models: swept_profiles(&s.grid.chats, |p| s.pipeline.chat_model_of(p).model()),
-        embedders: swept_profiles(&s.grid.embedders, |p| s.pipeline.embedder_of(p).model()),
+        models: swept_profiles(&s.grid, Dim::Chat, |p| s.pipeline.chat_model_of(p).model()),
+        embedders: swept_profiles(&s.grid, Dim::Embedder, |p| {
+            s.pipeline.embedder_of(p).model()
+        }),
         judge: s.pipeline.judge.as_ref().map(|j| j.model()),
         refusal: s.pipeline.rules.refusal.clone(),
         strict_refusal: s.pipeline.rules.refusal_match

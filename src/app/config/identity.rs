@@ -11,7 +11,6 @@ impl EffectiveConfig {
     /// The effective settings of `c`, whose `sweep` and `prompt` sections already hold the
     /// values the flags chose.
     pub fn new(c: &Config) -> Self {
-        let spec = |s: &crate::vocab::spec::NameSpec| s.to_spec();
         EffectiveConfig {
             embedder: EmbedderIdentity::new(&c.embedder),
             embedders: c
@@ -42,18 +41,7 @@ impl EffectiveConfig {
                 passage: c.prompt.passage.clone(),
                 refusal_patterns: c.prompt.refusal_patterns.clone(),
             },
-            sweep: GridIdentity {
-                min_score: c.sweep.min_score.to_spec(),
-                k: c.sweep.k.to_spec(),
-                order: spec(&c.sweep.order),
-                format: spec(&c.sweep.format),
-                rewrite: spec(&c.sweep.rewrite),
-                chat: c.sweep.chat.as_ref().map(spec),
-                temperature: c.sweep.temperature.as_ref().map(|v| v.to_spec()),
-                embedder: c.sweep.embedder.as_ref().map(spec),
-                chunk_tokens: c.sweep.chunk_tokens.as_ref().map(|v| v.to_spec()),
-                repeat: 1,
-            },
+            sweep: GridIdentity::new(|d| c.sweep.spec(d), 1),
             pricing: PricingIdentity {
                 prompt_per_million: c.pricing.prompt_per_million,
                 completion_per_million: c.pricing.completion_per_million,
@@ -227,5 +215,26 @@ mod tests {
             run_identity(&c).digest,
             crate::base::digest::digest(&[br#"{"chat":{"temperature":0.5}}"#])
         );
+    }
+
+    /// Adding a dimension is one place: a grid that names every dimension records each
+    /// under its config key.
+    #[test]
+    fn the_recorded_grid_names_every_dimension() {
+        use crate::vocab::dim::Dim;
+        let grid = GridIdentity::new(|d| Some(d.name().to_uppercase()), 1);
+        let json = serde_json::to_value(&grid).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want: Vec<&str> = Dim::ALL.iter().map(|d| d.config_key()).collect();
+        want.sort();
+        assert_eq!(keys, want, "serde_json's map is sorted");
+        for d in Dim::ALL {
+            assert_eq!(json[d.config_key()], d.name().to_uppercase());
+        }
     }
 }

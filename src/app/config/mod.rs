@@ -7,6 +7,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::InputError;
+use crate::vocab::dim::{Dim, Value};
+use crate::vocab::grid::Grid;
 use crate::vocab::limit::Scope;
 
 /// rageval's configuration, `rageval.yaml` (docs/config.md). Every field is optional.
@@ -80,6 +82,35 @@ pub const MAX_RERANK_CANDIDATES: usize = 1_000;
 /// Most buckets of the hash embedder: 65536 (a vector of 256 KiB per text).
 pub const MAX_DIMENSIONS: usize = 65_536;
 
+/// The grid `sweep:` of `c` names: each dimension's values, parsed by [`Dim::values`], or the
+/// first dimension (in [`Dim::ALL`] order) whose spec is wrong and why.
+pub fn sweep_grid(c: &Config) -> Result<Grid, (Dim, String)> {
+    Grid::try_from_fn(|d| {
+        d.values(c.sweep.spec(d).as_deref())
+            .and_then(|values| known_profiles(c, d, &values).map(|()| values))
+            .map_err(|msg| (d, msg))
+    })
+}
+
+/// For a dimension of profiles, that each of `values` is `default` or a profile of `c`.
+fn known_profiles(c: &Config, d: Dim, values: &[Value]) -> Result<(), String> {
+    let (kind, section, names): (_, _, Vec<&String>) = match d {
+        Dim::Chat => ("chat", "models", c.models.keys().collect()),
+        Dim::Embedder => ("embedder", "embedders", c.embedders.keys().collect()),
+        _ => return Ok(()),
+    };
+    for v in values {
+        let name = v.to_string();
+        if name != crate::vocab::grid::DEFAULT_PROFILE && !names.contains(&&name) {
+            return Err(format!(
+                "unknown {kind} profile `{name}`; `{section}:` defines {}",
+                profiles::known(names.into_iter())
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A loaded config and the folder its relative paths start from.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
@@ -89,6 +120,8 @@ pub struct LoadedConfig {
     pub base: PathBuf,
     /// The file's text, for the results' digest.
     pub text: String,
+    /// The grid `sweep:` names, parsed (once) by the check: what flags do not replace.
+    pub grid: Grid,
 }
 
 impl LoadedConfig {
@@ -99,12 +132,14 @@ impl LoadedConfig {
             Some(p) => p.to_path_buf(),
             None if Path::new("rageval.yaml").exists() => PathBuf::from("rageval.yaml"),
             None => {
+                let config = Config::default();
                 return Ok(LoadedConfig {
-                    config: Config::default(),
+                    grid: sweep_grid(&config).expect("the default grid parses"),
+                    config,
                     path: None,
                     base: PathBuf::from("."),
                     text: String::new(),
-                })
+                });
             }
         };
         let text = crate::base::input::read_yaml(&path)
@@ -120,17 +155,19 @@ impl LoadedConfig {
         } else {
             base
         };
-        let loaded = LoadedConfig {
+        let mut loaded = LoadedConfig {
             config,
             path: Some(path),
             base,
             text,
+            grid: Grid::new(Vec::new(), Vec::new()),
         };
-        loaded.check()?;
+        loaded.grid = loaded.check()?;
         Ok(loaded)
     }
 
-    fn check(&self) -> Result<(), InputError> {
+    /// Check the config; its grid, when it is valid.
+    fn check(&self) -> Result<Grid, InputError> {
         let path = self.path.as_deref().unwrap_or(Path::new("rageval.yaml"));
         let loc = crate::base::yaml_loc::Locator::new(&self.text);
         let fail = |segs: &[crate::base::yaml_loc::Seg<'_>], field: &str, msg: String| {
@@ -499,87 +536,13 @@ impl LoadedConfig {
                 );
             }
         }
-        if let Some(spec) = &c.sweep.temperature {
-            if let Err(msg) = crate::vocab::grid::parse_temperatures(&spec.to_spec()) {
-                return fail(
-                    &[Key("sweep"), Key("temperature")],
-                    "sweep.temperature",
-                    msg,
-                );
+        let grid = match sweep_grid(c) {
+            Ok(grid) => grid,
+            Err((d, msg)) => {
+                let key = d.config_key();
+                return fail(&[Key("sweep"), Key(key)], &format!("sweep.{key}"), msg);
             }
-        }
-        if let Some(spec) = &c.sweep.chunk_tokens {
-            if let Err(msg) = crate::vocab::grid::parse_chunk_tokens(&spec.to_spec()) {
-                return fail(
-                    &[Key("sweep"), Key("chunk_tokens")],
-                    "sweep.chunk_tokens",
-                    msg,
-                );
-            }
-        }
-        if let Some(spec) = &c.sweep.embedder {
-            let checked = crate::vocab::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
-                match names.iter().find(|n| {
-                    *n != crate::vocab::grid::DEFAULT_PROFILE && !c.embedders.contains_key(*n)
-                }) {
-                    Some(n) => Err(format!(
-                        "unknown embedder profile `{n}`; `embedders:` defines {}",
-                        profiles::known(c.embedders.keys())
-                    )),
-                    None => Ok(()),
-                }
-            });
-            if let Err(msg) = checked {
-                return fail(&[Key("sweep"), Key("embedder")], "sweep.embedder", msg);
-            }
-        }
-        if let Some(spec) = &c.sweep.chat {
-            let checked = crate::vocab::grid::parse_profiles(&spec.to_spec()).and_then(|names| {
-                match names.iter().find(|n| {
-                    *n != crate::vocab::grid::DEFAULT_PROFILE && !c.models.contains_key(*n)
-                }) {
-                    Some(n) => Err(format!(
-                        "unknown chat profile `{n}`; `models:` defines {}",
-                        profiles::known(c.models.keys())
-                    )),
-                    None => Ok(()),
-                }
-            });
-            if let Err(msg) = checked {
-                return fail(&[Key("sweep"), Key("chat")], "sweep.chat", msg);
-            }
-        }
-        for (field, spec) in [("min_score", &c.sweep.min_score), ("k", &c.sweep.k)] {
-            let checked = if field == "k" {
-                crate::vocab::grid::parse_ks(&spec.to_spec()).map(drop)
-            } else {
-                crate::vocab::grid::parse_min_scores(&spec.to_spec()).map(drop)
-            };
-            if let Err(msg) = checked {
-                return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
-            }
-        }
-        use crate::vocab::grid::parse_names;
-        let names = [
-            (
-                "order",
-                parse_names::<crate::adapters::prompt::Order>(&c.sweep.order.to_spec()).map(drop),
-            ),
-            (
-                "format",
-                parse_names::<crate::adapters::prompt::Format>(&c.sweep.format.to_spec()).map(drop),
-            ),
-            (
-                "rewrite",
-                parse_names::<crate::adapters::rewrite::Rewrite>(&c.sweep.rewrite.to_spec())
-                    .map(drop),
-            ),
-        ];
-        for (field, checked) in names {
-            if let Err(msg) = checked {
-                return fail(&[Key("sweep"), Key(field)], &format!("sweep.{field}"), msg);
-            }
-        }
+        };
         // The `gate:` section: a share, a valid alpha, its limits, a parsable setting.
         use crate::output::gate::policy::{check_alpha, Validator};
         let g = &c.gate;
@@ -602,7 +565,7 @@ impl LoadedConfig {
         {
             return fail(&[Key("gate"), Key("setting")], "gate.setting", msg);
         }
-        Ok(())
+        Ok(grid)
     }
 
     /// The question sets the config names, or every `evalsets/*.yaml` beside it.

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::vocab::dim::Dim;
 use crate::vocab::spec::{NameSpec, ValueSpec};
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -52,6 +53,87 @@ impl Default for SweepConfig {
     }
 }
 
+/// A dimension's field of `sweep:`: its spec in the flag syntax, absent when not given.
+trait DimSpec {
+    fn spec(&self) -> Option<String>;
+    /// Set the spec; `None` leaves a field that always has one alone.
+    fn set(&mut self, spec: Option<String>);
+}
+
+impl DimSpec for ValueSpec {
+    fn spec(&self) -> Option<String> {
+        Some(self.to_spec())
+    }
+    fn set(&mut self, spec: Option<String>) {
+        if let Some(s) = spec {
+            *self = ValueSpec::Text(s);
+        }
+    }
+}
+
+impl DimSpec for NameSpec {
+    fn spec(&self) -> Option<String> {
+        Some(self.to_spec())
+    }
+    fn set(&mut self, spec: Option<String>) {
+        if let Some(s) = spec {
+            *self = NameSpec::Text(s);
+        }
+    }
+}
+
+impl DimSpec for Option<ValueSpec> {
+    fn spec(&self) -> Option<String> {
+        self.as_ref().map(ValueSpec::to_spec)
+    }
+    fn set(&mut self, spec: Option<String>) {
+        *self = spec.map(ValueSpec::Text);
+    }
+}
+
+impl DimSpec for Option<NameSpec> {
+    fn spec(&self) -> Option<String> {
+        self.as_ref().map(NameSpec::to_spec)
+    }
+    fn set(&mut self, spec: Option<String>) {
+        *self = spec.map(NameSpec::Text);
+    }
+}
+
+/// The one place that maps the dimension fields of [`SweepConfig`] to [`Dim`]: a test holds
+/// it to [`Dim::ALL`] and to the section's schema.
+macro_rules! dim_fields {
+    ($($dim:ident => $field:ident),* $(,)?) => {
+        impl SweepConfig {
+            /// The spec of dimension `d` in the flag syntax; `None`: not given, its default.
+            pub fn spec(&self, d: Dim) -> Option<String> {
+                match d {
+                    $(Dim::$dim => DimSpec::spec(&self.$field),)*
+                }
+            }
+
+            /// Write `spec` (the flag syntax) as dimension `d`'s spec.
+            pub fn set_spec(&mut self, d: Dim, spec: Option<String>) {
+                match d {
+                    $(Dim::$dim => DimSpec::set(&mut self.$field, spec),)*
+                }
+            }
+        }
+    };
+}
+
+dim_fields!(
+    MinScore => min_score,
+    K => k,
+    Order => order,
+    Format => format,
+    Rewrite => rewrite,
+    Chat => chat,
+    Temperature => temperature,
+    Embedder => embedder,
+    ChunkTokens => chunk_tokens,
+);
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
@@ -65,8 +147,10 @@ pub struct PricingConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::SweepConfig;
     use crate::analysis::insight::config::RecommendConfig;
     use crate::output::gate::config::GateConfig;
+    use crate::vocab::dim::Dim;
     use crate::vocab::limit::{Limit, Limits, Scope};
     use schemars::JsonSchema;
 
@@ -118,5 +202,40 @@ mod tests {
         assert_eq!(limit_keys::<RecommendConfig>(), keys(Scope::Recommend));
         each_key_reads_into_its_limit(Scope::Gate, GateConfig::limits);
         each_key_reads_into_its_limit(Scope::Recommend, RecommendConfig::limits);
+    }
+
+    /// Adding a dimension is one place: the keys of `sweep:` are the dimensions' config keys
+    /// (and `concurrency`), and each key reads into its own [`Dim`].
+    #[test]
+    fn the_sweep_keys_are_the_dimensions() {
+        let schema = schemars::schema_for!(SweepConfig).to_value();
+        let mut keys: Vec<&str> = schema["properties"]
+            .as_object()
+            .expect("a section is an object")
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "concurrency")
+            .collect();
+        keys.sort();
+        let mut want: Vec<&str> = Dim::ALL.iter().map(|d| d.config_key()).collect();
+        want.sort();
+        assert_eq!(keys, want);
+
+        let defaults = SweepConfig::default();
+        for dim in Dim::ALL {
+            let section: SweepConfig =
+                serde_yaml::from_str(&format!("{}: \"x,y\"", dim.config_key())).unwrap();
+            for d in Dim::ALL {
+                let want = if d == dim {
+                    Some("x,y".to_string())
+                } else {
+                    defaults.spec(d)
+                };
+                assert_eq!(section.spec(d), want, "{} sets {d:?}", dim.config_key());
+            }
+            let mut set = SweepConfig::default();
+            set.set_spec(dim, Some("x,y".into()));
+            assert_eq!(set.spec(dim).as_deref(), Some("x,y"));
+        }
     }
 }

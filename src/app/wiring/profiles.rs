@@ -24,9 +24,9 @@ impl Pipeline {
             (self.model.model(), self.model.params().to_string()),
             self.model.clone(),
         )];
-        for profile in &grid.chats {
+        for profile in grid.chats() {
             let section = chat_profile(cfg, profile)?;
-            for &temperature in &grid.temperatures {
+            for temperature in grid.temperatures() {
                 if profile == crate::vocab::grid::DEFAULT_PROFILE && temperature.is_none() {
                     continue;
                 }
@@ -44,7 +44,7 @@ impl Pipeline {
                             self.rate_limited = Some(self.held.clone());
                         }
                         server = Some(super::ChatServer {
-                            profile: profile.clone(),
+                            profile: profile.to_string(),
                             shown: section.http().shown(),
                             dead: endpoint.dead.clone(),
                         });
@@ -76,7 +76,7 @@ impl Pipeline {
                     }
                 };
                 self.chat_variants.push(crate::sweep::ChatVariant {
-                    profile: profile.clone(),
+                    profile: profile.to_string(),
                     temperature,
                     model,
                 });
@@ -90,7 +90,7 @@ impl Pipeline {
     /// Build the embedder of every profile of `grid` but `default`, sharing
     /// `embeddings.jsonl`.
     pub fn add_embedders(&mut self, cfg: &LoadedConfig, grid: &Grid) -> Result<()> {
-        for name in &grid.embedders {
+        for name in grid.embedders() {
             if name == crate::vocab::grid::DEFAULT_PROFILE {
                 continue;
             }
@@ -119,7 +119,7 @@ impl Pipeline {
                     }
                 }
             };
-            self.embedders.push((name.clone(), embedder));
+            self.embedders.push((name.to_string(), embedder));
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::output::report::Results;
 use crate::sweep::Setting;
+use crate::vocab::dim::Dim;
 use crate::vocab::limit::Limits;
 
 /// The checked gate policy.
@@ -104,12 +105,9 @@ impl SettingSpec {
     }
 
     /// The one of `settings` that this spec names, by index, when the dimensions are
-    /// `columns` (indices of [`Setting::COLUMNS`]).
-    pub fn find(&self, settings: &[Setting], columns: &[usize]) -> Result<usize, String> {
-        let dimensions: Vec<String> = columns
-            .iter()
-            .map(|&i| Setting::COLUMNS[i].to_string())
-            .collect();
+    /// `columns`.
+    pub fn find(&self, settings: &[Setting], columns: &[Dim]) -> Result<usize, String> {
+        let dimensions: Vec<String> = columns.iter().map(|d| d.name().to_string()).collect();
         for (key, _) in &self.pairs {
             if !dimensions.contains(key) {
                 return Err(format!(

@@ -16,7 +16,6 @@ use serde::Serialize;
 use super::Results;
 use crate::analysis::insight::separability::CleanRange;
 use crate::analysis::stats::SettingStats;
-use crate::sweep::Setting;
 
 /// Size of one chart in SVG units; the page scales it to its column.
 const SIZE: (u32, u32) = (560, 300);
@@ -58,7 +57,7 @@ pub struct LineChart {
     /// The chart's id in the page (`chart-<id>`).
     pub id: String,
     pub title: String,
-    /// The dimension on the x axis (a `Setting::COLUMNS` name).
+    /// The dimension on the x axis (a [`Dim`](crate::vocab::dim::Dim) name).
     pub x: String,
     /// The metric on the y axis: a field of the settings in results.json.
     pub y: String,
@@ -192,24 +191,22 @@ fn line_chart(
     metric: Metric,
     rate: bool,
 ) -> Option<LineChart> {
-    let xi = Setting::COLUMNS.iter().position(|c| *c == x)?;
+    let xd = crate::vocab::dim::Dim::from_name(x)?;
     let mut order: Vec<String> = Vec::new();
     let mut series: BTreeMap<String, Vec<Point>> = BTreeMap::new();
     let shown = r.dims();
     for (si, stats) in r.stats.iter().enumerate() {
         let values = r.setting_values(si);
-        let Some(xv) = values[xi].parse::<f64>().ok() else {
+        let Some(xv) = values[xd as usize].parse::<f64>().ok() else {
             continue;
         };
         let Some(yv) = metric(stats) else {
             continue;
         };
-        let label = Setting::COLUMNS
+        let label = shown
             .iter()
-            .zip(values)
-            .enumerate()
-            .filter(|(i, _)| *i != xi && shown.contains(i))
-            .map(|(_, (c, v))| format!("{c}={v}"))
+            .filter(|&&d| d != xd)
+            .map(|&d| format!("{d}={}", values[d as usize]))
             .collect::<Vec<_>>()
             .join(", ");
         if !series.contains_key(&label) {

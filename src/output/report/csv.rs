@@ -484,4 +484,46 @@ mod tests {
         );
         assert_eq!(neutralize(""), "");
     }
+
+    /// Adding a dimension is one place: with every dimension moved off its default, the CSV
+    /// headers, the setting ids and results.json's setting maps name exactly [`Dim::ALL`], in
+    /// its order, and the record reads back into the same settings.
+    #[test]
+    fn every_dimension_reaches_the_csv_files_ids_and_record() {
+        use crate::vocab::dim::Dim;
+        let mut r = fixture::results();
+        for d in Dim::ALL {
+            let [v] = <[_; 1]>::try_from(d.parse(d.example()).unwrap()).unwrap();
+            r.settings[0].set(d, v);
+        }
+        // The fixture's insight has worked the settings' text out already.
+        r.setting_text = Default::default();
+        let names: Vec<&str> = Dim::ALL.iter().map(|d| d.name()).collect();
+        let header = |e: &dyn Exporter| {
+            let mut buf = Vec::new();
+            e.write(&r, &mut buf).unwrap();
+            let text = String::from_utf8(buf).unwrap();
+            text.lines()
+                .next()
+                .unwrap()
+                .split(',')
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(header(&SummaryCsv)[..names.len()], names);
+        assert_eq!(header(&RunsCsv)[2..2 + names.len()], names);
+        let keys: Vec<String> = r
+            .setting_id(0)
+            .split(',')
+            .map(|pair| pair.split_once('=').unwrap().0.to_string())
+            .collect();
+        assert_eq!(keys, names);
+        assert_eq!(r.dim_names(), names);
+        let record = crate::output::record::Record::of(&r);
+        assert_eq!(record.dimensions, names);
+        let map = &record.settings[r.setting_id(0)];
+        assert_eq!(map.keys().collect::<Vec<_>>(), names);
+        let back = record.into_results().unwrap();
+        assert_eq!(back.settings[0], r.settings[0]);
+    }
 }

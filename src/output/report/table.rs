@@ -8,7 +8,6 @@ use comfy_table::{CellAlignment, Table};
 
 use super::Results;
 use crate::analysis::insight::format::rate_with_interval;
-use crate::sweep::Setting;
 
 /// The mark of a setting in the `pick` column.
 pub fn pick(r: &Results, i: usize) -> &'static str {
@@ -166,13 +165,7 @@ fn columns(r: &Results) -> Vec<Column> {
         .dims()
         .iter()
         .enumerate()
-        .map(|(j, &i)| {
-            Column::new(
-                Setting::COLUMNS[i],
-                each(&|s| r.dim_values(s)[j].to_string()),
-            )
-            .kept()
-        })
+        .map(|(j, d)| Column::new(d.name(), each(&|s| r.dim_values(s)[j].to_string())).kept())
         .collect();
     cols.push(Column::new(
         "answer",
