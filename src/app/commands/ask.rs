@@ -188,24 +188,16 @@ pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
 /// Replace each valid `[n]` with a label; an invalid one is kept and flagged with `(?)`.
 fn relabel(text: &str, label: impl Fn(u32) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && digits <= 9 && after.as_bytes().get(digits) == Some(&b']') {
-            let n: u32 = after[..digits].parse().expect("digits");
-            match label(n) {
-                Some(l) => out.push_str(&l),
-                None => out.push_str(&format!("[{n}](?)")),
-            }
-            rest = &after[digits + 1..];
-        } else {
-            out.push('[');
-            rest = after;
+    let mut end = 0;
+    for (span, n) in crate::adapters::prompt::citation_spans(text) {
+        out.push_str(&text[end..span.start]);
+        match label(n) {
+            Some(l) => out.push_str(&l),
+            None => out.push_str(&format!("[{n}](?)")),
         }
+        end = span.end;
     }
-    out.push_str(rest);
+    out.push_str(&text[end..]);
     out
 }
 
@@ -219,6 +211,11 @@ mod tests {
         assert_eq!(
             relabel("Ten. [1] Five. [7] [x]", label),
             "Ten. [a.md > Fee] Five. [7](?) [x]"
+        );
+        // Only one to nine digits in brackets are a citation; a bracket may open another.
+        assert_eq!(
+            relabel("[[1]] [1234567890] [] é[1]", label),
+            "[[a.md > Fee]] [1234567890] [] é[a.md > Fee]"
         );
     }
 }
