@@ -77,6 +77,17 @@ impl RetryPolicy {
     }
 }
 
+/// The longest wait a server's `Retry-After` can ask for; the retry policy caps it further.
+pub const MAX_RETRY_AFTER_S: f64 = 86_400.0;
+
+/// A `Retry-After` in seconds (a number; an HTTP date is not used), clamped to
+/// [`MAX_RETRY_AFTER_S`]: a number from outside never reaches `Duration` unchecked, where
+/// `1e308` would panic.
+pub fn retry_after_seconds(value: &str) -> Option<Duration> {
+    let s = value.trim().parse::<f64>().ok()?;
+    (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(MAX_RETRY_AFTER_S)))
+}
+
 /// Connection failures in a row after which a server is taken for dead: every later call fails
 /// at once, without a connection attempt, and the sweep stops with "is the server running?".
 pub const DEAD_AFTER: u32 = 20;
@@ -337,9 +348,7 @@ pub fn status_failure(
     let retry_after = headers
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
+        .and_then(retry_after_seconds);
     if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
         // The body of a 401 may quote part of the key: it is not shown.
         let key = if endpoint.api_key.is_some() {
@@ -591,6 +600,21 @@ mod tests {
         let f = status_failure(StatusCode::TOO_MANY_REQUESTS, &h, b"", &ep);
         assert!(f.retry);
         assert_eq!(f.retry_after, Some(Duration::from_secs(2)));
+        // A number too large for a Duration is the longest wait, never a panic; garbage and
+        // negative or non-finite numbers are no Retry-After at all.
+        for (value, want) in [
+            ("1e308", Some(Duration::from_secs(86_400))),
+            ("1e30", Some(Duration::from_secs(86_400))),
+            (" 0.5 ", Some(Duration::from_millis(500))),
+            ("-1", None),
+            ("inf", None),
+            ("NaN", None),
+            ("Wed, 21 Oct 2015 07:28:00 GMT", None),
+        ] {
+            h.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+            let f = status_failure(StatusCode::SERVICE_UNAVAILABLE, &h, b"", &ep);
+            assert_eq!(f.retry_after, want, "Retry-After: {value}");
+        }
         assert!(status_failure(StatusCode::SERVICE_UNAVAILABLE, &h, b"", &ep).retry);
         let f = status_failure(
             StatusCode::BAD_REQUEST,
