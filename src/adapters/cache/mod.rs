@@ -236,7 +236,24 @@ pub fn embedding_key(model: &str, text: &str) -> String {
 pub struct CachedReply {
     pub text: String,
     pub usage: Usage,
+    /// A record whose latency is not a duration (negative, not finite, above
+    /// [`MAX_CACHED_LATENCY_MS`]) is damaged: it fails to read and is skipped like garbage.
+    #[serde(deserialize_with = "latency_ms")]
     pub latency_ms: f64,
+}
+
+/// The longest latency a cached reply may record: a day.
+pub const MAX_CACHED_LATENCY_MS: f64 = 86_400_000.0;
+
+fn latency_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let ms = f64::deserialize(d)?;
+    if (0.0..=MAX_CACHED_LATENCY_MS).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "latency_ms {ms} is not a duration"
+        )))
+    }
 }
 
 /// A chat model behind the cache. Failed calls are not cached.
@@ -499,6 +516,32 @@ mod tests {
         let s: Store<u32> = Store::open(&path, CacheMode::Use).unwrap();
         assert_eq!(s.get("d"), Some(4));
         assert_eq!(s.len(), 3);
+    }
+
+    /// A reply whose recorded latency is no duration (a hand-edited or damaged cache) is
+    /// skipped like a torn line: reading it back used to panic in `Duration::from_secs_f64`.
+    #[test]
+    fn a_reply_with_an_impossible_latency_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chat.jsonl");
+        let line = |key: &str, ms: &str| {
+            format!(
+                r#"{{"key":"{key}","value":{{"text":"t","usage":{{"prompt_tokens":1,"completion_tokens":1,"estimated":false}},"latency_ms":{ms}}}}}"#
+            )
+        };
+        let text = [
+            line("ok", "12.5"),
+            line("negative", "-5"),
+            line("huge", "1e300"),
+            line("zero", "0"),
+        ]
+        .join("\n");
+        std::fs::write(&path, text + "\n").unwrap();
+        let s: Store<CachedReply> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!(s.skipped, 2);
+        assert_eq!(s.get("ok").map(|r| r.latency_ms), Some(12.5));
+        assert_eq!(s.get("zero").map(|r| r.latency_ms), Some(0.0));
+        assert!(s.get("negative").is_none() && s.get("huge").is_none());
     }
 
     #[test]
