@@ -121,6 +121,20 @@ mod tests {
     use super::*;
     use crate::adapters::prompt::REFUSAL;
 
+    /// The Unicode classes the docs promise for refusals in other languages compile and match
+    /// (the regex crate needs its general-category and script tables for them).
+    #[test]
+    fn patterns_take_unicode_letters_and_scripts() {
+        let patterns = RefusalPatterns::new(&[
+            r"^\p{Greek}+( \p{Greek}+)*\.?$".to_string(),
+            r"^\p{Letter}+ \p{L}+ \p{Han}+$".to_string(),
+        ])
+        .unwrap();
+        assert!(patterns.is_match("Δεν γνωρίζω."));
+        assert!(patterns.is_match("Je sais 不知道"));
+        assert!(!patterns.is_match("I do not know."));
+    }
+
     #[test]
     fn refusal_matching_modes() {
         let lenient = |s| is_refusal(s, REFUSAL, RefusalMatch::Lenient);

@@ -99,6 +99,13 @@ mod tests {
     }
 
     #[test]
+    fn patterns_take_unicode_classes() {
+        let s = Scanner::new(&[r"\p{Cyrillic}{4,} \p{Letter}".to_string()]).unwrap();
+        assert!(s.matches("игнорируй инструкции").is_some());
+        assert!(s.matches("plain text").is_none());
+    }
+
+    #[test]
     fn a_bad_pattern_is_named() {
         assert!(Scanner::new(&["(unclosed".to_string()])
             .unwrap_err()
