@@ -92,7 +92,7 @@ async fn search(
     let (index, embedder) = &*state;
     let query = body["query"].as_str().unwrap().to_string();
     let k = body["k"].as_u64().unwrap() as usize;
-    let vector = embedder.embed(&[query]).await.unwrap().remove(0);
+    let vector = embedder.embed(std::slice::from_ref(&query)).await.unwrap().remove(0);
     let mut hits: Vec<Value> = index
         .search(&vector, k)
         .iter()
@@ -104,6 +104,17 @@ async fn search(
     match mode.as_str() {
         "ok" => {}
         "too-many" => hits.push(hits[0].clone()),
+        "repeated-id" => {
+            let id = hits[0]["id"].clone();
+            hits[1]["id"] = id;
+        }
+        // Ids by rank, texts by query: an id that names a different text per question.
+        "query-text" => {
+            for (i, h) in hits.iter_mut().enumerate() {
+                h["id"] = json!(format!("p{i}"));
+                h["text"] = json!(format!("about {query}"));
+            }
+        }
         "missing" => {
             hits[0].as_object_mut().unwrap().remove("text");
         }
@@ -128,6 +139,30 @@ fn an_http_retriever_over_the_builtin_index_sweeps_as_builtin_does() {
     sweep(&p, "http.yaml", "http").run();
     assert_eq!(want.len(), 520);
     assert_eq!(runs_without_timings(&p, "http"), want);
+}
+
+/// An id names one passage: repeated ids in one reply, or an id whose text changes with the
+/// question, put the wrong text into prompts (the first text won, silently, exit 0).
+#[test]
+fn an_http_retriever_whose_ids_name_two_texts_is_refused() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    for (mode, why) in [
+        ("repeated-id", "hits 0 and 1 share the id `"),
+        (
+            "query-text",
+            "passage `p0` came back with another text than for question `",
+        ),
+    ] {
+        p.write("bad.yaml", &http_config(&server.url(mode)));
+        let out = sweep(&p, "bad.yaml", mode)
+            .status(2)
+            .stderr_contains(why)
+            .stderr_contains("error: retrieval for question `")
+            .run();
+        assert_eq!(out.stderr.lines().count(), 1, "{mode}: {}", out.stderr);
+        assert!(!p.path().join(mode).exists(), "{mode}: no report");
+    }
 }
 
 #[test]
@@ -363,6 +398,56 @@ fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
         };
         run.status(2).stderr(*want).run();
         assert!(!p.path().join(&out_dir).exists(), "case {i}: no report");
+    }
+}
+
+/// A row with a NULL id or embedding names no passage: the sweep stops with one line naming
+/// the table, the column and how many rows hold NULL (it used to panic).
+#[test]
+fn pgvector_rows_with_a_null_id_or_embedding_are_refused_by_name() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let vector = |x: f32| {
+        let v: Vec<String> = (0..DEFAULT_DIMENSIONS)
+            .map(|i| if i == 0 { x.to_string() } else { "0".into() })
+            .collect();
+        format!("'[{}]'", v.join(","))
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        for (table, rows) in [
+            ("rv_null_id", format!("('a', {}), (NULL, {}), ('c', {})", vector(1.0), vector(0.5), vector(0.2))),
+            ("rv_null_embedding", format!("('a', {}), ('b', NULL), ('c', NULL)", vector(1.0))),
+        ] {
+            client
+                .batch_execute(&format!(
+                    "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id text, source text, heading text, text text, embedding vector({DEFAULT_DIMENSIONS})); INSERT INTO {table} (id, embedding) VALUES {rows}"
+                ))
+                .await
+                .unwrap();
+        }
+    });
+    let p = Project::sample();
+    for (table, column, nulls) in [
+        ("rv_null_id", "id", 1),
+        ("rv_null_embedding", "embedding", 2),
+    ] {
+        p.write("pg.yaml", &pg_config(&format!("  table: {table}\n")));
+        let out = sample_sweep(&p, "pg.yaml", table)
+            .env("RAGEVAL_TEST_DSN", &dsn)
+            .status(2)
+            .stderr_contains(format!(
+                "table `{table}`: {nulls} of the 3 rows found hold NULL in column `{column}`; every row needs an id and an embedding"
+            ))
+            .stderr_lacks("panicked")
+            .run();
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(!p.path().join(table).exists(), "{table}: no report");
     }
 }
 

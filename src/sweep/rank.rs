@@ -250,7 +250,12 @@ pub(crate) async fn search(
             .as_ref()
             .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question))?;
         let table = &mut tables[q.corpus];
-        ranked.push(passages.iter().map(|p| table.intern(p.clone())).collect());
+        let hits = passages
+            .iter()
+            .map(|p| table.intern(p.clone(), q.question))
+            .collect::<Result<Vec<Hit>, _>>()
+            .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.question))?;
+        ranked.push(hits);
     }
     Ok(ranked)
 }

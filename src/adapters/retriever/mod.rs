@@ -162,17 +162,28 @@ pub fn checked(mut passages: Vec<Passage>, k: usize) -> Result<Vec<Passage>, Ret
     if let Some(i) = passages.iter().position(|p| p.id.is_empty()) {
         return Err(RetrieveError(format!("hit {i} has an empty `id`")));
     }
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(passages.len());
+    for (j, p) in passages.iter().enumerate() {
+        if let Some(i) = seen.insert(&p.id, j) {
+            return Err(RetrieveError(format!(
+                "hits {i} and {j} share the id `{}`: an id must name one passage",
+                p.id
+            )));
+        }
+    }
     // A stable sort: ties stay in the order the retriever gave.
     passages.sort_by(|a, b| b.score.total_cmp(&a.score));
     Ok(passages)
 }
 
 /// Passages interned by id into a corpus, so downstream code points into it like into builtin
-/// chunks. The first passage seen with an id defines its text.
+/// chunks. An id names one text: the same id with another text is a contract error.
 #[derive(Debug, Clone)]
 pub struct PassageTable {
     pub corpus: Corpus,
     by_id: HashMap<String, usize>,
+    /// Per chunk, the question whose retrieval first returned it (named in errors).
+    first_asked_by: Vec<String>,
 }
 
 impl PassageTable {
@@ -184,23 +195,35 @@ impl PassageTable {
                 chunks: Vec::new(),
             },
             by_id: HashMap::new(),
+            first_asked_by: Vec::new(),
         }
     }
 
-    /// The hit for `passage`, adding it to the table when its id is new.
-    pub fn intern(&mut self, passage: Passage) -> Hit {
+    /// The hit for `passage`, retrieved for `question`, adding it to the table when its id is
+    /// new. An id already seen with another text is refused, naming both questions: its
+    /// prompts would silently carry the first text.
+    pub fn intern(&mut self, passage: Passage, question: &str) -> Result<Hit, RetrieveError> {
         let score = passage.score;
-        let chunks = &mut self.corpus.chunks;
-        let chunk = *self.by_id.entry(passage.id.clone()).or_insert_with(|| {
-            chunks.push(Chunk {
-                id: passage.id,
-                source: passage.source,
-                heading: passage.heading.unwrap_or_default(),
-                text: passage.text,
-            });
-            chunks.len() - 1
+        if let Some(&chunk) = self.by_id.get(&passage.id) {
+            let known = &self.corpus.chunks[chunk];
+            if known.text != passage.text {
+                return Err(RetrieveError(format!(
+                    "passage `{}` came back with another text than for question `{}`: an id must name one text",
+                    passage.id, self.first_asked_by[chunk]
+                )));
+            }
+            return Ok(Hit { chunk, score });
+        }
+        let chunk = self.corpus.chunks.len();
+        self.by_id.insert(passage.id.clone(), chunk);
+        self.first_asked_by.push(question.to_string());
+        self.corpus.chunks.push(Chunk {
+            id: passage.id,
+            source: passage.source,
+            heading: passage.heading.unwrap_or_default(),
+            text: passage.text,
         });
-        Hit { chunk, score }
+        Ok(Hit { chunk, score })
     }
 }
 
@@ -243,27 +266,49 @@ mod tests {
             checked(vec![p("", 0.2)], 2),
             Err(RetrieveError("hit 0 has an empty `id`".into()))
         );
+        assert_eq!(
+            checked(vec![p("x", 0.3), p("y", 0.2), p("x", 0.1)], 3),
+            Err(RetrieveError(
+                "hits 0 and 2 share the id `x`: an id must name one passage".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn an_id_seen_again_with_another_text_names_the_first_question() {
+        let mut t = PassageTable::new("http://search");
+        t.intern(p("x", 0.5), "fee").unwrap();
+        let mut other = p("x", 0.4);
+        other.text = "a text that depends on the query".into();
+        assert_eq!(
+            t.intern(other, "parking"),
+            Err(RetrieveError(
+                "passage `x` came back with another text than for question `fee`: an id must name one text".into()
+            ))
+        );
+        assert_eq!(t.corpus.chunks.len(), 1);
+        assert_eq!(t.corpus.chunks[0].text, "text of x");
     }
 
     #[test]
     fn interning_names_each_id_once() {
         let mut t = PassageTable::new("http://search");
         assert_eq!(
-            t.intern(p("x", 0.5)),
+            t.intern(p("x", 0.5), "q1").unwrap(),
             Hit {
                 chunk: 0,
                 score: 0.5
             }
         );
         assert_eq!(
-            t.intern(p("y", 0.4)),
+            t.intern(p("y", 0.4), "q1").unwrap(),
             Hit {
                 chunk: 1,
                 score: 0.4
             }
         );
         assert_eq!(
-            t.intern(p("x", 0.3)),
+            t.intern(p("x", 0.3), "q2").unwrap(),
             Hit {
                 chunk: 0,
                 score: 0.3

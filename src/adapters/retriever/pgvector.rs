@@ -343,15 +343,44 @@ impl PgRetriever {
             .query(&self.select, &[&query, &limit])
             .await
             .map_err(|e| self.table.fail("the search failed", &e))?;
+        // A NULL id or embedding names no passage: the reply is refused, naming the column and
+        // how many of the rows hold one (a NULL source, heading or text is empty text).
+        let columns = &self.table.columns;
+        let null_ids = rows
+            .iter()
+            .filter(|r| matches!(r.try_get::<_, Option<String>>(0), Ok(None)))
+            .count();
+        let null_embeddings = rows
+            .iter()
+            .filter(|r| matches!(r.try_get::<_, Option<pgvector::Vector>>(4), Ok(None)))
+            .count();
+        for (nulls, column) in [
+            (null_ids, &columns.id),
+            (null_embeddings, &columns.embedding),
+        ] {
+            if nulls > 0 {
+                return Err(RetrieveError(format!(
+                    "table `{}`: {nulls} of the {} rows found hold NULL in column `{column}`; every row needs an id and an embedding",
+                    self.table.table,
+                    rows.len()
+                )));
+            }
+        }
+        let text = |r: &tokio_postgres::Row, i: usize| {
+            r.try_get::<_, Option<String>>(i)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
         let hits = rows
             .iter()
             .map(|r| {
                 let v: pgvector::Vector = r.get(4);
                 Passage {
-                    id: r.get(0),
-                    source: r.get::<_, Option<String>>(1).unwrap_or_default(),
-                    heading: r.get(2),
-                    text: r.get::<_, Option<String>>(3).unwrap_or_default(),
+                    id: text(r, 0),
+                    source: text(r, 1),
+                    heading: r.try_get::<_, Option<String>>(2).ok().flatten(),
+                    text: text(r, 3),
                     score: self.table.distance.score(vector, v.as_slice()),
                 }
             })
