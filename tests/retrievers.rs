@@ -92,7 +92,11 @@ async fn search(
     let (index, embedder) = &*state;
     let query = body["query"].as_str().unwrap().to_string();
     let k = body["k"].as_u64().unwrap() as usize;
-    let vector = embedder.embed(std::slice::from_ref(&query)).await.unwrap().remove(0);
+    let vector = embedder
+        .embed(std::slice::from_ref(&query))
+        .await
+        .unwrap()
+        .remove(0);
     let mut hits: Vec<Value> = index
         .search(&vector, k)
         .iter()
@@ -360,19 +364,10 @@ fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
         return;
     };
     // A table whose `embedding` column is text, not a vector.
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        client
-            .batch_execute(
-                "DROP TABLE IF EXISTS rv_textcol; CREATE TABLE rv_textcol (id text, source text, heading text, text text, embedding text)",
-            )
-            .await
-            .unwrap();
-    });
+    execute_sql(
+        &dsn,
+        "DROP TABLE IF EXISTS rv_textcol; CREATE TABLE rv_textcol (id text, source text, heading text, text text, embedding text)",
+    );
     let p = Project::sample();
     p.write("pg.yaml", &pg_config("  table: rv_textcol\n"));
     let cases: [(Option<&str>, &str); 3] = [
@@ -401,6 +396,18 @@ fn pgvector_config_errors_name_the_variable_or_the_column_type_and_no_secret() {
     }
 }
 
+/// Run `sql` against the test database, as a table's owner would.
+fn execute_sql(dsn: &str, sql: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    });
+}
+
 /// A row with a NULL id or embedding names no passage: the sweep stops with one line naming
 /// the table, the column and how many rows hold NULL (it used to panic).
 #[test]
@@ -414,24 +421,28 @@ fn pgvector_rows_with_a_null_id_or_embedding_are_refused_by_name() {
             .collect();
         format!("'[{}]'", v.join(","))
     };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        for (table, rows) in [
-            ("rv_null_id", format!("('a', {}), (NULL, {}), ('c', {})", vector(1.0), vector(0.5), vector(0.2))),
-            ("rv_null_embedding", format!("('a', {}), ('b', NULL), ('c', NULL)", vector(1.0))),
-        ] {
-            client
-                .batch_execute(&format!(
-                    "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id text, source text, heading text, text text, embedding vector({DEFAULT_DIMENSIONS})); INSERT INTO {table} (id, embedding) VALUES {rows}"
-                ))
-                .await
-                .unwrap();
-        }
-    });
+    for (table, rows) in [
+        (
+            "rv_null_id",
+            format!(
+                "('a', {}), (NULL, {}), ('c', {})",
+                vector(1.0),
+                vector(0.5),
+                vector(0.2)
+            ),
+        ),
+        (
+            "rv_null_embedding",
+            format!("('a', {}), ('b', NULL), ('c', NULL)", vector(1.0)),
+        ),
+    ] {
+        execute_sql(
+            &dsn,
+            &format!(
+                "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id text, source text, heading text, text text, embedding vector({DEFAULT_DIMENSIONS})); INSERT INTO {table} (id, embedding) VALUES {rows}"
+            ),
+        );
+    }
     let p = Project::sample();
     for (table, column, nulls) in [
         ("rv_null_id", "id", 1),
