@@ -192,6 +192,47 @@ fn init_then_sweep_in_an_empty_folder() {
     assert_eq!(p.read("rageval.yaml"), before);
 }
 
+/// `init` writes only regular files inside its folder: a folder on the way that links
+/// elsewhere is refused before anything is written, and a link in a file's place (even a
+/// dangling one) is a file that exists, never replaced.
+#[cfg(unix)]
+#[test]
+fn init_never_writes_through_a_link() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let p = Project::empty();
+    symlink(outside.path(), p.path().join("docs")).unwrap();
+    p.rageval(["init"])
+        .fails("`docs` is a link: `rageval init` writes only inside this folder; remove the link or run it elsewhere")
+        .run();
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+    assert!(
+        !p.path().join("rageval.yaml").exists(),
+        "nothing written inside either"
+    );
+
+    let p = Project::empty();
+    symlink(outside.path(), p.path().join(".rageval")).unwrap();
+    p.rageval(["init"])
+        .fails("`.rageval` is a link: `rageval init` writes only inside this folder; remove the link or run it elsewhere")
+        .run();
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+
+    let p = Project::empty();
+    let target = outside.path().join("not-there.yaml");
+    symlink(&target, p.path().join("rageval.yaml")).unwrap();
+    p.rageval(["init"])
+        .fails("`rageval.yaml` already exists: `rageval init` never overwrites; edit it, or run it in an empty folder")
+        .run();
+    let link = std::fs::symlink_metadata(p.path().join("rageval.yaml")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is left as it was");
+    assert!(!target.exists());
+}
+
 #[test]
 fn init_over_existing_markdown_lists_its_headings() {
     let p = Project::empty();

@@ -30,9 +30,20 @@ pub fn run(corpus: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
     if sample {
         targets.push(SAMPLE_DOC);
     }
+    // Only regular files inside this folder are written: a link on the way (`docs` pointing
+    // at `/etc`) is refused before anything is written, and a link in a file's place, even a
+    // dangling one, counts as a file that exists.
+    for target in targets.iter().chain(&[CONFIG_SCHEMA, EVALSET_SCHEMA]) {
+        if let Some(link) = linked_folder(Path::new(target)) {
+            bail!(
+                "`{}` is a link: `rageval init` writes only inside this folder; remove the link or run it elsewhere",
+                link.display()
+            );
+        }
+    }
     let existing: Vec<String> = targets
         .iter()
-        .filter(|t| Path::new(t).exists())
+        .filter(|t| std::fs::symlink_metadata(t).is_ok())
         .map(|t| format!("`{t}`"))
         .collect();
     if !existing.is_empty() {
@@ -106,6 +117,21 @@ fn relative_to_evalsets(dir: &Path) -> String {
     } else {
         format!("../{rel}")
     }
+}
+
+/// The first folder on the way to `path` (relative) that is a symbolic link, if any; a link in
+/// the file's own place is a file that exists (see `run`).
+fn linked_folder(path: &Path) -> Option<PathBuf> {
+    let mut prefix = PathBuf::new();
+    let parent = path.parent()?;
+    for part in parent.components() {
+        prefix.push(part);
+        let is_link = std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            return Some(prefix);
+        }
+    }
+    None
 }
 
 fn write(path: &str, text: &str) -> Result<()> {
