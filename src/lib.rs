@@ -3,8 +3,8 @@
 //! The library holds the whole pipeline; `main.rs` only parses arguments and maps the result to
 //! an exit status.
 
-// The layers, from the bottom: a module imports only the layers above it in this list
-// (docs/architecture.md; `layering::tests` holds the code to it).
+// The layers, bottom first: a file imports only files of its own layer or of one declared
+// before it here, and no import circle (docs/architecture.md; `layering::tests` checks it).
 
 /// Leaves: text, escaping, redaction, terminal width, timing, input files, errors, digests.
 pub mod base;
@@ -35,7 +35,7 @@ mod layering;
 
 use app::cli::{Cli, Command};
 use app::commands;
-use app::options as settings;
+use app::options;
 use base::exit::ExitStatus;
 
 /// Run one command line. Setup errors come back as `Err` (exit status 2); a gate failure is
@@ -43,13 +43,11 @@ use base::exit::ExitStatus;
 pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Sweep(args) => {
-            commands::sweep::run(settings::SweepOptions::new(args, cli.config, cli.quiet)?).await
+            commands::sweep::run(options::SweepOptions::new(args, cli.config, cli.quiet)?).await
         }
-        Command::Ask(args) => {
-            commands::ask::ask(settings::AskOptions::new(args, cli.config)?).await
-        }
+        Command::Ask(args) => commands::ask::ask(options::AskOptions::new(args, cli.config)?).await,
         Command::Prompt(args) => {
-            commands::ask::prompt(settings::AskOptions::new(args, cli.config)?).await
+            commands::ask::prompt(options::AskOptions::new(args, cli.config)?).await
         }
         Command::Validate(args) => {
             commands::validate::run(args.files, cli.config, cli.quiet, args.connect).await
@@ -61,7 +59,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
-        Command::Gate(args) => commands::gate::run(&settings::GateOptions::from_command(
+        Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(
             args.gate,
             args.results,
             cli.config,
