@@ -234,7 +234,7 @@ fn unknown_profiles_and_bad_temperatures_are_refused_before_any_work() {
     for (args, message) in [
         (
             &["--chat", "default,nope"][..],
-            "error: invalid --chat: unknown chat profile `nope`; the config defines `default`, `fast`, `same`",
+            "error: invalid --chat: unknown chat profile `nope`; `models:` defines `default`, `fast`, `same`",
         ),
         (
             &["--chat", "fast,,same"][..],
@@ -614,7 +614,7 @@ fn bad_retrieval_dimensions_are_refused_before_any_work() {
     for (args, message) in [
         (
             &["--embedder", "small,big"][..],
-            "error: invalid --embedder: unknown embedder profile `big`; the config defines `default`, `small`",
+            "error: invalid --embedder: unknown embedder profile `big`; `embedders:` defines `default`, `small`",
         ),
         (
             &["--chunk-tokens", "0,128"][..],

@@ -14,8 +14,6 @@ use crate::adapters::evalset::Question;
 use crate::analysis::insight::wilson::{wilson, Interval};
 use crate::sweep::Run;
 
-pub use crate::sweep::repeat::{requests, Repeat, MAX_REPEAT};
-
 /// The outcomes of a run over all its repeats, repeat 0 first.
 pub fn outcomes(run: &Run) -> impl Iterator<Item = Outcome> + '_ {
     std::iter::once(run.verdict.outcome).chain(run.repeats.iter().map(|r| r.outcome))
@@ -120,6 +118,7 @@ pub fn question_flip_rates(runs: &[Run], questions: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::repeat::Repeat;
 
     fn run(outcome: Outcome, repeats: &[Outcome]) -> Run {
         let mut run = crate::output::report::fixture::results().runs[0].clone();

@@ -62,7 +62,7 @@ impl SweepOptions {
             }
             (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
         };
-        let grid = sweep_grid(&mut cfg, args.dim_flags())?;
+        let grid = grid_with_flags(&mut cfg, args.dim_flags())?;
         cfg.config.prompt.strict_refusal |= args.strict_refusal;
         cfg.config.chat.stream |= args.stream;
         if args.no_cache {
@@ -138,18 +138,15 @@ impl SweepOptions {
             }
             None
         };
-        if !(1..=crate::analysis::repeat::MAX_REPEAT).contains(&args.repeat) {
+        if !(1..=crate::sweep::repeat::MAX_REPEAT).contains(&args.repeat) {
             bail!(
                 "invalid --repeat: must be from 1 to {}",
-                crate::analysis::repeat::MAX_REPEAT
+                crate::sweep::repeat::MAX_REPEAT
             );
         }
         pipeline.add_chat_variants(&cache_cfg, &grid)?;
         pipeline.add_embedders(&cache_cfg, &grid)?;
-        let mut effective = crate::results::identity::EffectiveConfig::new(&cfg.config);
-        effective.sweep.repeat = args.repeat;
-        let defaults = crate::results::identity::EffectiveConfig::new(&Default::default());
-        let identity = crate::results::identity::RunIdentity::new(effective, &defaults);
+        let identity = crate::app::config::identity::run_identity(&cfg.config, args.repeat);
         Ok(SweepOptions {
             identity,
             max_runs: args.max_runs,
@@ -173,7 +170,10 @@ impl SweepOptions {
 
 /// The grid: each dimension's flag, parsed, else the config's values (parsed by its check).
 /// The effective specs go back into `cfg`'s `sweep:`, so reports and the digest show them.
-fn sweep_grid(cfg: &mut LoadedConfig, flags: [(Dim, Option<String>); Dim::COUNT]) -> Result<Grid> {
+fn grid_with_flags(
+    cfg: &mut LoadedConfig,
+    flags: [(Dim, Option<String>); Dim::COUNT],
+) -> Result<Grid> {
     let mut given: [Option<String>; Dim::COUNT] = Default::default();
     for (d, flag) in flags {
         given[d as usize] = flag;
@@ -186,19 +186,9 @@ fn sweep_grid(cfg: &mut LoadedConfig, flags: [(Dim, Option<String>); Dim::COUNT]
                 .map_err(|e| anyhow::anyhow!("invalid {}: {e}", d.flag()))?,
             None => cfg.grid.axis(d).to_vec(),
         };
-        for v in &values {
-            match d {
-                Dim::Chat => drop(crate::app::wiring::profiles::chat_profile(
-                    cfg,
-                    &v.to_string(),
-                )?),
-                Dim::Embedder => drop(crate::app::wiring::profiles::embedder_profile(
-                    cfg,
-                    &v.to_string(),
-                )?),
-                _ => {}
-            }
-        }
+        // A flag's profiles are checked as the config's are, by the one check.
+        crate::app::config::known_profiles(&cfg.config, d, &values)
+            .map_err(|e| anyhow::anyhow!("invalid {}: {e}", d.flag()))?;
         let spec = flag.or_else(|| cfg.config.sweep.spec(d));
         cfg.config.sweep.set_spec(d, spec);
         Ok(values)

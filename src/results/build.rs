@@ -9,9 +9,9 @@ use crate::sweep::{Shard, Sweep};
 
 use super::{Meta, Results, SetMeta};
 
-/// Where a sweep's questions come from: their sets, and their positions in the whole sweep.
+/// Where a sweep's questions come from: per question, its position in the whole sweep and its
+/// question set (see [`set_meta`] for the sets themselves).
 pub struct Shape {
-    pub evalsets: Vec<SetMeta>,
     pub positions: Vec<usize>,
     pub sets: Vec<usize>,
 }
@@ -65,9 +65,9 @@ pub fn shard_workspace(
 
 impl Results {
     /// The results of `sweep` over `ws` (the questions of `shard`, laid out by `shape`), with
-    /// `meta` (whose evalsets `shape` gives) and the insight its policy asks for.
+    /// `meta` and the insight its policy asks for.
     pub fn build(
-        mut meta: Meta,
+        meta: Meta,
         ws: &Workspace,
         sweep: Sweep,
         shape: Shape,
@@ -79,7 +79,6 @@ impl Results {
         let stats = (0..sweep.settings.len())
             .map(|i| aggregate(&sweep.runs[i * n..(i + 1) * n], &questions, &meta.pricing))
             .collect();
-        meta.evalsets = shape.evalsets;
         let policy = meta.policy.clone();
         Results {
             meta,

@@ -8,7 +8,7 @@ use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
 use crate::output::report::{self, Exporter};
 use crate::results::build::{set_meta, shard_workspace, Shape};
-use crate::results::{Meta, Results};
+use crate::results::{Meta, Results, SetMeta};
 use crate::sweep::{Engine, Sweep};
 use crate::vocab::dim::Dim;
 use crate::vocab::grid::DEFAULT_PROFILE;
@@ -32,11 +32,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     };
     let evalsets = set_meta(&ws);
     let (ws, positions, sets) = shard_workspace(ws, s.shard);
-    let shape = Shape {
-        evalsets,
-        positions,
-        sets,
-    };
+    let shape = Shape { positions, sets };
     let questions = ws.questions().count() as u64;
     let settings = s.grid.len() as u64;
     let runs = questions
@@ -155,7 +151,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         );
     }
     crate::base::timing::mark("sweep");
-    let results = collect(&s, &ws, sweep, shape);
+    let results = collect(&s, &ws, sweep, shape, evalsets);
     crate::base::timing::mark("results");
     let written = report::write_all(&results, &s.out)?;
     crate::base::timing::mark("reports");
@@ -515,7 +511,13 @@ fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
 
 /// The finished sweep as the one value every report reads: the facts of this run (`Meta`)
 /// from the options and the pipeline, the rest from the sweep.
-pub fn collect(s: &SweepOptions, ws: &Workspace, sweep: Sweep, shape: Shape) -> Results {
+pub fn collect(
+    s: &SweepOptions,
+    ws: &Workspace,
+    sweep: Sweep,
+    shape: Shape,
+    evalsets: Vec<SetMeta>,
+) -> Results {
     let meta = Meta {
         identity: s.identity.clone(),
         embedder: s.pipeline.embedder.model(),
@@ -531,7 +533,7 @@ pub fn collect(s: &SweepOptions, ws: &Workspace, sweep: Sweep, shape: Shape) -> 
         currency: s.pipeline.currency.clone(),
         pricing: s.pipeline.pricing,
         policy: s.config.config.recommend.clone(),
-        evalsets: Vec::new(),
+        evalsets,
     };
     // The patterns were checked when the config was loaded.
     let scanner = crate::adapters::scan::Scanner::new(&s.config.config.scan.patterns)

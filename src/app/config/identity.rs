@@ -87,12 +87,12 @@ impl EffectiveConfig {
     }
 }
 
-/// This rageval's identity for `c`, its digest taken against the default config.
-pub fn run_identity(c: &Config) -> RunIdentity {
-    RunIdentity::new(
-        EffectiveConfig::new(c),
-        &EffectiveConfig::new(&Config::default()),
-    )
+/// This rageval's identity for `c` swept `repeat` times, its digest taken against the
+/// default config.
+pub fn run_identity(c: &Config, repeat: u32) -> RunIdentity {
+    let mut effective = EffectiveConfig::new(c);
+    effective.sweep.repeat = repeat;
+    RunIdentity::new(effective, &EffectiveConfig::new(&Config::default()))
 }
 
 #[cfg(test)]
@@ -109,7 +109,7 @@ mod tests {
         let c = http_config(
             "chat:\n  kind: openai\n  base_url: http://user:sk-canary@127.0.0.1:8787/v1?api_key=sk-q\n  headers: {X-Api-Key: sk-header}\n",
         );
-        let id = run_identity(&c);
+        let id = run_identity(&c, 1);
         let json = serde_json::to_string(&id).unwrap();
         for secret in ["sk-canary", "sk-q", "sk-header", "user"] {
             assert!(!json.contains(secret), "{secret} in {json}");
@@ -125,19 +125,19 @@ mod tests {
 
     #[test]
     fn round_trips_and_the_digest_follows_the_settings() {
-        let a = run_identity(&Config::default());
+        let a = run_identity(&Config::default(), 1);
         let back: RunIdentity = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
         assert_eq!(back, a);
-        assert_eq!(a, run_identity(&Config::default()));
+        assert_eq!(a, run_identity(&Config::default(), 1));
         let mut c = Config::default();
         c.chat.temperature = 0.5;
-        assert_ne!(run_identity(&c).digest, a.digest);
+        assert_ne!(run_identity(&c, 1).digest, a.digest);
         // Neither where reports go nor how fast calls are made is part of it.
         let mut c = Config::default();
         c.sweep.concurrency = 1;
         c.out = Some("elsewhere".into());
         c.chat.stream = true;
-        assert_eq!(run_identity(&c).digest, a.digest);
+        assert_eq!(run_identity(&c, 1).digest, a.digest);
         // A template, a refusal pattern or a judge changes results, so the digest.
         for yaml in [
             "prompt: {user: \"Q: {question}\\n{context}\"}",
@@ -145,7 +145,7 @@ mod tests {
             "judge: {kind: mock}",
         ] {
             let c = http_config(yaml);
-            assert_ne!(run_identity(&c).digest, a.digest, "{yaml}");
+            assert_ne!(run_identity(&c, 1).digest, a.digest, "{yaml}");
         }
     }
 
@@ -154,7 +154,7 @@ mod tests {
         let c = http_config(
             "judge:\n  base_url: http://u:sk-judge@127.0.0.1:9/v1\n  headers: {X-Key: sk-h}\n",
         );
-        let id = run_identity(&c);
+        let id = run_identity(&c, 1);
         let json = serde_json::to_string(&id).unwrap();
         assert!(
             !json.contains("sk-judge") && !json.contains("sk-h"),
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn servers_are_listed_redacted_but_leave_the_digest_alone() {
-        let digest = |yaml: &str| run_identity(&http_config(yaml));
+        let digest = |yaml: &str| run_identity(&http_config(yaml), 1);
         let one = digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n");
         let two = digest(
             "chat:\n  kind: openai\n  base_url: [http://127.0.0.1:1/v1, 'http://k:sk-x@127.0.0.1:2/v1/']\n",
@@ -207,12 +207,12 @@ mod tests {
     fn the_default_config_digests_as_nothing_set() {
         // Every value at its default: the digest of `{}`, whatever fields later versions add
         // with defaults.
-        let a = run_identity(&Config::default());
+        let a = run_identity(&Config::default(), 1);
         assert_eq!(a.digest, crate::base::digest::digest(&[b"{}"]));
         let mut c = Config::default();
         c.chat.temperature = 0.5;
         assert_eq!(
-            run_identity(&c).digest,
+            run_identity(&c, 1).digest,
             crate::base::digest::digest(&[br#"{"chat":{"temperature":0.5}}"#])
         );
     }

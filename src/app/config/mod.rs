@@ -93,7 +93,7 @@ pub fn sweep_grid(c: &Config) -> Result<Grid, (Dim, String)> {
 }
 
 /// For a dimension of profiles, that each of `values` is `default` or a profile of `c`.
-fn known_profiles(c: &Config, d: Dim, values: &[Value]) -> Result<(), String> {
+pub(crate) fn known_profiles(c: &Config, d: Dim, values: &[Value]) -> Result<(), String> {
     let (kind, section, names): (_, _, Vec<&String>) = match d {
         Dim::Chat => ("chat", "models", c.models.keys().collect()),
         Dim::Embedder => ("embedder", "embedders", c.embedders.keys().collect()),

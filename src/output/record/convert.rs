@@ -352,7 +352,7 @@ impl Record {
                                         format!("a repeat names unknown call `{c}`")
                                     })? as u32),
                                 };
-                            Ok(crate::analysis::repeat::Repeat {
+                            Ok(crate::sweep::repeat::Repeat {
                                 call,
                                 outcome: rep.outcome,
                             })
