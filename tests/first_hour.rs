@@ -52,7 +52,7 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
 #[test]
 fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
     let p = Project::sample();
-    let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ wrong ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick        │";
+    let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ wrong ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick                │";
     let table = |columns: &str, extra: &[&str]| {
         p.sample_sweep()
             .args(extra)

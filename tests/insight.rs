@@ -62,8 +62,12 @@ fn sample_insight_matches_the_hand_computation() {
     let out = Test::sweep()
         .arg("--wide")
         .stdout_contains(
-            "\nrecommended: min_score=0.3,k=1: false refusals 47% [26–69], unwanted 11% [2–43]",
+            "\nrecommended: min_score=0.3,k=1 (best, not certified at 95%): false refusals 47% [26–69], unwanted 11% [2–43]",
         )
+        // Worked by hand (docs/insight.md): 1 of 9 unanswerable answered, 8 of 17 answerable
+        // refused, 20 settings, so each test runs at 0.05 / 20; mpmath gives the sizes.
+        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% over 20 settings: unwanted 1 of 9 (bound 62.2% > 20%) needs at least 134 unanswerable questions at this rate, or 27 with none answered; false refusals 8 of 17 (bound 80.1% > 50%) needs at least 2246 answerable questions at this rate, or 9 with none refused\n")
+        .stdout_contains("\nstability: min_score=0.3,k=1 chosen in ")
         .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
         .run();
 
@@ -73,6 +77,29 @@ fn sample_insight_matches_the_hand_computation() {
     assert_eq!(rec["setting"], "min_score=0.3,k=1");
     assert_eq!(rec["feasible"], 4);
     assert!(close(rec["cost"].as_f64().unwrap(), 0.8669, 1e-4), "{rec}");
+    assert_eq!(
+        (
+            &rec["certified"],
+            &rec["confidence"],
+            &rec["certified_settings"]
+        ),
+        (
+            &Value::Bool(false),
+            &serde_json::json!(0.95),
+            &serde_json::json!(0)
+        )
+    );
+    let bounds = rec["bounds"].as_array().unwrap();
+    assert_eq!(bounds[0]["limit"], "max_unwanted_answer_rate");
+    assert_eq!(
+        (&bounds[0]["failures"], &bounds[0]["questions"]),
+        (&serde_json::json!(1), &serde_json::json!(9))
+    );
+    assert_eq!(bounds[0]["questions_needed"], 134);
+    assert_eq!(bounds[1]["questions_needed_with_none"], 9);
+    assert_eq!(rec["bootstrap"]["resamples"], 200);
+    // 9 unanswerable questions are fewer than 10 per class: no folds by default.
+    assert!(rec.get("cross_validation").is_none(), "{rec}");
     assert_eq!(summary["policy"]["max_unwanted_answer_rate"], 0.2);
 
     let sep = &summary["separability"];

@@ -250,6 +250,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub repeat: u32,
 
+    /// Cross-validate the recommendation over K folds of the questions (0: none) [default: `recommend.folds`, else 5 with at least 10 questions per class]
+    #[arg(long, value_name = "K")]
+    pub folds: Option<usize>,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }
@@ -309,6 +313,10 @@ pub struct GateArgs {
     /// Fail a baseline regression only when the paired test finds it significant
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub require_significance: Option<bool>,
+
+    /// Fail when the gated setting is not certified at `recommend.confidence` [default: false]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub require_certified: Option<bool>,
 
     /// Highest share of unanswerable questions answered
     #[arg(long, value_name = "SHARE")]
@@ -382,6 +390,7 @@ impl GateArgs {
             self.require_significance.is_some(),
             "--require-significance",
         );
+        add(self.require_certified.is_some(), "--require-certified");
         for (limit, value) in self.limit_flags() {
             add(value.is_some(), limit.flag());
         }

@@ -41,6 +41,8 @@ pub struct SweepOptions {
     pub shard: Option<crate::sweep::Shard>,
     /// `--repeat N`: every distinct answer call made N times (1: once, as without the flag).
     pub repeat: u32,
+    /// Where the folds were set, for messages: `--folds` or `recommend.folds`.
+    pub folds_from: &'static str,
 }
 
 impl SweepOptions {
@@ -144,6 +146,16 @@ impl SweepOptions {
                 crate::sweep::repeat::MAX_REPEAT
             );
         }
+        let folds_from = match args.folds {
+            Some(k) => {
+                if k == 1 {
+                    bail!("invalid --folds 1: cross-validation needs at least 2 folds (0: none)");
+                }
+                cfg.config.recommend.folds = Some(k);
+                "--folds"
+            }
+            None => "recommend.folds",
+        };
         pipeline.add_chat_variants(&cache_cfg, &grid)?;
         pipeline.add_embedders(&cache_cfg, &grid)?;
         let identity = crate::app::config::identity::run_identity(&cfg.config, args.repeat);
@@ -153,6 +165,7 @@ impl SweepOptions {
             dry_run: args.dry_run,
             shard,
             repeat: args.repeat,
+            folds_from,
             gate,
             allow_errors: args.allow_errors,
             grid,
@@ -298,6 +311,7 @@ impl GateOptions {
                 .unwrap_or(g.tolerance),
             alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
             require_significance: args.require_significance.unwrap_or(g.require_significance),
+            require_certified: args.require_certified.unwrap_or(g.require_certified),
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),

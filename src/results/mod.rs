@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::evalset::Question;
 use crate::analysis::insight::config::RecommendConfig;
+use crate::analysis::insight::table::RunTable;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
@@ -447,6 +448,10 @@ impl Results {
         let retrieval: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_retrieval_score(q))
             .collect();
+        let table = RunTable::new(
+            (0..self.settings.len()).map(|s| self.runs_of(s)),
+            &self.questions,
+        );
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
@@ -456,6 +461,7 @@ impl Results {
             },
             &self.settings,
             &self.stats,
+            &table,
             policy,
         );
         let by_retrieval = self
@@ -477,6 +483,8 @@ impl Results {
                     })
                     .collect();
                 let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
+                let table =
+                    RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions);
                 let mut within = Insight::new(
                     QuestionFacts {
                         questions: &self.questions,
@@ -486,6 +494,7 @@ impl Results {
                     },
                     &settings,
                     &stats,
+                    &table,
                     policy,
                 );
                 within.recommendation.index = within.recommendation.index.map(|i| members[i]);

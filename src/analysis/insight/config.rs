@@ -24,7 +24,28 @@ pub struct RecommendConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_wrong_answer_rate: Option<f64>,
     pub weights: WeightsConfig,
+    /// Confidence of certification, from 0 to below 1: a certified setting meets every rate
+    /// limit with this confidence, for the whole grid at once. 0 chooses on the measured rates
+    /// alone and certifies nothing.
+    pub confidence: f64,
+    /// Resampled question sets of the stability figure (seeded bootstrap); 0: none.
+    pub resamples: usize,
+    /// Folds of the cross-validated estimate (2 or more; 0: none). Absent: 5 when each class
+    /// has at least 10 questions, else none. `--folds` overrides it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folds: Option<usize>,
+    /// Seed of the bootstrap and of the folds.
+    pub resampling_seed: u64,
 }
+
+/// The default confidence of certification.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// The default number of bootstrap resamples.
+pub const RESAMPLES: usize = 200;
+
+/// The most bootstrap resamples a policy may ask for: each one recounts every run.
+pub const MAX_RESAMPLES: usize = 100_000;
 
 impl Default for RecommendConfig {
     /// Loose guard rails that only rule out settings nobody should ship; tighten them to the
@@ -37,6 +58,10 @@ impl Default for RecommendConfig {
             max_attack_success_rate: None,
             max_wrong_answer_rate: None,
             weights: WeightsConfig::default(),
+            confidence: CONFIDENCE,
+            resamples: RESAMPLES,
+            folds: None,
+            resampling_seed: 0,
         }
     }
 }

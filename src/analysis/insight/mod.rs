@@ -7,11 +7,14 @@
 //!   whatever the grid;
 //! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%.
 
+pub mod certify;
 pub mod config;
 pub mod format;
 pub mod pareto;
 pub mod recommend;
+pub mod resample;
 pub mod separability;
+pub mod table;
 pub mod wilson;
 
 use serde::Serialize;
@@ -32,6 +35,8 @@ pub struct Insight {
     pub recommendation: Recommendation,
     /// Per setting, in grid order: whether it is Pareto-optimal.
     pub pareto: Vec<bool>,
+    /// Per setting, in grid order: whether it is certified (see [`recommend`]).
+    pub certified: Vec<bool>,
     pub separability: Separability,
     /// With a reranker (`separability` then measures the rerank score): the same for the best
     /// retrieval score before reranking. `None` without a reranker.
@@ -74,6 +79,7 @@ impl Insight {
         facts: QuestionFacts<'_>,
         settings: &[Setting],
         stats: &[SettingStats],
+        table: &table::RunTable,
         policy: &RecommendConfig,
     ) -> Self {
         let costs: Vec<pareto::Costs> = stats
@@ -107,10 +113,21 @@ impl Insight {
             .iter()
             .any(Option::is_some)
             .then(|| Separability::new(scores(facts.retrieval_scores, None)));
+        let (mut recommendation, certified) = recommend::recommend(settings, stats, table, policy);
+        let n = recommendation.settings;
+        if n > 0 {
+            let resampling = recommend::Resampling::of(policy, table);
+            let settings = &settings[..n];
+            recommendation.bootstrap =
+                resample::bootstrap(table, settings, policy, recommendation.index, resampling);
+            recommendation.cross_validation =
+                resample::cross_validate(table, settings, policy, resampling);
+        }
         Insight {
             retrieval_separability,
             policy: policy.clone(),
-            recommendation: recommend::recommend(settings, stats, policy),
+            recommendation,
+            certified,
             pareto: pareto::pareto(&costs),
             separability: Separability::new(questions),
             by_retrieval: Vec::new(),
@@ -120,6 +137,11 @@ impl Insight {
     /// Whether setting `i` is recommended.
     pub fn is_recommended(&self, i: usize) -> bool {
         self.recommendation.index == Some(i)
+    }
+
+    /// Whether setting `i` is certified.
+    pub fn is_certified(&self, i: usize) -> bool {
+        self.certified.get(i).copied().unwrap_or(false)
     }
 
     /// Whether setting `i` is Pareto-optimal.

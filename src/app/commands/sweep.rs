@@ -30,6 +30,9 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         ws.corpora = joined;
         Some(members)
     };
+    if let Some(k) = s.config.config.recommend.folds.filter(|&k| k >= 2) {
+        check_folds(k, s.folds_from, &ws)?;
+    }
     let evalsets = set_meta(&ws);
     let (ws, positions, sets) = shard_workspace(ws, s.shard);
     let shape = Shape { positions, sets };
@@ -360,7 +363,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let insight = &results.insight;
     let c = &results.calls;
     let mut lines: Vec<String> = note.into_iter().collect();
-    lines.push(insight.recommendation.reason.clone());
+    lines.extend(insight.recommendation.lines());
     let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
         .into_iter()
         .flatten()
@@ -498,6 +501,21 @@ fn swept_profiles(
     grid.typed::<&str>(dim)
         .map(|p| (p.to_string(), model(p)))
         .collect()
+}
+
+/// Folds of the cross-validation hold out questions of each class, so a class may not have
+/// fewer questions than there are folds.
+fn check_folds(k: usize, from: &str, ws: &Workspace) -> Result<()> {
+    let answerable = ws.questions().filter(|q| q.answerable).count();
+    let unanswerable = ws.questions().count() - answerable;
+    for (n, class) in [(answerable, "answerable"), (unanswerable, "unanswerable")] {
+        if n > 0 && n < k {
+            anyhow::bail!(
+                "invalid {from} {k}: more folds than the {n} {class} questions of the sets (every fold holds out questions of each class); use at most {n} folds, or 0 for none"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `3 timeout, 1 server`

@@ -19,6 +19,8 @@ pub struct GateConfig {
     pub alpha: f64,
     /// Fail a baseline regression only when the paired test finds it significant.
     pub require_significance: bool,
+    /// Fail when the gated setting is not certified (`recommend.confidence`; docs/insight.md).
+    pub require_certified: bool,
     /// Absolute limits at the gated setting; a limit left out is not checked.
     pub max_unwanted_answer_rate: Option<f64>,
     pub max_false_refusal_rate: Option<f64>,
@@ -43,6 +45,7 @@ impl Default for GateConfig {
             tolerance: 0.0,
             alpha: crate::output::gate::policy::DEFAULT_ALPHA,
             require_significance: false,
+            require_certified: false,
             max_unwanted_answer_rate: None,
             max_false_refusal_rate: None,
             max_error_runs: 0,

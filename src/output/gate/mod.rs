@@ -145,6 +145,9 @@ pub fn evaluate(
         .map_err(|e| anyhow!("cannot gate `{}`: {e}", cur_path.display()))?;
     let id = cur.setting_id(setting);
     let mut checks = limit_checks(&cur.stats[setting], &policy.limits);
+    if policy.require_certified {
+        checks.push(certified_check(cur, setting));
+    }
 
     let comparison = match baseline {
         None => None,
@@ -169,6 +172,39 @@ pub fn evaluate(
         baseline: comparison,
         alpha: policy.alpha,
     })
+}
+
+/// `gate.require_certified`: whether the gated setting is certified, and if not, what it takes.
+fn certified_check(r: &Results, setting: usize) -> Check {
+    let rec = &r.insight.recommendation;
+    let passed = r.insight.is_certified(setting);
+    let figures = if rec.confidence == 0.0 {
+        "not certified: recommend.confidence is 0 (the choice on the measured rates)".to_string()
+    } else if passed {
+        format!(
+            "certified at {} over {} settings",
+            crate::analysis::insight::format::percent(rec.confidence),
+            rec.settings
+        )
+    } else if rec.index == Some(setting) {
+        format!(
+            "not certified: {}",
+            rec.needed
+                .as_deref()
+                .unwrap_or("an upper bound is above its limit")
+        )
+    } else {
+        format!(
+            "not certified at {} over {} settings: an exact upper bound is above its limit",
+            crate::analysis::insight::format::percent(rec.confidence),
+            rec.settings
+        )
+    };
+    Check {
+        name: "certified".into(),
+        passed,
+        figures,
+    }
 }
 
 /// The gate's absolute limits in the order it checks them: failed calls first (always

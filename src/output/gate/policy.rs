@@ -24,6 +24,8 @@ pub struct Policy {
     pub alpha: f64,
     /// Fail a baseline regression only when the paired test finds it significant.
     pub require_significance: bool,
+    /// Fail when the gated setting is not certified.
+    pub require_certified: bool,
 }
 
 impl Default for Policy {
@@ -35,6 +37,7 @@ impl Default for Policy {
             tolerance: 0.0,
             alpha: DEFAULT_ALPHA,
             require_significance: false,
+            require_certified: false,
         }
     }
 }

@@ -17,7 +17,8 @@ use crate::sweep::CallStats;
 pub struct Summary {
     /// Counters of the calls the sweep made.
     pub calls: CallStats,
-    /// The recommended setting's id, or null when no setting meets the policy's limits.
+    /// The recommended setting's id, certified or not (see `recommendation.certified`), or
+    /// null when no setting meets the policy's limits on the measured rates.
     pub recommended: Option<String>,
     pub recommendation: Recommendation,
     /// The policy the recommendation followed (`recommend` in rageval.yaml).
@@ -51,6 +52,9 @@ pub struct SettingSummary {
     /// No other setting has fewer false refusals, unwanted answers and prompt tokens at once.
     pub pareto: bool,
     pub recommended: bool,
+    /// Every rate limit of the policy holds at `recommend.confidence` for the whole grid at
+    /// once (always false with confidence 0).
+    pub certified: bool,
     /// Runs whose prompt held a chunk the scan flags.
     pub flagged_in_prompt_runs: usize,
 }
@@ -84,6 +88,7 @@ impl Summary {
                         stats: stats.clone(),
                         pareto: r.insight.is_pareto(i),
                         recommended: r.insight.is_recommended(i),
+                        certified: r.insight.is_certified(i),
                         flagged_in_prompt_runs: r.flagged_runs(i),
                     };
                     (r.setting_id(i).to_string(), summary)

@@ -113,6 +113,7 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "judge_cost",
     "pareto",
     "recommended",
+    "certified",
 ];
 
 /// A rate and its interval bounds: three cells.
@@ -202,6 +203,7 @@ impl Exporter for SummaryCsv {
                 format!("{:.6}", s.judge_cost),
                 r.insight.is_pareto(i).to_string(),
                 r.insight.is_recommended(i).to_string(),
+                r.insight.is_certified(i).to_string(),
             ]);
             w.write_record(&row)?;
         }

@@ -13,7 +13,7 @@ use anyhow::Result;
 
 use super::chart::{self, ChartData};
 use super::{drilldown, Exporter, Results};
-use crate::analysis::insight::format::rate_with_interval;
+use crate::analysis::insight::format::{percent, rate_with_interval};
 use crate::analysis::insight::recommend::limits_text;
 use crate::base::escape::html as escape;
 
@@ -177,10 +177,19 @@ fn named_models(
 fn recommendation(r: &Results, h: &mut String) {
     let rec = &r.insight.recommendation;
     let p = &r.insight.policy;
-    let class = if rec.setting.is_some() { "" } else { " warn" };
+    let class = if rec.setting.is_none() || (rec.confidence > 0.0 && !rec.certified) {
+        " warn"
+    } else {
+        ""
+    };
+    let needed = rec
+        .needed
+        .as_ref()
+        .map(|n| format!("<p>{}</p>\n", escape(n)))
+        .unwrap_or_default();
     let _ = write!(
         h,
-        "<section id=\"recommendation\" class=\"callout{class}\">\n<h2>Recommendation</h2>\n<p>{}</p>\n<p class=\"small\">Policy (rageval.yaml <code>recommend:</code>): limits {}; cost = {} &times; false-refusal rate + {} &times; unwanted-answer rate + {} &times; wrong-answer rate + {} &times; prompt tokens per question; equal costs go to fewer prompt tokens, then the higher minScore, then the smaller k.</p>\n</section>\n",
+        "<section id=\"recommendation\" class=\"callout{class}\">\n<h2>Recommendation</h2>\n<p>{}</p>\n{needed}<p class=\"small\">Policy (rageval.yaml <code>recommend:</code>): limits {}; cost = {} &times; false-refusal rate + {} &times; unwanted-answer rate + {} &times; wrong-answer rate + {} &times; prompt tokens per question; equal costs go to fewer prompt tokens, then the higher minScore, then the smaller k.</p>\n</section>\n",
         escape(&rec.reason),
         escape(&limits_text(p)),
         p.weights.false_refusal_rate,
@@ -188,6 +197,54 @@ fn recommendation(r: &Results, h: &mut String) {
         p.weights.wrong_answer_rate,
         p.weights.prompt_tokens_per_question,
     );
+    certification(rec, h);
+    if let Some(line) = rec.stability_line() {
+        let _ = write!(
+            h,
+            "<section id=\"stability\" class=\"callout info\">\n<h2>Stability of the choice</h2>\n<p>{}</p>\n<p class=\"small\">The questions resampled with replacement within each class (seeded), and the choice made again on each resample from the runs already made: how much the recommendation owes to the particular questions.</p>\n</section>\n",
+            escape(&line)
+        );
+    }
+    if let Some(line) = rec.cross_validation_line() {
+        let _ = write!(
+            h,
+            "<section id=\"cross-validation\" class=\"callout info\">\n<h2>Cross-validation</h2>\n<p>{}</p>\n<p class=\"small\">The questions dealt into folds within each class (seeded); each fold's setting is chosen on the other folds and measured on it, and the held-out runs are pooled: what the whole choice achieves on questions it did not see. Rates are percent [95% Wilson interval].</p>\n</section>\n",
+            escape(&line)
+        );
+    }
+}
+
+/// The chosen setting's rate limits under certification: one row per limit.
+fn certification(rec: &crate::analysis::insight::Recommendation, h: &mut String) {
+    if rec.bounds.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification at {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions needed at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
+        escape(&percent(rec.confidence)),
+        escape(&rec.method)
+    );
+    let count = |n: Option<u64>, certified: bool| match (n, certified) {
+        (_, true) => "-".to_string(),
+        (Some(n), false) => n.to_string(),
+        (None, false) => "none suffices".to_string(),
+    };
+    for b in &rec.bounds {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{} of {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(b.limit.key()),
+            b.failures,
+            b.questions,
+            percent(b.upper_bound),
+            percent(b.max),
+            if b.certified { "yes" } else { "no" },
+            count(b.questions_needed, b.certified),
+            count(b.questions_needed_with_none, b.certified),
+        );
+    }
+    h.push_str("</tbody></table>\n</section>\n");
 }
 
 fn separability(r: &Results, h: &mut String) {

@@ -65,6 +65,9 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
     }
+    for line in rec.lines().iter().skip(1) {
+        writeln!(out, "{}\n", cell(line))?;
+    }
     let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
     header.extend(
         [
@@ -122,10 +125,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
                 .unwrap_or_else(|| "-".into()),
         ]);
         row.extend(scenarios.iter().map(|(_, cells)| cell(&cells[i])));
-        row.extend([match super::table::pick(r, i) {
-            "recommended" => "**recommended**".to_string(),
-            other => other.to_string(),
-        }]);
+        let pick = super::table::pick(r, i);
+        row.push(if r.insight.is_recommended(i) {
+            format!("**{pick}**")
+        } else {
+            pick.to_string()
+        });
         writeln!(out, "| {} |", row.join(" | "))?;
     }
     writeln!(out)?;

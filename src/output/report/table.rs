@@ -12,7 +12,7 @@ use crate::analysis::insight::format::rate_with_interval;
 /// The mark of a setting in the `pick` column.
 pub fn pick(r: &Results, i: usize) -> &'static str {
     if r.insight.is_recommended(i) {
-        "recommended"
+        r.insight.recommendation.pick()
     } else if r.insight.is_pareto(i) {
         "pareto"
     } else {
@@ -66,6 +66,7 @@ enum Reduction {
 
 /// How the settings table is narrowed, first step first; docs/reports.md repeats this list.
 const REDUCTIONS: &[Reduction] = &[
+    Reduction::Shorten("pick"),
     Reduction::DropZero("error"),
     Reduction::DropZero("wrong"),
     Reduction::Drop("model ref"),
@@ -242,7 +243,18 @@ fn columns(r: &Results) -> Vec<Column> {
         c.scenario = true;
         cols.push(c);
     }
-    cols.push(Column::new("pick", each(&|i| pick(r, i).to_string())).kept());
+    let mut pick_column = Column::new("pick", each(&|i| pick(r, i).to_string())).kept();
+    // `best, not certified` is the widest mark: first to go when the table must narrow.
+    let short = pick_column
+        .cells
+        .iter()
+        .map(|c| match c.as_str() {
+            "best, not certified" => "uncertified".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    pick_column.short = Some(("pick".into(), short));
+    cols.push(pick_column);
     cols
 }
 
