@@ -67,7 +67,7 @@ fn a_corpus_link_to_a_file_inside_the_corpus_keeps_working() {
     );
     std::os::unix::fs::symlink("a.md", p.path().join("docs/b.md")).unwrap();
     p.rageval(["validate", "set.yaml"])
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n")
         .run();
 }
 
@@ -308,7 +308,7 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
     p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
     p.rageval(["validate"])
         .any_status()
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.8% over the 20 settings of the configured grid\n")
         .run();
     p.rageval(["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
         .any_status()

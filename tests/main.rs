@@ -4,6 +4,7 @@ mod harness;
 mod support;
 
 mod browser;
+mod certify;
 mod chunks;
 mod commands;
 mod dry_run;

@@ -204,6 +204,44 @@ pub fn questions_needed(x: u64, n: u64, max: f64, alpha: f64) -> Needed {
     Needed::Questions(hi)
 }
 
+/// What question sets of this size can certify at best (no question failing), for
+/// `rageval validate`: `at 95%, 9 unanswerable and 17 answerable questions can certify at best
+/// unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false
+/// refusals ≤ 29.6% over the 20 settings of the configured grid`.
+pub fn size_line(answerable: u64, unanswerable: u64, confidence: f64, settings: usize) -> String {
+    use super::format::percent;
+    if confidence <= 0.0 {
+        return "certification is off (recommend.confidence: 0)".into();
+    }
+    let best = |alpha: f64| {
+        let part = |n: u64, label: &str, class: &str| {
+            if n == 0 {
+                format!("nothing on {label} (no {class} questions)")
+            } else {
+                format!("{label} ≤ {}", percent(upper_bound(0, n, alpha)))
+            }
+        };
+        format!(
+            "{} and {}",
+            part(unanswerable, "unwanted", "unanswerable"),
+            part(answerable, "false refusals", "answerable")
+        )
+    };
+    let delta = 1.0 - confidence;
+    let mut line = format!(
+        "at {}, {unanswerable} unanswerable and {answerable} answerable questions can certify at best {} for one setting",
+        percent(confidence),
+        best(delta)
+    );
+    if settings > 1 {
+        line.push_str(&format!(
+            ", {} over the {settings} settings of the configured grid",
+            best(delta / settings as f64)
+        ));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +325,17 @@ mod tests {
         );
         assert!(certifies(5, 5, 1.0, 0.05), "a limit of 1 always holds");
         assert!(!certifies(0, 0, 0.2, 0.05), "no questions certify nothing");
+    }
+
+    #[test]
+    fn a_sets_size_says_what_it_can_certify() {
+        assert_eq!(
+            size_line(17, 9, 0.95, 20),
+            "at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false refusals ≤ 29.7% over the 20 settings of the configured grid"
+        );
+        assert!(size_line(3, 0, 0.9, 1).contains(
+            "nothing on unwanted (no unanswerable questions) and false refusals ≤ 53.6%"
+        ));
     }
 
     #[test]

@@ -855,14 +855,20 @@ fn chosen(
         let bounds: Vec<String> = rec
             .bounds
             .iter()
-            .map(|b| format!("{} ≤ {}", b.limit.label(), percent(b.upper_bound)))
+            .map(|b| {
+                format!(
+                    "{} {} (limit {})",
+                    b.limit.label(),
+                    percent(b.upper_bound),
+                    percent(b.max)
+                )
+            })
             .collect();
         format!(
-            "recommended: {}, certified at {confidence}: {rates}; with {confidence} confidence over all {} settings, {} ({}); the lowest weighted cost ({c:.3}) of {} certified settings{tie}",
+            "recommended: {}, certified at {confidence}: {rates}; with {confidence} confidence over all {} settings its true rates are at most {}; the lowest weighted cost ({c:.3}) of {} certified settings{tie}",
             setting.id(),
             rec.settings,
             bounds.join(", "),
-            limits_text(policy),
             rec.certified_settings,
         )
     } else {

@@ -55,10 +55,11 @@ pub async fn run(
                         )
                     };
                     super::print(&format!(
-                        "ok    {}: {} answerable, {} unanswerable; {passages}\n",
+                        "ok    {}: {} answerable, {} unanswerable; {passages}\n      {}\n",
                         file.display(),
                         answerable,
                         set.questions.len() - answerable,
+                        size_line(cfg.as_ref(), answerable, set.questions.len() - answerable),
                     ))?;
                 }
             }
@@ -98,6 +99,24 @@ pub async fn run(
     } else {
         ExitStatus::Error
     })
+}
+
+/// What a set of this size can certify, at the config's confidence and over its grid (one
+/// setting without a config).
+fn size_line(cfg: Option<&LoadedConfig>, answerable: usize, unanswerable: usize) -> String {
+    let (confidence, settings) = match cfg {
+        Some(c) => (
+            c.config.recommend.confidence,
+            crate::app::config::sweep_grid(&c.config).map_or(1, |g| g.len()),
+        ),
+        None => (crate::analysis::insight::config::CONFIDENCE, 1),
+    };
+    crate::analysis::insight::certify::size_line(
+        answerable as u64,
+        unanswerable as u64,
+        confidence,
+        settings,
+    )
 }
 
 fn kind_name(kind: RetrieverKind) -> &'static str {

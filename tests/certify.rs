@@ -1,0 +1,180 @@
+//! Certification of the recommendation (issue 19), end to end: the certified and uncertified
+//! lines, the questions a set needs, the bootstrap and cross-validation figures, the gate's
+//! `require_certified`, and bad input.
+
+use serde_json::Value;
+
+use crate::harness::Test;
+use crate::support::Project;
+
+/// A project whose questions a threshold separates cleanly: each answerable question names a
+/// made-up word that only its own section holds, each unanswerable one a word no section holds.
+/// With enough of both, the middle of the grid is certified.
+fn separable(answerable: usize, unanswerable: usize) -> Project {
+    let p = Project::empty();
+    let mut doc = String::from("# Glossary\n\n");
+    let mut set = String::from("corpus: kb\nanswerable:\n");
+    for i in 0..answerable {
+        doc.push_str(&format!(
+            "## Term {i}\n\nThe word zorb{i}q names the colour of gate {i} in the old garden.\n\n"
+        ));
+        set.push_str(&format!(
+            "  - id: a{i}\n    question: What does zorb{i}q name in the old garden?\n    expect:\n      sources: [\"glossary.md#Term {i}\"]\n"
+        ));
+    }
+    set.push_str("unanswerable:\n");
+    for j in 0..unanswerable {
+        set.push_str(&format!(
+            "  - id: u{j}\n    question: Who invented the kwelp{j}t engine?\n"
+        ));
+    }
+    p.write("evalsets/kb/glossary.md", &doc);
+    p.write("evalsets/set.yaml", &set);
+    p.write("rageval.yaml", "evalsets: [evalsets/set.yaml]\n");
+    p
+}
+
+#[test]
+fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
+    let p = separable(30, 30);
+    let out = p
+        .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
+        .stdout_contains(", certified at 95%: false refusals 0% [0–11], unwanted 0% [0–11]")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
+        .stdout_contains("; with 95% confidence over all 10 settings its true rates are at most unwanted 16.2% (limit 20%), false refusals 16.2% (limit 50%); the lowest weighted cost (0.004) of 8 certified settings")
+        .stdout_contains("\nstability: ")
+        .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
+        .stdout_lacks("to certify")
+        .run();
+    let s = out.summary();
+    let rec = &s["recommendation"];
+    assert_eq!(rec["certified"], true, "{rec}");
+    let id = rec["setting"].as_str().unwrap();
+    assert_eq!(s["settings"][id]["certified"], true);
+    // 0 of 30 at 0.05 / 10: 1 - 0.005^(1/30).
+    let bound = rec["bounds"][0]["upper_bound"].as_f64().unwrap();
+    assert!(
+        (bound - (1.0 - 0.005f64.powf(1.0 / 30.0))).abs() < 1e-12,
+        "{bound}"
+    );
+    assert_eq!(rec["cross_validation"]["folds"], 5);
+    assert_eq!(rec["cross_validation"]["certified_folds"], 5);
+    assert_eq!(rec["bootstrap"]["resamples"], 200);
+    assert_eq!(rec["bootstrap"]["certified_share"], 1.0);
+    // The pick column says so, and summary.csv has a column for it.
+    let csv = p.read("reports/latest/summary.csv");
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",recommended,certified"),
+        "{csv}"
+    );
+    assert!(csv.lines().any(|l| l.ends_with(",true,true")), "{csv}");
+    let html = p.read("reports/latest/report.html");
+    for section in [
+        "id=\"certification\"",
+        "id=\"stability\"",
+        "id=\"cross-validation\"",
+    ] {
+        assert!(html.contains(section), "{section} in report.html");
+    }
+    let md = p.read("reports/latest/report.md");
+    assert!(md.contains("| **certified** |"), "{md}");
+    assert!(md.contains("\ncross-validation (5 folds): "), "{md}");
+}
+
+#[test]
+fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() {
+    // Ten unanswerable questions cannot show unwanted ≤ 20% over ten settings: 0 of 10 bounds
+    // the rate at 41.1%; with none answered it takes 24 (0.8^24 ≤ 0.005 < 0.8^23).
+    let p = separable(30, 10);
+    let line = "to certify min_score=0.4,k=1 at 95% over 10 settings: unwanted 0 of 10 (bound 41.1% > 20%) needs at least 24 unanswerable questions with none answered (or 34 with at most one)";
+    p.rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
+        .stdout_contains("(best, not certified at 95%)")
+        .stdout_contains(line)
+        .stdout_contains("best, not certified │")
+        .run();
+    // The gate holds the uncertified setting to its limits as before, unless told otherwise.
+    p.rageval(["gate"]).run();
+    p.rageval(["gate", "--require-certified"])
+        .status(1)
+        .stdout_contains(format!("not certified: {line}"))
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
+    );
+    p.rageval(["gate"]).status(1).run();
+    // Confidence 0: the measured choice, nothing certified, no bound.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/set.yaml]\nrecommend:\n  confidence: 0\n",
+    );
+    let out = p
+        .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
+        .stdout_contains("\nrecommended: min_score=0.4,k=1: ")
+        .stdout_lacks("certif")
+        .run();
+    let rec = &out.summary()["recommendation"];
+    assert_eq!(
+        (&rec["certified"], &rec["bounds"]),
+        (&Value::Bool(false), &serde_json::json!([]))
+    );
+}
+
+#[test]
+fn validate_says_what_a_set_of_its_size_can_certify() {
+    Test::new()
+        .args(["validate"])
+        .stdout_contains("\n      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false refusals ≤ 29.7% over the 20 settings of the configured grid\n")
+        .run();
+}
+
+#[test]
+fn bad_certification_input_names_the_field() {
+    for (yaml, needle) in [
+        (
+            "confidence: 1",
+            "`recommend.confidence`: must be a confidence from 0 to below 1",
+        ),
+        (
+            "confidence: -0.1",
+            "`recommend.confidence`: must be a confidence from 0 to below 1",
+        ),
+        ("confidence: high", "recommend.confidence"),
+        (
+            "folds: 1",
+            "`recommend.folds`: must be 0 (none) or at least 2 folds, got 1",
+        ),
+        (
+            "resamples: 1000000",
+            "`recommend.resamples`: must be from 0 to 100000 resamples",
+        ),
+    ] {
+        Test::new()
+            .write(
+                "rageval.yaml",
+                &format!("evalsets: [evalsets/club.yaml]\nrecommend:\n  {yaml}\n"),
+            )
+            .args(["sweep"])
+            .unusable(&["rageval.yaml:3", needle])
+            .absent("reports/latest/results.json")
+            .run();
+    }
+    Test::sweep()
+        .args(["--folds", "1"])
+        .fails("invalid --folds 1: cross-validation needs at least 2 folds (0: none)")
+        .run();
+    // The sample has 9 unanswerable questions: 10 folds cannot each hold one out.
+    Test::sweep()
+        .args(["--folds", "10"])
+        .fails("invalid --folds 10: more folds than the 9 unanswerable questions of the sets (every fold holds out questions of each class); use at most 9 folds, or 0 for none")
+        .absent("reports/latest/results.json")
+        .run();
+    // Three folds fit, and say so.
+    Test::sweep()
+        .args(["--folds", "3", "--wide"])
+        .stdout_contains("\ncross-validation (3 folds): held-out unwanted ")
+        .run();
+}
