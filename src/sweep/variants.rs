@@ -341,8 +341,9 @@ mod tests {
 
     #[test]
     fn sizes_share_equal_chunks_and_keep_the_default_ids() {
-        let para = |w: &str| format!("{w} ").repeat(40);
-        let long = format!("{}\n\n{}\n\n{}", para("one"), para("two"), para("three"));
+        // Paragraphs of 35 tokens: each a part of its own at 40, two to a part at 100.
+        let para = |w: &str| format!("{w} ").repeat(35);
+        let long = format!("{}\n\n{}\n\n{}", para("one"), para("two"), para("six"));
         let raw = [corpus(&[("Short", "a few words"), ("Long", &long)])];
         let (joined, members) = chunk_union(&raw, 1000, &[None, Some(40), Some(1000)]);
         let ids: Vec<&str> = joined[0].chunks.iter().map(|c| c.id.as_str()).collect();
