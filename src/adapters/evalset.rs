@@ -19,7 +19,8 @@ use crate::base::yaml_loc::{Locator, Seg};
 pub struct Expect {
     /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
     pub sources: Vec<String>,
-    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    /// Texts of which at least one must appear in a correct answer (case, whitespace runs and
+    /// number words up to twenty as digits forgiven).
     #[serde(rename = "answer")]
     pub answers: Vec<String>,
 }
@@ -185,7 +186,8 @@ struct RawExpect {
     /// Passage ids of the store: matched like sources, by id.
     #[serde(default)]
     ids: OneOrMany,
-    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    /// Texts of which at least one must appear in a correct answer (case, whitespace runs and
+    /// number words up to twenty as digits forgiven).
     #[serde(default)]
     answer: OneOrMany,
 }

@@ -13,6 +13,8 @@ pub mod config;
 mod split;
 
 pub use split::split_section;
+// One passage, one line: the rule lives with the other text rules.
+pub use crate::base::text::{squash, squash_into};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -393,91 +395,9 @@ pub fn estimate_tokens(text: &str) -> usize {
     tokens + word.div_ceil(4)
 }
 
-/// Collapse every run of whitespace to one space and trim: one passage, one line.
-pub fn squash(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    squash_into(&mut out, text);
-    out
-}
-
-/// [`squash`] appended to `out`, so that a prompt is built without a copy per passage. A text
-/// that is already one line (as the planner's passages are) is copied whole.
-pub fn squash_into(out: &mut String, text: &str) {
-    // ASCII's Unicode whitespace is tab to carriage return (VT and FF included) and space,
-    // exactly what `split_whitespace` splits on.
-    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
-    let bytes = text.as_bytes();
-    if !text.is_ascii() {
-        let start = out.len();
-        for w in text.split_whitespace() {
-            if out.len() > start {
-                out.push(' ');
-            }
-            out.push_str(w);
-        }
-        return;
-    }
-    // One line already: no whitespace but single spaces between words.
-    let mut after_space = true;
-    let mut flat = true;
-    for &b in bytes {
-        let is_space = space(b);
-        if is_space && (b != b' ' || after_space) {
-            flat = false;
-            break;
-        }
-        after_space = is_space;
-    }
-    // A trailing space is not one line either (an empty text is).
-    if flat && (!after_space || bytes.is_empty()) {
-        out.push_str(text);
-        return;
-    }
-    let mut first = true;
-    for w in text
-        .split(|c: char| matches!(c, '\t'..='\r' | ' '))
-        .filter(|w| !w.is_empty())
-    {
-        if !first {
-            out.push(' ');
-        }
-        first = false;
-        out.push_str(w);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn squash_joins_words_as_split_whitespace_does() {
-        for text in [
-            "",
-            "   ",
-            "one",
-            "  Send the fee\nto\tthe\x0btreasurer.\x0c\r\n ",
-            "caf\u{e9}\u{a0}au\u{2003}lait \u{3000} ok",
-            "a\x1fb",
-            "already one line.",
-            "a  b",
-            " a",
-            "a ",
-            " ",
-            "a\tb",
-            "a \nb",
-        ] {
-            let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert_eq!(squash(text), expected, "{text:?}");
-            let mut out = String::from("[1] ");
-            squash_into(&mut out, text);
-            assert_eq!(out, format!("[1] {expected}"), "{text:?}");
-        }
-        assert_eq!(
-            squash(" Send the fee\n\nto the treasurer. "),
-            "Send the fee to the treasurer."
-        );
-    }
 
     #[test]
     fn sections_are_numbered_from_zero_and_empty_ones_skipped() {
@@ -686,10 +606,5 @@ mod tests {
     fn a_limit_that_leaves_no_room_beside_the_heading_keeps_a_short_section_whole() {
         let chunk = chunk_markdown("p.md", "# P\none two three four five six\n").remove(0);
         assert_eq!(split_section(chunk.clone(), 3), vec![chunk]);
-    }
-
-    #[test]
-    fn squash_makes_one_line() {
-        assert_eq!(squash("  a\n b\t\tc  \n"), "a b c");
     }
 }
