@@ -450,3 +450,114 @@ pub(crate) fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usi
         .find(|&(_, tokens)| tokens > limit)
         .map(|(i, tokens)| (i, tokens, limit))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::embed::{EmbedError, Embedded, HashEmbedder};
+    use crate::base::BoxFuture;
+
+    /// An embedder whose server refuses any input over `chars` characters as too long, and
+    /// records the texts it was asked for.
+    struct Short {
+        chars: usize,
+        asked: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Embedder for Short {
+        fn model(&self) -> String {
+            "short".into()
+        }
+
+        fn embed<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+            Box::pin(
+                async move { crate::adapters::embed::all_embedded(self.embed_each(texts).await?) },
+            )
+        }
+
+        fn embed_each<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
+            Box::pin(async move {
+                self.asked.lock().unwrap().extend(texts.iter().cloned());
+                Ok(texts
+                    .iter()
+                    .map(|t| match t.len() > self.chars {
+                        true => Err(TooLong(format!("input ({} chars) is too long", t.len()))),
+                        false => Ok(HashEmbedder::new(8).vector(t)),
+                    })
+                    .collect())
+            })
+        }
+    }
+
+    fn corpus() -> Corpus {
+        let long: Vec<String> = (0..12)
+            .map(|n| format!("Sentence {n} of the long part."))
+            .collect();
+        Corpus {
+            root: "docs".into(),
+            roots: vec!["docs".into()],
+            chunks: crate::adapters::corpus::chunk_markdown(
+                "a.md",
+                &format!(
+                    "# Short\nA few words.\n# Long\n{}\n# Last\nEnd.\n",
+                    long.join(" ")
+                ),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_chunk_one_embedder_refuses_is_split_for_every_embedder_until_each_part_fits() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let short = Short {
+            chars: 120,
+            asked: Default::default(),
+        };
+        let hash = HashEmbedder::new(16);
+        let corpus = corpus();
+        let mut fit = rt.block_on(fit_chunks(&[&hash, &short], &corpus)).unwrap();
+        let split = fit.corpus.take().expect("the long chunk was split");
+        let ids: Vec<&str> = split.chunks.iter().map(|c| c.id.as_str()).collect();
+        // Split to half its estimate, then the halves that were still refused again.
+        assert!(ids.len() > 4, "{ids:?}");
+        assert_eq!(ids[0], "a.md#0");
+        assert_eq!(ids[ids.len() - 1], "a.md#2");
+        assert!(ids[1..ids.len() - 1]
+            .iter()
+            .all(|id| id.starts_with("a.md#1.")));
+        assert!(split.chunks.iter().all(|c| c.embed_text().len() <= 120));
+        assert!(split.chunks[1..ids.len() - 1]
+            .iter()
+            .all(|c| c.matches("a.md#Long") && c.matches("a.md#1")));
+        // Both embedders have a vector for every chunk, of their own dimensions.
+        assert_eq!(fit.vectors.len(), 2);
+        assert!(fit.vectors[0].iter().all(|v| v.len() == 16));
+        assert!(fit.vectors[1].iter().all(|v| v.len() == 8));
+        assert!(fit.vectors.iter().all(|v| v.len() == ids.len()));
+        // Members of the corpus as given map to the parts, in order.
+        let n = ids.len();
+        assert_eq!(fit.remap(&[0, 2]), [0, n - 1]);
+        assert_eq!(fit.remap(&[1]), (1..n - 1).collect::<Vec<_>>());
+        assert!(!fit.notes.is_empty());
+        assert!(fit.notes[0].starts_with("chunk `a.md#1` (`a.md#Long`) is longer than the embedder reads, by its count (input ("), "{}", fit.notes[0]);
+
+        // The same corpus splits the same way, and the short chunks were asked once.
+        let again = rt.block_on(fit_chunks(&[&hash, &short], &corpus)).unwrap();
+        assert_eq!(again.corpus.unwrap().chunks, split.chunks);
+        let asked = short.asked.lock().unwrap();
+        assert_eq!(asked.iter().filter(|t| t.starts_with("Short\n")).count(), 2);
+
+        // Nothing refused: the corpus as given, no parts.
+        let fit = rt.block_on(fit_chunks(&[&hash], &corpus)).unwrap();
+        assert!(fit.corpus.is_none() && fit.parts.is_empty() && fit.notes.is_empty());
+        assert_eq!(fit.remap(&[2, 0]), [2, 0]);
+    }
+}
