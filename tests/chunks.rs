@@ -136,3 +136,69 @@ fn cache_dir_moves_the_response_cache_and_a_rerun_makes_no_call() {
         "the rerun reads the moved cache"
     );
 }
+
+/// A changelog as crates write them: a release's notes one numbered list of over 2,000
+/// characters with no blank line, a long code block, and a long single sentence; a question
+/// for each, whose answer is one item, one line or one clause.
+fn changelog() -> String {
+    let topics = [
+        "parser", "lexer", "printer", "encoder", "decoder", "reader", "writer", "runtime",
+    ];
+    let items: Vec<String> = (1..=40)
+        .map(|n| {
+            let topic = topics[n % topics.len()];
+            let rare = if n == 37 { " and the quokka flag" } else { "" };
+            format!("{n}. Fixed the {topic} for input {n} when a setting is repeated{rare}.")
+        })
+        .collect();
+    let code: Vec<String> = (0..80)
+        .map(|n| {
+            let name = if n == 61 { "frobnicate" } else { "compute" };
+            format!("    let value_{n} = {name}(&input[{n}..], options.clone())?;")
+        })
+        .collect();
+    let words: Vec<String> = (0..300).map(|n| format!("clause{n}")).collect();
+    format!(
+        "# Changelog\n\n## 0.4.0\n\n{}\n\n## Migrating\n\n```rust\nfn main() {{\n{}\n}}\n```\n\n\
+         ## Thanks\n\nThanks go to {} and to the marzipan bakery for the cake.\n",
+        items.join("\n"),
+        code.join("\n"),
+        words.join(" ")
+    )
+}
+
+#[test]
+fn real_documents_fit_an_embedder_that_reads_512_or_128_tokens() {
+    let server = MockLlm::start(&[]);
+    for read in [512, 128] {
+        let p = Project::empty();
+        p.write("docs/CHANGELOG.md", &changelog());
+        p.write(
+            "set.yaml",
+            "corpus: docs\nanswerable:\n\
+             \x20 - {id: quokka, question: Which release fixed the quokka flag?, expect: {sources: [CHANGELOG.md#0.4.0]}}\n\
+             \x20 - {id: frobnicate, question: Which migrating step calls frobnicate?, expect: {sources: [CHANGELOG.md#Migrating]}}\n\
+             \x20 - {id: marzipan, question: Which bakery made the marzipan cake?, expect: {sources: [CHANGELOG.md#3]}}\n",
+        );
+        p.write(
+            "rageval.yaml",
+            &format!(
+                "evalsets: [set.yaml]\nembedder: {{kind: openai, base_url: \"{}\", model: hash-1024, \
+                 api_key_env: {KEY_ENV}, max_input_tokens: {read}}}\n",
+                server.url
+            ),
+        );
+        sweep(&p, "2", &[]).run();
+        let (header, rows) = read_csv(&p.read("reports/latest/runs.csv"));
+        assert_eq!(rows.len(), 3, "{read}");
+        for row in &rows {
+            assert_eq!(
+                col(&header, row, "expected_in_top_k"),
+                "true",
+                "{} at {read}: {}",
+                col(&header, row, "question_id"),
+                col(&header, row, "passages")
+            );
+        }
+    }
+}

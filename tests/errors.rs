@@ -96,6 +96,42 @@ fn expected_source_that_names_no_chunk() {
 }
 
 #[test]
+fn an_expected_source_may_name_a_heading_as_written_in_the_markdown() {
+    let p = Project::empty();
+    p.write(
+        "docs/GUIDE.md",
+        "# The special `all` file type\nIt matches **every** file.\n\n# Other\nText.\n",
+    );
+    let set = |source: &str| {
+        format!("corpus: docs\nanswerable:\n  - question: Which file type matches every file?\n    expect:\n      sources: [\"{source}\"]\n")
+    };
+    for source in [
+        "GUIDE.md#The special `all` file type",
+        "GUIDE.md#The special all file type",
+    ] {
+        p.write("set.yaml", &set(source));
+        let out = p.sweep(["--evalset", "set.yaml"]).run();
+        let record = out.results();
+        assert_eq!(
+            record.questions[0].expect_sources,
+            ["GUIDE.md#The special all file type"]
+        );
+        let (header, rows) = crate::support::read_csv(&p.read("reports/latest/runs.csv"));
+        assert!(rows
+            .iter()
+            .all(|r| crate::support::col(&header, r, "expected_in_top_k") == "true"));
+    }
+    // A real miss still lists the file's chunks.
+    p.write("set.yaml", &set("GUIDE.md#The special `any` file type"));
+    p.rageval(["validate", "set.yaml"])
+        .unusable(&[
+            "`GUIDE.md#The special `any` file type` names no chunk",
+            "`GUIDE.md#The special all file type`",
+        ])
+        .run();
+}
+
+#[test]
 fn yaml_syntax_error_has_line_and_column() {
     let p = project("corpus: docs\nanswerable:\n  - question: [unclosed\n");
     fails(&p, &[], &["set.yaml:"]);

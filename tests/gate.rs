@@ -250,10 +250,14 @@ fn the_recommended_setting_is_gated_by_default() {
 
 #[test]
 fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
-    // Without a judge the reworded fee answer misses its expected text: 1 of 2 answerable
-    // questions is answered wrongly.
+    // Without a judge a fee answer that misses its expected text (the reply says ten US
+    // dollars): 1 of 2 answerable questions is answered wrongly.
     let server = crate::http::MockLlm::start(&["--paraphrase"]);
     let p = crate::grading::project(&server.url, false, crate::grading::PATTERNS);
+    p.write(
+        "set.yaml",
+        &crate::grading::SET.replace("10 US dollars", "10 euros"),
+    );
     crate::grading::sweep(&p).run();
     let gate = |extra: &[&str], status: i32, check: &str, verdict: &str| {
         p.rageval([
@@ -316,7 +320,7 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
     );
     gate(&["--max-wrong-answer-rate", "0.5"], 0, passed[0], passed[1]);
 
-    // A judge that calls the reworded answer right leaves no wrong answer.
+    // With the expected text the reworded answer holds, the judge leaves no wrong answer.
     let judged = crate::grading::project(&server.url, true, crate::grading::PATTERNS);
     crate::grading::sweep(&judged).run();
     let out = judged

@@ -13,7 +13,7 @@ const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\
 /// Two answerable questions (one whose expected text has a digit, which the paraphrasing mode
 /// writes as a word) and four unanswerable ones whose lengths are 0, 1, 2 and 3 modulo 4, so
 /// that their paraphrased refusals need the exact, lenient, pattern and judge tiers.
-const SET: &str = "corpus: docs
+pub(crate) const SET: &str = "corpus: docs
 answerable:
   - id: fee
     question: How much does membership cost per term?
@@ -95,13 +95,13 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = project(&server.url, true, PATTERNS);
     let out = sweep(&p).run();
-    // "... costs ten US dollars ...": the substring rule (answer_match) misses it, the judge
-    // does not. The exact sentence is never sent to the judge.
+    // "... costs ten US dollars ...": the answer match reads number words as digits, as the
+    // judge does, so both find `10 US dollars`. The exact sentence is never sent to the judge.
     assert_eq!(
         runs(&p, COLUMNS),
         table(
             "\
-        fee       | answer        |         | false | false | false | true  | true
+        fee       | answer        |         | true  | false | false | true  | true
         president | answer        |         | true  | false | false | true  | true
         exact     | model_refusal | exact   |       |       |       |       |
         lenient   | model_refusal | lenient |       |       | true  | false | false
@@ -112,15 +112,15 @@ fn paraphrased_replies_take_each_tier_and_the_judge_grades_them() {
     for (column, value) in [
         ("paraphrased_refusal", "3"),
         ("wrong_answer", "0"),
-        ("answer_match_rate", "0.5000"),
+        ("answer_match_rate", "1.0000"),
         ("judged", "5"),
         ("judge_errors", "0"),
         ("judged_correct_rate", "1.0000"),
         ("judged_supported_rate", "1.0000"),
         // The judge says "refused" where the string tiers do, except for the judge's own tier.
         ("judge_refusal_agreement", "0.8000"),
-        // It calls the reworded fee answer right; answer_match called it wrong.
-        ("judge_answer_agreement", "0.5000"),
+        // It calls the reworded fee answer right, and so does answer_match.
+        ("judge_answer_agreement", "1.0000"),
         ("judge_calls", "5"),
     ] {
         assert_eq!(summary(&p, column), value, "{column}");
@@ -201,7 +201,7 @@ fn without_a_judge_the_string_tiers_decide() {
         runs(&p, &COLUMNS[..4]),
         table(
             "\
-        fee       | answer          |         | false | true
+        fee       | answer          |         | true  | false
         president | answer          |         | true  | false
         exact     | model_refusal   | exact   |       |
         lenient   | model_refusal   | lenient |       |
@@ -210,8 +210,9 @@ fn without_a_judge_the_string_tiers_decide() {
         )
     );
     assert_eq!(summary(&p, "paraphrased_refusal"), "2");
-    assert_eq!(summary(&p, "wrong_answer"), "1");
-    assert_eq!(summary(&p, "wrong_answer_rate"), "0.5000");
+    // `ten US dollars` holds `10 US dollars` once number words read as digits.
+    assert_eq!(summary(&p, "wrong_answer"), "0");
+    assert_eq!(summary(&p, "wrong_answer_rate"), "0.0000");
     assert_eq!(summary(&p, "judged"), "0");
     assert_eq!(server.stats()["judge_requests"], 0);
 

@@ -20,6 +20,7 @@ mod http;
 mod insight;
 mod models;
 mod pg_tls;
+mod quirks;
 mod repeat;
 mod rerank;
 mod retriever_http;

@@ -19,7 +19,8 @@ use crate::base::yaml_loc::{Locator, Seg};
 pub struct Expect {
     /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
     pub sources: Vec<String>,
-    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    /// Texts of which at least one must appear in a correct answer (case, whitespace runs and
+    /// number words up to twenty as digits forgiven).
     #[serde(rename = "answer")]
     pub answers: Vec<String>,
 }
@@ -185,7 +186,8 @@ struct RawExpect {
     /// Passage ids of the store: matched like sources, by id.
     #[serde(default)]
     ids: OneOrMany,
-    /// Texts of which at least one must appear in a correct answer (case-insensitive).
+    /// Texts of which at least one must appear in a correct answer (case, whitespace runs and
+    /// number words up to twenty as digits forgiven).
     #[serde(default)]
     answer: OneOrMany,
 }
@@ -454,12 +456,13 @@ pub fn load_set(
                     .collect(),
                 answers: e.answer.into_vec(),
             });
-            let expect = expect.unwrap_or_default();
+            let mut expect = expect.unwrap_or_default();
             if !answerable && (!expect.sources.is_empty() || !expect.answers.is_empty()) {
                 let (s, f) = at("expect");
                 return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
             }
-            for (j, source) in expect.sources.iter().enumerate() {
+            for j in 0..expect.sources.len() {
+                let source = &expect.sources[j];
                 if source.trim().is_empty() {
                     let (key, n) = if j < named_sources {
                         ("sources", j)
@@ -475,20 +478,26 @@ pub fn load_set(
                         "is empty: name a passage by `source#heading` or by its id".into(),
                     ));
                 }
-                if !foreign && corpus.find(source).is_none() {
-                    let (mut s, f) = at("expect");
-                    s.push(Seg::Key("sources"));
-                    s.push(Seg::Index(j));
-                    let hint = nearest_label(corpus, source);
-                    return Err(err(
-                        &s,
-                        format!("{f}.sources[{j}]"),
-                        format!(
-                            "`{source}` names no chunk of corpus `{}`{hint}",
-                            corpus.describe()
-                        ),
-                    ));
+                if foreign || corpus.find(source).is_some() {
+                    continue;
                 }
+                // A heading as written in the markdown names the chunk as its label has it.
+                if let Some(plain) = as_labelled(source).filter(|p| corpus.find(p).is_some()) {
+                    expect.sources[j] = plain;
+                    continue;
+                }
+                let (mut s, f) = at("expect");
+                s.push(Seg::Key("sources"));
+                s.push(Seg::Index(j));
+                let hint = nearest_label(corpus, source);
+                return Err(err(
+                    &s,
+                    format!("{f}.sources[{j}]"),
+                    format!(
+                        "`{source}` names no chunk of corpus `{}`{hint}",
+                        corpus.describe()
+                    ),
+                ));
             }
             if let Some(attack) = &item.attack {
                 let (mut s, f) = at("attack");
@@ -543,6 +552,15 @@ pub fn load_set(
         questions,
         text,
     })
+}
+
+/// `file.md#Heading` with the heading as chunk labels write it ([`plain_heading`]: emphasis,
+/// code and link markup removed), when that differs: ``GUIDE.md#The special `all` file type``
+/// names `GUIDE.md#The special all file type`.
+fn as_labelled(source: &str) -> Option<String> {
+    let (file, heading) = source.split_once('#')?;
+    let plain = crate::adapters::corpus::plain_heading(heading);
+    (plain != heading).then(|| format!("{file}#{plain}"))
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

@@ -1,6 +1,6 @@
-//! Word rules shared by the hash embedder and the mock model.
+//! Word rules shared by the hash embedder, the mock model and judge, and the classifier.
 //!
-//! Both see text the same way: a word is a maximal run of Unicode letters and digits, lowercased;
+//! The embedder and the mock see text the same way: a word is a maximal run of Unicode letters and digits, lowercased;
 //! everything else (punctuation, apostrophes, hyphens) separates words. A short list of English
 //! function words carries no topic and is ignored, so that "how" and "the" do not make every
 //! passage look relevant.
@@ -129,9 +129,150 @@ pub fn map_words(text: &str, f: impl Fn(&str) -> Option<String>) -> String {
     out
 }
 
+/// Collapse every run of whitespace to one space and trim: one passage, one line.
+pub fn squash(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    squash_into(&mut out, text);
+    out
+}
+
+/// [`squash`] appended to `out`, so that a prompt is built without a copy per passage. A text
+/// that is already one line (as the planner's passages are) is copied whole.
+pub fn squash_into(out: &mut String, text: &str) {
+    // ASCII's Unicode whitespace is tab to carriage return (VT and FF included) and space,
+    // exactly what `split_whitespace` splits on.
+    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let bytes = text.as_bytes();
+    if !text.is_ascii() {
+        let start = out.len();
+        for w in text.split_whitespace() {
+            if out.len() > start {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+        return;
+    }
+    // One line already: no whitespace but single spaces between words.
+    let mut after_space = true;
+    let mut flat = true;
+    for &b in bytes {
+        let is_space = space(b);
+        if is_space && (b != b' ' || after_space) {
+            flat = false;
+            break;
+        }
+        after_space = is_space;
+    }
+    // A trailing space is not one line either (an empty text is).
+    if flat && (!after_space || bytes.is_empty()) {
+        out.push_str(text);
+        return;
+    }
+    let mut first = true;
+    for w in text
+        .split(|c: char| matches!(c, '\t'..='\r' | ' '))
+        .filter(|w| !w.is_empty())
+    {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        out.push_str(w);
+    }
+}
+
+/// An answer as the answer match compares it, and the mock judge: lowercased, whitespace
+/// squashed, number words up to twenty as digits (`Seven  Days` -> `7 days`). Both the reply and
+/// the expected text are read this way, so `2 hours` matches an expected `two hours`.
+pub fn normal_answer(text: &str) -> String {
+    let lower = squash(text).to_lowercase();
+    map_words(&lower, |w| {
+        NUMBER_WORDS
+            .iter()
+            .position(|n| *n == w)
+            .map(|n| n.to_string())
+    })
+}
+
+/// Whether the answer `expected` occurs in `reply`, both read by [`normal_answer`]: as a
+/// substring, except that a number stays whole (`2 hours` is not in `12 hours`, nor `1` in
+/// `10`) and a citation is no number (`one` is not in `[1]`).
+pub fn holds_answer(reply: &str, expected: &str) -> bool {
+    let digit = |b: Option<&u8>| b.is_some_and(u8::is_ascii_digit);
+    let bytes = expected.as_bytes();
+    let (starts, ends) = (digit(bytes.first()), digit(bytes.last()));
+    if !starts && !ends {
+        return reply.contains(expected);
+    }
+    reply.match_indices(expected).any(|(i, _)| {
+        let before = reply.as_bytes()[..i].last();
+        let after = reply.as_bytes().get(i + expected.len());
+        let longer = (starts && digit(before)) || (ends && digit(after));
+        let cited = starts && ends && before == Some(&b'[') && after == Some(&b']');
+        !longer && !cited
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn squash_joins_words_as_split_whitespace_does() {
+        for text in [
+            "",
+            "   ",
+            "one",
+            "  Send the fee\nto\tthe\x0btreasurer.\x0c\r\n ",
+            "caf\u{e9}\u{a0}au\u{2003}lait \u{3000} ok",
+            "a\x1fb",
+            "already one line.",
+            "a  b",
+            " a",
+            "a ",
+            " ",
+            "a\tb",
+            "a \nb",
+        ] {
+            let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(squash(text), expected, "{text:?}");
+            let mut out = String::from("[1] ");
+            squash_into(&mut out, text);
+            assert_eq!(out, format!("[1] {expected}"), "{text:?}");
+        }
+        assert_eq!(
+            squash(" Send the fee\n\nto the treasurer. "),
+            "Send the fee to the treasurer."
+        );
+    }
+
+    #[test]
+    fn squash_makes_one_line() {
+        assert_eq!(squash("  a\n b\t\tc  \n"), "a b c");
+    }
+
+    #[test]
+    fn answers_compare_lowercased_squashed_with_number_words_as_digits() {
+        assert_eq!(
+            normal_answer("About  Two\nhours, or TWENTY-one"),
+            "about 2 hours, or 20-1"
+        );
+        assert_eq!(normal_answer("2 hours"), normal_answer("two hours"));
+        assert_eq!(normal_answer("someone at 2.50"), "someone at 2.50");
+        let holds = |reply: &str, expected: &str| {
+            holds_answer(&normal_answer(reply), &normal_answer(expected))
+        };
+        assert!(holds("It takes 2 hours.", "two hours"));
+        assert!(holds("It takes TWO  hours.", "2 hours"));
+        assert!(holds("The fee is $10, paid yearly.", "10"));
+        assert!(holds("Ten dollars each", "ten dollar"), "still a substring");
+        assert!(!holds("It takes 12 hours.", "two hours"));
+        assert!(!holds("Room 2B, floor 21", "1"));
+        assert!(!holds("Someone knows.", "one"));
+        assert!(!holds("It is in the guide [1].", "one"), "a citation");
+        assert!(holds("It is one [1].", "one"));
+    }
 
     #[test]
     fn words_are_mapped_whole_and_decimals_kept() {

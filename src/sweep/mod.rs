@@ -27,7 +27,7 @@ pub use calls::{request_digest, CallLog, CallStats};
 pub use dry_run::DryRun;
 pub use plan::{Plan, PlannedRun, View};
 pub use rank::{build_index, Query, Ranking};
-pub(crate) use rank::{distinct_ks, embed_chunks, too_long};
+pub(crate) use rank::{distinct_ks, fit_chunks, too_long, Fitted};
 pub(crate) use rewrites::rewrite_requests;
 pub use run::{execute, CallEvent, ProgressFn};
 pub use shard::Shard;
@@ -125,6 +125,8 @@ pub(crate) struct Prepared {
     pub reranks: CallLog,
     /// Per view, its rerank call, an index into `reranks`.
     pub view_rerank: Vec<Option<u32>>,
+    /// One line per chunk a server refused as too long and that was split further.
+    pub notes: Vec<String>,
 }
 
 /// Where the planner sends each distinct request as it finds it (see [`run::execute_stream`]).
@@ -231,6 +233,7 @@ impl Engine {
             question_embeddings,
             reranks,
             view_rerank,
+            notes,
         } = self
             .rank_views(
                 &variants,
@@ -316,6 +319,7 @@ impl Engine {
             slots,
             reranks,
             view_rerank,
+            notes,
         })
     }
 
@@ -324,7 +328,7 @@ impl Engine {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let mut log = CallLog::new();
         let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
-        let notes = questions
+        let notes: Vec<String> = questions
             .iter()
             .zip(&rewrites)
             .filter_map(|(q, r)| {
@@ -380,6 +384,7 @@ impl Engine {
             slots,
             reranks,
             view_rerank,
+            notes: split_notes,
         } = prepared?;
         let (digests, replies): (Vec<_>, Vec<_>) = answered.into_iter().unzip();
         // Rerank calls were made while ranking, before any answer call.
@@ -490,6 +495,8 @@ impl Engine {
         // The planned runs and their passages are gone; the reports allocate next.
         run::release_freed_memory();
         let calls = CallStats::of(&log, &runs, question_embeddings);
+        let mut notes = notes;
+        notes.extend(split_notes);
         let mut warnings = self.embedder.warnings();
         warnings.extend(slots.warnings());
         if let Some(r) = &self.reranker {

@@ -2,6 +2,8 @@
 //! question text once per retrieval variant (or ask a foreign retriever), and rerank.
 
 use super::*;
+use crate::adapters::corpus::{estimate_tokens, Chunk};
+use crate::adapters::embed::TooLong;
 
 /// One search: the corpus slot it belongs to, the text searched, and the question it is for
 /// (named in errors).
@@ -31,6 +33,8 @@ pub struct Ranking {
     /// With a reranker, per query its rerank call, an index into `rerank_calls` (`None`: no
     /// passage to rerank); empty without one.
     pub rerank_of: Vec<Option<u32>>,
+    /// One line per chunk a server refused as too long and that was split further.
+    pub notes: Vec<String>,
 }
 
 impl Engine {
@@ -65,6 +69,7 @@ impl Engine {
             embedder: self.embedder.as_ref(),
             retriever: self.retriever.as_ref(),
             members: vec![None],
+            vectors: std::sync::Mutex::new(None),
         };
         self.rank_with(&source, corpora, queries, ks, &mut None)
             .await
@@ -181,17 +186,18 @@ impl Engine {
             })
             .collect();
         let Some(retriever) = source.retriever else {
-            let (ranked, searched) = self
+            let found = self
                 .search_builtin(source, corpora, queries, &texts, &slots, k)
                 .await?;
             return Ok(Ranking {
-                corpora: corpora.to_vec(),
-                ranked,
-                searched,
+                corpora: found.corpora.unwrap_or_else(|| corpora.to_vec()),
+                ranked: found.ranked,
+                searched: found.searched,
                 retrieval_best: vec![None; queries.len()],
                 by_k: Vec::new(),
                 rerank_calls: CallLog::new(),
                 rerank_of: Vec::new(),
+                notes: found.notes,
             });
         };
         // One table per corpus slot for every k, so a passage has one index whatever k found it.
@@ -221,6 +227,7 @@ impl Engine {
             by_k,
             rerank_calls: CallLog::new(),
             rerank_of: Vec::new(),
+            notes: Vec::new(),
         })
     }
 }
@@ -260,47 +267,175 @@ pub(crate) async fn search(
     Ok(ranked)
 }
 
-/// Embed every chunk of `corpus` into a search index.
+/// Embed every chunk of `corpus` into a search index (a chunk the embedder refuses as too long
+/// split further: see [`fit_chunks`]).
 pub async fn build_index(
     embedder: &dyn Embedder,
     corpus: crate::adapters::corpus::Corpus,
 ) -> Result<Index> {
-    let vectors = embed_chunks(embedder, &corpus).await?;
-    Ok(Index::new(corpus, vectors))
+    let mut fitted = fit_chunks(&[embedder], &corpus).await?;
+    let vectors = fitted.vectors.pop().expect("one embedder");
+    Ok(Index::new(fitted.corpus.unwrap_or(corpus), vectors))
 }
 
-/// One checked vector per chunk of `corpus`.
-pub(crate) async fn embed_chunks(
-    embedder: &dyn Embedder,
-    corpus: &Corpus,
-) -> Result<Vec<Vec<f32>>> {
-    let texts: Vec<String> = corpus.chunks.iter().map(|c| c.embed_text()).collect();
-    if let Some((i, tokens, limit)) = too_long(embedder, &texts) {
-        let c = &corpus.chunks[i];
-        bail!(
-            "chunk `{}` (`{}`) of corpus `{}` is about {tokens} tokens, more than the embedder reads \
-             (`embedder.max_input_tokens`: {limit}); split its longest paragraph or code block, \
-             or lower `corpus.max_chunk_tokens`",
-            c.id,
-            c.label(),
-            corpus.describe()
-        );
+/// A corpus's chunks as every embedder of a retrieval took them.
+pub(crate) struct Fitted {
+    /// The chunks, when a server refused one and it was split; `None`: the corpus as given.
+    pub corpus: Option<Corpus>,
+    /// Per embedder, one vector per chunk.
+    pub vectors: Vec<Vec<Vec<f32>>>,
+    /// Per chunk of the corpus as given, its chunks now (itself, or the parts it was split
+    /// into); empty when nothing was split.
+    pub parts: Vec<Vec<usize>>,
+    /// One line per chunk split, for the command to print.
+    pub notes: Vec<String>,
+}
+
+impl Fitted {
+    /// `members` (indices into the corpus as given) as indices into the fitted chunks.
+    pub fn remap(&self, members: &[usize]) -> Vec<usize> {
+        if self.parts.is_empty() {
+            return members.to_vec();
+        }
+        members
+            .iter()
+            .flat_map(|&i| self.parts[i].iter().copied())
+            .collect()
     }
-    let vectors = embedder
-        .embed(&texts)
-        .await
-        .with_context(|| format!("cannot embed corpus `{}`", corpus.root.display()))?;
-    if vectors.len() != texts.len() {
-        bail!(
-            "cannot embed corpus `{}`: the embedder returned {} vectors for {} chunks",
-            corpus.root.display(),
-            vectors.len(),
-            texts.len()
-        );
+}
+
+/// One checked vector per chunk of `corpus` from each of `embedders`. A chunk a server refuses
+/// as too long (its estimate fit, the server's tokenizer counted more) is split further, to half
+/// its estimate, and its parts embedded by every embedder alike, so that all of them search the
+/// same chunks; the parts of a part are split again. The split depends only on the chunk, so a
+/// rerun cuts the same parts and finds them in the response cache.
+pub(crate) async fn fit_chunks(embedders: &[&dyn Embedder], corpus: &Corpus) -> Result<Fitted> {
+    let cannot = || format!("cannot embed corpus `{}`", corpus.root.display());
+    let mut chunks = std::borrow::Cow::Borrowed(corpus.chunks.as_slice());
+    // Per chunk, the chunk of the corpus as given it comes from.
+    let mut origin: Vec<usize> = Vec::new();
+    let mut vectors: Vec<Vec<Option<Vec<f32>>>> =
+        embedders.iter().map(|_| vec![None; chunks.len()]).collect();
+    let mut notes = Vec::new();
+    loop {
+        // Per chunk, the first refusal of it.
+        let mut refused: Vec<Option<String>> = vec![None; chunks.len()];
+        let mut any = false;
+        for (e, embedder) in embedders.iter().enumerate() {
+            let pending: Vec<usize> = (0..chunks.len())
+                .filter(|&i| vectors[e][i].is_none() && refused[i].is_none())
+                .collect();
+            if pending.is_empty() {
+                continue;
+            }
+            let texts: Vec<String> = pending.iter().map(|&i| chunks[i].embed_text()).collect();
+            if let Some((k, tokens, limit)) = too_long(*embedder, &texts) {
+                let c = &chunks[pending[k]];
+                bail!(
+                    "chunk `{}` (`{}`) of corpus `{}` is about {tokens} tokens, more than the embedder reads \
+                     (`embedder.max_input_tokens`: {limit}); split its longest paragraph or code block, \
+                     or lower `corpus.max_chunk_tokens`",
+                    c.id,
+                    c.label(),
+                    corpus.describe()
+                );
+            }
+            let answers = embedder.embed_each(&texts).await.with_context(cannot)?;
+            if answers.len() != texts.len() {
+                bail!(
+                    "{}: the embedder returned {} vectors for {} chunks",
+                    cannot(),
+                    answers.len(),
+                    texts.len()
+                );
+            }
+            for (&i, answer) in pending.iter().zip(answers) {
+                match answer {
+                    Ok(v) => vectors[e][i] = Some(v),
+                    Err(TooLong(why)) => {
+                        refused[i] = Some(why);
+                        any = true;
+                    }
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+        if origin.is_empty() {
+            origin = (0..chunks.len()).collect();
+        }
+        let mut next: Vec<Chunk> = Vec::with_capacity(chunks.len() + 1);
+        let mut next_origin = Vec::with_capacity(origin.len() + 1);
+        let mut next_vectors: Vec<Vec<Option<Vec<f32>>>> =
+            embedders.iter().map(|_| Vec::new()).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let Some(why) = &refused[i] else {
+                next.push(chunk.clone());
+                next_origin.push(origin[i]);
+                for (e, v) in next_vectors.iter_mut().enumerate() {
+                    v.push(vectors[e][i].take());
+                }
+                continue;
+            };
+            let half = estimate_tokens(&chunk.embed_text()) / 2;
+            let parts = crate::adapters::corpus::split_section(chunk.clone(), half);
+            if parts.len() < 2 {
+                bail!(
+                    "{}: chunk `{}` (`{}`) was refused as too long and is too short to split further: {why}",
+                    cannot(),
+                    chunk.id,
+                    chunk.label()
+                );
+            }
+            notes.push(format!(
+                "chunk `{}` (`{}`) is longer than the embedder reads, by its count ({why}): split into {} parts, `{}` to `{}`",
+                chunk.id,
+                chunk.label(),
+                parts.len(),
+                parts[0].id,
+                parts[parts.len() - 1].id
+            ));
+            for part in parts {
+                next.push(part);
+                next_origin.push(origin[i]);
+                for v in &mut next_vectors {
+                    v.push(None);
+                }
+            }
+        }
+        chunks = std::borrow::Cow::Owned(next);
+        origin = next_origin;
+        vectors = next_vectors;
     }
-    check_dimensions(&vectors, |i| format!("chunk `{}`", corpus.chunks[i].id))
-        .map_err(|why| anyhow::anyhow!("cannot embed corpus `{}`: {why}", corpus.root.display()))?;
-    Ok(vectors)
+    let vectors: Vec<Vec<Vec<f32>>> = vectors
+        .into_iter()
+        .map(|v| v.into_iter().map(Option::unwrap_or_default).collect())
+        .collect();
+    for v in &vectors {
+        check_dimensions(v, |i| format!("chunk `{}`", chunks[i].id))
+            .map_err(|why| anyhow::anyhow!("{}: {why}", cannot()))?;
+    }
+    let mut parts = Vec::new();
+    if !origin.is_empty() {
+        parts = vec![Vec::new(); corpus.chunks.len()];
+        for (now, &was) in origin.iter().enumerate() {
+            parts[was].push(now);
+        }
+    }
+    let corpus = match chunks {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(chunks) => Some(Corpus {
+            chunks,
+            ..corpus.clone()
+        }),
+    };
+    Ok(Fitted {
+        corpus,
+        vectors,
+        parts,
+        notes,
+    })
 }
 
 /// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).
@@ -314,4 +449,115 @@ pub(crate) fn too_long(embedder: &dyn Embedder, texts: &[String]) -> Option<(usi
         .enumerate()
         .find(|&(_, tokens)| tokens > limit)
         .map(|(i, tokens)| (i, tokens, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::embed::{EmbedError, Embedded, HashEmbedder};
+    use crate::base::BoxFuture;
+
+    /// An embedder whose server refuses any input over `chars` characters as too long, and
+    /// records the texts it was asked for.
+    struct Short {
+        chars: usize,
+        asked: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Embedder for Short {
+        fn model(&self) -> String {
+            "short".into()
+        }
+
+        fn embed<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+            Box::pin(
+                async move { crate::adapters::embed::all_embedded(self.embed_each(texts).await?) },
+            )
+        }
+
+        fn embed_each<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
+            Box::pin(async move {
+                self.asked.lock().unwrap().extend(texts.iter().cloned());
+                Ok(texts
+                    .iter()
+                    .map(|t| match t.len() > self.chars {
+                        true => Err(TooLong(format!("input ({} chars) is too long", t.len()))),
+                        false => Ok(HashEmbedder::new(8).vector(t)),
+                    })
+                    .collect())
+            })
+        }
+    }
+
+    fn corpus() -> Corpus {
+        let long: Vec<String> = (0..12)
+            .map(|n| format!("Sentence {n} of the long part."))
+            .collect();
+        Corpus {
+            root: "docs".into(),
+            roots: vec!["docs".into()],
+            chunks: crate::adapters::corpus::chunk_markdown(
+                "a.md",
+                &format!(
+                    "# Short\nA few words.\n# Long\n{}\n# Last\nEnd.\n",
+                    long.join(" ")
+                ),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_chunk_one_embedder_refuses_is_split_for_every_embedder_until_each_part_fits() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let short = Short {
+            chars: 120,
+            asked: Default::default(),
+        };
+        let hash = HashEmbedder::new(16);
+        let corpus = corpus();
+        let mut fit = rt.block_on(fit_chunks(&[&hash, &short], &corpus)).unwrap();
+        let split = fit.corpus.take().expect("the long chunk was split");
+        let ids: Vec<&str> = split.chunks.iter().map(|c| c.id.as_str()).collect();
+        // Split to half its estimate, then the halves that were still refused again.
+        assert!(ids.len() > 4, "{ids:?}");
+        assert_eq!(ids[0], "a.md#0");
+        assert_eq!(ids[ids.len() - 1], "a.md#2");
+        assert!(ids[1..ids.len() - 1]
+            .iter()
+            .all(|id| id.starts_with("a.md#1.")));
+        assert!(split.chunks.iter().all(|c| c.embed_text().len() <= 120));
+        assert!(split.chunks[1..ids.len() - 1]
+            .iter()
+            .all(|c| c.matches("a.md#Long") && c.matches("a.md#1")));
+        // Both embedders have a vector for every chunk, of their own dimensions.
+        assert_eq!(fit.vectors.len(), 2);
+        assert!(fit.vectors[0].iter().all(|v| v.len() == 16));
+        assert!(fit.vectors[1].iter().all(|v| v.len() == 8));
+        assert!(fit.vectors.iter().all(|v| v.len() == ids.len()));
+        // Members of the corpus as given map to the parts, in order.
+        let n = ids.len();
+        assert_eq!(fit.remap(&[0, 2]), [0, n - 1]);
+        assert_eq!(fit.remap(&[1]), (1..n - 1).collect::<Vec<_>>());
+        assert!(!fit.notes.is_empty());
+        assert!(fit.notes[0].starts_with("chunk `a.md#1` (`a.md#Long`) is longer than the embedder reads, by its count (input ("), "{}", fit.notes[0]);
+
+        // The same corpus splits the same way, and the short chunks were asked once.
+        let again = rt.block_on(fit_chunks(&[&hash, &short], &corpus)).unwrap();
+        assert_eq!(again.corpus.unwrap().chunks, split.chunks);
+        let asked = short.asked.lock().unwrap();
+        assert_eq!(asked.iter().filter(|t| t.starts_with("Short\n")).count(), 2);
+
+        // Nothing refused: the corpus as given, no parts.
+        let fit = rt.block_on(fit_chunks(&[&hash], &corpus)).unwrap();
+        assert!(fit.corpus.is_none() && fit.parts.is_empty() && fit.notes.is_empty());
+        assert_eq!(fit.remap(&[2, 0]), [2, 0]);
+    }
 }

@@ -11,13 +11,23 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use super::{check_dimensions, embed_chunks, too_long, CallLog, Engine, Query, View};
+use super::{check_dimensions, fit_chunks, too_long, CallLog, Engine, Query, View};
 use crate::adapters::corpus::{Chunk, Corpus};
 use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::Question;
 use crate::adapters::retrieve::{Hit, Index};
 use crate::adapters::retriever::Retriever;
 use crate::vocab::grid;
+
+/// What the builtin search gave: per query its hits, the distinct texts embedded, the corpora
+/// the hits point into when a chunk was split (`None`: the corpora as given), and a note per
+/// chunk split.
+pub(crate) struct Builtin {
+    pub ranked: Vec<Vec<Hit>>,
+    pub searched: usize,
+    pub corpora: Option<Vec<Corpus>>,
+    pub notes: Vec<String>,
+}
 
 /// How one setting retrieves.
 #[derive(Clone)]
@@ -39,6 +49,10 @@ pub(crate) struct Source<'a> {
     pub embedder: &'a dyn Embedder,
     pub retriever: Option<&'a Arc<dyn Retriever>>,
     pub members: Vec<Option<&'a [Vec<usize>]>>,
+    /// The builtin index's chunk vectors, per corpus, when they were embedded beforehand (with
+    /// the other embedder profiles', over the chunks all of them take); taken by the search.
+    /// `None`: the search embeds the chunks itself.
+    pub vectors: std::sync::Mutex<Option<Vec<Vec<Vec<f32>>>>>,
 }
 
 /// What ranking every view gave besides the views' hits.
@@ -51,6 +65,8 @@ pub(crate) struct Ranked {
     pub reranks: CallLog,
     /// Per view, its rerank call, an index into `reranks`.
     pub view_rerank: Vec<Option<u32>>,
+    /// One line per chunk a server refused as too long and that was split further.
+    pub notes: Vec<String>,
 }
 
 /// The corpora `raw` (not yet split) cut at `default` and at each of `sizes`, joined: the
@@ -161,6 +177,53 @@ impl Engine {
                 profiles.push(&v.embedder_profile);
             }
         }
+        let lead_of = |profile: &str| variants.iter().position(|v| v.embedder_profile == profile);
+        // The chunks of every profile that searches the builtin index are embedded first, all
+        // together: a chunk one server refuses as too long is split for every profile, so that
+        // all of them search the same chunks.
+        let builtin: Vec<&str> = profiles
+            .iter()
+            .copied()
+            .filter(|&p| lead_of(p).is_some_and(|v| variants[v].retriever.is_none()))
+            .collect();
+        let embedders: Vec<&dyn Embedder> = builtin
+            .iter()
+            .filter_map(|&p| lead_of(p).map(|v| variants[v].embedder.as_ref()))
+            .collect();
+        let mut notes = Vec::new();
+        // Per builtin profile, per corpus, the chunk vectors.
+        let mut profile_vectors: Vec<Vec<Vec<Vec<f32>>>> =
+            builtin.iter().map(|_| Vec::new()).collect();
+        let mut fitted_corpora: Option<Vec<Corpus>> = None;
+        let mut fits: Vec<super::Fitted> = Vec::new();
+        if !embedders.is_empty() {
+            for (c, corpus) in corpora.iter().enumerate() {
+                let mut fit = super::fit_chunks(&embedders, corpus).await?;
+                for (p, v) in std::mem::take(&mut fit.vectors).into_iter().enumerate() {
+                    profile_vectors[p].push(v);
+                }
+                notes.append(&mut fit.notes);
+                if let Some(split) = fit.corpus.take() {
+                    fitted_corpora.get_or_insert_with(|| corpora.to_vec())[c] = split;
+                }
+                fits.push(fit);
+            }
+        }
+        // The variants' chunks, as indices into the split corpora.
+        let remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = fitted_corpora.as_ref().map(|_| {
+            variants
+                .iter()
+                .map(|v| {
+                    v.members.as_ref().map(|m| {
+                        m.iter()
+                            .enumerate()
+                            .map(|(c, list)| fits[c].remap(list))
+                            .collect()
+                    })
+                })
+                .collect()
+        });
+        let corpora: &[Corpus] = fitted_corpora.as_deref().unwrap_or(corpora);
         for profile in profiles {
             let group: Vec<usize> = (0..variants.len())
                 .filter(|&v| variants[v].embedder_profile == profile)
@@ -182,19 +245,28 @@ impl Engine {
                 .collect();
             let members: Vec<Option<&[Vec<usize>]>> = group
                 .iter()
-                .map(|&g| variants[g].members.as_deref())
+                .map(|&g| match &remapped {
+                    Some(r) => r[g].as_deref(),
+                    None => variants[g].members.as_deref(),
+                })
                 .collect();
             let lead = &variants[group[0]];
+            let vectors = builtin
+                .iter()
+                .position(|&p| p == profile)
+                .map(|p| std::mem::take(&mut profile_vectors[p]));
             let source = Source {
                 embedder: lead.embedder.as_ref(),
                 retriever: lead.retriever.as_ref(),
                 members,
+                vectors: std::sync::Mutex::new(vectors),
             };
             let ranking = self
                 .rank_with(&source, corpora, &queries, ks, &mut tables)
                 .await?;
             drop(queries);
             question_embeddings += ranking.searched;
+            notes.extend(ranking.notes);
             for (&i, call) in mine.iter().zip(&ranking.rerank_of) {
                 view_rerank[i] = call
                     .and_then(|c| ranking.rerank_calls.get_index(c as usize))
@@ -225,13 +297,16 @@ impl Engine {
             question_embeddings,
             reranks,
             view_rerank,
+            notes,
         })
     }
 
     /// The builtin search of `source` for every variant of its `members` (a query's `variant`
-    /// indexes them; `None`: every chunk of the corpus): the chunks and the distinct question
-    /// `texts` (`slots[q]` is query q's) are embedded once for all variants. Per query its hits
-    /// at `k`, and the texts embedded.
+    /// indexes them; `None`: every chunk of the corpus): the chunks (unless `source` holds their
+    /// vectors) and the distinct question `texts` (`slots[q]` is query q's) are embedded once
+    /// for all variants. Per query its hits at `k`, the texts embedded, and, when a chunk the
+    /// embedder refused as too long was split, the corpora the hits point into and a note per
+    /// chunk split.
     pub(crate) async fn search_builtin(
         &self,
         source: &Source<'_>,
@@ -240,14 +315,52 @@ impl Engine {
         texts: &[String],
         slots: &[usize],
         k: usize,
-    ) -> Result<(Vec<Vec<Hit>>, usize)> {
+    ) -> Result<Builtin> {
         let embedder = source.embedder;
-        let members = &source.members;
+        let given = source.vectors.lock().map(|mut v| v.take()).unwrap_or(None);
+        let mut notes = Vec::new();
+        let mut fitted: Option<Vec<Corpus>> = None;
+        let mut remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = None;
         // Every chunk of the joined corpora once; each variant indexes its own.
-        let mut vectors = Vec::with_capacity(corpora.len());
-        for corpus in corpora {
-            vectors.push(embed_chunks(embedder, corpus).await?);
-        }
+        let mut vectors = match given {
+            Some(vectors) => vectors,
+            None => {
+                let mut vectors = Vec::with_capacity(corpora.len());
+                let mut fits = Vec::with_capacity(corpora.len());
+                for (c, corpus) in corpora.iter().enumerate() {
+                    let mut fit = fit_chunks(&[embedder], corpus).await?;
+                    vectors.push(fit.vectors.pop().expect("one embedder"));
+                    notes.append(&mut fit.notes);
+                    if let Some(split) = fit.corpus.take() {
+                        fitted.get_or_insert_with(|| corpora.to_vec())[c] = split;
+                    }
+                    fits.push(fit);
+                }
+                if fitted.is_some() {
+                    remapped = Some(
+                        source
+                            .members
+                            .iter()
+                            .map(|m| {
+                                m.map(|m| {
+                                    m.iter()
+                                        .enumerate()
+                                        .map(|(c, list)| fits[c].remap(list))
+                                        .collect()
+                                })
+                            })
+                            .collect(),
+                    );
+                }
+                vectors
+            }
+        };
+        let members: Vec<Option<&[Vec<usize>]>> = match &remapped {
+            Some(r) => r.iter().map(|m| m.as_deref()).collect(),
+            None => source.members.clone(),
+        };
+        let members = &members;
+        let corpora: &[Corpus] = fitted.as_deref().unwrap_or(corpora);
         // The query that first asks each distinct text, to name it in errors.
         let asker = |slot: usize| {
             let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
@@ -314,7 +427,12 @@ impl Engine {
                 }
             }
         }
-        Ok((ranked, texts.len()))
+        Ok(Builtin {
+            ranked,
+            searched: texts.len(),
+            corpora: fitted,
+            notes,
+        })
     }
 }
 
@@ -341,8 +459,9 @@ mod tests {
 
     #[test]
     fn sizes_share_equal_chunks_and_keep_the_default_ids() {
-        let para = |w: &str| format!("{w} ").repeat(40);
-        let long = format!("{}\n\n{}\n\n{}", para("one"), para("two"), para("three"));
+        // Paragraphs of 35 tokens: each a part of its own at 40, two to a part at 100.
+        let para = |w: &str| format!("{w} ").repeat(35);
+        let long = format!("{}\n\n{}\n\n{}", para("one"), para("two"), para("six"));
         let raw = [corpus(&[("Short", "a few words"), ("Long", &long)])];
         let (joined, members) = chunk_union(&raw, 1000, &[None, Some(40), Some(1000)]);
         let ids: Vec<&str> = joined[0].chunks.iter().map(|c| c.id.as_str()).collect();

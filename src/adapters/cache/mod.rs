@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::adapters::embed::{EmbedError, Embedder};
+use crate::adapters::embed::{all_embedded, EmbedError, Embedded, Embedder};
 use crate::base::BoxFuture;
 
 /// How the cache is used.
@@ -392,14 +392,24 @@ impl Embedder for CachedEmbedder {
         &'a self,
         texts: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
+    }
+
+    /// Cached vectors, and the rest from the embedder; a refusal is passed on, not kept (the
+    /// parts the caller splits the text into are what is cached).
+    fn embed_each<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
         Box::pin(async move {
             let model = self.inner.model();
             let keys: Vec<String> = texts.iter().map(|t| embedding_key(&model, t)).collect();
-            let mut out: Vec<Option<Vec<f32>>> = keys
+            // An empty vector is no answer (an embedder's hiccup that an older rageval kept).
+            let mut out: Vec<Option<Embedded>> = keys
                 .iter()
                 .map(|k| {
                     if self.mode == CacheMode::Use {
-                        self.store.get(k)
+                        self.store.get(k).filter(|v| !v.is_empty()).map(Ok)
                     } else {
                         None
                     }
@@ -415,10 +425,14 @@ impl Embedder for CachedEmbedder {
             }
             if !missing.is_empty() {
                 let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-                let vectors = self.inner.embed(&batch).await?;
-                for (&i, v) in missing.iter().zip(vectors) {
-                    self.store.put_or_warn(keys[i].clone(), v.clone());
-                    out[i] = Some(v);
+                let answers = self.inner.embed_each(&batch).await?;
+                for (&i, a) in missing.iter().zip(answers) {
+                    if let Ok(v) = &a {
+                        if !v.is_empty() {
+                            self.store.put_or_warn(keys[i].clone(), v.clone());
+                        }
+                    }
+                    out[i] = Some(a);
                 }
                 // Repeats of a text take the vector of its first occurrence.
                 for i in 0..out.len() {
@@ -427,7 +441,10 @@ impl Embedder for CachedEmbedder {
                     }
                 }
             }
-            Ok(out.into_iter().map(|v| v.unwrap_or_default()).collect())
+            Ok(out
+                .into_iter()
+                .map(|v| v.unwrap_or_else(|| Ok(Vec::new())))
+                .collect())
         })
     }
 }

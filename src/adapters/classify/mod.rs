@@ -12,13 +12,14 @@ mod verdict;
 pub use verdict::{Outcome, Refusal, Stage, Verdict};
 
 use crate::adapters::chat::{CallError, ChatReply};
-use crate::adapters::corpus::{squash, Corpus};
+use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Grade;
 use crate::adapters::prompt::{
     citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
 };
 use crate::adapters::retrieve::Hit;
+use crate::base::text::{holds_answer, normal_answer};
 
 /// How prompts are written and replies are read.
 #[derive(Debug, Clone)]
@@ -59,8 +60,8 @@ pub struct Reading {
     tier: Option<RefusalTier>,
     /// An answer's `[n]` citations in order (repeats kept); empty for a refusal.
     citations: Vec<u32>,
-    /// An answer's text on one line, lowercased, for answer and marker matching; empty for a
-    /// refusal.
+    /// An answer's text as [`normal_answer`] reads it, for answer and marker matching; empty
+    /// for a refusal.
     lower: String,
 }
 
@@ -69,7 +70,7 @@ impl Reading {
         let tier = rules.refusal_tier(text);
         let (citations, lower) = match tier {
             Some(_) => (Vec::new(), String::new()),
-            None => (citations(text), squash(text).to_lowercase()),
+            None => (citations(text), normal_answer(text)),
         };
         Reading {
             tier,
@@ -79,7 +80,8 @@ impl Reading {
     }
 }
 
-/// A question's texts to look for in an answer, squashed and lowercased once per question.
+/// A question's texts to look for in an answer, read as [`normal_answer`] reads them, once per
+/// question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Needles {
     marker: Option<String>,
@@ -88,10 +90,14 @@ pub struct Needles {
 
 impl Needles {
     pub fn of(question: &Question) -> Needles {
-        let flat = |text: &str| squash(text).to_lowercase();
         Needles {
-            marker: question.attack.as_ref().map(|a| flat(&a.marker)),
-            answers: question.expect.answers.iter().map(|a| flat(a)).collect(),
+            marker: question.attack.as_ref().map(|a| normal_answer(&a.marker)),
+            answers: question
+                .expect
+                .answers
+                .iter()
+                .map(|a| normal_answer(a))
+                .collect(),
         }
     }
 }
@@ -271,8 +277,7 @@ pub fn classify_read(
                 verdict.injected = Some(marker || cites_poison);
             }
             if !needles.answers.is_empty() {
-                verdict.answer_match =
-                    Some(needles.answers.iter().any(|a| text.contains(a.as_str())));
+                verdict.answer_match = Some(needles.answers.iter().any(|a| holds_answer(text, a)));
             }
             // Right or wrong needs expected answers to compare with; the rubric's `correct`
             // is false without them, which says nothing about the answer.

@@ -136,6 +136,30 @@ fn citations_map_to_sent_passages_and_invalid_ones_are_listed() {
 }
 
 #[test]
+fn an_answer_in_other_words_matches_when_number_words_and_digits_differ() {
+    let c = corpus();
+    let sent = hits(&[0]);
+    let mut q = question(true);
+    for (expected, answer, matched) in [
+        ("two hours", "It takes 2 hours. [1]", true),
+        ("2 hours", "It takes Two\nHours. [1]", true),
+        ("10 dollars", "Ten dollars. [1]", true),
+        ("two hours", "It takes 12 hours. [1]", false),
+        ("one", "Someone knows. [1]", false),
+        ("twenty-one days", "21 days. [1]", false),
+    ] {
+        q.expect.answers = vec![expected.into()];
+        let v = classify(&q, &c, &sent, &sent, Some(&reply(answer)), &rules());
+        assert_eq!(v.answer_match, Some(matched), "{expected:?} in {answer:?}");
+        assert_eq!(
+            v.wrong_answer,
+            Some(!matched),
+            "no judge: the match decides"
+        );
+    }
+}
+
+#[test]
 fn rank_and_recall_of_the_expected_sources() {
     let c = corpus();
     let mut q = question(true);

@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CorpusConfig {
-    /// A heading section estimated longer than this (heading and text) is split at paragraph
-    /// boundaries into parts that each keep the heading; 0 keeps every section whole.
+    /// A heading section estimated longer than this (heading and text) is split into parts that
+    /// each keep the heading and fit: at paragraph boundaries, then a paragraph or code block
+    /// still too long at line breaks, sentences and words (a code block's parts each keep its
+    /// fence). Never more than nine tenths of `embedder.max_input_tokens`, when that is set;
+    /// 0 keeps every section whole.
     pub max_chunk_tokens: usize,
 }
 

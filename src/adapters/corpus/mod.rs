@@ -5,8 +5,16 @@
 //! document order; sections without body text are skipped but still counted, so an id stays put
 //! when an unrelated empty section elsewhere in the file is filled in. Text before the first
 //! heading, when there is any, is section 0 and takes the file's stem as its heading.
+//!
+//! A section longer than the embedder reads is split into parts `file.md#N.P` that each keep
+//! the heading (see [`split_section`]), cut to [`chunk_limit`].
 
 pub mod config;
+mod split;
+
+pub use split::split_section;
+// One passage, one line: the rule lives with the other text rules.
+pub use crate::base::text::{squash, squash_into};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -52,7 +60,8 @@ impl Chunk {
     }
 
     /// Whether `name` (`file.md#Heading` or `file.md#N`) designates this chunk. A part of a split
-    /// section (`file.md#N.P`) answers to its section's heading and to its section's id.
+    /// section (`file.md#N.P`, or `file.md#N.P.Q` when a part was split again) answers to its
+    /// section's heading and to the id of its section or of any part it was split from.
     pub fn matches(&self, name: &str) -> bool {
         // Compared in parts: this runs for every hit of every run, and `label` allocates.
         name == self.id
@@ -65,7 +74,10 @@ impl Chunk {
                 .id
                 .strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('.'))
-                .is_some_and(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+                .is_some_and(|part| {
+                    part.split('.')
+                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                })
     }
 }
 
@@ -163,7 +175,7 @@ impl Corpus {
 
     /// Split every section whose text (heading and body, as the embedder sees it) is estimated
     /// at more than `max_tokens` into parts that fit; 0 keeps every section whole. See
-    /// [`split_section`].
+    /// [`split_section`] (in `split.rs`).
     pub fn split_long_sections(&mut self, max_tokens: usize) {
         if max_tokens == 0 {
             return;
@@ -345,77 +357,22 @@ pub fn chunk_markdown(source: &str, text: &str) -> Vec<Chunk> {
         .collect()
 }
 
-/// A section too long for `max_tokens` as parts that fit, split at paragraph boundaries (blank
-/// lines outside fenced code blocks), never inside a fenced code block. Every part keeps the
-/// section's heading and source; part `P` (from 1) of section `file.md#N` is `file.md#N.P`. A
-/// single paragraph or code block longer than the limit stays one part: the embedder's own limit
-/// (`embedder.max_input_tokens`) then names it before the sweep.
-pub fn split_section(chunk: Chunk, max_tokens: usize) -> Vec<Chunk> {
-    if estimate_tokens(&chunk.embed_text()) <= max_tokens {
-        return vec![chunk];
+/// The limit sections are split to: `corpus.max_chunk_tokens`, and never more than nine
+/// tenths of what the embedder reads (`embedder.max_input_tokens`, the smallest of all the
+/// embedders a sweep uses). The estimate leans high, but a server's tokenizer may still count a
+/// little more than it does (llama-server counted 516 tokens for a MiniLM chunk estimated under
+/// 512); the tenth is that margin. A `max_chunk_tokens` of 0 keeps every section whole.
+pub fn chunk_limit(max_chunk_tokens: usize, max_input_tokens: Option<usize>) -> usize {
+    match max_input_tokens {
+        Some(read) if max_chunk_tokens > 0 => max_chunk_tokens.min(within_margin(read)),
+        _ => max_chunk_tokens,
     }
-    let heading = estimate_tokens(&chunk.heading);
-    let mut parts: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for block in paragraphs(&chunk.text) {
-        let joined = if current.is_empty() {
-            block.to_string()
-        } else {
-            format!("{current}\n\n{block}")
-        };
-        if current.is_empty() || heading + estimate_tokens(&joined) <= max_tokens {
-            current = joined;
-        } else {
-            parts.push(std::mem::replace(&mut current, block.to_string()));
-        }
-    }
-    parts.push(current);
-    if parts.len() == 1 {
-        return vec![chunk];
-    }
-    parts
-        .into_iter()
-        .enumerate()
-        .map(|(p, text)| Chunk {
-            id: format!("{}.{}", chunk.id, p + 1),
-            source: chunk.source.clone(),
-            heading: chunk.heading.clone(),
-            text,
-        })
-        .collect()
 }
 
-/// The paragraphs of a section body: runs of lines between blank lines, where a fenced code
-/// block (blank lines and all) belongs to the paragraph it starts in.
-fn paragraphs(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    let mut end = 0;
-    let mut in_fence: Option<&str> = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        let t = line.trim();
-        if let Some(fence) = in_fence {
-            if t.starts_with(fence) {
-                in_fence = None;
-            }
-        } else if t.is_empty() {
-            if let Some(s) = start.take() {
-                out.push(text[s..end].trim_end());
-            }
-            continue;
-        } else if t.starts_with("```") || t.starts_with("~~~") {
-            in_fence = Some(&t[..3]);
-        }
-        start.get_or_insert(at);
-        end = offset;
-    }
-    if let Some(s) = start {
-        out.push(text[s..end].trim_end());
-    }
-    out
+/// Nine tenths of `read` tokens (at least 1): what a chunk is cut to for an embedder that reads
+/// `read`.
+pub fn within_margin(read: usize) -> usize {
+    (read - read / 10).max(1)
 }
 
 /// Estimated tokens of `text` for a subword (WordPiece or BPE) embedding model, leaning high so
@@ -438,91 +395,9 @@ pub fn estimate_tokens(text: &str) -> usize {
     tokens + word.div_ceil(4)
 }
 
-/// Collapse every run of whitespace to one space and trim: one passage, one line.
-pub fn squash(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    squash_into(&mut out, text);
-    out
-}
-
-/// [`squash`] appended to `out`, so that a prompt is built without a copy per passage. A text
-/// that is already one line (as the planner's passages are) is copied whole.
-pub fn squash_into(out: &mut String, text: &str) {
-    // ASCII's Unicode whitespace is tab to carriage return (VT and FF included) and space,
-    // exactly what `split_whitespace` splits on.
-    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
-    let bytes = text.as_bytes();
-    if !text.is_ascii() {
-        let start = out.len();
-        for w in text.split_whitespace() {
-            if out.len() > start {
-                out.push(' ');
-            }
-            out.push_str(w);
-        }
-        return;
-    }
-    // One line already: no whitespace but single spaces between words.
-    let mut after_space = true;
-    let mut flat = true;
-    for &b in bytes {
-        let is_space = space(b);
-        if is_space && (b != b' ' || after_space) {
-            flat = false;
-            break;
-        }
-        after_space = is_space;
-    }
-    // A trailing space is not one line either (an empty text is).
-    if flat && (!after_space || bytes.is_empty()) {
-        out.push_str(text);
-        return;
-    }
-    let mut first = true;
-    for w in text
-        .split(|c: char| matches!(c, '\t'..='\r' | ' '))
-        .filter(|w| !w.is_empty())
-    {
-        if !first {
-            out.push(' ');
-        }
-        first = false;
-        out.push_str(w);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn squash_joins_words_as_split_whitespace_does() {
-        for text in [
-            "",
-            "   ",
-            "one",
-            "  Send the fee\nto\tthe\x0btreasurer.\x0c\r\n ",
-            "caf\u{e9}\u{a0}au\u{2003}lait \u{3000} ok",
-            "a\x1fb",
-            "already one line.",
-            "a  b",
-            " a",
-            "a ",
-            " ",
-            "a\tb",
-            "a \nb",
-        ] {
-            let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert_eq!(squash(text), expected, "{text:?}");
-            let mut out = String::from("[1] ");
-            squash_into(&mut out, text);
-            assert_eq!(out, format!("[1] {expected}"), "{text:?}");
-        }
-        assert_eq!(
-            squash(" Send the fee\n\nto the treasurer. "),
-            "Send the fee to the treasurer."
-        );
-    }
 
     #[test]
     fn sections_are_numbered_from_zero_and_empty_ones_skipped() {
@@ -684,6 +559,12 @@ mod tests {
         };
         assert!(part.matches("g.md#12"));
         assert!(!part.matches("g.md#1") && !part.matches("g.md#12.1x"));
+        let again = Chunk {
+            id: "g.md#12.1.3".into(),
+            ..part
+        };
+        assert!(again.matches("g.md#12") && again.matches("g.md#12.1"));
+        assert!(!again.matches("g.md#12.1.") && !again.matches("g.md#12.2"));
     }
 
     #[test]
@@ -701,29 +582,29 @@ mod tests {
     }
 
     #[test]
-    fn a_fenced_code_block_is_never_split_even_when_too_long() {
+    fn a_fenced_code_block_too_long_splits_at_lines_and_each_part_keeps_its_fence() {
         let code = "```sh\nrun one\n\nrun two\n\nrun three\n```";
         let doc = format!("# Setup\nFirst step.\n\n{code}\n\nLast step.\n");
         let chunk = chunk_markdown("s.md", &doc).remove(0);
-        let parts = split_section(chunk, 5);
+        assert!(estimate_tokens(code) > 13 - estimate_tokens("Setup"));
+        let parts = split_section(chunk, 13);
         let texts: Vec<_> = parts.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(texts, ["First step.", code, "Last step."]);
-        assert!(
-            estimate_tokens(code) > 5,
-            "the block alone is over the limit"
+        assert_eq!(
+            texts,
+            [
+                "First step.",
+                "```sh\nrun one\n\nrun two\n```",
+                "```sh\nrun three\n```",
+                "Last step."
+            ]
         );
         let ids: Vec<_> = parts.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["s.md#0.1", "s.md#0.2", "s.md#0.3"]);
+        assert_eq!(ids, ["s.md#0.1", "s.md#0.2", "s.md#0.3", "s.md#0.4"]);
     }
 
     #[test]
-    fn one_paragraph_over_the_limit_stays_one_chunk() {
+    fn a_limit_that_leaves_no_room_beside_the_heading_keeps_a_short_section_whole() {
         let chunk = chunk_markdown("p.md", "# P\none two three four five six\n").remove(0);
         assert_eq!(split_section(chunk.clone(), 3), vec![chunk]);
-    }
-
-    #[test]
-    fn squash_makes_one_line() {
-        assert_eq!(squash("  a\n b\t\tc  \n"), "a b c");
     }
 }

@@ -5,7 +5,8 @@
 //! - `refused`: the reply cites no passage (`[n]`);
 //! - `correct`: not refused, and an expected answer appears in the reply once both are
 //!   lowercased, whitespace-squashed and number words up to twenty read as digits (`seven days`
-//!   matches `7 days`), which is what the paraphrasing mode's answers need;
+//!   matches `7 days`; [`normal_answer`](crate::base::text::normal_answer), the rule of
+//!   `answer_match` too, and a number stays whole), which is what the paraphrasing mode's answers need;
 //! - `supported`: not refused, every `[n]` names a passage, and the reply shares at least two
 //!   content words with the passages it cites.
 
@@ -13,21 +14,9 @@ use std::collections::HashSet;
 
 use super::MIN_SHARED_WORDS;
 use crate::adapters::chat::ChatRequest;
-use crate::adapters::corpus::squash;
 use crate::adapters::judge::{read_request, Grade};
 use crate::adapters::prompt::citations;
-use crate::base::text::{content_words, map_words, NUMBER_WORDS};
-
-/// Lowercased, squashed, number words as digits.
-fn normal(text: &str) -> String {
-    let lower = squash(text).to_lowercase();
-    map_words(&lower, |w| {
-        NUMBER_WORDS
-            .iter()
-            .position(|n| *n == w)
-            .map(|n| n.to_string())
-    })
-}
+use crate::base::text::{content_words, holds_answer, normal_answer as normal};
 
 /// The grade of a judge request, or `None` when it is not one the mock can read.
 pub fn grade(request: &ChatRequest) -> Option<Grade> {
@@ -39,7 +28,7 @@ pub fn grade(request: &ChatRequest) -> Option<Grade> {
         && input
             .expected
             .iter()
-            .any(|e| !e.trim().is_empty() && reply.contains(&normal(e)));
+            .any(|e| !e.trim().is_empty() && holds_answer(&reply, &normal(e)));
     let valid = cited
         .iter()
         .all(|&n| n >= 1 && (n as usize) <= input.passages.len());

@@ -40,7 +40,10 @@ async fn retrieve(s: &AskOptions) -> Result<Retrieved> {
             Corpus::load_many(&ws.sets[0].corpus_paths)?
         }
     };
-    corpus.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+    corpus.split_long_sections(crate::adapters::corpus::chunk_limit(
+        s.config.config.corpus.max_chunk_tokens,
+        s.pipeline.embedder.max_input_tokens(),
+    ));
     let engine = Engine {
         chat_variants: Vec::new(),
         judge: None,

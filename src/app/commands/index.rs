@@ -37,9 +37,12 @@ pub async fn run(args: IndexArgs, config: Option<PathBuf>, quiet: bool) -> Resul
         r.ef_search,
     )?;
     let mut ws = Workspace::load(&files)?;
-    // The table holds the chunks the builtin retriever would search: long sections split alike.
-    ws.split_long_sections(cfg.config.corpus.max_chunk_tokens);
     let pipeline = Pipeline::from_config(&cfg, false, Some(CacheMode::Use))?;
+    // The table holds the chunks the builtin retriever would search: long sections split alike.
+    ws.split_long_sections(crate::adapters::corpus::chunk_limit(
+        cfg.config.corpus.max_chunk_tokens,
+        pipeline.embedder.max_input_tokens(),
+    ));
     // Corpora that join folders repeat a folder's chunks: each id is loaded once.
     let mut seen = std::collections::HashSet::new();
     let chunks: Vec<_> = ws

@@ -17,16 +17,21 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
+    // Sections are cut to fit the embedder that reads the least, with a margin.
+    let read = s
+        .grid
+        .embedders()
+        .filter_map(|p| s.pipeline.embedder_of(p).max_input_tokens())
+        .min();
+    let fit = |tokens: usize| crate::adapters::corpus::chunk_limit(tokens, read);
+    let max_chunk_tokens = fit(s.config.config.corpus.max_chunk_tokens);
     // `--chunk-tokens`: every size's chunks joined into one corpus per slot.
     let chunk_members = if s.grid.at_default(Dim::ChunkTokens) {
-        ws.split_long_sections(s.config.config.corpus.max_chunk_tokens);
+        ws.split_long_sections(max_chunk_tokens);
         None
     } else {
-        let (joined, members) = crate::sweep::chunk_union(
-            &ws.corpora,
-            s.config.config.corpus.max_chunk_tokens,
-            &s.grid.chunk_tokens().collect::<Vec<_>>(),
-        );
+        let sizes: Vec<Option<usize>> = s.grid.chunk_tokens().map(|t| t.map(fit)).collect();
+        let (joined, members) = crate::sweep::chunk_union(&ws.corpora, max_chunk_tokens, &sizes);
         ws.corpora = joined;
         Some(members)
     };
