@@ -421,3 +421,70 @@ fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
     assert_eq!(status.code(), Some(130), "exits as SIGINT would");
     assert_eq!(temporaries(), Vec::<String>::new());
 }
+
+/// `gate`, `gate --baseline`, `sweep --gate` and `merge` read results files: a FIFO (which
+/// hung forever), `/dev/zero` (which grew to 24 GB) and a folder are refused without reading,
+/// each run bounded to 256 MiB of address space and 20 s (issue 23 item 4).
+#[test]
+fn results_files_that_are_no_regular_file_are_refused_within_time_and_memory_bounds() {
+    let p = Project::sample();
+    p.rageval(["sweep", "-q", "--out", "r"])
+        .args(crate::support::PRODUCTION)
+        .run();
+    if !mkfifo(&p.path().join("fifo.json")) {
+        return;
+    }
+    std::os::unix::fs::symlink("/dev/zero", p.path().join("zero.json")).unwrap();
+    // `merge` reads a folder's results.json: here a folder too.
+    std::fs::create_dir_all(p.path().join("folder.json/results.json")).unwrap();
+    let gate = ["--setting", "min_score=0.2,k=4"];
+    for (file, kind) in [
+        ("fifo.json", "a FIFO"),
+        ("zero.json", "a device"),
+        ("folder.json", "a folder"),
+    ] {
+        let refused =
+            |file: &str| format!("cannot read results `{file}`: it is {kind}, not a regular file");
+        let baseline = ["--baseline", file];
+        let runs: [Vec<&str>; 4] = [
+            [&["gate", file][..], &gate].concat(),
+            [&["gate", "r/results.json"][..], &gate, &baseline].concat(),
+            [
+                &["sweep", "-q", "--out", "s", "--gate"][..],
+                &gate,
+                &baseline,
+            ]
+            .concat(),
+            vec!["merge", "r", file, "--out", "m"],
+        ];
+        for args in runs {
+            let read = match args[0] {
+                "merge" if kind == "a folder" => format!("{file}/results.json"),
+                _ => file.to_string(),
+            };
+            let refused = refused(&read);
+            let (status, stderr) = p.run_bounded(&args, 256, 20);
+            assert_eq!(status, Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("error: {refused}")) && stderr.lines().count() == 1,
+                "{args:?}: {stderr}"
+            );
+        }
+        assert!(!p.path().join("s").exists() && !p.path().join("m").exists());
+    }
+}
+
+/// A results file past the documented size (1 GiB) is refused at the limit, without reading
+/// the rest: a sparse file of 1 GiB and one byte, read under a 256 MiB bound.
+#[test]
+fn a_results_file_past_the_size_limit_is_refused_without_reading_it_whole() {
+    let p = Project::sample();
+    let file = std::fs::File::create(p.path().join("huge.json")).unwrap();
+    file.set_len(1024 * 1024 * 1024 + 1).unwrap();
+    let (status, stderr) = p.run_bounded(&["gate", "huge.json"], 256, 20);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: cannot read results `huge.json`: it is larger than the limit of 1024 MiB\n"
+    );
+}

@@ -123,6 +123,14 @@ async fn search(
             hits[0].as_object_mut().unwrap().remove("text");
         }
         "fail" => return (StatusCode::INTERNAL_SERVER_ERROR, "down").into_response(),
+        // A passage of 2 MiB, past the limit of one passage's text.
+        "long-text" => hits[0]["text"] = json!("x".repeat(2 << 20)),
+        // A chunked reply that never ends: spaces, 64 KiB at a time.
+        "endless" => {
+            let spaces = axum::body::Bytes::from(vec![b' '; 1 << 16]);
+            let body = futures_util::stream::repeat(Ok::<_, std::convert::Infallible>(spaces));
+            return axum::body::Body::from_stream(body).into_response();
+        }
         _ => return StatusCode::NOT_FOUND.into_response(),
     }
     Json(json!({ "hits": hits })).into_response()
@@ -201,6 +209,47 @@ fn an_http_retriever_that_breaks_the_contract_names_the_question() {
         assert_eq!(line, want, "{mode}");
         assert!(!p.path().join(mode).exists(), "{mode}: no report");
     }
+}
+
+/// A passage past 1 MiB of text is refused naming the question and the id; a reply that
+/// never ends is cut at 32 MiB naming the URL, under a bound of 512 MiB and 60 s (it used to
+/// be read to its end: a 2 GB reply took 2 GB). Issue 23 item 4.
+#[test]
+fn a_passage_or_a_reply_past_its_size_limit_is_refused_naming_it() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    p.write("long.yaml", &http_config(&server.url("long-text")));
+    let out = sweep(&p, "long.yaml", "long").status(2).run();
+    assert_eq!(
+        out.stderr,
+        "error: retrieval for question `fee-per-term` failed: passage `membership.md#1` has 2097152 bytes of text, more than the limit of 1 MiB for one passage\n"
+    );
+    // One question: one reply read at a time.
+    p.write(
+        "evalsets/one.yaml",
+        "corpus: club\nanswerable:\n  - id: fee\n    question: What is the fee?\n",
+    );
+    p.write(
+        "endless.yaml",
+        &http_config(&server.url("endless")).replace("club.yaml", "one.yaml"),
+    );
+    let args = [
+        "--config",
+        "endless.yaml",
+        "sweep",
+        "--evalset",
+        "evalsets/one.yaml",
+    ];
+    let (status, stderr) =
+        p.run_bounded(&[&args[..], &["--out", "endless", "-q"]].concat(), 512, 60);
+    assert_eq!(
+        (status, stderr.as_str()),
+        (Some(2), format!(
+            "error: retrieval for question `fee` failed: malformed at {url}: the reply from {url} is larger than the limit of 32 MiB\n",
+            url = server.url("endless")
+        ).as_str())
+    );
+    assert!(!p.path().join("endless").exists() && !p.path().join("long").exists());
 }
 
 fn pg_config(extra: &str) -> String {

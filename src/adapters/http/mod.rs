@@ -231,8 +231,14 @@ impl Endpoint {
         rb
     }
 
-    /// [`Endpoint::post`] sent and its reply read whole: the body of a success, else the
-    /// failure its status or the transport gives (the one path every JSON endpoint shares).
+    /// The URL of `path` as messages show it: [`Endpoint::url`], redacted.
+    pub fn shown_url(&self, path: &str) -> String {
+        crate::base::redact::url(&self.url(path))
+    }
+
+    /// [`Endpoint::post`] sent and its reply read (at most [`MAX_REPLY_BYTES`]): the body of a
+    /// success, else the failure its status or the transport gives (the one path every JSON
+    /// endpoint shares).
     pub async fn post_for_body(
         &self,
         client: &reqwest::Client,
@@ -245,17 +251,75 @@ impl Endpoint {
             .await
             .map_err(|e| transport_failure(&e, self))?;
         let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport_failure(&e, self))?;
         if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, self));
+            return Err(self.error_reply(response).await);
         }
-        Ok(bytes.into())
+        self.read_body(response, path).await
+    }
+
+    /// The body of a success reply, read chunk by chunk up to [`MAX_REPLY_BYTES`]: a larger
+    /// one (announced or sent) is refused, naming the URL, before more of it is held.
+    pub async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        path: &str,
+    ) -> Result<Vec<u8>, Failure> {
+        let too_large = || {
+            Failure::fatal(
+                ErrorKind::Malformed,
+                format!(
+                    "the reply from {} is larger than the limit of {} MiB",
+                    self.shown_url(path),
+                    MAX_REPLY_BYTES >> 20
+                ),
+            )
+        };
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_REPLY_BYTES as u64)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_failure(&e, self))?
+        {
+            if body.len() + chunk.len() > MAX_REPLY_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// The failure of a reply whose status is not a success. Only the first
+    /// [`MAX_ERROR_BODY_BYTES`] of its body are read: the message shows a short part of it.
+    pub async fn error_reply(&self, mut response: reqwest::Response) -> Failure {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let room = MAX_ERROR_BODY_BYTES - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() == MAX_ERROR_BODY_BYTES {
+                break;
+            }
+        }
+        status_failure(status, &headers, &body, self)
     }
 }
+
+/// The largest reply body read from any server (chat, embedder, retriever, reranker, judge),
+/// a stream's included: 32 MiB. An embeddings reply of `batch_size` vectors is the largest a
+/// sweep expects (64 vectors of 3072 numbers are about 4 MiB). Replies are read a few at a
+/// time (8 searches, `concurrency` calls), so this bounds the memory they hold.
+pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
+
+/// The most of an error reply's body read: 64 KiB (its message is shown cut to 200
+/// characters).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 #[cfg(test)]
 impl Endpoint {
@@ -518,7 +582,7 @@ mod tests {
             url,
             key_env,
             &[],
-            Duration::from_secs(5),
+            Duration::from_secs(60),
             RetryPolicy::default(),
         )
     }
@@ -545,6 +609,42 @@ mod tests {
         // A user name alone is credentials too; an `@` in the path is not.
         assert!(endpoint(&format!("http://user@{host}/v1"), "PATH").is_err());
         assert!(endpoint(&format!("http://{host}/v1/a@b"), "PATH").is_ok());
+    }
+
+    /// A reply that announces more than the limit is refused before its body is read, naming
+    /// the URL (query redacted); one at the limit is read whole.
+    #[tokio::test]
+    async fn a_reply_past_the_limit_is_refused_naming_the_url() {
+        use axum::routing::post;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new()
+            .route(
+                "/v1/big",
+                post(|| async { vec![b'x'; MAX_REPLY_BYTES + 1] }),
+            )
+            .route("/v1/full", post(|| async { vec![b'x'; MAX_REPLY_BYTES] }));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let ep = endpoint(
+            &format!("http://{addr}/v1?key=s3cret"),
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+        )
+        .unwrap();
+        let client = client().unwrap();
+        let f = ep
+            .post_for_body(&client, "big", Vec::new())
+            .await
+            .unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Malformed);
+        assert!(!f.retry);
+        assert_eq!(
+            f.error.message,
+            format!(
+                "the reply from http://{addr}/v1/big?<redacted> is larger than the limit of 32 MiB"
+            )
+        );
+        let body = ep.post_for_body(&client, "full", Vec::new()).await.unwrap();
+        assert_eq!(body.len(), MAX_REPLY_BYTES);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::classify::Verdict;
 use crate::adapters::prompt::Message;
+use crate::base::input::FileError;
 use crate::results::Meta;
 
 pub use crate::vocab::call::{from_ms, to_ms, CallRecord, CallRole};
@@ -218,10 +219,7 @@ pub struct RepeatRecord {
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("cannot read results `{}`: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: FileError },
     #[error("`{}` is not a rageval results file: {source}", path.display())]
     Json {
         path: PathBuf,
@@ -249,37 +247,72 @@ struct SchemaOnly {
 }
 
 impl Record {
-    /// Read and check a results file.
+    /// Read and check a results file: a regular file of at most
+    /// [`MAX_RESULTS_BYTES`](crate::base::input::MAX_RESULTS_BYTES), parsed as it is read.
     pub fn load(path: &Path) -> Result<Record, RecordError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {
+        use crate::base::input::{open_limited, Limited, MAX_RESULTS_BYTES};
+        let read = |source| RecordError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
-        Record::parse(path, &text)
+        };
+        // Parse from a reader that stops at the limit: a large file is never held as text.
+        fn from<T: serde::de::DeserializeOwned>(
+            mut reader: std::io::BufReader<Limited<std::fs::File>>,
+        ) -> Result<Result<T, serde_json::Error>, FileError> {
+            let parsed = serde_json::from_reader(&mut reader);
+            match reader.get_ref() {
+                r if r.exceeded() => Err(FileError::TooLarge(r.limit())),
+                _ => Ok(parsed),
+            }
+        }
+        let open = || {
+            open_limited(path, MAX_RESULTS_BYTES)
+                .map(|r| std::io::BufReader::with_capacity(1 << 16, r))
+                .map_err(read)
+        };
+        let full = from::<Record>(open()?).map_err(read)?;
+        Record::checked(path, full, || from::<SchemaOnly>(open()?).map_err(read))
     }
 
     /// Parse and check the text of a results file (`path` names it in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Record, RecordError> {
+        Record::checked(path, serde_json::from_str(text), || {
+            Ok(serde_json::from_str(text))
+        })
+    }
+
+    /// The record parsed whole (`full`), checked: a file of another schema is named by its
+    /// schema line (`head`, read only then), not by a complaint about some field.
+    fn checked(
+        path: &Path,
+        full: Result<Record, serde_json::Error>,
+        head: impl FnOnce() -> Result<Result<SchemaOnly, serde_json::Error>, RecordError>,
+    ) -> Result<Record, RecordError> {
         let json = |source| RecordError::Json {
             path: path.to_path_buf(),
             source,
         };
-        let head: SchemaOnly = serde_json::from_str(text).map_err(json)?;
-        match head.schema.as_deref() {
-            Some(SCHEMA) => {}
-            Some(old) if old == SCHEMA_V1 || old.starts_with("rageval.results/1.") => {
-                return Err(RecordError::Old {
-                    path: path.to_path_buf(),
-                })
+        let record = match full {
+            Ok(record) if record.schema == SCHEMA => record,
+            full => {
+                let head = head()?.map_err(json)?;
+                match head.schema.as_deref() {
+                    Some(SCHEMA) => {}
+                    Some(old) if old == SCHEMA_V1 || old.starts_with("rageval.results/1.") => {
+                        return Err(RecordError::Old {
+                            path: path.to_path_buf(),
+                        })
+                    }
+                    other => {
+                        return Err(RecordError::Schema {
+                            path: path.to_path_buf(),
+                            found: other.unwrap_or_default().to_string(),
+                        })
+                    }
+                }
+                full.map_err(json)?
             }
-            other => {
-                return Err(RecordError::Schema {
-                    path: path.to_path_buf(),
-                    found: other.unwrap_or_default().to_string(),
-                })
-            }
-        }
-        let record: Record = serde_json::from_str(text).map_err(json)?;
+        };
         record
             .check()
             .map_err(|message| RecordError::Inconsistent {
