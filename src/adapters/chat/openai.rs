@@ -105,6 +105,9 @@ impl OpenAiChat {
             };
             (text, parse_usage(&v["usage"]), None)
         };
+        // A server that echoes the request would put a credential into the reply, which is
+        // shown, cached and written to reports.
+        let text = server.hide(&text);
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),

@@ -160,7 +160,7 @@ where
         }
         let server = &fleet.servers[slot.index];
         tried[slot.index] = true;
-        let outcome = attempt(server).await;
+        let outcome = attempt(server).await.map_err(|f| server.hidden(f));
         drop(slot);
         server.dead.record(&outcome);
         match outcome {

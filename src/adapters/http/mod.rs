@@ -42,6 +42,34 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The key in `$api_key_env`, when it holds one.
+fn key_from(api_key_env: &str) -> Option<Secret> {
+    std::env::var(api_key_env)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(Secret)
+}
+
+/// The header among `headers` that is an `Authorization` (any case) while `$api_key_env` holds
+/// a key: the key is sent as `Authorization: Bearer`, so a request would carry two and each
+/// server would read another. Its name as written.
+pub fn authorization_conflict<'a>(
+    headers: impl IntoIterator<Item = &'a String>,
+    api_key_env: &str,
+) -> Option<String> {
+    let header = headers
+        .into_iter()
+        .find(|h| h.eq_ignore_ascii_case(AUTHORIZATION.as_str()))?;
+    key_from(api_key_env).map(|_| header.clone())
+}
+
+/// Why [`authorization_conflict`] refuses `header`.
+pub fn authorization_conflict_message(header: &str, api_key_env: &str) -> String {
+    format!(
+        "`headers` sets `{header}` and `${api_key_env}` holds an API key (sent as `Authorization: Bearer`): a request carries one `Authorization` header, so keep one of them (remove the header, or point `api_key_env` at a variable that is not set)"
+    )
+}
+
 /// How failed attempts are retried: exponential backoff with full jitter, bounded attempts.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
@@ -138,6 +166,9 @@ pub struct Endpoint {
     pub retry: RetryPolicy,
     /// Shared by every clone: the calls of a sweep count together.
     pub dead: Arc<DeadServer>,
+    /// The key, every header value and the URL's credentials: hidden from any text this
+    /// server sends back before it is shown or written ([`Endpoint::hide`]).
+    secrets: crate::base::redact::Secrets,
 }
 
 impl Endpoint {
@@ -160,7 +191,10 @@ impl Endpoint {
             ));
         }
         let mut map = HeaderMap::new();
+        let mut secrets = crate::base::redact::Secrets::default();
+        secrets.add_url(&base_url);
         for (name, value) in headers {
+            secrets.add(value);
             let n = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("invalid header name `{name}`"))?;
             let mut v = HeaderValue::from_str(value)
@@ -168,10 +202,13 @@ impl Endpoint {
             v.set_sensitive(true);
             map.insert(n, v);
         }
-        let api_key = std::env::var(api_key_env)
-            .ok()
-            .filter(|k| !k.is_empty())
-            .map(Secret);
+        let api_key = key_from(api_key_env);
+        if let Some(key) = &api_key {
+            secrets.add(key.expose());
+        }
+        if let Some(header) = authorization_conflict(headers.iter().map(|(n, _)| n), api_key_env) {
+            return Err(authorization_conflict_message(&header, api_key_env));
+        }
         let userinfo = reqwest::Url::parse(&base_url)
             .is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
         if userinfo && api_key.is_some() {
@@ -188,7 +225,19 @@ impl Endpoint {
             timeout,
             retry,
             dead: Arc::default(),
+            secrets,
         })
+    }
+
+    /// `text` from this server (an error body, a reply) with every configured secret hidden.
+    pub fn hide(&self, text: &str) -> String {
+        self.secrets.hide(text)
+    }
+
+    /// A failure whose message may quote this server: secrets hidden, URLs redacted.
+    fn hidden(&self, mut f: Failure) -> Failure {
+        f.error.message = self.secrets.message(&f.error.message);
+        f
     }
 
     /// The URL of `path` under the base URL (credentials included: for requests only).
@@ -425,7 +474,25 @@ pub fn status_failure(
             format!("{} {status} rejected {key}", endpoint.shown),
         );
     }
-    let detail = crate::base::redact::urls_in(&server_message(body));
+    let detail = endpoint.secrets.message(&server_message(body));
+    if status.is_redirection() {
+        let to = headers
+            .get(reqwest::header::LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .map_or_else(
+                || "nowhere".to_string(),
+                |l| {
+                    format!(
+                        "`{}`",
+                        endpoint.secrets.message(&crate::base::redact::url(&l))
+                    )
+                },
+            );
+        return Failure::fatal(
+            ErrorKind::Client,
+            format!("{status} redirects to {to}: rageval follows no redirect (it would send the request's headers on, and a 301 or 302 would turn the POST into a GET); set the URL to the address the redirect names"),
+        );
+    }
     if status == StatusCode::TOO_MANY_REQUESTS {
         let mut f = Failure::retryable(ErrorKind::RateLimited, format!("{status}{detail}"));
         f.retry_after = retry_after;
@@ -510,7 +577,7 @@ where
                     ),
                 ));
             };
-            let outcome = next.await;
+            let outcome = next.await.map_err(|f| endpoint.hidden(f));
             dead.record(&outcome);
             outcome
         }
@@ -521,6 +588,10 @@ where
 /// One client for every call: connections are pooled and reused.
 pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
+        // A redirect is an error naming it (see `status_failure`): followed, it would carry
+        // the configured headers to another host, and a 301 or 302 would turn the POST into
+        // a GET whose reply is used.
+        .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(64)
         .user_agent(concat!("rageval/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -605,6 +676,19 @@ mod tests {
         assert_eq!(
             err,
             format!("base_url `http://<redacted>@{host}/v1?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `$PATH` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)")
+        );
+        // An `Authorization` header beside a key would be a second one too.
+        let header = [("authorization".to_string(), "Bearer x".to_string())];
+        let both = Endpoint::new(
+            &format!("http://{host}/v1"),
+            "PATH",
+            &header,
+            Duration::from_secs(5),
+            RetryPolicy::default(),
+        );
+        assert_eq!(
+            both.unwrap_err(),
+            authorization_conflict_message("authorization", "PATH")
         );
         // A user name alone is credentials too; an `@` in the path is not.
         assert!(endpoint(&format!("http://user@{host}/v1"), "PATH").is_err());
