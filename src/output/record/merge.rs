@@ -72,6 +72,8 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
             merged.questions.len()
         ));
     }
+    // Each shard was checked on reading; their token counts must also add up together.
+    merged.check().map_err(MergeError)?;
     Ok(merged)
 }
 

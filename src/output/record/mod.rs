@@ -330,8 +330,20 @@ impl Record {
     }
 
     /// Every name a run, a question or a rewrite uses is defined, every setting names each
-    /// dimension, and no (question, setting) has two runs.
+    /// dimension, no (question, setting) has two runs, every outcome is one its question's
+    /// class can have, every call's times are durations in range, and the token counts of the
+    /// runs add up without overflow. A message names the call, run or question and its field.
     fn check(&self) -> Result<(), String> {
+        for (id, call) in &self.calls {
+            for (field, ms) in [("latency_ms", call.latency_ms), ("ttft_ms", call.ttft_ms)] {
+                if let Some(ms) = ms.filter(|ms| !(0.0..=MAX_CALL_MS).contains(ms)) {
+                    return Err(format!(
+                        "call `{id}`: `{field}` is {}, not a duration from 0 to {MAX_CALL_MS:e} ms",
+                        number(ms)
+                    ));
+                }
+            }
+        }
         for (id, q) in &self.questions {
             let Some(corpus) = self.corpora.get(&q.corpus) else {
                 return Err(format!(
@@ -354,6 +366,8 @@ impl Record {
             }
         }
         let mut seen = std::collections::HashSet::new();
+        // Per token field: the total so far, and the call with the largest count.
+        let mut tokens: [(u64, Option<(&str, u64)>); 2] = [(0, None); 2];
         for run in &self.runs {
             let Some(q) = self.questions.get(&run.question) else {
                 return Err(format!("a run names unknown question `{}`", run.question));
@@ -370,6 +384,58 @@ impl Record {
             {
                 if !self.calls.contains_key(c) {
                     return Err(format!("a run names unknown call `{c}`"));
+                }
+            }
+            let setting = &run.setting;
+            let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome)).chain(
+                run.repeats
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
+            );
+            for (field, outcome) in outcomes {
+                if !possible(q.answerable, outcome) {
+                    let (class, can) = if q.answerable {
+                        ("answerable", "`answer`, `false_refusal` or `error`")
+                    } else {
+                        (
+                            "unanswerable",
+                            "`unwanted_answer`, `early_refusal`, `model_refusal` or `error`",
+                        )
+                    };
+                    return Err(format!(
+                        "the run of question `{}` at setting `{setting}`: `{field}` is `{outcome}`, but the question is {class}, whose runs are {can}",
+                        run.question
+                    ));
+                }
+            }
+            // Every total a reader forms (per setting, per run) is part of this one, which
+            // counts a question's rewrite calls once per run of it.
+            let asked = q.asked.values().filter_map(|a| a.call.as_ref());
+            for c in run
+                .call
+                .iter()
+                .chain(&run.judge_call)
+                .chain(&run.rerank_call)
+                .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
+                .chain(asked)
+            {
+                let usage = &self.calls[c].usage;
+                let counts = [
+                    ("prompt_tokens", usage.prompt_tokens),
+                    ("completion_tokens", usage.completion_tokens),
+                ];
+                for ((total, largest), (field, n)) in tokens.iter_mut().zip(counts) {
+                    if largest.is_none_or(|(_, most)| n > most) {
+                        *largest = Some((c.as_str(), n));
+                    }
+                    *total = total.checked_add(n).ok_or_else(|| {
+                        let (call, most) = largest.unwrap_or_default();
+                        format!(
+                            "`usage.{field}` of the calls the runs name adds up past the largest count, {}; call `{call}` alone has {most}",
+                            u64::MAX
+                        )
+                    })?;
                 }
             }
             let chunks = &self.corpora[&q.corpus].chunks;
@@ -398,6 +464,32 @@ impl Record {
         let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
         text.push('\n');
         text
+    }
+}
+
+/// The longest `latency_ms` or `ttft_ms` a call may record: 10^10 ms (about 116 days, more
+/// than every attempt of a call at the longest timeout takes). Past it, or below 0, the number
+/// is no duration of a call.
+pub const MAX_CALL_MS: f64 = 1e10;
+
+/// Whether a question of this class (answerable or not) can have a run with `outcome`: an
+/// answerable question's run is answered, falsely refused or failed; an unanswerable one's is
+/// answered (unwanted), refused (early or by the model) or failed.
+fn possible(answerable: bool, outcome: crate::adapters::classify::Outcome) -> bool {
+    use crate::adapters::classify::Outcome::*;
+    match outcome {
+        Error => true,
+        Answer | FalseRefusal => answerable,
+        UnwantedAnswer | EarlyRefusal | ModelRefusal => !answerable,
+    }
+}
+
+/// A number from a file as a message shows it: short, in exponent form when it is huge.
+fn number(x: f64) -> String {
+    if x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
