@@ -283,6 +283,47 @@ fn rageval_index_then_a_pgvector_sweep_equals_the_builtin_sweep() {
     assert_eq!(runs_without_timings(&p, "pg"), want);
 }
 
+/// `--shard 1/2`, `--shard 2/2` and `merge` over a pgvector table give the reports of the
+/// whole sweep (apart from timings), as they do for the builtin index: each shard holds the
+/// passages its questions retrieved, and both are written, and joined, in id order. They used
+/// to be refused ("searched different corpora"). The HTTP retriever merges the same way.
+/// Issue 23 item 8.
+#[test]
+fn sharded_pgvector_and_http_sweeps_merge_into_the_whole_sweep() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let server = SearchServer::start();
+    let p = Project::sample();
+    p.write("pg.yaml", &pg_config("  table: rv_shards\n"));
+    index(&p, "pg.yaml", &dsn);
+    p.write("http.yaml", &http_config(&server.url("ok")));
+    for config in ["pg.yaml", "http.yaml"] {
+        let run = |shard: &[&str], out: &str| {
+            sweep(&p, config, out)
+                .args(shard)
+                .env("RAGEVAL_TEST_DSN", &dsn)
+                .run();
+        };
+        run(&[], "whole");
+        run(&["--shard", "1/2"], "shard-1");
+        run(&["--shard", "2/2"], "shard-2");
+        let (a, b) = (
+            crate::harness::results(&p, "shard-1"),
+            crate::harness::results(&p, "shard-2"),
+        );
+        let chunks = |r: &crate::harness::Record| r.corpora[0].chunks.len();
+        assert_ne!(
+            chunks(&a),
+            chunks(&b),
+            "{config}: the shards found different passages"
+        );
+        p.rageval(["merge", "-q", "shard-1", "shard-2", "--out", "merged"])
+            .run();
+        crate::shards::assert_same(&p);
+    }
+}
+
 #[test]
 fn pgvector_setup_errors_exit_2_with_one_line_and_no_secret() {
     let Some(dsn) = require_database() else {

@@ -490,6 +490,10 @@ impl Engine {
         // The planned runs and their passages are gone; the reports allocate next.
         run::release_freed_memory();
         let calls = CallStats::of(&log, &runs, question_embeddings);
+        let (mut corpora, mut runs) = (corpora, runs);
+        if self.retriever.is_some() {
+            rank::passages_by_id(&mut corpora, &questions, &mut runs);
+        }
         let mut warnings = self.embedder.warnings();
         warnings.extend(slots.warnings());
         if let Some(r) = &self.reranker {
