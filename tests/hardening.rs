@@ -488,3 +488,69 @@ fn a_results_file_past_the_size_limit_is_refused_without_reading_it_whole() {
         "error: cannot read results `huge.json`: it is larger than the limit of 1024 MiB\n"
     );
 }
+
+/// The six messages of issue 23 item 10, each as it reads now.
+#[test]
+fn messages_say_what_is_wrong_once_and_in_words() {
+    let p = Project::sample();
+    let validate = |config: &str, line: &str| {
+        p.write("m.yaml", config);
+        p.rageval(["--config", "m.yaml", "validate"])
+            .fails(line)
+            .run();
+    };
+    // A number past u64: no stray backtick, no `u128`.
+    validate(
+        "chat:\n  max_tokens: 18446744073709551616\n",
+        "m.yaml:2:15: `chat.max_tokens`: expected a whole number (0 or more), found the number 18446744073709551616",
+    );
+    // A rate limit past its type says its range, as one inside the type does.
+    validate(
+        "chat:\n  requests_per_minute: 1000000000000\n",
+        "m.yaml:2:24: `chat.requests_per_minute`: must be from 1 to 1000000 (leave it out for no limit), got 1000000000000",
+    );
+    validate(
+        "embedder:\n  tokens_per_minute: 18446744073709551616\n",
+        "m.yaml:2:22: `embedder.tokens_per_minute`: must be from 1 to 10000000000 (leave it out for no limit), got 18446744073709551616",
+    );
+    // `question:` with no value is named at its own line, not the next one (nor past the end).
+    p.write(
+        "evalsets/empty.yaml",
+        "corpus: club\nanswerable:\n  - id: a\n    question:\n\n    expect: {sources: [fees.md]}\n  - question:\n",
+    );
+    p.rageval(["validate", "evalsets/empty.yaml"])
+        .fails("evalsets/empty.yaml:4: `answerable[0].question`: expected a string, found null")
+        .run();
+    // merge says serde's reason once.
+    p.write("bad.json", "garbage\n");
+    p.rageval(["merge", "bad.json", "bad.json", "--out", "m"])
+        .fails("`bad.json` is not a rageval results file: expected value at line 1 column 1")
+        .run();
+    p.rageval(["merge", "nowhere.json", "--out", "m"])
+        .fails("cannot read results `nowhere.json`: No such file or directory (os error 2)")
+        .run();
+    // A 401 names the URL once, and a redacted query stays after the path it belongs to.
+    let server = crate::http::MockLlm::start(&[]);
+    let url = server.url.clone();
+    p.write(
+        "auth.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nembedder:\n  kind: openai\n  model: hash-1024\n  base_url: {url}\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "auth.yaml", "sweep", "--out", "auth"])
+        .fails(&format!("cannot embed corpus `evalsets/club`: auth at {url}/embeddings: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+    p.write(
+        "rerank.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nreranker:\n  base_url: {url}?tenant=x\n  model: mock-rerank\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "rerank.yaml", "sweep", "--out", "rerank"])
+        .fails(&format!("reranking for question `fee-per-term` failed: auth at {url}/rerank?<redacted>: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+    p.write(
+        "chat.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {url}\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "chat.yaml", "ask", "How much is the fee?"])
+        .fails(&format!("the model call to {url} failed: auth: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+}

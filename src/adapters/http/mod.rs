@@ -469,10 +469,8 @@ pub fn status_failure(
         } else {
             format!("no API key (`${}` is not set)", endpoint.api_key_env)
         };
-        return Failure::fatal(
-            ErrorKind::Auth,
-            format!("{} {status} rejected {key}", endpoint.shown),
-        );
+        // The URL is not named: every caller's message names it already.
+        return Failure::fatal(ErrorKind::Auth, format!("{status} rejected {key}"));
     }
     let detail = endpoint.secrets.message(&server_message(body));
     if status.is_redirection() {

@@ -131,9 +131,9 @@ fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     match gate::load(path) {
         Ok(doc) => Ok(doc),
         Err(ResultsError::Read {
-            source: FileError::Io(source),
+            reason: FileError::Io(e),
             ..
-        }) if source.kind() == std::io::ErrorKind::NotFound => {
+        }) if e.kind() == std::io::ErrorKind::NotFound => {
             bail!("{what} `{}` does not exist: {hint}", path.display())
         }
         // The message already holds its cause; a chain would print the cause twice.

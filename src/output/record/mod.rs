@@ -218,12 +218,14 @@ pub struct RepeatRecord {
 /// Why a results file cannot be used. Always exit status 2.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("cannot read results `{}`: {source}", path.display())]
-    Read { path: PathBuf, source: FileError },
-    #[error("`{}` is not a rageval results file: {source}", path.display())]
+    // The causes are named `reason`, not `source`: the message holds them already, and as
+    // an error's source they were printed a second (and third) time after it.
+    #[error("cannot read results `{}`: {reason}", path.display())]
+    Read { path: PathBuf, reason: FileError },
+    #[error("`{}` is not a rageval results file: {reason}", path.display())]
     Json {
         path: PathBuf,
-        source: serde_json::Error,
+        reason: serde_json::Error,
     },
     #[error(
         "`{}` has schema `{SCHEMA_V1}`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline {}`",
@@ -251,9 +253,9 @@ impl Record {
     /// [`MAX_RESULTS_BYTES`](crate::base::input::MAX_RESULTS_BYTES), parsed as it is read.
     pub fn load(path: &Path) -> Result<Record, RecordError> {
         use crate::base::input::{open_limited, Limited, MAX_RESULTS_BYTES};
-        let read = |source| RecordError::Read {
+        let read = |reason| RecordError::Read {
             path: path.to_path_buf(),
-            source,
+            reason,
         };
         // Parse from a reader that stops at the limit: a large file is never held as text.
         fn from<T: serde::de::DeserializeOwned>(
@@ -288,9 +290,9 @@ impl Record {
         full: Result<Record, serde_json::Error>,
         head: impl FnOnce() -> Result<Result<SchemaOnly, serde_json::Error>, RecordError>,
     ) -> Result<Record, RecordError> {
-        let json = |source| RecordError::Json {
+        let json = |reason| RecordError::Json {
             path: path.to_path_buf(),
-            source,
+            reason,
         };
         let record = match full {
             Ok(record) if record.schema == SCHEMA => record,
