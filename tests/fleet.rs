@@ -220,10 +220,10 @@ fn bad_lists_and_rates_exit_2_naming_the_field() {
     );
     refused(
         "embedder:\n  kind: openai\n  requests_per_minute: 0\n",
-        "error: rageval.yaml:3: `embedder.requests_per_minute`: must be from 1 to 1000000 (leave it out for no limit), got 0",
+        "error: rageval.yaml:3:24: `embedder.requests_per_minute`: must be from 1 to 1000000 (leave it out for no limit), got 0",
     );
     refused(
         "chat:\n  tokens_per_minute: 0\n",
-        "error: rageval.yaml:2: `chat.tokens_per_minute`: must be from 1 to 10000000000 (leave it out for no limit), got 0",
+        "error: rageval.yaml:2:22: `chat.tokens_per_minute`: must be from 1 to 10000000000 (leave it out for no limit), got 0",
     );
 }

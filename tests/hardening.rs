@@ -421,3 +421,136 @@ fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
     assert_eq!(status.code(), Some(130), "exits as SIGINT would");
     assert_eq!(temporaries(), Vec::<String>::new());
 }
+
+/// `gate`, `gate --baseline`, `sweep --gate` and `merge` read results files: a FIFO (which
+/// hung forever), `/dev/zero` (which grew to 24 GB) and a folder are refused without reading,
+/// each run bounded to 256 MiB of address space and 20 s (issue 23 item 4).
+#[test]
+fn results_files_that_are_no_regular_file_are_refused_within_time_and_memory_bounds() {
+    let p = Project::sample();
+    p.rageval(["sweep", "-q", "--out", "r"])
+        .args(crate::support::PRODUCTION)
+        .run();
+    if !mkfifo(&p.path().join("fifo.json")) {
+        return;
+    }
+    std::os::unix::fs::symlink("/dev/zero", p.path().join("zero.json")).unwrap();
+    // `merge` reads a folder's results.json: here a folder too.
+    std::fs::create_dir_all(p.path().join("folder.json/results.json")).unwrap();
+    let gate = ["--setting", "min_score=0.2,k=4"];
+    for (file, kind) in [
+        ("fifo.json", "a FIFO"),
+        ("zero.json", "a device"),
+        ("folder.json", "a folder"),
+    ] {
+        let refused =
+            |file: &str| format!("cannot read results `{file}`: it is {kind}, not a regular file");
+        let baseline = ["--baseline", file];
+        let runs: [Vec<&str>; 4] = [
+            [&["gate", file][..], &gate].concat(),
+            [&["gate", "r/results.json"][..], &gate, &baseline].concat(),
+            [
+                &["sweep", "-q", "--out", "s", "--gate"][..],
+                &gate,
+                &baseline,
+            ]
+            .concat(),
+            vec!["merge", "r", file, "--out", "m"],
+        ];
+        for args in runs {
+            let read = match args[0] {
+                "merge" if kind == "a folder" => format!("{file}/results.json"),
+                _ => file.to_string(),
+            };
+            let refused = refused(&read);
+            let (status, stderr) = p.run_bounded(&args, 256, 20);
+            assert_eq!(status, Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("error: {refused}")) && stderr.lines().count() == 1,
+                "{args:?}: {stderr}"
+            );
+        }
+        assert!(!p.path().join("s").exists() && !p.path().join("m").exists());
+    }
+}
+
+/// A results file past the documented size (1 GiB) is refused at the limit, without reading
+/// the rest: a sparse file of 1 GiB and one byte, read under a 256 MiB bound.
+#[test]
+fn a_results_file_past_the_size_limit_is_refused_without_reading_it_whole() {
+    let p = Project::sample();
+    let file = std::fs::File::create(p.path().join("huge.json")).unwrap();
+    file.set_len(1024 * 1024 * 1024 + 1).unwrap();
+    let (status, stderr) = p.run_bounded(&["gate", "huge.json"], 256, 20);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: cannot read results `huge.json`: it is larger than the limit of 1024 MiB\n"
+    );
+}
+
+/// The six messages of issue 23 item 10, each as it reads now.
+#[test]
+fn messages_say_what_is_wrong_once_and_in_words() {
+    let p = Project::sample();
+    let validate = |config: &str, line: &str| {
+        p.write("m.yaml", config);
+        p.rageval(["--config", "m.yaml", "validate"])
+            .fails(line)
+            .run();
+    };
+    // A number past u64: no stray backtick, no `u128`.
+    validate(
+        "chat:\n  max_tokens: 18446744073709551616\n",
+        "m.yaml:2:15: `chat.max_tokens`: expected a whole number (0 or more), found the number 18446744073709551616",
+    );
+    // A rate limit past its type says its range, as one inside the type does.
+    validate(
+        "chat:\n  requests_per_minute: 1000000000000\n",
+        "m.yaml:2:24: `chat.requests_per_minute`: must be from 1 to 1000000 (leave it out for no limit), got 1000000000000",
+    );
+    validate(
+        "embedder:\n  tokens_per_minute: 18446744073709551616\n",
+        "m.yaml:2:22: `embedder.tokens_per_minute`: must be from 1 to 10000000000 (leave it out for no limit), got 18446744073709551616",
+    );
+    // `question:` with no value is named at its own line, not the next one (nor past the end).
+    p.write(
+        "evalsets/empty.yaml",
+        "corpus: club\nanswerable:\n  - id: a\n    question:\n\n    expect: {sources: [fees.md]}\n  - question:\n",
+    );
+    p.rageval(["validate", "evalsets/empty.yaml"])
+        .fails("evalsets/empty.yaml:4: `answerable[0].question`: expected a string, found null")
+        .run();
+    // merge says serde's reason once.
+    p.write("bad.json", "garbage\n");
+    p.rageval(["merge", "bad.json", "bad.json", "--out", "m"])
+        .fails("`bad.json` is not a rageval results file: expected value at line 1 column 1")
+        .run();
+    p.rageval(["merge", "nowhere.json", "--out", "m"])
+        .fails("cannot read results `nowhere.json`: No such file or directory (os error 2)")
+        .run();
+    // A 401 names the URL once, and a redacted query stays after the path it belongs to.
+    let server = crate::http::MockLlm::start(&[]);
+    let url = server.url.clone();
+    p.write(
+        "auth.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nembedder:\n  kind: openai\n  model: hash-1024\n  base_url: {url}\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "auth.yaml", "sweep", "--out", "auth"])
+        .fails(&format!("cannot embed corpus `evalsets/club`: auth at {url}/embeddings: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+    p.write(
+        "rerank.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nreranker:\n  base_url: {url}?tenant=x\n  model: mock-rerank\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "rerank.yaml", "sweep", "--out", "rerank"])
+        .fails(&format!("reranking for question `fee-per-term` failed: auth at {url}/rerank?<redacted>: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+    p.write(
+        "chat.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {url}\n  api_key_env: RAGEVAL_NO_SUCH_KEY\n  max_retries: 0\n"),
+    );
+    p.rageval(["--config", "chat.yaml", "ask", "How much is the fee?"])
+        .fails(&format!("the model call to {url} failed: auth: 401 Unauthorized rejected no API key (`$RAGEVAL_NO_SUCH_KEY` is not set)"))
+        .run();
+}

@@ -454,7 +454,7 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
     );
     rageval(&down, &["validate", "--connect"])
         .status(2)
-        .stderr("error: the reranker probe failed: connect at http://127.0.0.1:1/v1?<redacted>/rerank: cannot connect to http://127.0.0.1:1/v1?<redacted>\n")
+        .stderr("error: the reranker probe failed: connect at http://127.0.0.1:1/v1/rerank?<redacted>: cannot connect to http://127.0.0.1:1/v1?<redacted>\n")
         .stdout_lacks(KEY)
         .stdout_lacks("q-secret")
         .run();

@@ -123,6 +123,14 @@ async fn search(
             hits[0].as_object_mut().unwrap().remove("text");
         }
         "fail" => return (StatusCode::INTERNAL_SERVER_ERROR, "down").into_response(),
+        // A passage of 2 MiB, past the limit of one passage's text.
+        "long-text" => hits[0]["text"] = json!("x".repeat(2 << 20)),
+        // A chunked reply that never ends: spaces, 64 KiB at a time.
+        "endless" => {
+            let spaces = axum::body::Bytes::from(vec![b' '; 1 << 16]);
+            let body = futures_util::stream::repeat(Ok::<_, std::convert::Infallible>(spaces));
+            return axum::body::Body::from_stream(body).into_response();
+        }
         _ => return StatusCode::NOT_FOUND.into_response(),
     }
     Json(json!({ "hits": hits })).into_response()
@@ -203,6 +211,47 @@ fn an_http_retriever_that_breaks_the_contract_names_the_question() {
     }
 }
 
+/// A passage past 1 MiB of text is refused naming the question and the id; a reply that
+/// never ends is cut at 32 MiB naming the URL, under a bound of 512 MiB and 60 s (it used to
+/// be read to its end: a 2 GB reply took 2 GB). Issue 23 item 4.
+#[test]
+fn a_passage_or_a_reply_past_its_size_limit_is_refused_naming_it() {
+    let p = Project::sample();
+    let server = SearchServer::start();
+    p.write("long.yaml", &http_config(&server.url("long-text")));
+    let out = sweep(&p, "long.yaml", "long").status(2).run();
+    assert_eq!(
+        out.stderr,
+        "error: retrieval for question `fee-per-term` failed: passage `membership.md#1` has 2097152 bytes of text, more than the limit of 1 MiB for one passage\n"
+    );
+    // One question: one reply read at a time.
+    p.write(
+        "evalsets/one.yaml",
+        "corpus: club\nanswerable:\n  - id: fee\n    question: What is the fee?\n",
+    );
+    p.write(
+        "endless.yaml",
+        &http_config(&server.url("endless")).replace("club.yaml", "one.yaml"),
+    );
+    let args = [
+        "--config",
+        "endless.yaml",
+        "sweep",
+        "--evalset",
+        "evalsets/one.yaml",
+    ];
+    let (status, stderr) =
+        p.run_bounded(&[&args[..], &["--out", "endless", "-q"]].concat(), 512, 60);
+    assert_eq!(
+        (status, stderr.as_str()),
+        (Some(2), format!(
+            "error: retrieval for question `fee` failed: malformed at {url}: the reply from {url} is larger than the limit of 32 MiB\n",
+            url = server.url("endless")
+        ).as_str())
+    );
+    assert!(!p.path().join("endless").exists() && !p.path().join("long").exists());
+}
+
 fn pg_config(extra: &str) -> String {
     format!("evalsets: [evalsets/club.yaml]\nretriever:\n  kind: pgvector\n  dsn_env: RAGEVAL_TEST_DSN\n  ef_search: 1000\n{extra}")
 }
@@ -232,6 +281,47 @@ fn rageval_index_then_a_pgvector_sweep_equals_the_builtin_sweep() {
         .env("RAGEVAL_TEST_DSN", &dsn)
         .run();
     assert_eq!(runs_without_timings(&p, "pg"), want);
+}
+
+/// `--shard 1/2`, `--shard 2/2` and `merge` over a pgvector table give the reports of the
+/// whole sweep (apart from timings), as they do for the builtin index: each shard holds the
+/// passages its questions retrieved, and both are written, and joined, in id order. They used
+/// to be refused ("searched different corpora"). The HTTP retriever merges the same way.
+/// Issue 23 item 8.
+#[test]
+fn sharded_pgvector_and_http_sweeps_merge_into_the_whole_sweep() {
+    let Some(dsn) = require_database() else {
+        return;
+    };
+    let server = SearchServer::start();
+    let p = Project::sample();
+    p.write("pg.yaml", &pg_config("  table: rv_shards\n"));
+    index(&p, "pg.yaml", &dsn);
+    p.write("http.yaml", &http_config(&server.url("ok")));
+    for config in ["pg.yaml", "http.yaml"] {
+        let run = |shard: &[&str], out: &str| {
+            sweep(&p, config, out)
+                .args(shard)
+                .env("RAGEVAL_TEST_DSN", &dsn)
+                .run();
+        };
+        run(&[], "whole");
+        run(&["--shard", "1/2"], "shard-1");
+        run(&["--shard", "2/2"], "shard-2");
+        let (a, b) = (
+            crate::harness::results(&p, "shard-1"),
+            crate::harness::results(&p, "shard-2"),
+        );
+        let chunks = |r: &crate::harness::Record| r.corpora[0].chunks.len();
+        assert_ne!(
+            chunks(&a),
+            chunks(&b),
+            "{config}: the shards found different passages"
+        );
+        p.rageval(["merge", "-q", "shard-1", "shard-2", "--out", "merged"])
+            .run();
+        crate::shards::assert_same(&p);
+    }
 }
 
 #[test]

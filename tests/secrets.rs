@@ -169,3 +169,198 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     }
     assert!(p.path().join(".rageval/cache/chat.jsonl").exists());
 }
+
+/// Requests that reached the other origin: method, path and every header value.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A hostile service on loopback and a second origin it redirects to: `/echo...` answers 400
+/// with the request's headers and URL in its error message; `/r307` and `/r301` redirect to
+/// the other origin, which records what it receives and answers a valid (empty) search.
+struct Hostile {
+    url: String,
+    seen: Seen,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Hostile {
+    fn start() -> Self {
+        use axum::http::{HeaderMap, StatusCode, Uri};
+        use axum::response::IntoResponse;
+        use axum::routing::any;
+        let runtime = crate::support::server_runtime();
+        let seen = Seen::default();
+        let record = seen.clone();
+        let other = axum::Router::new().route(
+            "/collect",
+            any(
+                move |method: axum::http::Method, headers: HeaderMap| async move {
+                    let values: Vec<String> = headers
+                        .values()
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                        .collect();
+                    record
+                        .lock()
+                        .unwrap()
+                        .push(format!("{method} {}", values.join(" ")));
+                    axum::Json(serde_json::json!({"hits": []}))
+                },
+            ),
+        );
+        let other = crate::support::serve(&runtime, other);
+        let redirect = move |status: StatusCode| {
+            move || async move {
+                let to = format!("http://{other}/collect");
+                (status, [(axum::http::header::LOCATION, to)]).into_response()
+            }
+        };
+        let echo = |uri: Uri, headers: HeaderMap| async move {
+            let values: Vec<String> = headers
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+                .collect();
+            let message = format!("bad request {uri} with {}", values.join(", "));
+            (
+                StatusCode::BAD_REQUEST,
+                axum::Json(serde_json::json!({"error": {"message": message}})),
+            )
+        };
+        let app = axum::Router::new()
+            .route("/r307", any(redirect(StatusCode::TEMPORARY_REDIRECT)))
+            .route("/r308", any(redirect(StatusCode::PERMANENT_REDIRECT)))
+            .route("/r301", any(redirect(StatusCode::MOVED_PERMANENTLY)))
+            .route("/r302", any(redirect(StatusCode::FOUND)))
+            .route("/echo", any(echo))
+            .route("/echo/v1/chat/completions", any(echo));
+        let addr = crate::support::serve(&runtime, app);
+        Hostile {
+            url: format!("http://{addr}"),
+            seen,
+            _runtime: runtime,
+        }
+    }
+}
+
+/// An HTTP retriever at `url` sending a key and a custom header, both canaries.
+fn retriever_config(url: &str) -> String {
+    format!(
+        "evalsets: [evalsets/club.yaml]\nretriever:\n  kind: http\n  url: {url}\n  api_key_env: {KEY_ENV}\n  headers: {{X-Api-Secret: CANARY-HEADER}}\n  max_retries: 0\n"
+    )
+}
+
+/// A redirect is never followed: a 307 or 308 would send the custom header to the other host,
+/// a 301 or 302 would turn the POST into a GET whose reply was used (exit 0). Each is an error
+/// naming the redirect, and the other origin sees no request (issue 23 item 5).
+#[test]
+fn no_redirect_is_followed_and_the_error_names_it() {
+    let server = Hostile::start();
+    let p = Project::sample();
+    for (path, status) in [
+        ("r307", "307 Temporary Redirect"),
+        ("r308", "308 Permanent Redirect"),
+        ("r301", "301 Moved Permanently"),
+        ("r302", "302 Found"),
+    ] {
+        let url = format!("{}/{path}?token=CANARY-QUERY", server.url);
+        p.write("redirect.yaml", &retriever_config(&url));
+        let out = p
+            .rageval(["--config", "redirect.yaml", "sweep", "-q", "--out", path])
+            .env(KEY_ENV, "CANARY-KEY")
+            .status(2)
+            .run();
+        let shown = format!("{}/{path}?<redacted>", server.url);
+        let other = server.url.rsplit_once(':').unwrap().0;
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: retrieval for question `fee-per-term` failed: client at {shown}: {status} redirects to `{other}:"
+            )) && out.stderr.ends_with("/collect`: rageval follows no redirect (it would send the request's headers on, and a 301 or 302 would turn the POST into a GET); set the URL to the address the redirect names\n"),
+            "{path}: {}",
+            out.stderr
+        );
+        assert_clean(path, &out.stderr);
+        assert!(!p.path().join(path).exists(), "{path}: no report");
+    }
+    assert_eq!(*server.seen.lock().unwrap(), Vec::<String>::new());
+}
+
+/// A server whose 4xx body echoes the request (the bearer key, header values, the URL's query
+/// and userinfo) prints none of them, even under `-q`: every configured secret is hidden from
+/// text that came from outside, in messages and in the reports' error columns.
+#[test]
+fn a_server_echoing_the_request_shows_no_secret() {
+    let server = Hostile::start();
+    let p = Project::sample();
+    let url = format!("{}/echo?token=CANARY-QUERY", server.url);
+    p.write("echo.yaml", &retriever_config(&url));
+    let out = p
+        .rageval(["--config", "echo.yaml", "sweep", "-q", "--out", "echo"])
+        .env(KEY_ENV, "CANARY-KEY")
+        .status(2)
+        .stderr_contains("400 Bad Request: bad request /echo?<redacted> with ")
+        .stderr_contains("authorization: Bearer <redacted>")
+        .stderr_contains("x-api-secret: <redacted>")
+        .run();
+    assert_clean("retriever stderr", &out.stderr);
+    // The chat model too, with its credentials in the URL (sent as Basic auth) instead.
+    let chat = with_credentials(
+        &format!("{}/echo/v1", server.url),
+        "CANARY-USER:CANARY-PASSWORD",
+        "CANARY-QUERY",
+    );
+    p.write(
+        "chat.yaml",
+        &config(&chat, NO_KEY_ENV)
+            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
+    );
+    let out = p
+        .rageval([
+            "--config",
+            "chat.yaml",
+            "ask",
+            "-q",
+            "How much does membership cost per term?",
+        ])
+        .status(2)
+        .stderr_contains("400 Bad Request: bad request /echo/v1/chat/completions?<redacted> with ")
+        .stderr_contains("authorization: Basic <redacted>")
+        .stderr_contains("x-canary: <redacted>")
+        .run();
+    assert_clean("chat stdout", &out.stdout);
+    assert_clean("chat stderr", &out.stderr);
+}
+
+/// `headers: {Authorization: ...}` beside a key in `api_key_env` would send two
+/// `Authorization` headers: refused as a config error naming the file, line and field, as URL
+/// credentials beside a key are.
+#[test]
+fn an_authorization_header_beside_a_key_is_refused_naming_the_field() {
+    let p = Project::sample();
+    p.write(
+        "auth.yaml",
+        &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  api_key_env: {KEY_ENV}\n  headers:\n    Authorization: Bearer CANARY-HEADER\n"),
+    );
+    let why = format!("`headers` sets `Authorization` and `${KEY_ENV}` holds an API key (sent as `Authorization: Bearer`): a request carries one `Authorization` header, so keep one of them (remove the header, or point `api_key_env` at a variable that is not set)");
+    p.rageval(["--config", "auth.yaml", "sweep", "--out", "auth"])
+        .env(KEY_ENV, "CANARY-KEY")
+        .fails(&format!("auth.yaml:6: `chat.headers.Authorization`: {why}"))
+        .absent("auth")
+        .run();
+    // The retriever's section alike (any case of the name).
+    p.write(
+        "retriever.yaml",
+        &retriever_config("http://127.0.0.1:9/search").replace(
+            "X-Api-Secret: CANARY-HEADER",
+            "authorization: Bearer CANARY-HEADER",
+        ),
+    );
+    let why = why.replace("`Authorization` and", "`authorization` and");
+    p.rageval(["--config", "retriever.yaml", "validate"])
+        .env(KEY_ENV, "CANARY-KEY")
+        .fails(&format!(
+            "retriever.yaml:6: `retriever.headers.authorization`: {why}"
+        ))
+        .run();
+    // Without a key in the variable one header is sent: accepted.
+    p.rageval(["--config", "auth.yaml", "validate"])
+        .env_remove(KEY_ENV)
+        .run();
+}

@@ -345,3 +345,79 @@ fn reranked_shards_merged_count_the_rerank_calls_of_the_whole_sweep() {
         Some(2 * whole[0])
     );
 }
+
+/// `merge` and `gate` validate what they read (issue 23 item 7): a shard whose answerable
+/// question's run says `unwanted_answer` used to merge (7 unwanted, rate 0.7778), a
+/// `prompt_tokens` of u64::MAX wrapped the setting's total, a negative `latency_ms` was taken.
+/// Each is refused with exit 2, one line naming the file and the field, and no report; token
+/// counts that overflow only once the shards are added up are refused by `merge` too.
+#[test]
+fn merge_and_gate_refuse_records_that_no_sweep_writes() {
+    use crate::harness::{write_results, Outcome};
+    let p = Project::sample();
+    let sweep = |shard: &str, out: &str| {
+        p.sweep(["--shard", shard, "--out", out])
+            .args(crate::support::PRODUCTION)
+            .run();
+    };
+    sweep("1/2", "a");
+    sweep("2/2", "b");
+    let gate = ["--setting", "min_score=0.2,k=4"];
+    let refused = |dirs: &[&str], line: String| {
+        let file = format!("{}/results.json", dirs[dirs.len() - 1]);
+        p.rageval(["merge"])
+            .args(dirs)
+            .args(["--out", "merged"])
+            .fails(&line)
+            .absent("merged")
+            .run();
+        p.rageval(["gate", file.as_str()])
+            .args(gate)
+            .fails(&line)
+            .run();
+    };
+    let original = results(&p, "b");
+    let answerable = original
+        .runs
+        .iter()
+        .position(|r| original.questions[&r.question].answerable)
+        .unwrap();
+    let mut bad = original.clone();
+    bad.runs[answerable].verdict.outcome = Outcome::UnwantedAnswer;
+    write_results(&p, "c/results.json", &bad);
+    let run = &bad.runs[answerable];
+    refused(
+        &["a", "c"],
+        format!(
+            "`c/results.json` is inconsistent: the run of question `{}` at setting `{}`: `outcome` is `unwanted_answer`, but the question is answerable, whose runs are `answer`, `false_refusal` or `error`",
+            run.question, run.setting
+        ),
+    );
+    let call = bad.runs[answerable].call.clone().unwrap();
+    let mut bad = original.clone();
+    bad.calls[&call].latency_ms = Some(-5.0);
+    write_results(&p, "d/results.json", &bad);
+    refused(
+        &["a", "d"],
+        format!("`d/results.json` is inconsistent: call `{call}`: `latency_ms` is -5, not a duration from 0 to 1e10 ms"),
+    );
+    // Half of u64::MAX and one more in a call of each shard: each shard adds up, the merged
+    // record does not.
+    let half = u64::MAX / 2 + 1;
+    for dir in ["a", "b"] {
+        let mut r = results(&p, dir);
+        let call = r.runs[0].call.clone().unwrap();
+        r.calls[&call].usage.prompt_tokens = half;
+        write_results(&p, &format!("big-{dir}/results.json"), &r);
+        p.rageval(["gate", &format!("big-{dir}/results.json")])
+            .args(gate)
+            .any_status()
+            .stderr_lacks("inconsistent")
+            .run();
+    }
+    let first = results(&p, "big-a").runs[0].call.clone().unwrap();
+    p.rageval(["merge", "big-a", "big-b", "--out", "merged"])
+        .fails(&format!("cannot merge: `usage.prompt_tokens` of the calls the runs name adds up past the largest count, 18446744073709551615; call `{first}` alone has {half}"))
+        .absent("merged")
+        .run();
+}

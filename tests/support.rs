@@ -80,6 +80,51 @@ impl Project {
             .env("RAGEVAL_PROGRESS_INTERVAL_MS", "3600000");
         c
     }
+
+    /// `rageval ARGS` in the project with its address space limited to `mib` MiB (`ulimit -v`
+    /// through `sh`, which then becomes rageval) and its wall-clock time to `secs` seconds: the
+    /// exit status and stderr. A run that outlives the bound is killed and fails the test.
+    pub fn run_bounded(&self, args: &[&str], mib: u64, secs: u64) -> (Option<i32>, String) {
+        use std::io::Read as _;
+        let plain = self.process();
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg(format!("ulimit -v {} && exec \"$@\"", mib * 1024))
+            .arg("sh")
+            .arg(plain.get_program())
+            .args(args)
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in plain.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        let started = std::time::Instant::now();
+        let mut child = c.spawn().expect("run rageval under sh");
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(secs) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("`rageval {}` ran longer than {secs} s", args.join(" "));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status.code(), stderr)
+    }
 }
 
 pub fn repo() -> PathBuf {

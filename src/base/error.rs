@@ -57,7 +57,21 @@ impl InputError {
                 e.column = Some(column);
                 e
             }
-            _ => InputError::from_yaml(file, err),
+            _ => {
+                let mut e = InputError::from_yaml(file, err);
+                // A value left empty is marked where the next token starts, often on a later
+                // line (past the end of the file for the last one): name its key's line.
+                if e.message.ends_with("found null") || e.message.ends_with("found nothing (null)")
+                {
+                    let loc = crate::base::yaml_loc::Locator::new(text);
+                    let path = e.field.as_deref().map(segments).unwrap_or_default();
+                    if let Some(line) = loc.line(&path).filter(|_| !path.is_empty()) {
+                        e.line = Some(line);
+                        e.column = None;
+                    }
+                }
+                e
+            }
         }
     }
 
@@ -108,6 +122,25 @@ impl InputError {
     }
 }
 
+/// The steps of a field path as serde_yaml writes it (`answerable[0].expect.sources[1]`).
+fn segments(path: &str) -> Vec<crate::base::yaml_loc::Seg<'_>> {
+    use crate::base::yaml_loc::Seg;
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (key, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+        if !key.is_empty() {
+            out.push(Seg::Key(key));
+        }
+        while let Some(end) = rest.find(']') {
+            if let Ok(i) = rest[1..end].parse() {
+                out.push(Seg::Index(i));
+            }
+            rest = &rest[end + 1..];
+        }
+    }
+    out
+}
+
 /// serde's `invalid type: string "8", expected usize` (or `invalid value: integer `-1`, ...`) as
 /// `expected a whole number (0 or more), found the string "8"`: the kinds in words, not Rust's
 /// type names.
@@ -136,7 +169,11 @@ fn in_words(message: &str) -> String {
         .strip_prefix("integer ")
         .or_else(|| found.strip_prefix("floating point "))
     {
-        format!("the number {}", n.trim_matches('`'))
+        // `18446744073709551616` as u128: the number alone, not the type serde read it as.
+        let n = n
+            .strip_prefix('`')
+            .map_or(n, |n| n.split('`').next().unwrap_or(n));
+        format!("the number {n}")
     } else if let Some(b) = found.strip_prefix("boolean ") {
         b.trim_matches('`').to_string()
     } else {
@@ -201,6 +238,11 @@ mod tests {
             "expected a whole number (0 or more), found the number -1"
         );
         assert_eq!(in_words("unknown field `x`"), "unknown field `x`");
+        // A number past u64 is read as u128: no stray backtick, no type name.
+        assert_eq!(
+            in_words("invalid type: integer `18446744073709551616` as u128, expected u64"),
+            "expected a whole number (0 or more), found the number 18446744073709551616"
+        );
     }
 
     #[test]

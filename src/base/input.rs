@@ -1,7 +1,7 @@
-//! Reading the files users hand us (config, question sets, corpus documents) without trusting
-//! them: only regular files are opened, corpus files must lie inside their folder, YAML is
-//! refused before parsing when it is too large or too deeply nested, and a leading byte-order
-//! mark is dropped everywhere alike.
+//! Reading the files users hand us (config, question sets, corpus documents, results files)
+//! without trusting them: only regular files are opened, every read stops at a documented size,
+//! corpus files must lie inside their folder, YAML is refused before parsing when it is too
+//! large or too deeply nested, and a leading byte-order mark is dropped everywhere alike.
 //!
 //! A FIFO is never opened (opening one blocks until a writer comes), and a link in a corpus that
 //! points outside it (`ln -s /proc/self/environ docs/notes.md`) is refused, so a pull request
@@ -17,6 +17,10 @@ pub const MAX_YAML_BYTES: u64 = 16 * 1024 * 1024;
 pub const MAX_YAML_DEPTH: usize = 64;
 /// Largest corpus document: 16 MiB.
 pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest results file (results.json) that `merge` and `gate` read: 1 GiB, about two million
+/// runs. It is parsed as it is read ([`open_limited`]), so memory holds the record, not the
+/// text.
+pub const MAX_RESULTS_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// Why a file is not read. The message names no file: the caller's error does.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +81,7 @@ pub fn check_regular(path: &Path) -> Result<(), FileError> {
 }
 
 /// Read at most `limit` bytes of a regular file; more is refused.
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     check_regular(path)?;
     let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
@@ -87,6 +91,61 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
         return Err(FileError::TooLarge(limit));
     }
     Ok(bytes)
+}
+
+/// A regular file opened for reading at most `limit` bytes: the reader fails with an error
+/// that [`Limited::exceeded`] recognizes at the first byte past the limit, so a parser that
+/// reads from it stops there instead of reading a file that grows (or a huge one) to its end.
+/// A file whose size is already past the limit is refused before it is opened.
+pub fn open_limited(path: &Path, limit: u64) -> Result<Limited<std::fs::File>, FileError> {
+    check_regular(path)?;
+    if std::fs::metadata(path)?.len() > limit {
+        return Err(FileError::TooLarge(limit));
+    }
+    Ok(Limited::new(std::fs::File::open(path)?, limit))
+}
+
+/// A reader that refuses to read past `limit` bytes (see [`open_limited`]).
+pub struct Limited<R> {
+    inner: std::io::Take<R>,
+    limit: u64,
+    exceeded: bool,
+}
+
+impl<R: Read> Limited<R> {
+    pub fn new(inner: R, limit: u64) -> Self {
+        Limited {
+            inner: inner.take(limit + 1),
+            limit,
+            exceeded: false,
+        }
+    }
+
+    /// Whether a read went past the limit (the reader then failed).
+    pub fn exceeded(&self) -> bool {
+        self.exceeded
+    }
+
+    /// The limit, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.exceeded {
+            return Err(std::io::Error::other(FileError::TooLarge(self.limit)));
+        }
+        let n = self.inner.read(buf)?;
+        // `take(limit + 1)`: a byte read beyond `limit` means the file is larger.
+        let read = (self.limit + 1) - self.inner.limit();
+        if read > self.limit {
+            self.exceeded = true;
+            return Err(std::io::Error::other(FileError::TooLarge(self.limit)));
+        }
+        Ok(n)
+    }
 }
 
 /// Where the bytes stop being UTF-8: the line and column (in characters) of byte `valid`.
@@ -228,6 +287,18 @@ mod tests {
             FileError::TooDeep(3).to_string(),
             "line 3: flow nesting (`[` and `{`) is deeper than the limit of 64 levels"
         );
+    }
+
+    #[test]
+    fn a_limited_reader_fails_at_the_first_byte_past_the_limit() {
+        let mut at = Limited::new(&[1u8; 8][..], 8);
+        let mut bytes = Vec::new();
+        at.read_to_end(&mut bytes).unwrap();
+        assert_eq!((bytes.len(), at.exceeded()), (8, false));
+        let mut past = Limited::new(&[1u8; 9][..], 8);
+        let err = past.read_to_end(&mut Vec::new()).unwrap_err();
+        assert!(past.exceeded());
+        assert_eq!(err.to_string(), "it is larger than the limit of 0 MiB");
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! Credentials in URLs are never shown: one function turns `http://user:sk-1@host/v1?key=2`
 //! into `http://<redacted>@host/v1?<redacted>`, and every endpoint, error message and recorded
 //! run identity goes through it.
+//!
+//! Text from outside (a server's error body, a reply that echoes the request) may quote a
+//! credential anywhere, not only in a URL: [`Secrets`] holds every configured secret value of an
+//! endpoint (API key, header values, URL userinfo and query, DSN password) and hides each
+//! wherever it appears.
 
 /// What a hidden part reads as.
 pub const REDACTED: &str = "<redacted>";
@@ -66,6 +71,126 @@ pub fn urls_in(text: &str) -> String {
     out
 }
 
+/// The secret values of one endpoint, hidden from text that came from outside before it is
+/// shown or written. The `Debug` form names how many there are, never one.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secrets(Vec<String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({})", self.0.len())
+    }
+}
+
+impl Secrets {
+    /// Values shorter than this are not searched for: hiding `1` or `on` would garble every
+    /// message, and no credential is that short.
+    pub const MIN_LEN: usize = 4;
+
+    /// Hide `value` too (trimmed), and its percent-decoded form.
+    pub fn add(&mut self, value: &str) {
+        for v in [value.to_string(), percent_decoded(value)] {
+            let v = v.trim();
+            if v.len() >= Self::MIN_LEN && !self.0.iter().any(|s| s == v) {
+                self.0.push(v.to_string());
+            }
+        }
+        // Longest first: a secret that holds another is hidden whole.
+        self.0.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
+    /// Hide the credentials of `url`: its userinfo (each part, and `user:password` as Basic
+    /// auth sends it, base64), its query (whole, and each value) and its fragment.
+    pub fn add_url(&mut self, url: &str) {
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        if let Some(at) = rest[..end].rfind('@') {
+            let userinfo = &rest[..at];
+            self.add(userinfo);
+            let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            self.add(user);
+            self.add(password);
+            for (u, p) in [
+                (user.to_string(), password.to_string()),
+                (percent_decoded(user), percent_decoded(password)),
+            ] {
+                self.add(&base64(format!("{u}:{p}").as_bytes()));
+            }
+        }
+        let tail = &rest[end..];
+        if let Some(q) = tail.find(['?', '#']) {
+            let extra = &tail[q + 1..];
+            for part in extra.split(['&', '#', '?']) {
+                self.add(part);
+                if let Some((_, value)) = part.split_once('=') {
+                    self.add(value);
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `text` with every secret replaced by [`REDACTED`].
+    pub fn hide(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.0 {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// A message quoting text from outside, as it may be shown: secrets hidden, then every URL
+    /// in it redacted as [`urls_in`] does.
+    pub fn message(&self, text: &str) -> String {
+        urls_in(&self.hide(text))
+    }
+}
+
+/// `%XX` escapes decoded (invalid ones kept), lossily as UTF-8.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Standard base64 with padding, as HTTP Basic auth writes `user:password`.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 fn find_scheme(text: &str) -> Option<usize> {
     match (text.find("http://"), text.find("https://")) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -105,6 +230,31 @@ mod tests {
             "http://127.0.0.1:8787/v1",
             "nothing to hide"
         );
+    }
+
+    #[test]
+    fn every_configured_secret_is_hidden_wherever_text_quotes_it() {
+        let mut s = Secrets::default();
+        s.add("sk-live-key");
+        s.add("hdr-value");
+        s.add("on");
+        s.add_url("http://us%65r:pa%40ss@h/v1?api_key=q-secret&v=2#frag");
+        let echoed = "got Bearer sk-live-key, X-Secret: hdr-value, Basic dXNlcjpwYUBzcw==, \
+                      Basic dXMlNjVyOnBhJTQwc3M=, pa@ss, api_key=q-secret, turned on";
+        assert_eq!(
+            s.hide(echoed),
+            "got Bearer <redacted>, X-Secret: <redacted>, Basic <redacted>, \
+                      Basic <redacted>, <redacted>, <redacted>, turned on"
+        );
+        assert_eq!(format!("{s:?}"), format!("Secrets({})", s.0.len()));
+        assert!(!format!("{s:?}").contains("sk-"));
+        assert_eq!(
+            s.message("see http://h/v1?x=1 for sk-live-key"),
+            "see http://h/v1?<redacted> for <redacted>"
+        );
+        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(percent_decoded("a%2Fb%zz%4"), "a/b%zz%4");
     }
 
     #[test]

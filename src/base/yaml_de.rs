@@ -107,6 +107,67 @@ where
     })
 }
 
+/// An optional whole number from `min` to `max`: a number outside it, of any size (past
+/// `u64` too), or a fraction is refused with the range (`must be from 1 to 1000000{hint}, got
+/// 1000000000000`), not with the Rust type it did not fit.
+pub fn whole_in<'de, D: Deserializer<'de>>(
+    d: D,
+    min: u64,
+    max: u64,
+    hint: &'static str,
+) -> Result<Option<u64>, D::Error> {
+    struct Whole {
+        min: u64,
+        max: u64,
+        hint: &'static str,
+    }
+    impl Whole {
+        fn out<E: de::Error>(&self, got: impl fmt::Display) -> E {
+            E::custom(format!(
+                "must be from {} to {}{}, got {got}",
+                self.min, self.max, self.hint
+            ))
+        }
+        fn check<E: de::Error>(&self, v: i128) -> Result<Option<u64>, E> {
+            match u64::try_from(v) {
+                Ok(n) if (self.min..=self.max).contains(&n) => Ok(Some(n)),
+                _ => Err(self.out(v)),
+            }
+        }
+    }
+    impl<'de> Visitor<'de> for Whole {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a whole number from {} to {}", self.min, self.max)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            self.check(i128::from(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            self.check(i128::from(v))
+        }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Self::Value, E> {
+            Err(self.out(v))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Self::Value, E> {
+            self.check(v)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Err(self.out(v))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    d.deserialize_any(Whole { min, max, hint })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::adapters::http::config::BaseUrls;

@@ -63,20 +63,30 @@ impl Locator {
     }
 }
 
+/// A mapping key waiting for its value: the key and its line.
+type Pending = Option<(Option<String>, usize)>;
+
 #[derive(Default)]
 struct Builder {
     /// Open containers: (node, is_mapping, pending key).
-    stack: Vec<(Node, bool, Option<Option<String>>)>,
+    stack: Vec<(Node, bool, Pending)>,
     done: Vec<Node>,
 }
 
 impl Builder {
-    fn push_value(&mut self, node: Node, scalar: Option<String>) {
+    /// `empty`: the value is a null left empty (`question:` and nothing after it), which the
+    /// parser marks at the next token, often on a later line: its line is its key's.
+    fn push_value(&mut self, mut node: Node, scalar: Option<String>, empty: bool) {
         match self.stack.last_mut() {
             None => self.done.push(node),
             Some((parent, true, pending)) => match pending.take() {
-                None => *pending = Some(scalar),
-                Some(key) => parent.children.push((key, node)),
+                None => *pending = Some((scalar, node.line)),
+                Some((key, key_line)) => {
+                    if empty {
+                        node.line = key_line;
+                    }
+                    parent.children.push((key, node))
+                }
             },
             Some((parent, false, _)) => parent.children.push((None, node)),
         }
@@ -90,13 +100,16 @@ impl MarkedEventReceiver for Builder {
             children: Vec::new(),
         };
         match ev {
-            Event::Scalar(value, ..) => self.push_value(leaf(mark.line()), Some(value)),
-            Event::Alias(_) => self.push_value(leaf(mark.line()), None),
+            Event::Scalar(value, style, ..) => {
+                let empty = value.is_empty() && style == yaml_rust2::scanner::TScalarStyle::Plain;
+                self.push_value(leaf(mark.line()), Some(value), empty)
+            }
+            Event::Alias(_) => self.push_value(leaf(mark.line()), None, false),
             Event::SequenceStart(..) => self.stack.push((leaf(mark.line()), false, None)),
             Event::MappingStart(..) => self.stack.push((leaf(mark.line()), true, None)),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((node, _, _)) = self.stack.pop() {
-                    self.push_value(node, None);
+                    self.push_value(node, None, false);
                 }
             }
             _ => {}
@@ -131,6 +144,15 @@ mod tests {
             loc.line(&[Seg::Key("answerable"), Seg::Index(0), Seg::Key("tags")]),
             Some(3)
         );
+    }
+
+    #[test]
+    fn an_empty_value_is_on_its_keys_line() {
+        let text = "answerable:\n  - id: x\n    question:\n\n    expect: {}\n  - question:\n";
+        let loc = Locator::new(text);
+        let at = |i, k| loc.line(&[Seg::Key("answerable"), Seg::Index(i), Seg::Key(k)]);
+        assert_eq!((at(0, "question"), at(1, "question")), (Some(3), Some(6)));
+        assert_eq!(at(0, "expect"), Some(5));
     }
 
     #[test]

@@ -497,6 +497,10 @@ impl Engine {
         let calls = CallStats::of(&log, &runs, question_embeddings);
         let mut notes = notes;
         notes.extend(split_notes);
+        let (mut corpora, mut runs) = (corpora, runs);
+        if self.retriever.is_some() {
+            rank::passages_by_id(&mut corpora, &questions, &mut runs);
+        }
         let mut warnings = self.embedder.warnings();
         warnings.extend(slots.warnings());
         if let Some(r) = &self.reranker {

@@ -232,6 +232,40 @@ impl Engine {
     }
 }
 
+/// A foreign retriever's passages in id order, the runs' hits pointing into the new order.
+/// Interned, they are in the order questions first retrieved them, which a shard (some of the
+/// questions) cannot reproduce: in id order, the passages of a whole sweep are those of its
+/// merged shards, in the same order (`rageval merge` joins them the same way).
+pub(crate) fn passages_by_id(corpora: &mut [Corpus], questions: &[Question], runs: &mut [Run]) {
+    let new_index: Vec<Vec<usize>> = corpora
+        .iter_mut()
+        .map(|corpus| {
+            let mut order: Vec<usize> = (0..corpus.chunks.len()).collect();
+            order.sort_by(|&a, &b| corpus.chunks[a].id.cmp(&corpus.chunks[b].id));
+            let mut new_index = vec![0; order.len()];
+            for (new, &old) in order.iter().enumerate() {
+                new_index[old] = new;
+            }
+            let mut old: Vec<Option<crate::adapters::corpus::Chunk>> =
+                std::mem::take(&mut corpus.chunks)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+            corpus.chunks = order
+                .iter()
+                .map(|&i| old[i].take().expect("a permutation takes each chunk once"))
+                .collect();
+            new_index
+        })
+        .collect();
+    for run in runs {
+        let map = &new_index[questions[run.question].corpus];
+        for hit in &mut run.passages {
+            hit.chunk = map[hit.chunk];
+        }
+    }
+}
+
 /// The grid's distinct k values, ascending.
 pub(crate) fn distinct_ks(grid: &Grid) -> Vec<usize> {
     let mut ks: Vec<usize> = grid.ks().collect();

@@ -10,10 +10,11 @@ use super::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
     ErrorKind, Usage,
 };
-use crate::adapters::http::{
-    self, status_failure, transport_failure, Endpoint, Endpoints, Failure,
-};
+use crate::adapters::http::{self, transport_failure, Endpoint, Endpoints, Failure};
 use crate::base::BoxFuture;
+
+/// Where chat requests go, under the base URL.
+const PATH: &str = "chat/completions";
 
 #[derive(Debug, Clone)]
 pub struct OpenAiChat {
@@ -77,23 +78,18 @@ impl OpenAiChat {
     ) -> Result<ChatReply, Failure> {
         let started = Instant::now();
         let mut response = server
-            .post(&self.client, "chat/completions", body)
+            .post(&self.client, PATH, body)
             .send()
             .await
             .map_err(|e| transport_failure(&e, server))?;
         let status = response.status();
         if !status.is_success() {
-            let headers = response.headers().clone();
-            let bytes = response.bytes().await.unwrap_or_default();
-            return Err(status_failure(status, &headers, &bytes, server));
+            return Err(server.error_reply(response).await);
         }
         let (text, usage, ttft) = if self.stream {
             read_stream(&mut response, started, server).await?
         } else {
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|e| transport_failure(&e, server))?;
+            let bytes = server.read_body(response, PATH).await?;
             let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 Failure::fatal(ErrorKind::Malformed, format!("response is not JSON: {e}"))
             })?;
@@ -109,6 +105,9 @@ impl OpenAiChat {
             };
             (text, parse_usage(&v["usage"]), None)
         };
+        // A server that echoes the request would put a credential into the reply, which is
+        // shown, cached and written to reports.
+        let text = server.hide(&text);
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),
@@ -133,7 +132,8 @@ fn parse_usage(u: &Value) -> Option<Usage> {
 }
 
 /// Read an SSE stream to its end: the text, the usage if a chunk carried it, and the time to
-/// the first non-empty piece of content.
+/// the first non-empty piece of content. A stream longer than [`http::MAX_REPLY_BYTES`] is
+/// refused as a whole reply would be.
 async fn read_stream(
     response: &mut reqwest::Response,
     started: Instant,
@@ -144,6 +144,7 @@ async fn read_stream(
     let mut usage = None;
     let mut ttft = None;
     let mut done = false;
+    let mut read = 0usize;
     while !done {
         let Some(chunk) = response
             .chunk()
@@ -152,6 +153,17 @@ async fn read_stream(
         else {
             break;
         };
+        read += chunk.len();
+        if read > http::MAX_REPLY_BYTES {
+            return Err(Failure::fatal(
+                ErrorKind::Malformed,
+                format!(
+                    "the stream from {} is longer than the limit of {} MiB",
+                    endpoint.shown_url(PATH),
+                    http::MAX_REPLY_BYTES >> 20
+                ),
+            ));
+        }
         buf.extend_from_slice(&chunk);
         while let Some(end) = buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = buf.drain(..=end).collect();
@@ -221,6 +233,47 @@ impl ChatModel for OpenAiChat {
 mod tests {
     use super::*;
     use crate::adapters::prompt::{Message, Role};
+
+    /// A stream that never sends `[DONE]` is cut at the reply limit, naming the URL.
+    #[tokio::test]
+    async fn an_endless_stream_is_cut_at_the_reply_limit() {
+        use axum::routing::post;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let chunk = "data: {\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n".repeat(1000);
+        let app = axum::Router::new().route(
+            "/v1/chat/completions",
+            post(move || async move {
+                let piece = axum::body::Bytes::from(chunk);
+                let body = futures_util::stream::repeat(Ok::<_, std::convert::Infallible>(piece));
+                axum::body::Body::from_stream(body)
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        // 32 MiB through a debug build on a busy machine: more than the 1 s of `for_tests`.
+        let server = Endpoint::new(
+            &format!("http://{addr}/v1"),
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+            &[],
+            Duration::from_secs(60),
+            http::RetryPolicy::default(),
+        )
+        .unwrap();
+        let chat = OpenAiChat::new(server.clone(), "m", 0.0, None, true).unwrap();
+        let request = ChatRequest {
+            messages: Vec::new(),
+            seed: None,
+            slot: 0,
+        };
+        let f = chat
+            .attempt(&server, &request, chat.body(&request))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            f.error.message,
+            format!("the stream from http://{addr}/v1/chat/completions is longer than the limit of 32 MiB")
+        );
+    }
 
     #[test]
     fn a_request_costs_its_prompt_estimate_plus_max_tokens() {

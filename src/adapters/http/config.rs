@@ -22,6 +22,25 @@ pub const MAX_REQUESTS_PER_MINUTE: u32 = 1_000_000;
 /// Most `tokens_per_minute`: ten billion.
 pub const MAX_TOKENS_PER_MINUTE: u64 = 10_000_000_000;
 
+/// `requests_per_minute` as YAML writes it: a number outside 1 to [`MAX_REQUESTS_PER_MINUTE`]
+/// is refused with that range, whatever its size.
+pub fn requests_per_minute<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<u32>, D::Error> {
+    let n = crate::base::yaml_de::whole_in(
+        d,
+        1,
+        MAX_REQUESTS_PER_MINUTE.into(),
+        " (leave it out for no limit)",
+    )?;
+    Ok(n.map(|n| u32::try_from(n).expect("at most MAX_REQUESTS_PER_MINUTE")))
+}
+
+/// `tokens_per_minute` likewise, from 1 to [`MAX_TOKENS_PER_MINUTE`].
+pub fn tokens_per_minute<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    crate::base::yaml_de::whole_in(d, 1, MAX_TOKENS_PER_MINUTE, " (leave it out for no limit)")
+}
+
 /// Longest `timeout_s`: a day. Past it a value is a typo (and `1e20` no duration at all).
 pub const MAX_TIMEOUT_S: f64 = 86_400.0;
 /// Most `max_retries`.
@@ -165,8 +184,10 @@ macro_rules! http_section {
     ) => {
         $crate::adapters::http::config::http_section!(@munch $attrs $name [$($f)*
             $(#[$requests])*
+            #[serde(deserialize_with = "crate::adapters::http::config::requests_per_minute")]
             pub requests_per_minute: Option<u32>,
             $(#[$tokens])*
+            #[serde(deserialize_with = "crate::adapters::http::config::tokens_per_minute")]
             pub tokens_per_minute: Option<u64>,
         ] [$($d)* requests_per_minute: None, tokens_per_minute: None,] $($rest)*);
     };

@@ -22,6 +22,16 @@ pub struct Endpoints {
 }
 
 impl Endpoints {
+    /// The URLs of `path` on each server as shown in messages (`a/rerank, b/rerank`), a base
+    /// URL's query after the path as requests send it, redacted.
+    pub fn shown_url(&self, path: &str) -> String {
+        self.servers
+            .iter()
+            .map(|s| s.shown_url(path))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The servers in their listed order (ties in load go to the first); at least one.
     pub fn new(servers: Vec<Endpoint>, limiter: Option<Arc<RateLimiter>>) -> Self {
         assert!(!servers.is_empty(), "a fleet has at least one server");
@@ -160,7 +170,7 @@ where
         }
         let server = &fleet.servers[slot.index];
         tried[slot.index] = true;
-        let outcome = attempt(server).await;
+        let outcome = attempt(server).await.map_err(|f| server.hidden(f));
         drop(slot);
         server.dead.record(&outcome);
         match outcome {

@@ -42,6 +42,34 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The key in `$api_key_env`, when it holds one.
+fn key_from(api_key_env: &str) -> Option<Secret> {
+    std::env::var(api_key_env)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(Secret)
+}
+
+/// The header among `headers` that is an `Authorization` (any case) while `$api_key_env` holds
+/// a key: the key is sent as `Authorization: Bearer`, so a request would carry two and each
+/// server would read another. Its name as written.
+pub fn authorization_conflict<'a>(
+    headers: impl IntoIterator<Item = &'a String>,
+    api_key_env: &str,
+) -> Option<String> {
+    let header = headers
+        .into_iter()
+        .find(|h| h.eq_ignore_ascii_case(AUTHORIZATION.as_str()))?;
+    key_from(api_key_env).map(|_| header.clone())
+}
+
+/// Why [`authorization_conflict`] refuses `header`.
+pub fn authorization_conflict_message(header: &str, api_key_env: &str) -> String {
+    format!(
+        "`headers` sets `{header}` and `${api_key_env}` holds an API key (sent as `Authorization: Bearer`): a request carries one `Authorization` header, so keep one of them (remove the header, or point `api_key_env` at a variable that is not set)"
+    )
+}
+
 /// How failed attempts are retried: exponential backoff with full jitter, bounded attempts.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
@@ -138,6 +166,9 @@ pub struct Endpoint {
     pub retry: RetryPolicy,
     /// Shared by every clone: the calls of a sweep count together.
     pub dead: Arc<DeadServer>,
+    /// The key, every header value and the URL's credentials: hidden from any text this
+    /// server sends back before it is shown or written ([`Endpoint::hide`]).
+    secrets: crate::base::redact::Secrets,
 }
 
 impl Endpoint {
@@ -160,7 +191,10 @@ impl Endpoint {
             ));
         }
         let mut map = HeaderMap::new();
+        let mut secrets = crate::base::redact::Secrets::default();
+        secrets.add_url(&base_url);
         for (name, value) in headers {
+            secrets.add(value);
             let n = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("invalid header name `{name}`"))?;
             let mut v = HeaderValue::from_str(value)
@@ -168,10 +202,13 @@ impl Endpoint {
             v.set_sensitive(true);
             map.insert(n, v);
         }
-        let api_key = std::env::var(api_key_env)
-            .ok()
-            .filter(|k| !k.is_empty())
-            .map(Secret);
+        let api_key = key_from(api_key_env);
+        if let Some(key) = &api_key {
+            secrets.add(key.expose());
+        }
+        if let Some(header) = authorization_conflict(headers.iter().map(|(n, _)| n), api_key_env) {
+            return Err(authorization_conflict_message(&header, api_key_env));
+        }
         let userinfo = reqwest::Url::parse(&base_url)
             .is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
         if userinfo && api_key.is_some() {
@@ -188,7 +225,19 @@ impl Endpoint {
             timeout,
             retry,
             dead: Arc::default(),
+            secrets,
         })
+    }
+
+    /// `text` from this server (an error body, a reply) with every configured secret hidden.
+    pub fn hide(&self, text: &str) -> String {
+        self.secrets.hide(text)
+    }
+
+    /// A failure whose message may quote this server: secrets hidden, URLs redacted.
+    fn hidden(&self, mut f: Failure) -> Failure {
+        f.error.message = self.secrets.message(&f.error.message);
+        f
     }
 
     /// The URL of `path` under the base URL (credentials included: for requests only).
@@ -231,8 +280,14 @@ impl Endpoint {
         rb
     }
 
-    /// [`Endpoint::post`] sent and its reply read whole: the body of a success, else the
-    /// failure its status or the transport gives (the one path every JSON endpoint shares).
+    /// The URL of `path` as messages show it: [`Endpoint::url`], redacted.
+    pub fn shown_url(&self, path: &str) -> String {
+        crate::base::redact::url(&self.url(path))
+    }
+
+    /// [`Endpoint::post`] sent and its reply read (at most [`MAX_REPLY_BYTES`]): the body of a
+    /// success, else the failure its status or the transport gives (the one path every JSON
+    /// endpoint shares).
     pub async fn post_for_body(
         &self,
         client: &reqwest::Client,
@@ -245,17 +300,75 @@ impl Endpoint {
             .await
             .map_err(|e| transport_failure(&e, self))?;
         let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport_failure(&e, self))?;
         if !status.is_success() {
-            return Err(status_failure(status, &headers, &bytes, self));
+            return Err(self.error_reply(response).await);
         }
-        Ok(bytes.into())
+        self.read_body(response, path).await
+    }
+
+    /// The body of a success reply, read chunk by chunk up to [`MAX_REPLY_BYTES`]: a larger
+    /// one (announced or sent) is refused, naming the URL, before more of it is held.
+    pub async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        path: &str,
+    ) -> Result<Vec<u8>, Failure> {
+        let too_large = || {
+            Failure::fatal(
+                ErrorKind::Malformed,
+                format!(
+                    "the reply from {} is larger than the limit of {} MiB",
+                    self.shown_url(path),
+                    MAX_REPLY_BYTES >> 20
+                ),
+            )
+        };
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_REPLY_BYTES as u64)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_failure(&e, self))?
+        {
+            if body.len() + chunk.len() > MAX_REPLY_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// The failure of a reply whose status is not a success. Only the first
+    /// [`MAX_ERROR_BODY_BYTES`] of its body are read: the message shows a short part of it.
+    pub async fn error_reply(&self, mut response: reqwest::Response) -> Failure {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let room = MAX_ERROR_BODY_BYTES - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() == MAX_ERROR_BODY_BYTES {
+                break;
+            }
+        }
+        status_failure(status, &headers, &body, self)
     }
 }
+
+/// The largest reply body read from any server (chat, embedder, retriever, reranker, judge),
+/// a stream's included: 32 MiB. An embeddings reply of `batch_size` vectors is the largest a
+/// sweep expects (64 vectors of 3072 numbers are about 4 MiB). Replies are read a few at a
+/// time (8 searches, `concurrency` calls), so this bounds the memory they hold.
+pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
+
+/// The most of an error reply's body read: 64 KiB (its message is shown cut to 200
+/// characters).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 #[cfg(test)]
 impl Endpoint {
@@ -356,12 +469,28 @@ pub fn status_failure(
         } else {
             format!("no API key (`${}` is not set)", endpoint.api_key_env)
         };
+        // The URL is not named: every caller's message names it already.
+        return Failure::fatal(ErrorKind::Auth, format!("{status} rejected {key}"));
+    }
+    let detail = endpoint.secrets.message(&server_message(body));
+    if status.is_redirection() {
+        let to = headers
+            .get(reqwest::header::LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .map_or_else(
+                || "nowhere".to_string(),
+                |l| {
+                    format!(
+                        "`{}`",
+                        endpoint.secrets.message(&crate::base::redact::url(&l))
+                    )
+                },
+            );
         return Failure::fatal(
-            ErrorKind::Auth,
-            format!("{} {status} rejected {key}", endpoint.shown),
+            ErrorKind::Client,
+            format!("{status} redirects to {to}: rageval follows no redirect (it would send the request's headers on, and a 301 or 302 would turn the POST into a GET); set the URL to the address the redirect names"),
         );
     }
-    let detail = crate::base::redact::urls_in(&server_message(body));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let mut f = Failure::retryable(ErrorKind::RateLimited, format!("{status}{detail}"));
         f.retry_after = retry_after;
@@ -446,7 +575,7 @@ where
                     ),
                 ));
             };
-            let outcome = next.await;
+            let outcome = next.await.map_err(|f| endpoint.hidden(f));
             dead.record(&outcome);
             outcome
         }
@@ -457,6 +586,10 @@ where
 /// One client for every call: connections are pooled and reused.
 pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
+        // A redirect is an error naming it (see `status_failure`): followed, it would carry
+        // the configured headers to another host, and a 301 or 302 would turn the POST into
+        // a GET whose reply is used.
+        .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(64)
         .user_agent(concat!("rageval/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -518,7 +651,7 @@ mod tests {
             url,
             key_env,
             &[],
-            Duration::from_secs(5),
+            Duration::from_secs(60),
             RetryPolicy::default(),
         )
     }
@@ -542,9 +675,58 @@ mod tests {
             err,
             format!("base_url `http://<redacted>@{host}/v1?<redacted>` holds credentials (`user:password@`, sent as Basic auth) and `$PATH` holds an API key (sent as a Bearer token): a request carries one `Authorization` header, so keep one of them (remove the credentials from the URL, or point `api_key_env` at a variable that is not set)")
         );
+        // An `Authorization` header beside a key would be a second one too.
+        let header = [("authorization".to_string(), "Bearer x".to_string())];
+        let both = Endpoint::new(
+            &format!("http://{host}/v1"),
+            "PATH",
+            &header,
+            Duration::from_secs(5),
+            RetryPolicy::default(),
+        );
+        assert_eq!(
+            both.unwrap_err(),
+            authorization_conflict_message("authorization", "PATH")
+        );
         // A user name alone is credentials too; an `@` in the path is not.
         assert!(endpoint(&format!("http://user@{host}/v1"), "PATH").is_err());
         assert!(endpoint(&format!("http://{host}/v1/a@b"), "PATH").is_ok());
+    }
+
+    /// A reply that announces more than the limit is refused before its body is read, naming
+    /// the URL (query redacted); one at the limit is read whole.
+    #[tokio::test]
+    async fn a_reply_past_the_limit_is_refused_naming_the_url() {
+        use axum::routing::post;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new()
+            .route(
+                "/v1/big",
+                post(|| async { vec![b'x'; MAX_REPLY_BYTES + 1] }),
+            )
+            .route("/v1/full", post(|| async { vec![b'x'; MAX_REPLY_BYTES] }));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let ep = endpoint(
+            &format!("http://{addr}/v1?key=s3cret"),
+            "RAGEVAL_TEST_NO_SUCH_VAR",
+        )
+        .unwrap();
+        let client = client().unwrap();
+        let f = ep
+            .post_for_body(&client, "big", Vec::new())
+            .await
+            .unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Malformed);
+        assert!(!f.retry);
+        assert_eq!(
+            f.error.message,
+            format!(
+                "the reply from http://{addr}/v1/big?<redacted> is larger than the limit of 32 MiB"
+            )
+        );
+        let body = ep.post_for_body(&client, "full", Vec::new()).await.unwrap();
+        assert_eq!(body.len(), MAX_REPLY_BYTES);
     }
 
     #[test]

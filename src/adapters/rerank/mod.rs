@@ -262,9 +262,9 @@ impl Reranker for HttpReranker {
             .map_err(|e| RerankError {
                 kind: e.kind,
                 message: format!(
-                    "{} at {}/rerank: {}",
+                    "{} at {}: {}",
                     e.kind.as_str(),
-                    self.endpoints.shown,
+                    self.endpoints.shown_url("rerank"),
                     e.message
                 ),
             })?;

@@ -49,13 +49,23 @@ impl HttpRetriever {
             ));
         }
         let reply: Reply = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
-        // One hit at a time, so a message names the hit rather than a byte column.
+        // One hit at a time, so a message names the hit rather than a byte column. A
+        // credential the service echoes is hidden before a prompt or report carries it.
+        let hide = |t: String| self.endpoint.hide(&t);
         reply
             .hits
             .into_iter()
             .enumerate()
             .map(|(i, hit)| {
-                serde_json::from_value(hit).map_err(|e| malformed(format!("hit {i}: {e}")))
+                let p: Passage =
+                    serde_json::from_value(hit).map_err(|e| malformed(format!("hit {i}: {e}")))?;
+                Ok(Passage {
+                    id: hide(p.id),
+                    source: hide(p.source),
+                    heading: p.heading.map(hide),
+                    text: hide(p.text),
+                    score: p.score,
+                })
             })
             .collect()
     }

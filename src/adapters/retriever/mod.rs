@@ -176,6 +176,11 @@ pub fn checked(mut passages: Vec<Passage>, k: usize) -> Result<Vec<Passage>, Ret
     Ok(passages)
 }
 
+/// The longest text of one passage: 1 MiB. A passage is quoted whole in a prompt; one longer
+/// than this is far past any model's context, and is refused rather than cut (a cut passage
+/// would be graded as if the store held it).
+pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;
+
 /// Passages interned by id into a corpus, so downstream code points into it like into builtin
 /// chunks. An id names one text: the same id with another text is a contract error.
 #[derive(Debug, Clone)]
@@ -203,6 +208,14 @@ impl PassageTable {
     /// new. An id already seen with another text is refused, naming both questions: its
     /// prompts would silently carry the first text.
     pub fn intern(&mut self, passage: Passage, question: &str) -> Result<Hit, RetrieveError> {
+        if passage.text.len() > MAX_PASSAGE_BYTES {
+            return Err(RetrieveError(format!(
+                "passage `{}` has {} bytes of text, more than the limit of {} MiB for one passage",
+                passage.id,
+                passage.text.len(),
+                MAX_PASSAGE_BYTES >> 20
+            )));
+        }
         let score = passage.score;
         if let Some(&chunk) = self.by_id.get(&passage.id) {
             let known = &self.corpus.chunks[chunk];
@@ -288,6 +301,22 @@ mod tests {
         );
         assert_eq!(t.corpus.chunks.len(), 1);
         assert_eq!(t.corpus.chunks[0].text, "text of x");
+    }
+
+    #[test]
+    fn a_passage_longer_than_the_limit_is_refused_by_id() {
+        let mut t = PassageTable::new("http://search");
+        let mut long = p("x", 0.5);
+        long.text = "a".repeat(MAX_PASSAGE_BYTES + 1);
+        assert_eq!(
+            t.intern(long, "fee"),
+            Err(RetrieveError(
+                "passage `x` has 1048577 bytes of text, more than the limit of 1 MiB for one passage".into()
+            ))
+        );
+        let mut at = p("y", 0.5);
+        at.text = "a".repeat(MAX_PASSAGE_BYTES);
+        assert!(t.intern(at, "fee").is_ok());
     }
 
     #[test]

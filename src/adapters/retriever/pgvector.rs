@@ -111,6 +111,8 @@ pub struct PgTable {
     pub ef_search: Option<u32>,
     /// TLS as `sslmode` asks (see [`super::tls`]); `None` for `sslmode=disable`.
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// The DSN's password: hidden from the database's messages.
+    secrets: crate::base::redact::Secrets,
 }
 
 impl PgTable {
@@ -139,11 +141,17 @@ impl PgTable {
             super::tls::split(&dsn).map_err(|why| RetrieveError(format!("`${dsn_env}`: {why}")))?;
         let config: tokio_postgres::Config = split.dsn.parse().map_err(|_| not_a_dsn())?;
         let shown = show(&config);
+        // The user is shown (`shown` names it); the password never is.
+        let mut secrets = crate::base::redact::Secrets::default();
+        if let Some(password) = config.get_password() {
+            secrets.add(&String::from_utf8_lossy(password));
+        }
         let tls = super::tls::client_config(&split)
             .map_err(|why| RetrieveError(format!("{shown}: {why}")))?
             .map(Arc::new);
         Ok(PgTable {
             tls,
+            secrets,
             dsn: split.dsn,
             shown,
             table: table.to_string(),
@@ -195,6 +203,8 @@ impl PgTable {
                 msg
             }
         };
+        // A server or a proxy may quote the connection string: the password never shows.
+        let reason = self.secrets.message(&reason);
         RetrieveError(format!("{what} at {}: {reason}", self.shown))
     }
 
@@ -558,6 +568,29 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(show(&c), "postgresql://app@db:5432/rag");
+    }
+
+    #[test]
+    fn the_dsn_password_is_hidden_from_the_database_messages() {
+        for (var, dsn) in [
+            (
+                "RAGEVAL_TEST_PG_SECRET_URL",
+                "postgresql://app:s3cret-pw@127.0.0.1:1/rag?sslmode=disable",
+            ),
+            (
+                "RAGEVAL_TEST_PG_SECRET_KV",
+                "host=127.0.0.1 user=app password=s3cret-pw dbname=rag sslmode=disable",
+            ),
+        ] {
+            std::env::set_var(var, dsn);
+            let t =
+                PgTable::from_env(var, "t", Columns::default(), Distance::Cosine, None).unwrap();
+            assert_eq!(
+                t.secrets
+                    .message("no pg_hba.conf entry for password s3cret-pw"),
+                "no pg_hba.conf entry for password <redacted>"
+            );
+        }
     }
 
     #[test]

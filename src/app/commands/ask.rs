@@ -134,7 +134,10 @@ pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
     };
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,
-        Err(e) => bail!("the model call failed: {e}"),
+        Err(e) => match s.pipeline.chat_servers.first() {
+            Some(server) => bail!("the model call to {} failed: {e}", server.shown),
+            None => bail!("the model call failed: {e}"),
+        },
     };
     print_warnings(&s);
     if s.pipeline.rules.refusal_tier(&reply.text).is_some() {

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::app::options::{GateOptions, GateSummaryTo};
 use crate::base::exit::ExitStatus;
+use crate::base::input::{read_limited, FileError, MAX_RESULTS_BYTES};
 use crate::output::gate::{self, ResultsError};
 use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
@@ -129,7 +130,10 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     match gate::load(path) {
         Ok(doc) => Ok(doc),
-        Err(ResultsError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+        Err(ResultsError::Read {
+            reason: FileError::Io(e),
+            ..
+        }) if e.kind() == std::io::ErrorKind::NotFound => {
             bail!("{what} `{}` does not exist: {hint}", path.display())
         }
         // The message already holds its cause; a chain would print the cause twice.
@@ -146,8 +150,8 @@ fn update_baseline(results: &Path, target: &Path) -> Result<()> {
     if same {
         return Ok(());
     }
-    let bytes = std::fs::read(results)
-        .with_context(|| format!("cannot read results `{}`", results.display()))?;
+    let bytes = read_limited(results, MAX_RESULTS_BYTES)
+        .map_err(|e| anyhow::anyhow!("cannot read results `{}`: {e}", results.display()))?;
     write_file(target, &bytes)
 }
 

@@ -173,6 +173,7 @@ impl LoadedConfig {
         let fail = |segs: &[crate::base::yaml_loc::Seg<'_>], field: &str, msg: String| {
             Err(InputError::new(path, msg).at(loc.line(segs)).field(field))
         };
+        use crate::adapters::http::{authorization_conflict, authorization_conflict_message};
         use crate::base::yaml_loc::Seg::{Index, Key};
         let c = &self.config;
         // Profiles first: a profile's name must be usable before its fields are read.
@@ -210,6 +211,18 @@ impl LoadedConfig {
             let at = |field: &'static str| -> Vec<crate::base::yaml_loc::Seg<'_>> {
                 path.iter().map(|p| Key(p)).chain([Key(field)]).collect()
             };
+            if let Some(header) = authorization_conflict(http.headers.keys(), http.api_key_env) {
+                let segs: Vec<_> = path
+                    .iter()
+                    .map(|p| Key(p))
+                    .chain([Key("headers"), Key(&header)])
+                    .collect();
+                return fail(
+                    &segs,
+                    &format!("{section}.headers.{header}"),
+                    authorization_conflict_message(&header, http.api_key_env),
+                );
+            }
             if !(http.timeout_s > 0.0 && http.timeout_s <= MAX_TIMEOUT_S) {
                 return fail(
                     &at("timeout_s"),
@@ -335,6 +348,15 @@ impl LoadedConfig {
                 &[Key("retriever")],
                 "retriever.max_retries",
                 format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
+            );
+        }
+        if let Some(header) = authorization_conflict(r.headers.keys(), &r.api_key_env)
+            .filter(|_| r.kind == RetrieverKind::Http)
+        {
+            return fail(
+                &[Key("retriever"), Key("headers"), Key(&header)],
+                &format!("retriever.headers.{header}"),
+                authorization_conflict_message(&header, &r.api_key_env),
             );
         }
         if r.query_per_k && r.kind == RetrieverKind::Builtin {

@@ -1,7 +1,9 @@
 //! Joining the partial records of `sweep --shard I/N` into the record of the whole sweep.
 //!
 //! Records merge only when they describe the same sweep: the same rageval, configuration,
-//! models, question sets, corpora and grid, and together every shard exactly once. Questions
+//! models, question sets, corpora and grid, and together every shard exactly once. A foreign
+//! retriever's corpus is the passages retrieved, so shards hold different parts of it: they
+//! are joined, in id order. Questions
 //! are then put back in the whole sweep's order, calls joined by digest and runs concatenated;
 //! everything derived is recomputed by whoever reads the merged record.
 
@@ -31,6 +33,9 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
     check_shards(&parts)?;
 
     let mut merged = first.clone();
+    if foreign(first) {
+        join_passages(&mut merged, &parts);
+    }
     merged.shard = None;
     merged.summary = None;
     merged.question_embeddings = 0;
@@ -72,6 +77,8 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
             merged.questions.len()
         ));
     }
+    // Each shard was checked on reading; their token counts must also add up together.
+    merged.check().map_err(MergeError)?;
     Ok(merged)
 }
 
@@ -148,10 +155,50 @@ fn same_sweep(a: (&Path, &Record), b: (&Path, &Record)) -> Result<(), MergeError
             ia.embedder, ib.embedder, ia.model, ib.model
         ));
     }
-    if ra.corpora != rb.corpora {
+    if !foreign(ra) && ra.corpora != rb.corpora {
         return fail(format!("{both} searched different corpora"));
     }
+    if foreign(ra) {
+        // A foreign retriever's corpus is the passages its questions found: each shard holds
+        // some of them. The same store, and the same passage wherever both hold one.
+        if !ra.corpora.keys().eq(rb.corpora.keys()) {
+            return fail(format!("{both} searched different corpora"));
+        }
+        for (name, ca) in &ra.corpora {
+            let cb = &rb.corpora[name];
+            if let Some((id, _)) = ca
+                .chunks
+                .iter()
+                .find(|(id, c)| cb.chunks.get(*id).is_some_and(|other| other != *c))
+            {
+                return fail(format!(
+                    "{both} hold passage `{id}` of `{name}` with different labels or flags"
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// Whether `r`'s passages came from a foreign retriever (`http`, `pgvector`): its corpora
+/// hold the passages retrieved, which differ from shard to shard.
+fn foreign(r: &Record) -> bool {
+    r.identity.identity.config.retriever.is_some()
+}
+
+/// A foreign retriever's corpora joined: every passage any shard holds, in id order, which is
+/// the order a whole sweep writes them in (see `sweep::rank::passages_by_id`).
+fn join_passages(merged: &mut Record, parts: &[(PathBuf, Record)]) {
+    for (name, corpus) in merged.corpora.iter_mut() {
+        let mut all = indexmap::IndexMap::new();
+        for (_, r) in parts {
+            for (id, chunk) in &r.corpora[name].chunks {
+                all.entry(id.clone()).or_insert_with(|| chunk.clone());
+            }
+        }
+        all.sort_keys();
+        corpus.chunks = all;
+    }
 }
 
 /// Every part is a shard of the same N, and together they are shards 1 to N once each.

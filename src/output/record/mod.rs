@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::classify::Verdict;
 use crate::adapters::prompt::Message;
+use crate::base::input::FileError;
 use crate::results::Meta;
 
 pub use crate::vocab::call::{from_ms, to_ms, CallRecord, CallRole};
@@ -217,15 +218,14 @@ pub struct RepeatRecord {
 /// Why a results file cannot be used. Always exit status 2.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("cannot read results `{}`: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("`{}` is not a rageval results file: {source}", path.display())]
+    // The causes are named `reason`, not `source`: the message holds them already, and as
+    // an error's source they were printed a second (and third) time after it.
+    #[error("cannot read results `{}`: {reason}", path.display())]
+    Read { path: PathBuf, reason: FileError },
+    #[error("`{}` is not a rageval results file: {reason}", path.display())]
     Json {
         path: PathBuf,
-        source: serde_json::Error,
+        reason: serde_json::Error,
     },
     #[error(
         "`{}` has schema `{SCHEMA_V1}`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline {}`",
@@ -249,37 +249,72 @@ struct SchemaOnly {
 }
 
 impl Record {
-    /// Read and check a results file.
+    /// Read and check a results file: a regular file of at most
+    /// [`MAX_RESULTS_BYTES`](crate::base::input::MAX_RESULTS_BYTES), parsed as it is read.
     pub fn load(path: &Path) -> Result<Record, RecordError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {
+        use crate::base::input::{open_limited, Limited, MAX_RESULTS_BYTES};
+        let read = |reason| RecordError::Read {
             path: path.to_path_buf(),
-            source,
-        })?;
-        Record::parse(path, &text)
+            reason,
+        };
+        // Parse from a reader that stops at the limit: a large file is never held as text.
+        fn from<T: serde::de::DeserializeOwned>(
+            mut reader: std::io::BufReader<Limited<std::fs::File>>,
+        ) -> Result<Result<T, serde_json::Error>, FileError> {
+            let parsed = serde_json::from_reader(&mut reader);
+            match reader.get_ref() {
+                r if r.exceeded() => Err(FileError::TooLarge(r.limit())),
+                _ => Ok(parsed),
+            }
+        }
+        let open = || {
+            open_limited(path, MAX_RESULTS_BYTES)
+                .map(|r| std::io::BufReader::with_capacity(1 << 16, r))
+                .map_err(read)
+        };
+        let full = from::<Record>(open()?).map_err(read)?;
+        Record::checked(path, full, || from::<SchemaOnly>(open()?).map_err(read))
     }
 
     /// Parse and check the text of a results file (`path` names it in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Record, RecordError> {
-        let json = |source| RecordError::Json {
+        Record::checked(path, serde_json::from_str(text), || {
+            Ok(serde_json::from_str(text))
+        })
+    }
+
+    /// The record parsed whole (`full`), checked: a file of another schema is named by its
+    /// schema line (`head`, read only then), not by a complaint about some field.
+    fn checked(
+        path: &Path,
+        full: Result<Record, serde_json::Error>,
+        head: impl FnOnce() -> Result<Result<SchemaOnly, serde_json::Error>, RecordError>,
+    ) -> Result<Record, RecordError> {
+        let json = |reason| RecordError::Json {
             path: path.to_path_buf(),
-            source,
+            reason,
         };
-        let head: SchemaOnly = serde_json::from_str(text).map_err(json)?;
-        match head.schema.as_deref() {
-            Some(SCHEMA) => {}
-            Some(old) if old == SCHEMA_V1 || old.starts_with("rageval.results/1.") => {
-                return Err(RecordError::Old {
-                    path: path.to_path_buf(),
-                })
+        let record = match full {
+            Ok(record) if record.schema == SCHEMA => record,
+            full => {
+                let head = head()?.map_err(json)?;
+                match head.schema.as_deref() {
+                    Some(SCHEMA) => {}
+                    Some(old) if old == SCHEMA_V1 || old.starts_with("rageval.results/1.") => {
+                        return Err(RecordError::Old {
+                            path: path.to_path_buf(),
+                        })
+                    }
+                    other => {
+                        return Err(RecordError::Schema {
+                            path: path.to_path_buf(),
+                            found: other.unwrap_or_default().to_string(),
+                        })
+                    }
+                }
+                full.map_err(json)?
             }
-            other => {
-                return Err(RecordError::Schema {
-                    path: path.to_path_buf(),
-                    found: other.unwrap_or_default().to_string(),
-                })
-            }
-        }
-        let record: Record = serde_json::from_str(text).map_err(json)?;
+        };
         record
             .check()
             .map_err(|message| RecordError::Inconsistent {
@@ -297,8 +332,20 @@ impl Record {
     }
 
     /// Every name a run, a question or a rewrite uses is defined, every setting names each
-    /// dimension, and no (question, setting) has two runs.
+    /// dimension, no (question, setting) has two runs, every outcome is one its question's
+    /// class can have, every call's times are durations in range, and the token counts of the
+    /// runs add up without overflow. A message names the call, run or question and its field.
     fn check(&self) -> Result<(), String> {
+        for (id, call) in &self.calls {
+            for (field, ms) in [("latency_ms", call.latency_ms), ("ttft_ms", call.ttft_ms)] {
+                if let Some(ms) = ms.filter(|ms| !(0.0..=MAX_CALL_MS).contains(ms)) {
+                    return Err(format!(
+                        "call `{id}`: `{field}` is {}, not a duration from 0 to {MAX_CALL_MS:e} ms",
+                        number(ms)
+                    ));
+                }
+            }
+        }
         for (id, q) in &self.questions {
             let Some(corpus) = self.corpora.get(&q.corpus) else {
                 return Err(format!(
@@ -321,6 +368,8 @@ impl Record {
             }
         }
         let mut seen = std::collections::HashSet::new();
+        // Per token field: the total so far, and the call with the largest count.
+        let mut tokens: [(u64, Option<(&str, u64)>); 2] = [(0, None); 2];
         for run in &self.runs {
             let Some(q) = self.questions.get(&run.question) else {
                 return Err(format!("a run names unknown question `{}`", run.question));
@@ -337,6 +386,58 @@ impl Record {
             {
                 if !self.calls.contains_key(c) {
                     return Err(format!("a run names unknown call `{c}`"));
+                }
+            }
+            let setting = &run.setting;
+            let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome)).chain(
+                run.repeats
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
+            );
+            for (field, outcome) in outcomes {
+                if !possible(q.answerable, outcome) {
+                    let (class, can) = if q.answerable {
+                        ("answerable", "`answer`, `false_refusal` or `error`")
+                    } else {
+                        (
+                            "unanswerable",
+                            "`unwanted_answer`, `early_refusal`, `model_refusal` or `error`",
+                        )
+                    };
+                    return Err(format!(
+                        "the run of question `{}` at setting `{setting}`: `{field}` is `{outcome}`, but the question is {class}, whose runs are {can}",
+                        run.question
+                    ));
+                }
+            }
+            // Every total a reader forms (per setting, per run) is part of this one, which
+            // counts a question's rewrite calls once per run of it.
+            let asked = q.asked.values().filter_map(|a| a.call.as_ref());
+            for c in run
+                .call
+                .iter()
+                .chain(&run.judge_call)
+                .chain(&run.rerank_call)
+                .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
+                .chain(asked)
+            {
+                let usage = &self.calls[c].usage;
+                let counts = [
+                    ("prompt_tokens", usage.prompt_tokens),
+                    ("completion_tokens", usage.completion_tokens),
+                ];
+                for ((total, largest), (field, n)) in tokens.iter_mut().zip(counts) {
+                    if largest.is_none_or(|(_, most)| n > most) {
+                        *largest = Some((c.as_str(), n));
+                    }
+                    *total = total.checked_add(n).ok_or_else(|| {
+                        let (call, most) = largest.unwrap_or_default();
+                        format!(
+                            "`usage.{field}` of the calls the runs name adds up past the largest count, {}; call `{call}` alone has {most}",
+                            u64::MAX
+                        )
+                    })?;
                 }
             }
             let chunks = &self.corpora[&q.corpus].chunks;
@@ -365,6 +466,32 @@ impl Record {
         let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
         text.push('\n');
         text
+    }
+}
+
+/// The longest `latency_ms` or `ttft_ms` a call may record: 10^10 ms (about 116 days, more
+/// than every attempt of a call at the longest timeout takes). Past it, or below 0, the number
+/// is no duration of a call.
+pub const MAX_CALL_MS: f64 = 1e10;
+
+/// Whether a question of this class (answerable or not) can have a run with `outcome`: an
+/// answerable question's run is answered, falsely refused or failed; an unanswerable one's is
+/// answered (unwanted), refused (early or by the model) or failed.
+fn possible(answerable: bool, outcome: crate::adapters::classify::Outcome) -> bool {
+    use crate::adapters::classify::Outcome::*;
+    match outcome {
+        Error => true,
+        Answer | FalseRefusal => answerable,
+        UnwantedAnswer | EarlyRefusal | ModelRefusal => !answerable,
+    }
+}
+
+/// A number from a file as a message shows it: short, in exponent form when it is huge.
+fn number(x: f64) -> String {
+    if x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 

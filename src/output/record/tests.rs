@@ -118,6 +118,60 @@ fn inconsistent_records_name_the_problem() {
     );
 }
 
+/// A record is validated on read (issue 23 item 7): an outcome its question's class cannot
+/// have, times that are no duration of a call, and token counts whose total overflows are each
+/// refused, naming the run or call and the field.
+#[test]
+fn records_that_no_sweep_writes_are_refused_naming_the_field() {
+    let good = bytes(&Record::of(&fixture::results()));
+    let check = |from: &str, to: &str| {
+        assert!(good.contains(from), "{from}");
+        Record::parse(Path::new("r.json"), &good.replacen(from, to, 1))
+            .unwrap_err()
+            .to_string()
+    };
+    let run = r#"{"question":"refund","setting":"min_score=0.2,k=1","call":"0000000000000001","passages":[["b.md#0",0.3]],"outcome":"false_refusal""#;
+    assert_eq!(
+        check(run, &run.replace("false_refusal", "unwanted_answer")),
+        "`r.json` is inconsistent: the run of question `refund` at setting `min_score=0.2,k=1`: `outcome` is `unwanted_answer`, but the question is answerable, whose runs are `answer`, `false_refusal` or `error`"
+    );
+    let vp = r#"{"question":"vp","setting":"min_score=0.2,k=1","call":"0000000000000002","passages":[["b.md#0",0.35]],"outcome":"unwanted_answer""#;
+    for outcome in ["false_refusal", "answer"] {
+        assert_eq!(
+            check(vp, &vp.replace("unwanted_answer", outcome)),
+            format!("`r.json` is inconsistent: the run of question `vp` at setting `min_score=0.2,k=1`: `outcome` is `{outcome}`, but the question is unanswerable, whose runs are `unwanted_answer`, `early_refusal`, `model_refusal` or `error`")
+        );
+    }
+    let call = good
+        .lines()
+        .find(|l| l.contains(r#""latency_ms":"#))
+        .unwrap();
+    let id = call.split('"').nth(1).unwrap();
+    let latency = call.split(r#""latency_ms":"#).nth(1).unwrap();
+    let latency = &latency[..latency.find(',').unwrap()];
+    for (bad, shown) in [
+        ("-5", "-5"),
+        ("1e300", "1e300"),
+        ("10000000001", "10000000001"),
+    ] {
+        assert_eq!(
+            check(
+                &format!(r#""latency_ms":{latency}"#),
+                &format!(r#""latency_ms":{bad}"#)
+            ),
+            format!("`r.json` is inconsistent: call `{id}`: `latency_ms` is {shown}, not a duration from 0 to 1e10 ms")
+        );
+    }
+    // One count of u64::MAX and any other makes the total overflow.
+    assert_eq!(
+        check(
+            r#""usage":{"prompt_tokens":100"#,
+            &format!(r#""usage":{{"prompt_tokens":{}"#, u64::MAX)
+        ),
+        "`r.json` is inconsistent: `usage.prompt_tokens` of the calls the runs name adds up past the largest count, 18446744073709551615; call `0000000000000000` alone has 18446744073709551615"
+    );
+}
+
 #[test]
 fn the_committed_schema_is_the_generated_one() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
