@@ -242,8 +242,9 @@ pub fn aggregate<'a>(
         if let Some(t) = run.ttft {
             ttfts.push(t.as_secs_f64() * 1000.0);
         }
-        s.prompt_tokens += run.prompt_tokens;
-        s.completion_tokens += run.completion_tokens;
+        // A server's usage is outside input: a count near u64::MAX saturates, never wraps.
+        s.prompt_tokens = s.prompt_tokens.saturating_add(run.prompt_tokens);
+        s.completion_tokens = s.completion_tokens.saturating_add(run.completion_tokens);
         s.tokens_estimated |= run.tokens_estimated;
         if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
             s.paraphrased_refusal += 1;
@@ -252,8 +253,12 @@ pub fn aggregate<'a>(
             s.wrong_answer += 1;
         }
         s.judge_calls += run.judge_calls;
-        s.judge_prompt_tokens += run.judge_prompt_tokens;
-        s.judge_completion_tokens += run.judge_completion_tokens;
+        s.judge_prompt_tokens = s
+            .judge_prompt_tokens
+            .saturating_add(run.judge_prompt_tokens);
+        s.judge_completion_tokens = s
+            .judge_completion_tokens
+            .saturating_add(run.judge_completion_tokens);
         s.judge_errors += usize::from(v.judge_error.is_some());
         if let Some(judge_refused) = v.judge_refused {
             s.judged += 1;
@@ -375,6 +380,18 @@ mod tests {
         assert_eq!(both.coverage, Some(1.0));
         assert_eq!(both.answer_wrong_source, 1);
         assert_eq!(both.invalid_citation_runs, 1);
+    }
+
+    #[test]
+    fn token_counts_from_a_server_saturate_instead_of_wrapping() {
+        let r = crate::output::report::fixture::results();
+        let mut runs: Vec<Run> = r.runs_of(0).to_vec();
+        for run in &mut runs {
+            run.prompt_tokens = u64::MAX;
+            run.completion_tokens = u64::MAX / 2 + 1;
+        }
+        let s = aggregate(&runs, &r.questions, &Pricing::default());
+        assert_eq!((s.prompt_tokens, s.completion_tokens), (u64::MAX, u64::MAX));
     }
 
     #[test]
