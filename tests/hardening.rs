@@ -474,18 +474,18 @@ fn results_files_that_are_no_regular_file_are_refused_within_time_and_memory_bou
     }
 }
 
-/// A results file past the documented size (1 GiB) is refused at the limit, without reading
-/// the rest: a sparse file of 1 GiB and one byte, read under a 256 MiB bound.
+/// A results file past the documented size (16 GiB) is refused by its size, without reading
+/// it: a sparse file of 16 GiB and one byte, read under a 256 MiB bound.
 #[test]
 fn a_results_file_past_the_size_limit_is_refused_without_reading_it_whole() {
     let p = Project::sample();
     let file = std::fs::File::create(p.path().join("huge.json")).unwrap();
-    file.set_len(1024 * 1024 * 1024 + 1).unwrap();
+    file.set_len(16 * 1024 * 1024 * 1024 + 1).unwrap();
     let (status, stderr) = p.run_bounded(&["gate", "huge.json"], 256, 20);
     assert_eq!(status, Some(2), "{stderr}");
     assert_eq!(
         stderr,
-        "error: cannot read results `huge.json`: it is larger than the limit of 1024 MiB\n"
+        "error: cannot read results `huge.json`: it is larger than the limit of 16384 MiB\n"
     );
 }
 

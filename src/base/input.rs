@@ -17,10 +17,12 @@ pub const MAX_YAML_BYTES: u64 = 16 * 1024 * 1024;
 pub const MAX_YAML_DEPTH: usize = 64;
 /// Largest corpus document: 16 MiB.
 pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
-/// Largest results file (results.json) that `merge` and `gate` read: 1 GiB, about two million
-/// runs. It is parsed as it is read ([`open_limited`]), so memory holds the record, not the
-/// text.
-pub const MAX_RESULTS_BYTES: u64 = 1024 * 1024 * 1024;
+/// Largest results file (results.json) that `merge` and `gate` read: 16 GiB, more than the
+/// record of the largest sweep planned without `--max-runs` (10 million runs write about
+/// 3.4 GB), so every record a default sweep writes can be gated. It is parsed as it is read
+/// ([`open_limited`]), so memory holds the record, not the text, and a file of zeros or other
+/// garbage fails at its first byte.
+pub const MAX_RESULTS_BYTES: u64 = 16 * 1024 * 1024 * 1024;
 
 /// Why a file is not read. The message names no file: the caller's error does.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::app::options::{GateOptions, GateSummaryTo};
 use crate::base::exit::ExitStatus;
-use crate::base::input::{read_limited, FileError, MAX_RESULTS_BYTES};
+use crate::base::input::{open_limited, FileError, MAX_RESULTS_BYTES};
 use crate::output::gate::{self, ResultsError};
 use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
@@ -141,7 +141,8 @@ fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     }
 }
 
-/// Copy the results over the baseline, atomically, byte for byte.
+/// Copy the results over the baseline, atomically, byte for byte, streamed: a record of
+/// millions of runs is never held whole.
 fn update_baseline(results: &Path, target: &Path) -> Result<()> {
     let same = match (results.canonicalize(), target.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
@@ -150,17 +151,29 @@ fn update_baseline(results: &Path, target: &Path) -> Result<()> {
     if same {
         return Ok(());
     }
-    let bytes = read_limited(results, MAX_RESULTS_BYTES)
-        .map_err(|e| anyhow::anyhow!("cannot read results `{}`: {e}", results.display()))?;
-    write_file(target, &bytes)
+    let cannot_read = |e: &dyn std::fmt::Display| {
+        anyhow::anyhow!("cannot read results `{}`: {e}", results.display())
+    };
+    let mut reader = open_limited(results, MAX_RESULTS_BYTES).map_err(|e| cannot_read(&e))?;
+    create_parent(target)?;
+    write_atomic(target, |w| {
+        std::io::copy(&mut reader, w).map_err(|e| cannot_read(&e))?;
+        Ok(())
+    })
 }
 
-/// Write a whole file atomically, creating its folder.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Create the folder `path` goes in.
+fn create_parent(path: &Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
     }
+    Ok(())
+}
+
+/// Write a whole file atomically, creating its folder.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    create_parent(path)?;
     write_atomic(path, |w| Ok(w.write_all(bytes)?))
 }
 
