@@ -164,7 +164,7 @@ fn bad_certification_input_names_the_field() {
     }
     Test::sweep()
         .args(["--folds", "1"])
-        .fails("invalid --folds 1: cross-validation needs at least 2 folds (0: none)")
+        .fails("invalid --folds: must be 0 (none) or at least 2 folds, got 1")
         .run();
     // The sample has 9 unanswerable questions: 10 folds cannot each hold one out.
     Test::sweep()

@@ -28,6 +28,17 @@ fn with_credentials(url: &str, user: &str, query: &str) -> String {
     format!("http://{user}@{rest}?api_key={query}")
 }
 
+/// Write `name`: the sample with the builtin embedder and its chat model at `url`, with canary
+/// credentials in the URL (user, password and query) and no key.
+fn write_chat_with_credentials(p: &Project, name: &str, url: &str) {
+    let chat = with_credentials(url, "CANARY-USER:CANARY-PASSWORD", "CANARY-QUERY");
+    p.write(
+        name,
+        &config(&chat, NO_KEY_ENV)
+            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
+    );
+}
+
 /// The sample over the server at `chat_url` (the embedder's URL from `$OPENAI_BASE_URL`), the
 /// key read from `key_env`.
 fn config(chat_url: &str, key_env: &str) -> String {
@@ -137,16 +148,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         .local_addr()
         .unwrap()
         .port();
-    let dead = with_credentials(
-        &format!("http://127.0.0.1:{port}/v1"),
-        "CANARY-USER:CANARY-PASSWORD",
-        "CANARY-QUERY",
-    );
-    p.write(
-        "dead.yaml",
-        &config(&dead, NO_KEY_ENV)
-            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
-    );
+    write_chat_with_credentials(&p, "dead.yaml", &format!("http://127.0.0.1:{port}/v1"));
     run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml")
         .any_status()
         .stderr(format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n"))
@@ -301,16 +303,7 @@ fn a_server_echoing_the_request_shows_no_secret() {
         .run();
     assert_clean("retriever stderr", &out.stderr);
     // The chat model too, with its credentials in the URL (sent as Basic auth) instead.
-    let chat = with_credentials(
-        &format!("{}/echo/v1", server.url),
-        "CANARY-USER:CANARY-PASSWORD",
-        "CANARY-QUERY",
-    );
-    p.write(
-        "chat.yaml",
-        &config(&chat, NO_KEY_ENV)
-            .replace("kind: openai\n  model: hash-1024", "kind: hash\n  model: x"),
-    );
+    write_chat_with_credentials(&p, "chat.yaml", &format!("{}/echo/v1", server.url));
     let out = p
         .rageval([
             "--config",

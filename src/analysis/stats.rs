@@ -249,7 +249,7 @@ pub fn aggregate<'a>(
         if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
             s.paraphrased_refusal += 1;
         }
-        if v.outcome == Outcome::Answer && v.wrong_answer == Some(true) {
+        if v.is_wrong_answer() {
             s.wrong_answer += 1;
         }
         s.judge_calls += run.judge_calls;

@@ -148,9 +148,8 @@ impl SweepOptions {
         }
         let folds_from = match args.folds {
             Some(k) => {
-                if k == 1 {
-                    bail!("invalid --folds 1: cross-validation needs at least 2 folds (0: none)");
-                }
+                crate::analysis::insight::config::check_folds(k)
+                    .map_err(|e| anyhow::anyhow!("invalid --folds: {e}"))?;
                 cfg.config.recommend.folds = Some(k);
                 "--folds"
             }

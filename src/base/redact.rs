@@ -144,6 +144,16 @@ impl Secrets {
         out
     }
 
+    /// [`Secrets::hide`] for text the caller owns: returned as it is, without a copy, when it
+    /// holds no secret (the usual case: every reply and passage goes through this).
+    pub fn hide_owned(&self, text: String) -> String {
+        if self.0.iter().any(|s| text.contains(s.as_str())) {
+            self.hide(&text)
+        } else {
+            text
+        }
+    }
+
     /// A message quoting text from outside, as it may be shown: secrets hidden, then every URL
     /// in it redacted as [`urls_in`] does.
     pub fn message(&self, text: &str) -> String {

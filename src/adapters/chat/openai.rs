@@ -107,7 +107,7 @@ impl OpenAiChat {
         };
         // A server that echoes the request would put a credential into the reply, which is
         // shown, cached and written to reports.
-        let text = server.hide(&text);
+        let text = server.hide_owned(text);
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),

@@ -28,6 +28,17 @@ impl Outcome {
         Outcome::Error,
     ];
 
+    /// Whether a run of a question of this class can have this outcome: an answerable
+    /// question is answered or falsely refused, an unanswerable one refused or answered
+    /// unwanted; either can fail.
+    pub fn possible_for(self, answerable: bool) -> bool {
+        match self {
+            Outcome::Error => true,
+            Outcome::Answer | Outcome::FalseRefusal => answerable,
+            Outcome::UnwantedAnswer | Outcome::EarlyRefusal | Outcome::ModelRefusal => !answerable,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Answer => "answer",
@@ -150,5 +161,11 @@ impl Verdict {
     /// expected answer text. `None` when there are no texts to miss.
     pub fn ungraded_wrong_answer(&self) -> Option<bool> {
         self.answer_match.map(|m| !m)
+    }
+
+    /// Whether the run counts as a wrong answer: an answer to an answerable question marked
+    /// wrong (the statistics and the certification count the same runs).
+    pub fn is_wrong_answer(&self) -> bool {
+        self.outcome == Outcome::Answer && self.wrong_answer == Some(true)
     }
 }

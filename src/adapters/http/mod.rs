@@ -234,6 +234,11 @@ impl Endpoint {
         self.secrets.hide(text)
     }
 
+    /// [`Endpoint::hide`] without a copy when `text` holds no secret.
+    pub fn hide_owned(&self, text: String) -> String {
+        self.secrets.hide_owned(text)
+    }
+
     /// A failure whose message may quote this server: secrets hidden, URLs redacted.
     fn hidden(&self, mut f: Failure) -> Failure {
         f.error.message = self.secrets.message(&f.error.message);

@@ -51,7 +51,7 @@ impl HttpRetriever {
         let reply: Reply = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
         // One hit at a time, so a message names the hit rather than a byte column. A
         // credential the service echoes is hidden before a prompt or report carries it.
-        let hide = |t: String| self.endpoint.hide(&t);
+        let hide = |t: String| self.endpoint.hide_owned(t);
         reply
             .hits
             .into_iter()

@@ -117,6 +117,37 @@ pub enum Needed {
     Never,
 }
 
+/// The smallest value in `(lo, hi]` that `passes`, when `lo` fails, `hi` passes and `passes`
+/// holds from some value on: bisection.
+fn first_passing(mut lo: u64, mut hi: u64, passes: impl Fn(u64) -> bool) -> u64 {
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if passes(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Doubling from `start` (at least 1), the first value whose `passes` holds and the one
+/// before it, or `None` once `bound(value)` reaches [`MAX_QUESTIONS`] without one.
+fn double_until(
+    start: u64,
+    passes: impl Fn(u64) -> bool,
+    bound: impl Fn(u64) -> u64,
+) -> Option<(u64, u64)> {
+    let mut hi = start.max(1);
+    while !passes(hi) {
+        if bound(hi) >= MAX_QUESTIONS {
+            return None;
+        }
+        hi *= 2;
+    }
+    Some((hi / 2, hi))
+}
+
 /// The smallest number of questions with at most `failures` failures that certifies `max` at
 /// `alpha`. The tail falls as questions are added, so a binary search finds it exactly.
 pub fn needed_with_failures(failures: u64, max: f64, alpha: f64) -> Needed {
@@ -127,40 +158,22 @@ pub fn needed_with_failures(failures: u64, max: f64, alpha: f64) -> Needed {
         return Needed::Never;
     }
     let passes = |n: u64| certifies(failures, n, max, alpha);
-    let mut hi = (failures + 1).max(2);
-    while !passes(hi) {
-        if hi >= MAX_QUESTIONS {
-            return Needed::MoreThan(MAX_QUESTIONS);
-        }
-        hi = (hi * 2).min(MAX_QUESTIONS);
-    }
-    let mut lo = failures.max(hi / 2);
-    // `lo` fails (x ≥ n never certifies a limit below 1), `hi` passes.
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if passes(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Needed::Questions(hi)
+    let Some((lo, hi)) = double_until(failures + 1, passes, |n| n) else {
+        return Needed::MoreThan(MAX_QUESTIONS);
+    };
+    // Up to `failures` questions never certify a limit below 1.
+    Needed::Questions(first_passing(lo.max(failures), hi, passes))
 }
 
 /// The smallest number of questions that certifies `max` at `alpha` if the measured rate
 /// `x / n` held: `N` questions with `floor(N x / n)` failures. Never when the rate is at or
 /// above the limit.
 pub fn questions_needed(x: u64, n: u64, max: f64, alpha: f64) -> Needed {
-    if x == 0 || n == 0 {
+    if x == 0 || n == 0 || max >= 1.0 {
         return needed_with_failures(0, max, alpha);
     }
-    let rate = x as f64 / n as f64;
-    if max <= 0.0 || rate >= max {
-        return if max >= 1.0 {
-            Needed::Questions(n)
-        } else {
-            Needed::Never
-        };
+    if max <= 0.0 || x as f64 / n as f64 >= max {
+        return Needed::Never;
     }
     // With `f` failures, the sizes whose rounded-down failures are `f` run from `first(f)` to
     // `first(f + 1) - 1`; within that run the tail falls as the size grows, so the run passes
@@ -170,38 +183,19 @@ pub fn questions_needed(x: u64, n: u64, max: f64, alpha: f64) -> Needed {
     let first = |f: u64| (f as u128 * n as u128).div_ceil(x as u128) as u64;
     let last = |f: u64| first(f + 1) - 1;
     let passes_run = |f: u64| certifies(f, last(f), max, alpha);
-    let mut hi = 1u64;
-    while !passes_run(hi) {
-        if last(hi) >= MAX_QUESTIONS {
-            return Needed::MoreThan(MAX_QUESTIONS);
-        }
-        hi *= 2;
-    }
-    let mut lo = hi / 2;
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if passes_run(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+    let Some((lo, hi)) = double_until(1, passes_run, last) else {
+        return Needed::MoreThan(MAX_QUESTIONS);
+    };
+    let hi = first_passing(lo, hi, passes_run);
     let f = (hi.saturating_sub(64)..hi)
         .find(|&f| passes_run(f))
         .unwrap_or(hi);
-    let (mut lo, mut hi) = (first(f), last(f));
-    if certifies(f, lo, max, alpha) {
+    let passes = |m: u64| certifies(f, m, max, alpha);
+    let lo = first(f);
+    if passes(lo) {
         return Needed::Questions(lo);
     }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if certifies(f, mid, max, alpha) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Needed::Questions(hi)
+    Needed::Questions(first_passing(lo, last(f), passes))
 }
 
 /// What question sets of this size can certify at best (no question failing), for

@@ -38,6 +38,15 @@ pub struct RecommendConfig {
     pub resampling_seed: u64,
 }
 
+/// Check a number of cross-validation folds: 0 (none), or 2 or more.
+pub fn check_folds(k: usize) -> Result<(), String> {
+    if k == 1 {
+        Err("must be 0 (none) or at least 2 folds, got 1".into())
+    } else {
+        Ok(())
+    }
+}
+
 /// The default confidence of certification.
 pub const CONFIDENCE: f64 = 0.95;
 

@@ -456,16 +456,18 @@ impl Certifier {
         if !self.enabled() {
             return false;
         }
-        let tokens_ok = self
-            .limits
-            .iter()
-            .filter(|(l, _)| slot(*l).is_none())
-            .all(|&(l, max)| c.value(l).is_none_or(|v| l.holds(v, max, 0.0)));
-        let rates: Vec<(Limit, f64, usize)> = self.rates().collect();
-        tokens_ok
-            && rates
-                .into_iter()
-                .all(|(l, max, i)| self.rate_certified(l, max, c.certified[i]))
+        // Resampling asks this of every setting of every resample: no allocation.
+        for k in 0..self.limits.len() {
+            let (l, max) = self.limits[k];
+            let holds = match slot(l) {
+                Some(i) => self.rate_certified(l, max, c.certified[i]),
+                None => c.value(l).is_none_or(|v| l.holds(v, max, 0.0)),
+            };
+            if !holds {
+                return false;
+            }
+        }
+        true
     }
 
     /// The chosen setting's rate limits under certification, with what it would take.
@@ -554,8 +556,9 @@ pub fn choose(
     certifier: &mut Certifier,
 ) -> Choice {
     let n = settings.len().min(counts.len());
-    let limits = certifier.limits.clone();
-    let feasible: Vec<usize> = (0..n).filter(|&i| meets(&counts[i], &limits)).collect();
+    let feasible: Vec<usize> = (0..n)
+        .filter(|&i| meets(&counts[i], &certifier.limits))
+        .collect();
     let certified_flags: Vec<bool> = (0..n).map(|i| certifier.certified(&counts[i])).collect();
     let mut choice = Choice {
         feasible: feasible.len(),
@@ -569,7 +572,7 @@ pub fn choose(
         certified
     };
     if pool.is_empty() {
-        choice.closest = closest(settings, counts, &limits);
+        choice.closest = closest(settings, counts, &certifier.limits);
         return choice;
     }
     let costs: Vec<f64> = pool.iter().map(|&i| cost(&counts[i], policy)).collect();
@@ -632,11 +635,6 @@ pub fn limits_text(policy: &RecommendConfig) -> String {
     parts.join(", ")
 }
 
-/// `95%`, `99.5%`.
-fn confidence_text(c: f64) -> String {
-    percent(c)
-}
-
 /// What a rate's questions are called, and what "none failed" says about them.
 fn questions_of(limit: Limit) -> (&'static str, &'static str) {
     match limit {
@@ -674,11 +672,11 @@ fn needed_text(b: &Bound, alpha: f64) -> String {
             Needed::Questions(n) => format!(" (or {n} with at most one)"),
             _ => String::new(),
         };
-        return format!("{head} needs at least {with_none}{one}").replacen(
-            " with ",
-            &format!(" {questions} with "),
-            1,
+        let n = b.questions_needed_with_none.map_or_else(
+            || format!("more than {}", certify::MAX_QUESTIONS),
+            |n| n.to_string(),
         );
+        return format!("{head} needs at least {n} {questions} with {none}{one}");
     }
     match b.questions_needed {
         Some(n) => format!("{head} needs at least {n} {questions} at this rate, or {with_none}"),
@@ -809,7 +807,7 @@ fn needed_line(
         format!(
             "to certify {} at {} over {} settings: {}",
             setting.id(),
-            confidence_text(policy.confidence),
+            percent(policy.confidence),
             certifier.settings,
             parts.join("; ")
         )
@@ -842,7 +840,7 @@ fn chosen(
         super::format::rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
         s.prompt_tokens_per_question,
     );
-    let confidence = confidence_text(rec.confidence);
+    let confidence = percent(rec.confidence);
     rec.reason = if rec.confidence == 0.0 {
         format!(
             "recommended: {}: {rates}; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}){tie}",

@@ -135,10 +135,7 @@ fn code(run: &Run, q: &Question) -> u8 {
     set(ERROR, v.outcome == Outcome::Error);
     set(FALSE_REFUSAL, v.outcome == Outcome::FalseRefusal);
     set(UNWANTED, v.outcome == Outcome::UnwantedAnswer);
-    set(
-        WRONG,
-        v.outcome == Outcome::Answer && v.wrong_answer == Some(true),
-    );
+    set(WRONG, v.is_wrong_answer());
     set(PROBED, q.attack.is_some() && v.injected.is_some());
     set(INJECTED, q.attack.is_some() && v.injected == Some(true));
     c

@@ -573,10 +573,8 @@ impl LoadedConfig {
             ),
             (
                 "folds",
-                match r.folds {
-                    Some(1) => Err("must be 0 (none) or at least 2 folds, got 1".into()),
-                    _ => Ok(()),
-                },
+                r.folds
+                    .map_or(Ok(()), crate::analysis::insight::config::check_folds),
             ),
             (
                 "resamples",

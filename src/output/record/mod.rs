@@ -206,6 +206,18 @@ pub struct RunRecord {
     pub rerank_call: Option<String>,
 }
 
+impl RunRecord {
+    /// The calls the run names itself: its answer, judge and rerank calls and its repeats'
+    /// answers (a question's rewrite calls are the question's).
+    fn calls(&self) -> impl Iterator<Item = &String> {
+        self.call
+            .iter()
+            .chain(&self.judge_call)
+            .chain(&self.rerank_call)
+            .chain(self.repeats.iter().filter_map(|r| r.call.as_ref()))
+    }
+}
+
 /// One later repeat of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RepeatRecord {
@@ -377,13 +389,7 @@ impl Record {
             if !self.settings.contains_key(&run.setting) {
                 return Err(format!("a run names unknown setting `{}`", run.setting));
             }
-            for c in run
-                .call
-                .iter()
-                .chain(&run.judge_call)
-                .chain(&run.rerank_call)
-                .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
-            {
+            for c in run.calls() {
                 if !self.calls.contains_key(c) {
                     return Err(format!("a run names unknown call `{c}`"));
                 }
@@ -396,14 +402,20 @@ impl Record {
                     .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
             );
             for (field, outcome) in outcomes {
-                if !possible(q.answerable, outcome) {
-                    let (class, can) = if q.answerable {
-                        ("answerable", "`answer`, `false_refusal` or `error`")
+                if !outcome.possible_for(q.answerable) {
+                    let class = if q.answerable {
+                        "answerable"
                     } else {
-                        (
-                            "unanswerable",
-                            "`unwanted_answer`, `early_refusal`, `model_refusal` or `error`",
-                        )
+                        "unanswerable"
+                    };
+                    let can: Vec<String> = crate::adapters::classify::Outcome::ALL
+                        .into_iter()
+                        .filter(|o| o.possible_for(q.answerable))
+                        .map(|o| format!("`{o}`"))
+                        .collect();
+                    let can = match can.split_last() {
+                        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                        None => String::new(),
                     };
                     return Err(format!(
                         "the run of question `{}` at setting `{setting}`: `{field}` is `{outcome}`, but the question is {class}, whose runs are {can}",
@@ -414,14 +426,7 @@ impl Record {
             // Every total a reader forms (per setting, per run) is part of this one, which
             // counts a question's rewrite calls once per run of it.
             let asked = q.asked.values().filter_map(|a| a.call.as_ref());
-            for c in run
-                .call
-                .iter()
-                .chain(&run.judge_call)
-                .chain(&run.rerank_call)
-                .chain(run.repeats.iter().filter_map(|r| r.call.as_ref()))
-                .chain(asked)
-            {
+            for c in run.calls().chain(asked) {
                 let usage = &self.calls[c].usage;
                 let counts = [
                     ("prompt_tokens", usage.prompt_tokens),
@@ -473,18 +478,6 @@ impl Record {
 /// than every attempt of a call at the longest timeout takes). Past it, or below 0, the number
 /// is no duration of a call.
 pub const MAX_CALL_MS: f64 = 1e10;
-
-/// Whether a question of this class (answerable or not) can have a run with `outcome`: an
-/// answerable question's run is answered, falsely refused or failed; an unanswerable one's is
-/// answered (unwanted), refused (early or by the model) or failed.
-fn possible(answerable: bool, outcome: crate::adapters::classify::Outcome) -> bool {
-    use crate::adapters::classify::Outcome::*;
-    match outcome {
-        Error => true,
-        Answer | FalseRefusal => answerable,
-        UnwantedAnswer | EarlyRefusal | ModelRefusal => !answerable,
-    }
-}
 
 /// A number from a file as a message shows it: short, in exponent form when it is huge.
 fn number(x: f64) -> String {

@@ -72,15 +72,18 @@ fn a_first_version_file_says_how_to_refresh_it() {
     );
 }
 
+/// The error reading `good` with its first `from` replaced by `to`.
+fn refused(good: &str, from: &str, to: &str) -> String {
+    assert!(good.contains(from), "{from}");
+    Record::parse(Path::new("r.json"), &good.replacen(from, to, 1))
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn inconsistent_records_name_the_problem() {
     let good = bytes(&Record::of(&fixture::results()));
-    let check = |from: &str, to: &str| {
-        assert!(good.contains(from), "{from}");
-        Record::parse(Path::new("r.json"), &good.replacen(from, to, 1))
-            .unwrap_err()
-            .to_string()
-    };
+    let check = |from: &str, to: &str| refused(&good, from, to);
     assert_eq!(
         check(r#""question":"refund""#, r#""question":"nope""#),
         "`r.json` is inconsistent: a run names unknown question `nope`"
@@ -124,12 +127,7 @@ fn inconsistent_records_name_the_problem() {
 #[test]
 fn records_that_no_sweep_writes_are_refused_naming_the_field() {
     let good = bytes(&Record::of(&fixture::results()));
-    let check = |from: &str, to: &str| {
-        assert!(good.contains(from), "{from}");
-        Record::parse(Path::new("r.json"), &good.replacen(from, to, 1))
-            .unwrap_err()
-            .to_string()
-    };
+    let check = |from: &str, to: &str| refused(&good, from, to);
     let run = r#"{"question":"refund","setting":"min_score=0.2,k=1","call":"0000000000000001","passages":[["b.md#0",0.3]],"outcome":"false_refusal""#;
     assert_eq!(
         check(run, &run.replace("false_refusal", "unwanted_answer")),
@@ -139,7 +137,7 @@ fn records_that_no_sweep_writes_are_refused_naming_the_field() {
     for outcome in ["false_refusal", "answer"] {
         assert_eq!(
             check(vp, &vp.replace("unwanted_answer", outcome)),
-            format!("`r.json` is inconsistent: the run of question `vp` at setting `min_score=0.2,k=1`: `outcome` is `{outcome}`, but the question is unanswerable, whose runs are `unwanted_answer`, `early_refusal`, `model_refusal` or `error`")
+            format!("`r.json` is inconsistent: the run of question `vp` at setting `min_score=0.2,k=1`: `outcome` is `{outcome}`, but the question is unanswerable, whose runs are `early_refusal`, `model_refusal`, `unwanted_answer` or `error`")
         );
     }
     let call = good
