@@ -93,6 +93,16 @@ impl Miss {
         }
     }
 
+    /// `false refusals 64.7% (limit 50%)`.
+    fn short(&self) -> String {
+        format!(
+            "{} {} (limit {})",
+            self.limit.label(),
+            show(self.limit, self.value),
+            show(self.limit, self.max)
+        )
+    }
+
     fn describe(&self) -> String {
         let by = match self.limit.kind() {
             Kind::Tokens => format!("{:.1} tokens", self.excess),
@@ -238,18 +248,7 @@ impl Recommendation {
             (Some(s), _) if self.certified || self.confidence == 0.0 => s.clone(),
             (Some(s), _) => format!("{s} (best, not certified)"),
             (None, Some(c)) if !c.misses.is_empty() => {
-                let described: Vec<String> = c
-                    .misses
-                    .iter()
-                    .map(|m| {
-                        format!(
-                            "{} {} (limit {})",
-                            m.limit.label(),
-                            show(m.limit, m.value),
-                            show(m.limit, m.max)
-                        )
-                    })
-                    .collect();
+                let described: Vec<String> = c.misses.iter().map(Miss::short).collect();
                 format!(
                     "none meets the limits; closest {}: {}",
                     c.setting,
@@ -794,14 +793,7 @@ fn needed_line(
     let tokens = misses(counts, &certifier.limits)
         .into_iter()
         .filter(|m| slot(m.limit).is_none())
-        .map(|m| {
-            format!(
-                "{} {} is over its limit of {} whatever the questions",
-                m.limit.label(),
-                show(m.limit, m.value),
-                show(m.limit, m.max)
-            )
-        });
+        .map(|m| format!("{} whatever the questions", m.short()));
     let parts: Vec<String> = rates.chain(tokens).collect();
     (!parts.is_empty()).then(|| {
         format!(
@@ -1294,6 +1286,24 @@ mod certification {
             .needed
             .unwrap()
             .contains("no number of questions certifies it at this rate"));
+    }
+
+    #[test]
+    fn a_token_limit_no_questions_can_help_is_named_as_such() {
+        let settings = [Setting::new("0.3".parse().unwrap(), 1)];
+        let p = RecommendConfig {
+            max_prompt_tokens_per_question: Some(20.0),
+            ..RecommendConfig::default()
+        };
+        // 1000 tokens over 24 questions: 41.7 per question, over the limit of 20.
+        let (r, _) = decide_counts(&settings, &[one_setting_counts(14, 0)], &p);
+        let needed = r.needed.unwrap();
+        assert!(
+            needed.ends_with(
+                "prompt tokens/question 41.7 tokens (limit 20.0 tokens) whatever the questions"
+            ),
+            "{needed}"
+        );
     }
 
     #[test]
