@@ -56,7 +56,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Scan(args) => {
             commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
         }
-        Command::Init(args) => commands::init::run(args.corpus, cli.quiet),
+        Command::Generate(args) => {
+            commands::generate::run(options::GenerateOptions::new(args, cli.config, cli.quiet)?)
+                .await
+        }
+        Command::Init(args) => commands::init::run(args.corpus, args.generate, cli.quiet).await,
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(

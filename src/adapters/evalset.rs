@@ -37,6 +37,10 @@ pub struct Question {
     pub history: Vec<Message>,
     /// A prompt-injection probe: what marks a successful attack.
     pub attack: Option<Attack>,
+    /// Where a generated question came from (`rageval generate`); `None` for one written by
+    /// hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
     /// Index of the set's corpus in [`Workspace::corpora`].
     #[serde(skip)]
     pub corpus: usize,
@@ -51,6 +55,26 @@ pub struct Attack {
     pub marker: String,
     /// The poisoned file, as `file.md` (relative to its corpus folder).
     pub source: String,
+}
+
+/// Where a generated question came from: the model that wrote it, the chunk it was asked
+/// about, the seed of the run, and whether a person has reviewed it since.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    pub model: String,
+    /// The chunk, as `file.md#Heading` (or `file.md#N`).
+    pub from: String,
+    pub seed: u64,
+    pub reviewed: bool,
+}
+
+impl Question {
+    /// Whether a person wrote or reviewed it: every hand-written question, and a generated
+    /// one marked `reviewed: true`.
+    pub fn reviewed(&self) -> bool {
+        self.origin.as_ref().is_none_or(|o| o.reviewed)
+    }
 }
 
 /// A loaded set: where it came from and its questions, answerable first.
@@ -174,6 +198,23 @@ struct RawItem {
     history: Vec<RawTurn>,
     /// A prompt-injection probe: what marks a successful attack.
     attack: Option<Attack>,
+    /// Where `rageval generate` took it from: `{model, from, seed}`.
+    generated: Option<RawGenerated>,
+    /// Whether a person has checked a generated question (`rageval generate` writes `false`;
+    /// set it to `true` once you have). Only for questions with `generated`.
+    reviewed: Option<bool>,
+}
+
+/// Where `rageval generate` took a question from.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawGenerated {
+    /// The chat model that wrote it.
+    model: String,
+    /// The chunk it was asked about, as `file.md#Heading` (or `file.md#N`).
+    from: String,
+    /// The `--seed` of the run.
+    seed: u64,
 }
 
 /// What a correct answer looks like.
@@ -534,6 +575,24 @@ pub fn load_set(
                     content: t.content,
                 })
                 .collect();
+            let origin = match (item.generated, item.reviewed) {
+                (Some(g), reviewed) => Some(Origin {
+                    model: g.model,
+                    from: g.from,
+                    seed: g.seed,
+                    reviewed: reviewed.unwrap_or(false),
+                }),
+                (None, Some(_)) => {
+                    let (s, f) = at("reviewed");
+                    return Err(err(
+                        &s,
+                        f,
+                        "marks a generated question, and this one has no `generated`: remove it"
+                            .into(),
+                    ));
+                }
+                (None, None) => None,
+            };
             questions.push(Question {
                 id,
                 question,
@@ -542,6 +601,7 @@ pub fn load_set(
                 tags: item.tags,
                 history,
                 attack: item.attack,
+                origin,
                 corpus: corpus_idx,
             });
         }

@@ -57,6 +57,7 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
         messages,
         seed: None,
         slot: 0,
+        format: None,
     }
 }
 

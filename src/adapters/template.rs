@@ -24,6 +24,10 @@ pub enum Slot {
     Heading,
     /// A passage's text, whitespace squashed.
     Text,
+    /// The passage a question is generated from (`rageval generate`).
+    Passage,
+    /// The numbered passages a verifier reads (`rageval generate`).
+    Passages,
 }
 
 impl Slot {
@@ -36,10 +40,12 @@ impl Slot {
             Slot::Source => "source",
             Slot::Heading => "heading",
             Slot::Text => "text",
+            Slot::Passage => "passage",
+            Slot::Passages => "passages",
         }
     }
 
-    const ALL: [Slot; 7] = [
+    const ALL: [Slot; 9] = [
         Slot::Context,
         Slot::Question,
         Slot::Refusal,
@@ -47,6 +53,8 @@ impl Slot {
         Slot::Source,
         Slot::Heading,
         Slot::Text,
+        Slot::Passage,
+        Slot::Passages,
     ];
 }
 
@@ -54,6 +62,10 @@ impl Slot {
 pub const MESSAGE_SLOTS: &[Slot] = &[Slot::Context, Slot::Question, Slot::Refusal];
 /// The placeholders of one passage.
 pub const PASSAGE_SLOTS: &[Slot] = &[Slot::N, Slot::Source, Slot::Heading, Slot::Text];
+/// The placeholders of a question generator's prompt.
+pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source];
+/// The placeholders of the verifier's prompt.
+pub const VERIFY_SLOTS: &[Slot] = &[Slot::Question, Slot::Passages];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Part {

@@ -46,6 +46,8 @@ pub enum Command {
     Prompt(AskArgs),
     /// Check question sets without running them
     Validate(ValidateArgs),
+    /// Write a question set from the corpus: answerable and near-miss unanswerable questions, verified (docs/generate.md)
+    Generate(GenerateArgs),
     /// Serve the mock model and hash embedder over an OpenAI-compatible HTTP API
     MockLlm(MockLlmArgs),
     /// List document chunks that match suspicious prompt-injection patterns (a tripwire, not a defence)
@@ -90,6 +92,57 @@ pub struct InitArgs {
     /// Folder of markdown documents to ask about [default: `docs/` when it holds markdown, else this folder when it does, else a sample `docs/welcome.md` is written]
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+
+    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the configured (mock) model
+    #[arg(long)]
+    pub generate: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Answerable questions to write (at most 10000)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub answerable: usize,
+
+    /// Unanswerable questions to write, near-miss and off-topic together (at most 10000)
+    #[arg(long, value_name = "M", default_value_t = 10)]
+    pub unanswerable: usize,
+
+    /// Share of the unanswerable questions that are plainly off-topic (0 to 1)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
+    pub off_topic: f64,
+
+    /// The question set to write
+    #[arg(long, value_name = "FILE", default_value = "evalsets/generated.yaml")]
+    pub out: PathBuf,
+
+    /// Folder of markdown documents to ask about [default: the corpus of the configured question sets]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+
+    /// Seed of the passage sampling: the same seed, corpus and model write the same file
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Overwrite `--out` when it exists
+    #[arg(long, conflicts_with = "append")]
+    pub force: bool,
+
+    /// Add the new questions to `--out` (its questions count as existing ones for duplicates)
+    #[arg(long)]
+    pub append: bool,
+
+    /// Print the calls the first round would make, without any chat call
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Model calls in flight at once [default: from config, else 8]
+    #[arg(long, short = 'j', value_name = "N")]
+    pub concurrency: Option<usize>,
+
+    /// Neither read nor write the response cache
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Args)]
@@ -241,6 +294,10 @@ pub struct SweepArgs {
     /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed and rerank calls made (retrieval decides which prompts exist)
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Sweep only some questions: `generated` (written by `rageval generate`) or `reviewed` (written or reviewed by a person)
+    #[arg(long, value_name = "WHICH")]
+    pub only: Option<Only>,
 
     /// Run only shard I of N: the questions whose id hashes to I (docs/ci.md); `rageval merge` joins the shards' results
     #[arg(long, value_name = "I/N")]
@@ -406,6 +463,15 @@ pub enum OutputFormat {
     Table,
     /// The results document (as results.json) for programs
     Json,
+}
+
+/// Which questions `sweep --only` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// Questions `rageval generate` wrote
+    Generated,
+    /// Questions a person wrote or reviewed
+    Reviewed,
 }
 
 #[derive(Debug, Args)]

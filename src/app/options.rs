@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::adapters::cache::CacheMode;
-use crate::app::cli::{AskArgs, GateArgs, OutputFormat, SweepArgs};
+use crate::app::cli::{AskArgs, GateArgs, GenerateArgs, OutputFormat, SweepArgs};
 use crate::app::config::LoadedConfig;
 use crate::base::error::InputError;
 use crate::output::gate::policy::{self, Policy};
@@ -39,6 +39,8 @@ pub struct SweepOptions {
     pub dry_run: bool,
     /// `--shard I/N`: run only the questions of that shard.
     pub shard: Option<crate::sweep::Shard>,
+    /// `--only`: sweep only generated, or only reviewed, questions.
+    pub only: Option<crate::app::cli::Only>,
     /// `--repeat N`: every distinct answer call made N times (1: once, as without the flag).
     pub repeat: u32,
     /// Where the folds were set, for messages: `--folds` or `recommend.folds`.
@@ -163,6 +165,7 @@ impl SweepOptions {
             max_runs: args.max_runs,
             dry_run: args.dry_run,
             shard,
+            only: args.only,
             repeat: args.repeat,
             folds_from,
             gate,
@@ -369,6 +372,85 @@ impl AskOptions {
             k: args.k,
             min_score,
             corpus: args.corpus,
+            pipeline,
+            config: cfg,
+        })
+    }
+}
+
+/// What `rageval generate` does with an `--out` that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Refuse to touch it.
+    New,
+    /// `--force`: replace it.
+    Force,
+    /// `--append`: add to it.
+    Append,
+}
+
+/// Everything `rageval generate` needs, checked.
+pub struct GenerateOptions {
+    pub config: LoadedConfig,
+    pub pipeline: Pipeline,
+    /// The model that writes and verifies the questions.
+    pub generator: std::sync::Arc<dyn crate::adapters::chat::ChatModel>,
+    pub answerable: usize,
+    pub unanswerable: usize,
+    pub off_topic: f64,
+    pub out: PathBuf,
+    pub corpus: Option<PathBuf>,
+    pub seed: u64,
+    pub write: WriteMode,
+    pub dry_run: bool,
+    pub concurrency: usize,
+    pub quiet: bool,
+}
+
+impl GenerateOptions {
+    pub fn new(args: GenerateArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
+        use crate::adapters::generate::MAX_QUESTIONS;
+        let cfg = LoadedConfig::load(config.as_deref())?;
+        for (flag, n) in [
+            ("--answerable", args.answerable),
+            ("--unanswerable", args.unanswerable),
+        ] {
+            if n > MAX_QUESTIONS {
+                bail!("invalid {flag}: at most {MAX_QUESTIONS} questions per run, got {n}");
+            }
+        }
+        if args.answerable == 0 && args.unanswerable == 0 {
+            bail!("nothing to generate: --answerable and --unanswerable are both 0");
+        }
+        if !(0.0..=1.0).contains(&args.off_topic) {
+            bail!(
+                "invalid --off-topic: must be a share from 0 to 1, got {}",
+                args.off_topic
+            );
+        }
+        let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
+        if concurrency == 0 {
+            bail!("invalid --concurrency: must be at least 1");
+        }
+        let cache = (!args.no_cache).then_some(CacheMode::Use);
+        let mut pipeline = Pipeline::from_config(&cfg, false, cache)?;
+        let generator = pipeline.generator(&cfg)?;
+        Ok(GenerateOptions {
+            write: match (args.force, args.append) {
+                (true, _) => WriteMode::Force,
+                (_, true) => WriteMode::Append,
+                _ => WriteMode::New,
+            },
+            answerable: args.answerable,
+            unanswerable: args.unanswerable,
+            off_topic: args.off_topic,
+            out: args.out,
+            corpus: args.corpus,
+            seed: args.seed,
+            dry_run: args.dry_run,
+            concurrency,
+            quiet,
+            generator,
             pipeline,
             config: cfg,
         })

@@ -214,6 +214,40 @@ pub fn holds_answer(reply: &str, expected: &str) -> bool {
     })
 }
 
+/// Sentences end at `.`, `!` or `?` followed by whitespace or the end of the text.
+pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text.trim();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        // The terminators are ASCII, so they are found byte by byte (no UTF-8 byte of another
+        // char equals one), and the char after each is decoded only there.
+        let bytes = rest.as_bytes();
+        let mut end = rest.len();
+        let mut from = 0;
+        while let Some(p) = bytes[from..]
+            .iter()
+            .position(|b| matches!(b, b'.' | b'!' | b'?'))
+        {
+            let at = from + p;
+            if rest[at + 1..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace)
+            {
+                end = at + 1;
+                break;
+            }
+            from = at + 1;
+        }
+        let sentence = rest[..end].trim();
+        rest = rest[end..].trim_start();
+        Some(sentence)
+    })
+    .filter(|s| !s.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

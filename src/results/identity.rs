@@ -102,8 +102,16 @@ pub struct JudgeIdentity {
     pub model: String,
     /// The server, for `openai`; `null` for the builtin judge.
     pub endpoint: Option<EndpointIdentity>,
+    /// `judge.structured_output` of an `openai` judge (absent in records before it existed:
+    /// on, its default).
+    #[serde(default = "structured_default")]
+    pub structured_output: bool,
     pub prompt_per_million: f64,
     pub completion_per_million: f64,
+}
+
+fn structured_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -10,6 +10,7 @@
 mod build;
 mod calls;
 mod dry_run;
+pub mod generate;
 mod grade;
 mod plan;
 mod rank;

@@ -108,6 +108,7 @@ impl Plan {
                 messages: prompt.build_squashed(&view.text, &chunks, *format),
                 seed: None,
                 slot: *slot,
+                format: None,
             }
         };
         // Two levels of deduplication: the recipe is cheap to hash and avoids building the

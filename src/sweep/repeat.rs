@@ -27,6 +27,7 @@ pub fn requests(requests: Vec<ChatRequest>, repeat: u32) -> Vec<ChatRequest> {
                 messages: q.messages.clone(),
                 seed: Some(r),
                 slot: q.slot,
+                format: q.format,
             })
         })
         .collect()
@@ -46,6 +47,7 @@ mod tests {
             }],
             seed: None,
             slot: 0,
+            format: None,
         };
         assert_eq!(requests(vec![q.clone()], 1), vec![q.clone()]);
         let seeds: Vec<Option<u32>> = requests(vec![q.clone(), q], 3)

@@ -171,6 +171,7 @@ impl Queue {
                         messages: request.messages.clone(),
                         seed: Some(r),
                         slot: request.slot,
+                        format: request.format,
                     };
                     pending.calls.push_back((c, r, again));
                 }
@@ -253,6 +254,7 @@ mod tests {
             }],
             seed,
             slot: 0,
+            format: None,
         }
     }
 

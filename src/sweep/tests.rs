@@ -117,6 +117,7 @@ fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
                 })
                 .unwrap_or_default(),
             attack: None,
+            origin: None,
             corpus: 0,
         })
         .collect();
@@ -196,6 +197,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
                     seed: None,
                     slot: 0,
+                    format: None,
                 };
                 Some(engine.model.complete(&request).await)
             };

@@ -204,6 +204,9 @@ pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
         // Only a repeated sweep sends a seed: without one the key is what it always was.
         #[serde(skip_serializing_if = "Option::is_none")]
         seed: Option<u32>,
+        // Only a judge or generator call names a reply format.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<crate::adapters::chat::ReplyFormat>,
     }
     struct Hashing(Sha256);
     impl Write for Hashing {
@@ -220,6 +223,7 @@ pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
         model: model.model(),
         params: model.params(),
         seed: request.seed,
+        format: request.format,
     };
     let mut hashing = Hashing(Sha256::new());
     // Serializing plain strings, numbers and a JSON value into a hash cannot fail.
@@ -498,6 +502,7 @@ mod tests {
                 ],
                 seed,
                 slot: 2,
+                format: None,
             };
             for model in [
                 &MockModel::default() as &dyn ChatModel,

@@ -29,6 +29,32 @@ pub struct ChatRequest {
     /// identity is.
     #[serde(skip)]
     pub slot: u32,
+    /// The JSON object the reply must be (the judge's grade, a generated question, a
+    /// verdict): what the builtin mocks answer with, and what an `openai` model with
+    /// `structured_output` on is held to by `response_format`. `None` for a sweep's prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<ReplyFormat>,
+}
+
+/// A reply format: a name (the mocks dispatch on it) and the JSON Schema of the one object a
+/// reply must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct ReplyFormat {
+    pub name: &'static str,
+    /// The schema as JSON text.
+    pub schema: &'static str,
+}
+
+impl ReplyFormat {
+    /// OpenAI's `response_format` for this schema (also what llama-server and vLLM read).
+    pub fn response_format(&self) -> serde_json::Value {
+        let schema: serde_json::Value =
+            serde_json::from_str(self.schema).expect("a reply format's schema is JSON");
+        serde_json::json!({
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "strict": true, "schema": schema},
+        })
+    }
 }
 
 /// A successful call.
@@ -71,6 +97,16 @@ pub trait ChatModel: Send + Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// The body of a reply that must be one JSON object: the reply trimmed, out of a ```` ```json ````
+/// (or bare ```` ``` ````) fence when it is in one.
+pub fn unfence(reply: &str) -> &str {
+    let text = reply.trim();
+    text.strip_prefix("```json")
+        .or_else(|| text.strip_prefix("```"))
+        .and_then(|t| t.strip_suffix("```"))
+        .map_or(text, str::trim)
 }
 
 /// The rough estimate used when a server reports no usage: four characters per token, rounded

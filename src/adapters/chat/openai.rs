@@ -24,7 +24,13 @@ pub struct OpenAiChat {
     temperature: f64,
     max_tokens: Option<u32>,
     stream: bool,
+    /// Send a request's [`ReplyFormat`] as `response_format` (the judge's and the generator's
+    /// `structured_output`).
+    structured: bool,
 }
+
+/// What a server's rejection of `response_format` is told to do.
+const STRUCTURED_HINT: &str = "the request carried a JSON Schema as `response_format` (structured output); if this server does not accept it, set `structured_output: false` in this model's section";
 
 impl OpenAiChat {
     /// A client of `endpoints`: one server, or several sharing a rate limit.
@@ -42,7 +48,14 @@ impl OpenAiChat {
             temperature,
             max_tokens,
             stream,
+            structured: false,
         })
+    }
+
+    /// The same client, sending each request's reply format as `response_format` when `on`.
+    pub fn with_structured_output(mut self, on: bool) -> Self {
+        self.structured = on;
+        self
     }
 
     /// What a request costs under `tokens_per_minute`: the prompt-token estimate plus
@@ -64,6 +77,9 @@ impl OpenAiChat {
         if let Some(seed) = request.seed {
             body["seed"] = json!(seed);
         }
+        if let Some(format) = request.format.filter(|_| self.structured) {
+            body["response_format"] = format.response_format();
+        }
         if self.stream {
             body["stream_options"] = json!({"include_usage": true});
         }
@@ -84,7 +100,12 @@ impl OpenAiChat {
             .map_err(|e| transport_failure(&e, server))?;
         let status = response.status();
         if !status.is_success() {
-            return Err(server.error_reply(response).await);
+            let mut failure = server.error_reply(response).await;
+            let structured = self.structured && request.format.is_some();
+            if structured && status.is_client_error() && failure.error.kind != ErrorKind::Auth {
+                failure.error.message = format!("{} ({STRUCTURED_HINT})", failure.error.message);
+            }
+            return Err(failure);
         }
         let (text, usage, ttft) = if self.stream {
             read_stream(&mut response, started, server).await?
@@ -212,7 +233,12 @@ impl ChatModel for OpenAiChat {
     }
 
     fn params(&self) -> Value {
-        json!({"temperature": self.temperature, "max_tokens": self.max_tokens})
+        let mut params = json!({"temperature": self.temperature, "max_tokens": self.max_tokens});
+        // Only when on, so that the keys of every other call stay as they were.
+        if self.structured {
+            params["structured_output"] = json!(true);
+        }
+        params
     }
 
     fn complete<'a>(
@@ -264,6 +290,7 @@ mod tests {
             messages: Vec::new(),
             seed: None,
             slot: 0,
+            format: None,
         };
         let f = chat
             .attempt(&server, &request, chat.body(&request))
@@ -291,6 +318,7 @@ mod tests {
             ],
             seed: None,
             slot: 0,
+            format: None,
         };
         // 5 characters: 2 tokens; 4 characters: 1.
         let chat = OpenAiChat::new(server.clone(), "m", 0.0, Some(100), false).unwrap();

@@ -36,6 +36,7 @@ fn question(answerable: bool) -> Question {
         tags: vec![],
         history: vec![],
         attack: None,
+        origin: None,
         corpus: 0,
     }
 }

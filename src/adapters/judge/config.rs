@@ -27,6 +27,9 @@ http_section! {
             /// Tokens sent per minute at most: a request costs its estimated prompt tokens. Default:
             /// no limit.
         }
+        /// Send the grade's JSON Schema as `response_format` (structured output: OpenAI,
+        /// llama-server and vLLM constrain the reply to it). `false` for a server that rejects it.
+        pub structured_output: bool = true,
         /// Price of a million judge prompt tokens.
         pub prompt_per_million: f64 = 0.0,
         /// Price of a million judge completion tokens.

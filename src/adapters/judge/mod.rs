@@ -11,7 +11,7 @@ pub mod config;
 
 use serde::{Deserialize, Serialize};
 
-use crate::adapters::chat::{CallError, ChatRequest, ErrorKind, Usage};
+use crate::adapters::chat::{CallError, ChatRequest, ErrorKind, ReplyFormat, Usage};
 use crate::adapters::corpus::{squash, Chunk};
 use crate::adapters::prompt::{Message, Role};
 
@@ -93,8 +93,15 @@ pub fn request(
         ],
         seed: None,
         slot: 0,
+        format: Some(GRADE_FORMAT),
     }
 }
+
+/// The judge's reply as a JSON Schema: the three booleans and nothing else.
+pub const GRADE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_grade",
+    schema: r#"{"type":"object","properties":{"refused":{"type":"boolean"},"correct":{"type":"boolean"},"supported":{"type":"boolean"}},"required":["refused","correct","supported"],"additionalProperties":false}"#,
+};
 
 /// Whether `request` is a judge call (its system message is the rubric).
 pub fn is_judge_request(request: &ChatRequest) -> bool {
@@ -140,13 +147,7 @@ pub fn read_request(request: &ChatRequest) -> Option<JudgeInput<'_>> {
 /// The grade in a judge's reply: one JSON object with the three booleans, optionally inside a
 /// ```json fence. Anything else is a `malformed` error.
 pub fn parse(reply: &str) -> Result<Grade, CallError> {
-    let text = reply.trim();
-    let text = text
-        .strip_prefix("```json")
-        .or_else(|| text.strip_prefix("```"))
-        .and_then(|t| t.strip_suffix("```"))
-        .map_or(text, str::trim);
-    serde_json::from_str::<Grade>(text).map_err(|e| CallError {
+    serde_json::from_str::<Grade>(crate::adapters::chat::unfence(reply)).map_err(|e| CallError {
         kind: ErrorKind::Malformed,
         message: format!(
             "the judge's reply is not the rubric's JSON ({e}): `{}`",

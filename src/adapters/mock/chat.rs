@@ -22,7 +22,7 @@ use crate::adapters::chat::{
     estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, Usage,
 };
 use crate::adapters::prompt::REFUSAL;
-use crate::base::text::content_words;
+use crate::base::text::{content_words, sentences};
 use crate::base::BoxFuture;
 
 #[derive(Debug, Clone)]
@@ -49,6 +49,9 @@ impl MockModel {
     pub fn reply(&self, request: &ChatRequest) -> String {
         if let Some(grade) = crate::adapters::mock::judge::reply(request) {
             return grade;
+        }
+        if let Some(generated) = crate::adapters::mock::generate::reply(request) {
+            return generated;
         }
         let text = self.plain_reply(request);
         match (self.paraphrase, request.messages.last()) {
@@ -287,40 +290,6 @@ fn parse_passage(block: &str) -> Option<(u32, &str)> {
     Some((n, text))
 }
 
-/// Sentences end at `.`, `!` or `?` followed by whitespace or the end of the text.
-pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text.trim();
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        // The terminators are ASCII, so they are found byte by byte (no UTF-8 byte of another
-        // char equals one), and the char after each is decoded only there.
-        let bytes = rest.as_bytes();
-        let mut end = rest.len();
-        let mut from = 0;
-        while let Some(p) = bytes[from..]
-            .iter()
-            .position(|b| matches!(b, b'.' | b'!' | b'?'))
-        {
-            let at = from + p;
-            if rest[at + 1..]
-                .chars()
-                .next()
-                .is_none_or(char::is_whitespace)
-            {
-                end = at + 1;
-                break;
-            }
-            from = at + 1;
-        }
-        let sentence = rest[..end].trim();
-        rest = rest[end..].trim_start();
-        Some(sentence)
-    })
-    .filter(|s| !s.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,11 +303,13 @@ mod tests {
             messages: build(question, &refs, REFUSAL, Format::Numbered),
             seed: None,
             slot: 0,
+            format: None,
         });
         let tagged = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Tagged),
             seed: None,
             slot: 0,
+            format: None,
         });
         assert_eq!(numbered, tagged, "the mock reads both formats alike");
         numbered
@@ -413,6 +384,7 @@ mod tests {
                 messages,
                 seed: None,
                 slot: 0,
+                format: None,
             }),
             "rewrite this"
         );
@@ -461,6 +433,7 @@ mod tests {
                 messages: build(q, &refs, REFUSAL, Format::Numbered),
                 seed: None,
                 slot: 0,
+                format: None,
             })
         };
         assert_eq!(

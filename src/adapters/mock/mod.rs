@@ -1,8 +1,9 @@
 //! The offline stand-ins for real servers, together: the mock chat model, the mock judge it
-//! answers grading requests with, and the OpenAI-compatible server (`rageval mock-llm`) that
+//! answers grading requests with, the mock generator and verifier of `rageval generate`, and the OpenAI-compatible server (`rageval mock-llm`) that
 //! serves both with the builtin embedder and a reranker.
 
 pub mod chat;
+pub mod generate;
 pub mod judge;
 pub mod server;
 

@@ -6,7 +6,9 @@
 //! latency and inject faults (errors, malformed bodies, dropped connections, hangs) from a
 //! seeded random generator, and it counts what it served at `GET /stats`.
 //!
-//! Requests that carry the judge's rubric get the mock judge's grade; `paraphrase` rewords
+//! Requests that carry the judge's rubric get the mock judge's grade, and those whose
+//! `response_format` names a `rageval generate` format get the mock generator's or verifier's
+//! reply ([`crate::adapters::mock::generate`]); `paraphrase` rewords
 //! every other reply (see [`crate::adapters::mock::chat::paraphrase`]); `keep_requests` keeps the last
 //! chat request bodies, byte for byte, at `GET /requests`, so a test can see exactly what a
 //! client sent.
@@ -394,10 +396,15 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
         .entry(req["temperature"].to_string())
         .or_default() += 1;
     let seed = req["seed"].as_u64();
+    // A generator's or judge's call names its reply format; the mock answers in it.
+    let format = req["response_format"]["json_schema"]["name"]
+        .as_str()
+        .and_then(crate::adapters::mock::generate::format_named);
     let request = ChatRequest {
         messages,
-        seed: None,
+        seed: seed.and_then(|s| u32::try_from(s).ok()),
         slot: 0,
+        format,
     };
     if crate::adapters::judge::is_judge_request(&request) {
         state

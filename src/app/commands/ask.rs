@@ -131,6 +131,7 @@ pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
         messages: messages(&s, &r),
         seed: None,
         slot: 0,
+        format: None,
     };
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,

@@ -12,6 +12,8 @@ use crate::output::report::write_atomic;
 /// Where init writes, relative to the current folder.
 pub const CONFIG: &str = "rageval.yaml";
 pub const EVALSET: &str = "evalsets/starter.yaml";
+/// Where `init --generate` writes the generated questions.
+pub const GENERATED: &str = "evalsets/generated.yaml";
 pub const SAMPLE_DOC: &str = "docs/welcome.md";
 pub const CONFIG_SCHEMA: &str = ".rageval/config.schema.json";
 pub const EVALSET_SCHEMA: &str = ".rageval/evalset.schema.json";
@@ -19,7 +21,7 @@ pub const EVALSET_SCHEMA: &str = ".rageval/evalset.schema.json";
 /// Headings listed in the starter set's comments; the rest are counted.
 const MAX_LISTED: usize = 40;
 
-pub fn run(corpus: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
+pub async fn run(corpus: Option<PathBuf>, generate: bool, quiet: bool) -> Result<ExitStatus> {
     let (corpus_dir, sample) = match corpus {
         Some(dir) => (dir, false),
         None if has_markdown(Path::new("docs")) => (PathBuf::from("docs"), false),
@@ -27,6 +29,9 @@ pub fn run(corpus: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
         None => (PathBuf::from("docs"), true),
     };
     let mut targets = vec![CONFIG, EVALSET];
+    if generate {
+        targets.push(GENERATED);
+    }
     if sample {
         targets.push(SAMPLE_DOC);
     }
@@ -70,9 +75,18 @@ pub fn run(corpus: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
         })?;
         starter_set(&corpus, &relative_to_evalsets(&corpus_dir))
     };
+    let config = if generate {
+        CONFIG_TEXT.replacen(
+            &format!("  - {EVALSET}\n"),
+            &format!("  - {EVALSET}\n  - {GENERATED}\n"),
+            1,
+        )
+    } else {
+        CONFIG_TEXT.to_string()
+    };
     write(
         CONFIG,
-        &format!("# yaml-language-server: $schema={CONFIG_SCHEMA}\n{CONFIG_TEXT}"),
+        &format!("# yaml-language-server: $schema={CONFIG_SCHEMA}\n{config}"),
     )?;
     write(
         EVALSET,
@@ -97,6 +111,24 @@ pub fn run(corpus: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
             "wrote {}, and the schemas {CONFIG_SCHEMA}, {EVALSET_SCHEMA} for editors\nnext: rageval sweep\nthen: write your own questions in {EVALSET} (`rageval validate` checks them)\n",
             written.join(", "),
         ))?;
+    }
+    if generate {
+        // The config just written, its (mock) model, the defaults of `rageval generate`.
+        let args = crate::app::cli::GenerateArgs {
+            answerable: 10,
+            unanswerable: 10,
+            off_topic: 0.2,
+            out: PathBuf::from(GENERATED),
+            corpus: None,
+            seed: 0,
+            force: false,
+            append: false,
+            dry_run: false,
+            concurrency: None,
+            no_cache: false,
+        };
+        let options = crate::app::options::GenerateOptions::new(args, None, quiet)?;
+        return super::generate::run(options).await;
     }
     Ok(ExitStatus::Success)
 }

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod gate;
+pub mod generate;
 pub mod index;
 pub mod init;
 pub mod merge;

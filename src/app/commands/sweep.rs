@@ -13,10 +13,35 @@ use crate::sweep::{Engine, Sweep};
 use crate::vocab::dim::Dim;
 use crate::vocab::grid::DEFAULT_PROFILE;
 
+/// `--only`: drop the questions the flag leaves out; none left is an input error.
+fn keep_only(ws: &mut Workspace, only: crate::app::cli::Only) -> Result<()> {
+    use crate::app::cli::Only;
+    let keep = |q: &crate::adapters::evalset::Question| match only {
+        Only::Generated => q.origin.is_some(),
+        Only::Reviewed => q.reviewed(),
+    };
+    for set in &mut ws.sets {
+        set.questions.retain(keep);
+    }
+    // A set left with no question is not swept (and not reported as one).
+    ws.sets.retain(|set| !set.questions.is_empty());
+    if ws.sets.is_empty() {
+        let which = match only {
+            Only::Generated => "generated (`rageval generate` writes them)",
+            Only::Reviewed => "written or reviewed by a person",
+        };
+        anyhow::bail!("invalid --only: no question of the question sets is {which}");
+    }
+    Ok(())
+}
+
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
     let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
+    if let Some(only) = s.only {
+        keep_only(&mut ws, only)?;
+    }
     // Sections are cut to fit the embedder that reads the least, with a margin.
     let read = s
         .grid

@@ -54,8 +54,17 @@ pub async fn run(
                             ),
                         )
                     };
+                    let generated = set.questions.iter().filter(|q| q.origin.is_some()).count();
+                    let unreviewed = set.questions.iter().filter(|q| !q.reviewed()).count();
+                    let origin = match (generated, unreviewed) {
+                        (0, _) => String::new(),
+                        (g, 0) => format!("; {g} generated, all reviewed"),
+                        (g, u) => format!(
+                            "; {g} generated, {u} not reviewed yet (set `reviewed: true` once checked)"
+                        ),
+                    };
                     super::print(&format!(
-                        "ok    {}: {} answerable, {} unanswerable; {passages}\n      {}\n",
+                        "ok    {}: {} answerable, {} unanswerable; {passages}{origin}\n      {}\n",
                         file.display(),
                         answerable,
                         set.questions.len() - answerable,

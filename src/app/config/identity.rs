@@ -80,6 +80,7 @@ impl EffectiveConfig {
                     ChatKind::Openai => j.model.clone(),
                 },
                 endpoint: (j.kind == ChatKind::Openai).then(|| EndpointIdentity::new(j.http())),
+                structured_output: j.structured_output,
                 prompt_per_million: j.prompt_per_million,
                 completion_per_million: j.completion_per_million,
             }),

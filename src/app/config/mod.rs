@@ -48,6 +48,8 @@ pub struct Config {
     /// The optional reranker; absent: passages keep their retrieval order and scores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reranker: Option<RerankerConfig>,
+    /// How `rageval generate` writes and verifies questions (docs/generate.md).
+    pub generate: GenerateConfig,
 }
 
 pub mod identity;
@@ -66,6 +68,7 @@ pub use crate::adapters::cache::config::*;
 pub use crate::adapters::chat::config::*;
 pub use crate::adapters::corpus::config::*;
 pub use crate::adapters::embed::config::*;
+pub use crate::adapters::generate::config::*;
 pub use crate::adapters::http::config::*;
 pub use crate::adapters::judge::config::*;
 pub use crate::adapters::prompt::config::*;
@@ -480,6 +483,32 @@ impl LoadedConfig {
                 &format!("prompt.{}", e.field),
                 e.error.to_string(),
             );
+        }
+        if let Err(e) = c.generate.prompts() {
+            return fail(
+                &[Key("generate"), Key(e.field)],
+                &format!("generate.{}", e.field),
+                e.error.to_string(),
+            );
+        }
+        if let Err((field, msg)) = c.generate.check() {
+            return fail(
+                &[Key("generate"), Key(field)],
+                &format!("generate.{field}"),
+                msg,
+            );
+        }
+        if let Some(name) = c.generate.model.as_deref() {
+            if name != crate::vocab::grid::DEFAULT_PROFILE && !c.models.contains_key(name) {
+                return fail(
+                    &[Key("generate"), Key("model")],
+                    "generate.model",
+                    format!(
+                        "unknown chat profile `{name}`; `models:` defines {}",
+                        profiles::known(c.models.keys())
+                    ),
+                );
+            }
         }
         if let Err((i, msg)) =
             crate::adapters::prompt::RefusalPatterns::new(&c.prompt.refusal_patterns)

@@ -227,7 +227,8 @@ impl Pipeline {
                 rate_limited |= endpoint.limiter.is_some();
                 let http: Arc<dyn ChatModel> = Arc::new(
                     OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
-                        .map_err(|e| anyhow::anyhow!(e))?,
+                        .map_err(|e| anyhow::anyhow!(e))?
+                        .with_structured_output(j.structured_output),
                 );
                 Some(match cache {
                     Some(mode) => Arc::new(CachedModel::open(

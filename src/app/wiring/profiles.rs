@@ -145,6 +145,55 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// The model `rageval generate` asks (`generate.model`, default the `chat:` section),
+    /// with `generate.structured_output`, behind the response cache `chat.jsonl` when calls
+    /// are cached.
+    pub fn generator(&mut self, cfg: &LoadedConfig) -> Result<Arc<dyn ChatModel>> {
+        let c = &cfg.config;
+        let name = c
+            .generate
+            .model
+            .as_deref()
+            .unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
+        let section = chat_profile(cfg, name)?;
+        Ok(match section.kind {
+            ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
+            ChatKind::Openai => {
+                let endpoint = endpoint(section.http(), &self.held)?;
+                if endpoint.limiter.is_some() {
+                    self.rate_limited = Some(self.held.clone());
+                }
+                let raw: Arc<dyn ChatModel> = Arc::new(
+                    crate::adapters::chat::OpenAiChat::new(
+                        endpoint,
+                        &section.model,
+                        section.temperature,
+                        section.max_tokens,
+                        section.stream,
+                    )
+                    .map_err(|e| anyhow::anyhow!(e))?
+                    .with_structured_output(c.generate.structured_output),
+                );
+                match self.cache {
+                    Some(mode) => {
+                        let store = match &self.chat_store {
+                            Some(s) => s.clone(),
+                            None => {
+                                let s = CachedModel::open_store(&self.cache_dir, mode)?;
+                                self.chat_store = Some(s.clone());
+                                s
+                            }
+                        };
+                        Arc::new(CachedModel::sharing(raw, store, mode))
+                    }
+                    None => raw,
+                }
+            }
+        })
+    }
+}
+
 /// The config section of embedder profile `name`; an unknown name lists the known ones.
 pub(crate) fn embedder_profile<'c>(
     cfg: &'c LoadedConfig,

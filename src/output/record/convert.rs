@@ -102,6 +102,7 @@ impl Record {
                         marker: a.marker.clone(),
                         source: a.source.clone(),
                     }),
+                    generated: q.origin.clone(),
                     best_score: r.best_score(i),
                     best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
                     expected_score: r.expected_scores.get(i).copied().flatten(),
@@ -220,6 +221,7 @@ impl Record {
                     marker: a.marker.clone(),
                     source: a.source.clone(),
                 }),
+                origin: q.generated.clone(),
                 corpus: corpus_index.get(q.corpus.as_str()).copied().unwrap_or(0),
             })
             .collect();

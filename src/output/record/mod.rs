@@ -109,6 +109,10 @@ pub struct QuestionRecord {
     /// The injection probe's marker and poisoned source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attack: Option<AttackRecord>,
+    /// For a question `rageval generate` wrote: its model, chunk, seed, and whether it was
+    /// reviewed. Absent for a hand-written question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<crate::adapters::evalset::Origin>,
     /// The best score of the text the first setting asks, whatever minScore and k: the best
     /// rerank score when a reranker is configured, else the best retrieval score.
     pub best_score: Option<f64>,

@@ -51,6 +51,7 @@ fn question(id: &str, text: &str, source: Option<(&str, &str)>) -> Question {
         tags: vec![],
         history: vec![],
         attack: None,
+        origin: None,
         corpus: 0,
     }
 }

@@ -1,0 +1,489 @@
+//! Question generation (`rageval generate`, docs/generate.md): the prompts that ask a model for
+//! an answerable question about one passage, a near-miss unanswerable one, or an off-topic
+//! one, and the verifier's prompt that asks whether retrieved passages answer a question; the
+//! one JSON object each reply must be, and the checks a candidate must pass.
+//!
+//! A reply that is not the JSON asked for is a rejected candidate with its reason, never a
+//! guess. The engine (`crate::sweep::generate`) samples passages, makes the calls, verifies and
+//! deduplicates.
+
+pub mod config;
+
+use serde::Deserialize;
+
+use crate::adapters::chat::{unfence, ChatRequest, ReplyFormat};
+use crate::adapters::corpus::{squash, Chunk};
+use crate::adapters::prompt::{Message, Role};
+use crate::adapters::template::{Slot, Template, TemplateError};
+use crate::base::text::{holds_answer, normal_answer, words};
+
+/// The most questions of one class a run may ask for (`--answerable`, `--unanswerable`).
+pub const MAX_QUESTIONS: usize = 10_000;
+
+/// The longest question kept, in characters: a longer "question" is a reply gone wrong.
+pub const MAX_QUESTION_CHARS: usize = 500;
+
+/// A question that shares this many consecutive words with its passage copies it.
+pub const COPY_RUN: usize = 8;
+
+/// What a generated question is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// The passage answers it; it carries the answer.
+    Answerable,
+    /// On the passage's topic, answered by no passage.
+    NearMiss,
+    /// Off the corpus's topic altogether.
+    OffTopic,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Answerable, Kind::NearMiss, Kind::OffTopic];
+
+    /// How the kind is named in files and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Answerable => "answerable",
+            Kind::NearMiss => "near-miss",
+            Kind::OffTopic => "off-topic",
+        }
+    }
+
+    /// The reply format a generation call of this kind asks for.
+    pub fn format(self) -> ReplyFormat {
+        match self {
+            Kind::Answerable => ANSWERABLE_FORMAT,
+            Kind::NearMiss => NEAR_MISS_FORMAT,
+            Kind::OffTopic => OFF_TOPIC_FORMAT,
+        }
+    }
+}
+
+/// An answerable candidate: `{"question": "...", "answer": "..."}`.
+pub const ANSWERABLE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_answerable_question",
+    schema: r#"{"type":"object","properties":{"question":{"type":"string"},"answer":{"type":"string"}},"required":["question","answer"],"additionalProperties":false}"#,
+};
+
+/// A near-miss unanswerable candidate: `{"question": "..."}`.
+pub const NEAR_MISS_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_near_miss_question",
+    schema: QUESTION_SCHEMA,
+};
+
+/// An off-topic candidate: `{"question": "..."}`.
+pub const OFF_TOPIC_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_off_topic_question",
+    schema: QUESTION_SCHEMA,
+};
+
+const QUESTION_SCHEMA: &str = r#"{"type":"object","properties":{"question":{"type":"string"}},"required":["question"],"additionalProperties":false}"#;
+
+/// The verifier's verdict: `{"answerable": true|false}`.
+pub const VERDICT_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_verdict",
+    schema: r#"{"type":"object","properties":{"answerable":{"type":"boolean"}},"required":["answerable"],"additionalProperties":false}"#,
+};
+
+/// The built-in `generate.answerable_prompt`.
+pub const ANSWERABLE_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents.
+
+Passage (from {source}):
+<passage>
+{passage}
+</passage>
+
+Write one question that a user of these documents might ask and that this passage answers, and its answer.
+- The answer is a short phrase of at most ten words, copied word for word from the passage.
+- The question is in your own words and makes sense without the passage: do not copy a sentence of the passage.
+Reply with one JSON object and nothing else: {"question": "...", "answer": "..."}"#;
+
+/// The built-in `generate.unanswerable_prompt`.
+pub const UNANSWERABLE_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents and must refuse what they do not answer.
+
+Passage (from {source}):
+<passage>
+{passage}
+</passage>
+
+Write one question on the same topic as this passage that the passage does not answer: ask for a detail it does not give (a number, a date, a condition, an exception, a comparison), as a real user would. Do not ask about anything the passage states.
+Reply with one JSON object and nothing else: {"question": "..."}"#;
+
+/// The built-in `generate.off_topic_prompt`.
+pub const OFF_TOPIC_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents and must refuse what they do not answer.
+
+One passage of the documents, so that you know what they are about (from {source}):
+<passage>
+{passage}
+</passage>
+
+Write one question a user might type into this assistant that has nothing to do with the topic of these documents (general knowledge, another product, everyday life).
+Reply with one JSON object and nothing else: {"question": "..."}"#;
+
+/// The built-in `generate.verify_prompt`.
+pub const VERIFY_PROMPT: &str = r#"Decide whether the passages below answer the question. Say true only when a passage states the answer; say false when the passages are on the topic but do not give it.
+
+Question: {question}
+
+Passages:
+{passages}
+
+Reply with one JSON object and nothing else: {"answerable": true} or {"answerable": false}"#;
+
+/// A template of the `generate:` section that did not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptFieldError {
+    /// `answerable_prompt`, `unanswerable_prompt`, `off_topic_prompt` or `verify_prompt`.
+    pub field: &'static str,
+    pub error: TemplateError,
+}
+
+/// The generator's and the verifier's prompts, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompts {
+    pub answerable: Template,
+    pub near_miss: Template,
+    pub off_topic: Template,
+    pub verify: Template,
+}
+
+impl Prompts {
+    /// The generation call of `kind` for `chunk`. `seed` asks again about a passage already
+    /// asked about (a second pass over the corpus): a distinct request, cached apart.
+    pub fn request(&self, kind: Kind, chunk: &Chunk, seed: Option<u32>) -> ChatRequest {
+        let template = match kind {
+            Kind::Answerable => &self.answerable,
+            Kind::NearMiss => &self.near_miss,
+            Kind::OffTopic => &self.off_topic,
+        };
+        let passage = squash(&chunk.text);
+        let source = chunk.label();
+        let text = template.render(|slot| match slot {
+            Slot::Passage => &passage,
+            Slot::Source => &source,
+            _ => "",
+        });
+        user_request(text, seed, kind.format())
+    }
+
+    /// The verifier's call: does any of `passages` (the retriever's top, best first) answer
+    /// `question`?
+    pub fn verify(&self, question: &str, passages: &[&Chunk]) -> ChatRequest {
+        let listed = if passages.is_empty() {
+            "(none)".to_string()
+        } else {
+            passages
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("[{}] (source: {}) {}", i + 1, c.label(), squash(&c.text)))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let question = squash(question);
+        let text = self.verify.render(|slot| match slot {
+            Slot::Question => &question,
+            Slot::Passages => &listed,
+            _ => "",
+        });
+        user_request(text, None, VERDICT_FORMAT)
+    }
+}
+
+fn user_request(text: String, seed: Option<u32>, format: ReplyFormat) -> ChatRequest {
+    ChatRequest {
+        messages: vec![Message {
+            role: Role::User,
+            content: text,
+        }],
+        seed,
+        slot: 0,
+        format: Some(format),
+    }
+}
+
+/// Why a candidate was not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reject {
+    /// The answer is not in its passage, word for word (after the answer match's
+    /// normalisation).
+    AnswerNotInPassage,
+    /// The question repeats the passage's words.
+    CopiesPassage,
+    /// The verifier found a passage that answers the unanswerable candidate.
+    VerifierSaidAnswerable,
+    /// The same question as a kept one or an existing one, or too close to one.
+    Duplicate,
+    /// The reply is not the JSON object asked for (or the verifier's is not).
+    Malformed,
+    /// The generation or the verification call failed.
+    CallFailed,
+}
+
+impl Reject {
+    pub const ALL: [Reject; 6] = [
+        Reject::AnswerNotInPassage,
+        Reject::CopiesPassage,
+        Reject::VerifierSaidAnswerable,
+        Reject::Duplicate,
+        Reject::Malformed,
+        Reject::CallFailed,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Reject::AnswerNotInPassage => "answer not in passage",
+            Reject::CopiesPassage => "copies the passage",
+            Reject::VerifierSaidAnswerable => "verifier said answerable",
+            Reject::Duplicate => "duplicate",
+            Reject::Malformed => "malformed reply",
+            Reject::CallFailed => "call failed",
+        }
+    }
+}
+
+/// A parsed generation reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub question: String,
+    /// The answer span (answerable candidates only).
+    pub answer: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnswerable {
+    question: String,
+    answer: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuestion {
+    question: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerdict {
+    answerable: bool,
+}
+
+fn malformed(what: &str, reply: &str, why: impl std::fmt::Display) -> String {
+    format!(
+        "the reply is not the {what} JSON ({why}): `{}`",
+        crate::base::text::excerpt(reply, 80)
+    )
+}
+
+/// Read a generation reply of `kind`: its one JSON object (optionally in a ```json fence),
+/// with a non-empty question of at most [`MAX_QUESTION_CHARS`] and, for an answerable one, a
+/// non-empty answer. `Err` says why it is malformed.
+pub fn parse_candidate(kind: Kind, reply: &str) -> Result<Candidate, String> {
+    let body = unfence(reply);
+    let what = kind.name();
+    let (question, answer) = match kind {
+        Kind::Answerable => {
+            let raw: RawAnswerable =
+                serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
+            (raw.question, Some(raw.answer))
+        }
+        Kind::NearMiss | Kind::OffTopic => {
+            let raw: RawQuestion =
+                serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
+            (raw.question, None)
+        }
+    };
+    let question = squash(&question);
+    if question.is_empty() {
+        return Err(malformed(what, reply, "the question is empty"));
+    }
+    if question.chars().count() > MAX_QUESTION_CHARS {
+        return Err(malformed(
+            what,
+            reply,
+            format!("the question is longer than {MAX_QUESTION_CHARS} characters"),
+        ));
+    }
+    let answer = answer.map(|a| squash(&a));
+    if answer.as_deref().is_some_and(str::is_empty) {
+        return Err(malformed(what, reply, "the answer is empty"));
+    }
+    Ok(Candidate { question, answer })
+}
+
+/// Read a verifier's reply: `{"answerable": true|false}`, optionally fenced.
+pub fn parse_verdict(reply: &str) -> Result<bool, String> {
+    serde_json::from_str::<RawVerdict>(unfence(reply))
+        .map(|v| v.answerable)
+        .map_err(|e| malformed("verifier's", reply, e))
+}
+
+/// Whether `answer` appears in `passage` word for word, as the answer match reads both (case,
+/// whitespace runs and number words up to twenty forgiven; a number stays whole).
+pub fn answer_in_passage(answer: &str, passage: &str) -> bool {
+    let answer = normal_answer(answer);
+    !answer.trim().is_empty() && holds_answer(&normal_answer(passage), &answer)
+}
+
+/// Whether `question` copies `passage`: it holds a run of [`COPY_RUN`] consecutive words of
+/// the passage, or a whole sentence of it of three words or more.
+pub fn copies_passage(question: &str, passage: &str) -> bool {
+    let q: Vec<String> = words(question).collect();
+    let p: Vec<String> = words(passage).collect();
+    let holds = |run: &[String]| !run.is_empty() && q.windows(run.len()).any(|w| w == run);
+    if p.windows(COPY_RUN).any(holds) {
+        return true;
+    }
+    crate::base::text::sentences(passage).any(|s| {
+        let run: Vec<String> = words(s).collect();
+        run.len() >= 3 && holds(&run)
+    })
+}
+
+/// A question as the exact-duplicate check compares it: its words, lowercased, one space apart.
+pub fn normal_question(question: &str) -> String {
+    words(question).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::corpus::chunk_markdown;
+
+    fn prompts() -> Prompts {
+        config::GenerateConfig::default().prompts().unwrap()
+    }
+
+    #[test]
+    fn the_prompts_carry_the_passage_its_source_and_the_reply_format() {
+        let chunks = chunk_markdown("club.md", "# Fees\nMembership costs\n40 euros a year.\n");
+        let r = prompts().request(Kind::Answerable, &chunks[0], None);
+        assert_eq!(r.format, Some(ANSWERABLE_FORMAT));
+        assert_eq!(r.messages.len(), 1);
+        let text = &r.messages[0].content;
+        assert!(
+            text.contains("Passage (from club.md#Fees):\n<passage>\nMembership costs 40 euros a year.\n</passage>"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(r#"{"question": "...", "answer": "..."}"#),
+            "{text}"
+        );
+        assert_eq!(
+            prompts().request(Kind::OffTopic, &chunks[0], Some(2)).seed,
+            Some(2)
+        );
+        let v = prompts().verify(" Late  fee? ", &[&chunks[0]]);
+        assert_eq!(v.format, Some(VERDICT_FORMAT));
+        assert!(v.messages[0].content.contains(
+            "Question: Late fee?\n\nPassages:\n[1] (source: club.md#Fees) Membership costs 40 euros a year.\n\nReply"
+        ));
+        assert!(prompts().verify("Q?", &[]).messages[0]
+            .content
+            .contains("Passages:\n(none)\n"));
+    }
+
+    #[test]
+    fn every_schema_is_json_and_names_the_fields_the_parser_reads() {
+        for f in [
+            ANSWERABLE_FORMAT,
+            NEAR_MISS_FORMAT,
+            OFF_TOPIC_FORMAT,
+            VERDICT_FORMAT,
+        ] {
+            let rf = f.response_format();
+            assert_eq!(rf["type"], "json_schema");
+            assert_eq!(rf["json_schema"]["name"], f.name);
+            assert_eq!(rf["json_schema"]["schema"]["additionalProperties"], false);
+        }
+        let names: std::collections::HashSet<_> =
+            Kind::ALL.iter().map(|k| k.format().name).collect();
+        assert_eq!(names.len(), 3, "each kind has its own format name");
+    }
+
+    #[test]
+    fn only_the_json_asked_for_is_a_candidate() {
+        assert_eq!(
+            parse_candidate(
+                Kind::Answerable,
+                "```json\n{\"question\": \" How much is  it? \", \"answer\": \"40 euros\"}\n```"
+            ),
+            Ok(Candidate {
+                question: "How much is it?".into(),
+                answer: Some("40 euros".into())
+            })
+        );
+        assert_eq!(
+            parse_candidate(Kind::NearMiss, r#"{"question": "When?"}"#),
+            Ok(Candidate {
+                question: "When?".into(),
+                answer: None
+            })
+        );
+        for (kind, bad) in [
+            (Kind::Answerable, r#"{"question": "When?"}"#),
+            (Kind::Answerable, r#"{"question": "When?", "answer": ""}"#),
+            (
+                Kind::Answerable,
+                r#"{"question": "When?", "answer": "now", "why": "x"}"#,
+            ),
+            (Kind::NearMiss, r#"{"question": "  "}"#),
+            (Kind::NearMiss, r#"Sure! {"question": "When?"}"#),
+            (Kind::OffTopic, r#"{"question": 3}"#),
+            (Kind::OffTopic, "What is the capital of France?"),
+        ] {
+            assert!(parse_candidate(kind, bad).is_err(), "{bad}");
+        }
+        let long = format!(r#"{{"question": "{}"}}"#, "why ".repeat(200));
+        assert!(parse_candidate(Kind::NearMiss, &long)
+            .unwrap_err()
+            .contains("longer than 500 characters"));
+        assert_eq!(
+            parse_candidate(Kind::NearMiss, "yes").unwrap_err(),
+            "the reply is not the near-miss JSON (expected value at line 1 column 1): `yes`"
+        );
+        assert_eq!(parse_verdict(r#" {"answerable": false} "#), Ok(false));
+        assert_eq!(
+            parse_verdict("```json\n{\"answerable\":true}\n```"),
+            Ok(true)
+        );
+        assert!(parse_verdict(r#"{"answerable": "no"}"#).is_err());
+        assert!(parse_verdict("No.").is_err());
+    }
+
+    #[test]
+    fn an_answer_must_be_in_its_passage_as_the_answer_match_reads_it() {
+        let passage = "Refunds are paid within  Seven days of the request.";
+        assert!(answer_in_passage("within 7 days", passage));
+        assert!(answer_in_passage("seven DAYS", passage));
+        assert!(!answer_in_passage("within a week", passage));
+        assert!(!answer_in_passage("  ", passage));
+        // A number stays whole: 17 is not in "7 days".
+        assert!(!answer_in_passage("17 days", "within 7 days"));
+    }
+
+    #[test]
+    fn a_question_that_repeats_the_passage_copies_it() {
+        let passage =
+            "Members may bring two guests to any event held on a weekday evening. Guests pay.";
+        assert!(copies_passage(
+            "Can members bring two guests to any event held on a weekday evening?",
+            passage
+        ));
+        // A whole short sentence repeated.
+        assert!(copies_passage(
+            "Do guests pay extra?",
+            "Tea is free. Guests pay extra."
+        ));
+        assert!(!copies_passage(
+            "How many guests may a member bring?",
+            passage
+        ));
+        // Seven words in a row are not a copy.
+        assert!(!copies_passage(
+            "may bring two guests to any event, or not?",
+            passage
+        ));
+        assert_eq!(normal_question(" How MANY guests?! "), "how many guests");
+    }
+}

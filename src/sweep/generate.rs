@@ -1,0 +1,459 @@
+//! `rageval generate`'s engine: sample passages spread over files and headings, ask the model
+//! for candidates, check them, verify unanswerable ones against the retriever's passages, and
+//! keep the ones that are not duplicates (docs/generate.md).
+//!
+//! Candidates are tried in rounds: each round asks for as many of each kind as are still
+//! missing (within the budget), makes those calls concurrently, then decides every candidate
+//! in a fixed order. What is kept depends on the seed and the replies only, never on timing,
+//! so a rerun over the response cache writes the same file and makes no call.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use futures_util::stream::{self, StreamExt};
+
+use super::{Engine, Query, Ranking};
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+use crate::adapters::corpus::Corpus;
+use crate::adapters::embed::{cosine, normalize};
+use crate::adapters::generate::{
+    answer_in_passage, copies_passage, normal_question, parse_candidate, parse_verdict, Kind,
+    Prompts, Reject,
+};
+use crate::base::text::content_words;
+
+/// A passage needs this many content words to be asked about.
+pub const MIN_PASSAGE_WORDS: usize = 5;
+
+/// What to generate.
+pub struct Job<'a> {
+    /// The corpus, chunked as the sweep chunks it.
+    pub corpus: &'a Corpus,
+    /// The questions already written (the existing sets', and `--append`'s file): a candidate
+    /// too close to one is a duplicate.
+    pub existing: &'a [String],
+    /// How many of each kind, in the order of [`Kind::ALL`].
+    pub wanted: [usize; 3],
+    /// Candidates tried at most per kind.
+    pub budget: [usize; 3],
+    pub seed: u64,
+    pub prompts: &'a Prompts,
+    pub verify_k: usize,
+    pub max_similarity: f64,
+}
+
+/// A kept question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    pub kind: Kind,
+    pub question: String,
+    /// The answer span (answerable questions).
+    pub answer: Option<String>,
+    /// The chunk asked about: an index into the job's corpus.
+    pub chunk: usize,
+}
+
+/// One kind's account: asked for, tried, kept, and why the others were rejected.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    pub wanted: usize,
+    pub tried: usize,
+    pub kept: usize,
+    pub rejected: BTreeMap<Reject, usize>,
+}
+
+/// Calls made, by purpose, and how many of them the response cache answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Calls {
+    pub generation: usize,
+    pub verification: usize,
+    pub cached: usize,
+}
+
+/// What a run of the generator produced.
+#[derive(Debug, Clone, Default)]
+pub struct Generated {
+    /// Kept questions, kind by kind in the order of [`Kind::ALL`], each kind in the order its
+    /// candidates were tried.
+    pub kept: Vec<Kept>,
+    /// Per kind, in the order of [`Kind::ALL`].
+    pub tallies: [Tally; 3],
+    pub calls: Calls,
+    /// The first failed call's message, for the summary.
+    pub first_error: Option<String>,
+}
+
+/// A line of progress: after each round, what was tried and kept so far.
+pub type Progress<'a> = &'a (dyn Fn(&Generated, usize) + Sync);
+
+/// The passages of `corpus` in the order kind `kind` asks about them: the files in a seeded
+/// order, each file's passages shuffled, taken one file after another (round robin), so that
+/// the first candidates spread over files and headings. Passages with fewer than
+/// [`MIN_PASSAGE_WORDS`] content words are left out.
+pub fn sampling_order(corpus: &Corpus, seed: u64, kind: Kind) -> Vec<usize> {
+    let salt = 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(kind as u64 + 1);
+    let mut rng = fastrand::Rng::with_seed(seed ^ salt);
+    let mut by_file: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, c) in corpus.chunks.iter().enumerate() {
+        if content_words(&c.text).count() >= MIN_PASSAGE_WORDS {
+            by_file.entry(c.source.as_str()).or_default().push(i);
+        }
+    }
+    let mut files: Vec<Vec<usize>> = by_file.into_values().collect();
+    for f in &mut files {
+        rng.shuffle(f);
+    }
+    rng.shuffle(&mut files);
+    let longest = files.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| files.iter().filter_map(move |f| f.get(i).copied()))
+        .collect()
+}
+
+/// The `n`-th candidate of a kind: its chunk and the seed of its request (a second pass over
+/// the passages asks again with seed 1, and so on).
+fn candidate(order: &[usize], n: usize) -> (usize, Option<u32>) {
+    let pass = n / order.len();
+    (
+        order[n % order.len()],
+        (pass > 0).then(|| u32::try_from(pass).unwrap_or(u32::MAX)),
+    )
+}
+
+/// The generation calls of the first round, for `--dry-run`: every call the run will make if
+/// every candidate passes (verification calls come on top, one per unanswerable candidate).
+pub fn first_round(job: &Job<'_>) -> Vec<ChatRequest> {
+    let mut out = Vec::new();
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
+        let order = sampling_order(job.corpus, job.seed, kind);
+        if order.is_empty() {
+            continue;
+        }
+        for n in 0..job.wanted[k].min(job.budget[k]) {
+            let (chunk, seed) = candidate(&order, n);
+            out.push(job.prompts.request(kind, &job.corpus.chunks[chunk], seed));
+        }
+    }
+    out
+}
+
+/// One candidate on its way through the checks.
+struct Trial {
+    kind: Kind,
+    chunk: usize,
+    verdict: Result<Pending, Reject>,
+}
+
+struct Pending {
+    question: String,
+    answer: Option<String>,
+    vector: Vec<f32>,
+    /// For an unanswerable candidate, the verifier's answer once asked.
+    verified: Option<Result<bool, Reject>>,
+}
+
+/// Run the generator.
+pub async fn generate(
+    engine: &Engine,
+    model: &Arc<dyn ChatModel>,
+    job: &Job<'_>,
+    progress: Option<Progress<'_>>,
+) -> Result<Generated> {
+    let orders: Vec<Vec<usize>> = Kind::ALL
+        .iter()
+        .map(|&k| sampling_order(job.corpus, job.seed, k))
+        .collect();
+    if orders.iter().all(Vec::is_empty) {
+        bail!(
+            "corpus `{}` has no passage of at least {MIN_PASSAGE_WORDS} content words to ask about",
+            job.corpus.describe()
+        );
+    }
+    let mut out = Generated::default();
+    for (k, t) in out.tallies.iter_mut().enumerate() {
+        t.wanted = job.wanted[k];
+    }
+    // Every question already written, and every kept one: texts and unit vectors.
+    let mut seen_text: HashSet<String> = job.existing.iter().map(|q| normal_question(q)).collect();
+    let mut seen_vectors = embed(engine, job.existing).await?;
+    let mut round = 0;
+    // Whether any generation call has succeeded: a server that fails every call of the first
+    // round is down or refuses the requests, and trying the rest of the budget would not help.
+    let mut answered = false;
+    loop {
+        let mut asked: Vec<(Kind, usize, ChatRequest)> = Vec::new();
+        for (k, kind) in Kind::ALL.into_iter().enumerate() {
+            let t = &out.tallies[k];
+            if orders[k].is_empty() {
+                continue;
+            }
+            let missing = t.wanted - t.kept;
+            let left = job.budget[k] - t.tried;
+            for n in t.tried..t.tried + missing.min(left) {
+                let (chunk, seed) = candidate(&orders[k], n);
+                asked.push((
+                    kind,
+                    chunk,
+                    job.prompts.request(kind, &job.corpus.chunks[chunk], seed),
+                ));
+            }
+        }
+        if asked.is_empty() {
+            break;
+        }
+        round += 1;
+        let replies = call_all(model, engine.concurrency, asked.iter().map(|a| &a.2)).await;
+        out.calls.generation += replies.len();
+        let mut failed = 0;
+        let mut trials: Vec<Trial> = Vec::new();
+        for ((kind, chunk, _), reply) in asked.iter().zip(replies) {
+            let verdict = match reply {
+                Err(e) => {
+                    failed += 1;
+                    out.first_error.get_or_insert(e.message);
+                    Err(Reject::CallFailed)
+                }
+                Ok(r) => {
+                    out.calls.cached += usize::from(r.cached);
+                    check(*kind, &r.text, &job.corpus.chunks[*chunk].text)
+                }
+            };
+            out.tallies[*kind as usize].tried += 1;
+            trials.push(Trial {
+                kind: *kind,
+                chunk: *chunk,
+                verdict,
+            });
+        }
+        answered |= failed < trials.len();
+        if !answered {
+            bail!(
+                "every generation call of the first round failed; the first: {}",
+                out.first_error.as_deref().unwrap_or("")
+            );
+        }
+        // Embed the questions that passed, one batch.
+        let texts: Vec<String> = trials
+            .iter()
+            .filter_map(|t| t.verdict.as_ref().ok().map(|p| p.question.clone()))
+            .collect();
+        let mut vectors = embed(engine, &texts).await?.into_iter();
+        for t in &mut trials {
+            if let Ok(p) = &mut t.verdict {
+                p.vector = vectors.next().unwrap_or_default();
+            }
+        }
+        // Verify the unanswerable candidates that are not already duplicates of what was
+        // kept before this round (a duplicate within the round is found below).
+        let to_verify: Vec<usize> = trials
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.kind != Kind::Answerable)
+            .filter(|(_, t)| {
+                t.verdict
+                    .as_ref()
+                    .is_ok_and(|p| !duplicate(p, &seen_text, &seen_vectors, job.max_similarity))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if !to_verify.is_empty() {
+            let verdicts = verify(engine, model, job, &trials, &to_verify, &mut out).await?;
+            for (i, v) in to_verify.into_iter().zip(verdicts) {
+                if let Ok(p) = &mut trials[i].verdict {
+                    p.verified = Some(v);
+                }
+            }
+        }
+        // Decide in order.
+        for t in trials {
+            let tally = &mut out.tallies[t.kind as usize];
+            let decided = t.verdict.and_then(|p| {
+                if duplicate(&p, &seen_text, &seen_vectors, job.max_similarity) {
+                    return Err(Reject::Duplicate);
+                }
+                match p.verified {
+                    Some(Err(r)) => Err(r),
+                    Some(Ok(true)) => Err(Reject::VerifierSaidAnswerable),
+                    _ => Ok(p),
+                }
+            });
+            match decided {
+                Ok(p) => {
+                    tally.kept += 1;
+                    seen_text.insert(normal_question(&p.question));
+                    seen_vectors.push(p.vector);
+                    out.kept.push(Kept {
+                        kind: t.kind,
+                        question: p.question,
+                        answer: p.answer,
+                        chunk: t.chunk,
+                    });
+                }
+                Err(r) => *tally.rejected.entry(r).or_default() += 1,
+            }
+        }
+        if let Some(p) = progress {
+            p(&out, round);
+        }
+    }
+    out.kept.sort_by_key(|k| k.kind);
+    Ok(out)
+}
+
+/// A generation reply's checks, up to (not including) duplicates and verification.
+fn check(kind: Kind, reply: &str, passage: &str) -> Result<Pending, Reject> {
+    let c = parse_candidate(kind, reply).map_err(|_| Reject::Malformed)?;
+    if let Some(answer) = &c.answer {
+        if !answer_in_passage(answer, passage) {
+            return Err(Reject::AnswerNotInPassage);
+        }
+        if copies_passage(&c.question, passage) {
+            return Err(Reject::CopiesPassage);
+        }
+    }
+    Ok(Pending {
+        question: c.question,
+        answer: c.answer,
+        vector: Vec::new(),
+        verified: None,
+    })
+}
+
+fn duplicate(p: &Pending, texts: &HashSet<String>, vectors: &[Vec<f32>], max: f64) -> bool {
+    texts.contains(&normal_question(&p.question))
+        || vectors.iter().any(|v| cosine(v, &p.vector) >= max)
+}
+
+/// Unit vectors of `texts` from the engine's embedder.
+async fn embed(engine: &Engine, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut vectors = engine
+        .embedder
+        .embed(texts)
+        .await
+        .map_err(|e| anyhow::anyhow!("embedding the questions failed: {}", e.0))?;
+    for v in &mut vectors {
+        normalize(v);
+    }
+    Ok(vectors)
+}
+
+/// Retrieve each candidate's top passages and ask the verifier about them: per candidate, its
+/// verdict, or why there is none.
+async fn verify(
+    engine: &Engine,
+    model: &Arc<dyn ChatModel>,
+    job: &Job<'_>,
+    trials: &[Trial],
+    which: &[usize],
+    out: &mut Generated,
+) -> Result<Vec<Result<bool, Reject>>> {
+    let questions: Vec<&str> = which
+        .iter()
+        .map(|&i| {
+            trials[i]
+                .verdict
+                .as_ref()
+                .map_or("", |p| p.question.as_str())
+        })
+        .collect();
+    let queries: Vec<Query<'_>> = questions
+        .iter()
+        .map(|q| Query {
+            corpus: 0,
+            variant: 0,
+            text: q,
+            question: q,
+        })
+        .collect();
+    let Ranking {
+        corpora, ranked, ..
+    } = engine
+        .rank(std::slice::from_ref(job.corpus), &queries, job.verify_k)
+        .await?;
+    let requests: Vec<ChatRequest> = questions
+        .iter()
+        .zip(&ranked)
+        .map(|(q, hits)| {
+            let passages: Vec<_> = hits
+                .iter()
+                .take(job.verify_k)
+                .map(|h| &corpora[0].chunks[h.chunk])
+                .collect();
+            job.prompts.verify(q, &passages)
+        })
+        .collect();
+    let replies = call_all(model, engine.concurrency, requests.iter()).await;
+    out.calls.verification += replies.len();
+    Ok(replies
+        .into_iter()
+        .map(|r| match r {
+            Err(e) => {
+                out.first_error.get_or_insert(e.message);
+                Err(Reject::CallFailed)
+            }
+            Ok(r) => {
+                out.calls.cached += usize::from(r.cached);
+                parse_verdict(&r.text).map_err(|_| Reject::Malformed)
+            }
+        })
+        .collect())
+}
+
+/// Make `requests` with at most `concurrency` in flight; the replies in request order.
+async fn call_all<'a>(
+    model: &Arc<dyn ChatModel>,
+    concurrency: usize,
+    requests: impl Iterator<Item = &'a ChatRequest>,
+) -> Vec<Result<ChatReply, CallError>> {
+    stream::iter(requests.map(|r| model.complete(r)))
+        .buffered(concurrency.max(1))
+        .collect()
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::corpus::chunk_markdown;
+
+    fn corpus(files: &[(&str, &str)]) -> Corpus {
+        Corpus {
+            root: ".".into(),
+            roots: Vec::new(),
+            chunks: files
+                .iter()
+                .flat_map(|(name, text)| chunk_markdown(name, text))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn passages_are_sampled_across_files_before_a_file_is_revisited() {
+        let long = "one two three four five six seven words here.";
+        let a = format!("# A1\n{long}\n# A2\n{long}\n# A3\n{long}\n# Tiny\nYes.\n");
+        let b = format!("# B1\n{long}\n");
+        let c = corpus(&[("a.md", &a), ("b.md", &b)]);
+        let order = sampling_order(&c, 7, Kind::Answerable);
+        // The heading-only passage is left out; the first two are from two files.
+        assert_eq!(order.len(), 4);
+        assert!(!order.contains(&3));
+        let first: HashSet<&str> = order[..2]
+            .iter()
+            .map(|&i| c.chunks[i].source.as_str())
+            .collect();
+        assert_eq!(first.len(), 2);
+        // Seeded: the same seed, the same order; the kinds draw their own.
+        assert_eq!(order, sampling_order(&c, 7, Kind::Answerable));
+        let seeds: HashSet<Vec<usize>> = (0..20)
+            .map(|s| sampling_order(&c, s, Kind::NearMiss))
+            .collect();
+        assert!(seeds.len() > 1, "the seed changes the order");
+        // A second pass asks again with a seed.
+        assert_eq!(candidate(&order, 1), (order[1], None));
+        assert_eq!(candidate(&order, 5), (order[1], Some(1)));
+    }
+}

@@ -1,0 +1,535 @@
+//! `rageval generate`: the written set loads, sweeps and is right; every bad candidate is
+//! rejected for its reason and counted; a rerun over the cache is the same file and no call.
+
+use serde_json::Value;
+use serde_yaml::Value as Yaml;
+
+use crate::harness::Test;
+use crate::http::MockLlm;
+use crate::support::Project;
+
+/// The questions of a written set: (list, item) pairs.
+fn items(text: &str) -> Vec<(&'static str, Yaml)> {
+    let doc: Yaml = serde_yaml::from_str(text).unwrap();
+    let mut out = Vec::new();
+    for list in ["answerable", "unanswerable"] {
+        for item in doc[list].as_sequence().cloned().unwrap_or_default() {
+            out.push((list, item));
+        }
+    }
+    out
+}
+
+fn text(v: &Yaml) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The body of section `heading` of a markdown file, whitespace squashed and lowercased.
+fn section(markdown: &str, heading: &str) -> String {
+    let mut body = Vec::new();
+    let mut inside = false;
+    for line in markdown.lines() {
+        if let Some(h) = line.strip_prefix('#') {
+            inside = h.trim_start_matches('#').trim() == heading;
+            continue;
+        }
+        if inside {
+            body.push(line);
+        }
+    }
+    body.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+#[test]
+fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
+    let p = Project::sample();
+    p.rageval(["generate", "--answerable", "8", "--unanswerable", "6"])
+        .stdout_contains("wrote 14 of 14 questions asked for to evalsets/generated.yaml\n")
+        .stdout_contains("  answerable: 8 asked, 8 tried, 8 kept\n")
+        .stdout_contains("  near-miss: 5 asked, ")
+        .stdout_contains("  off-topic: 1 asked, 1 tried, 1 kept\n")
+        .stderr_contains("generate: round 1: tried 8, 5, 1 (answerable, near-miss, off-topic)")
+        .run();
+    let written = p.read("evalsets/generated.yaml");
+    assert!(written.starts_with("# Written by `rageval generate` with mock, seed 0"));
+    let all = items(&written);
+    assert_eq!(all.len(), 14);
+    let mut ids = std::collections::HashSet::new();
+    for (list, item) in &all {
+        assert!(ids.insert(text(&item["id"])), "ids are unique");
+        assert_eq!(item["reviewed"], Yaml::Bool(false));
+        assert_eq!(text(&item["generated"]["model"]), "mock");
+        assert_eq!(item["generated"]["seed"].as_u64(), Some(0));
+        if *list == "answerable" {
+            // The source is a chunk of the corpus, and the answer is in it.
+            let source = text(&item["expect"]["sources"][0]);
+            assert_eq!(source, text(&item["generated"]["from"]));
+            let (file, heading) = source.split_once('#').unwrap();
+            let body = section(&p.read(&format!("evalsets/club/{file}")), heading);
+            let answer = text(&item["expect"]["answer"][0]).to_lowercase();
+            assert!(
+                !answer.is_empty() && body.contains(&answer),
+                "{answer:?} in {source}: {body}"
+            );
+        } else {
+            assert!(item.get("expect").is_none());
+            let tag = text(&item["tags"][0]);
+            assert!(tag == "near-miss" || tag == "off-topic", "{tag}");
+        }
+    }
+    p.rageval(["validate", "evalsets/generated.yaml"])
+        .stdout_contains("ok    evalsets/generated.yaml: 8 answerable, 6 unanswerable; corpus `evalsets/club` (23 chunks); 14 generated, 14 not reviewed yet (set `reviewed: true` once checked)\n")
+        .run();
+    // Swept with the hand-written set, and apart from it.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml, evalsets/generated.yaml]\n",
+    );
+    let r = p
+        .sweep(["--only", "generated", "--k", "1,2"])
+        .run()
+        .results();
+    assert_eq!(r.questions.len(), 14);
+    assert!(r
+        .questions
+        .values()
+        .all(|q| q.generated.as_ref().is_some_and(|g| !g.reviewed)));
+    let r = p
+        .sweep(["--only", "reviewed", "--k", "1,2"])
+        .run()
+        .results();
+    assert_eq!(r.questions.len(), 26);
+    assert!(r.questions.values().all(|q| q.generated.is_none()));
+    // Reviewing one makes it count as reviewed.
+    let reviewed =
+        p.read("evalsets/generated.yaml")
+            .replacen("\n  reviewed: false", "\n  reviewed: true", 1);
+    p.write("evalsets/generated.yaml", &reviewed);
+    let r = p.sweep(["--only", "reviewed", "--k", "1"]).run().results();
+    assert_eq!(r.questions.len(), 27);
+}
+
+#[test]
+fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
+    let p = Project::sample();
+    p.rageval(["generate", "--answerable", "4", "--unanswerable", "2"])
+        .run();
+    let first = p.read("evalsets/generated.yaml");
+    p.rageval(["generate"])
+        .fails("`evalsets/generated.yaml` exists: pass --force to overwrite it, or --append to add to it")
+        .run();
+    assert_eq!(p.read("evalsets/generated.yaml"), first);
+    // The same seed appended: the passages asked about first give the questions the file
+    // holds, which are duplicates; the next ones are new.
+    p.rageval([
+        "generate",
+        "--answerable",
+        "4",
+        "--unanswerable",
+        "2",
+        "--append",
+    ])
+    .stdout_contains("wrote 6 of 6 questions asked for to evalsets/generated.yaml (appended)\n")
+    .stdout_contains("  answerable: 4 asked, 8 tried, 4 kept; rejected: 4 duplicate\n")
+    .stdout_contains("  near-miss: 2 asked, 4 tried, 2 kept; rejected: 2 duplicate\n")
+    .run();
+    let appended = p.read("evalsets/generated.yaml");
+    // The old header first, then this run's.
+    assert!(appended.starts_with(&first[..first.find("corpus:").unwrap()]));
+    assert_eq!(
+        appended.matches("# Written by `rageval generate`").count(),
+        2
+    );
+    let (old, new) = (items(&first), items(&appended));
+    assert_eq!(new.len(), old.len() + 6);
+    let questions: std::collections::HashSet<String> =
+        new.iter().map(|(_, i)| text(&i["question"])).collect();
+    assert_eq!(questions.len(), new.len(), "no question twice");
+    for (list, o) in &old {
+        assert!(
+            new.iter().any(|(l, n)| l == list && n == o),
+            "kept as it was"
+        );
+    }
+    p.rageval(["validate", "evalsets/generated.yaml"]).run();
+    // --force replaces it: the same seed writes the first file again.
+    p.rageval([
+        "generate",
+        "--answerable",
+        "4",
+        "--unanswerable",
+        "2",
+        "--force",
+    ])
+    .run();
+    assert_eq!(p.read("evalsets/generated.yaml"), first);
+}
+
+/// A config whose chat model is `rageval mock-llm` at `url`, with the response cache.
+fn served(p: &Project, url: &str, extra: &str) {
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {url}\n  api_key_env: RAGEVAL_TEST_KEY\n{extra}"
+        ),
+    );
+}
+
+#[test]
+fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
+    let server = MockLlm::start(&["--keep-requests", "100"]);
+    let p = Project::sample();
+    served(&p, &server.url, "");
+    p.rageval(["generate", "--answerable", "5", "--unanswerable", "5"])
+        .env("RAGEVAL_TEST_KEY", "test-key")
+        .run();
+    let first = p.read("evalsets/generated.yaml");
+    let calls = server.stats()["chat_requests"].as_u64().unwrap();
+    // 10 generation calls and one verification per unanswerable candidate.
+    assert_eq!(calls, 15, "{first}");
+    // Each call asked for its reply's JSON Schema.
+    let bodies: Vec<Value> = server.get("/requests")["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::from_str(b.as_str().unwrap()).unwrap())
+        .collect();
+    let names: std::collections::BTreeSet<&str> = bodies
+        .iter()
+        .map(|b| {
+            b["response_format"]["json_schema"]["name"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        [
+            "rageval_answerable_question",
+            "rageval_near_miss_question",
+            "rageval_off_topic_question",
+            "rageval_verdict"
+        ]
+    );
+    assert!(bodies
+        .iter()
+        .all(|b| b["response_format"]["type"] == "json_schema"));
+    p.rageval([
+        "generate",
+        "--answerable",
+        "5",
+        "--unanswerable",
+        "5",
+        "--force",
+    ])
+    .env("RAGEVAL_TEST_KEY", "test-key")
+    .stderr_contains(
+        "generate: 10 generation and 5 verification calls, 15 answered from the cache\n",
+    )
+    .run();
+    assert_eq!(p.read("evalsets/generated.yaml"), first, "byte for byte");
+    assert_eq!(
+        server.stats()["chat_requests"].as_u64().unwrap(),
+        calls,
+        "no call"
+    );
+    // --dry-run counts the first round's calls as cached and makes none.
+    p.rageval([
+        "generate",
+        "--answerable",
+        "5",
+        "--unanswerable",
+        "5",
+        "--dry-run",
+        "--force",
+    ])
+        .env("RAGEVAL_TEST_KEY", "test-key")
+        .stdout_contains("dry run: the first round makes 10 generation calls (10 answered from the cache), then up to 5 verification calls")
+        .stdout_contains("first call:\n--- user\nYou write test questions")
+        .run();
+    assert_eq!(server.stats()["chat_requests"].as_u64().unwrap(), calls);
+}
+
+#[test]
+fn without_structured_output_the_mock_server_cannot_tell_and_every_reply_is_rejected() {
+    let server = MockLlm::start(&["--keep-requests", "10"]);
+    let p = Project::sample();
+    served(&p, &server.url, "generate:\n  structured_output: false\n");
+    p.rageval(["generate", "--answerable", "2", "--unanswerable", "0", "--no-cache"])
+        .env("RAGEVAL_TEST_KEY", "test-key")
+        .status(2)
+        .stderr_contains("no candidate passed, so `evalsets/generated.yaml` was not written:\nanswerable: 2 asked, 8 tried, 0 kept; rejected: 8 malformed reply")
+        .absent("evalsets/generated.yaml")
+        .run();
+    let bodies = server.get("/requests");
+    assert!(bodies["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| !b.as_str().unwrap().contains("response_format")));
+}
+
+/// A model server of the test's own that answers every generation and verification call with
+/// a reply chosen by the passage's heading, the request's seed and the question, to make each
+/// kind of bad candidate once. Returns its base URL.
+fn scripted_server(reject_schema: bool) -> String {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    use axum::routing::post;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/chat/completions",
+                post(move |body: axum::body::Bytes| async move {
+                    let req: Value = serde_json::from_slice(&body).unwrap();
+                    if reject_schema && req.get("response_format").is_some() {
+                        return (
+                            StatusCode::BAD_REQUEST,
+                            axum::Json(serde_json::json!({"error": {"message": "response_format is not supported"}})),
+                        )
+                            .into_response();
+                    }
+                    let name = req["response_format"]["json_schema"]["name"].as_str().unwrap_or("");
+                    let prompt = req["messages"][0]["content"].as_str().unwrap_or("");
+                    let heading = prompt
+                        .split_once("(from a.md#")
+                        .and_then(|(_, r)| r.split_once(')'))
+                        .map_or("", |(h, _)| h);
+                    let seed = req["seed"].as_u64().unwrap_or(0);
+                    let question = prompt
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Question: "))
+                        .unwrap_or("");
+                    let reply: Option<&str> = match (name, heading, seed) {
+                        ("rageval_answerable_question", "Fee", 0) => Some(r#"{"question": "What does it cost?", "answer": "fifty dollars"}"#),
+                        ("rageval_answerable_question", "Rules", 0) => Some(r#"{"question": "Must members always clean the workshop benches after every single session?", "answer": "clean"}"#),
+                        ("rageval_answerable_question", "Hours", 0) => Some("Sure! Here is a question about the hours."),
+                        ("rageval_answerable_question", "Guests", 0) => Some(r#"{"question": "How many guests may a member bring?", "answer": "two guests"}"#),
+                        ("rageval_answerable_question", "Fee", 1) => None,
+                        ("rageval_answerable_question", "Rules", 1) => Some(r#"{"question": "How many guests may a member bring?", "answer": "benches"}"#),
+                        ("rageval_answerable_question", "Hours", 1) => Some("```json\n{\"question\": \"When does the workshop open?\", \"answer\": \"nine in the morning\"}\n```"),
+                        ("rageval_answerable_question", "Guests", 1) => Some(r#"{"question": "how many GUESTS may a member bring", "answer": "two guests"}"#),
+                        ("rageval_near_miss_question", "Fee", 0) => Some(r#"{"question": "Is there a discount for students?"}"#),
+                        ("rageval_near_miss_question", "Rules", 0) => Some(r#"{"question": "Who cleans the benches?"}"#),
+                        ("rageval_near_miss_question", "Hours", 0) => Some(r#"{"question": 7}"#),
+                        ("rageval_near_miss_question", "Guests", 0) => None,
+                        ("rageval_near_miss_question", "Fee", 1) => Some(r#"{"question": "Is there a discount for students?"}"#),
+                        ("rageval_near_miss_question", "Rules", 1) => Some(r#"{"question": "Can I bring my dog?"}"#),
+                        ("rageval_near_miss_question", "Hours", 1) => Some(r#"{"question": "Is there parking nearby?"}"#),
+                        ("rageval_near_miss_question", "Guests", 1) => Some(r#"{"question": "Do guests need an id card?"}"#),
+                        ("rageval_verdict", _, _) => match question {
+                            "Who cleans the benches?" => Some(r#"{"answerable": true}"#),
+                            "Can I bring my dog?" => Some("The passages do not say."),
+                            "Do guests need an id card?" => None,
+                            _ => Some(r#"{"answerable": false}"#),
+                        },
+                        _ => Some("unexpected request"),
+                    };
+                    match reply {
+                        None => (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response(),
+                        Some(content) => axum::Json(serde_json::json!({
+                            "choices": [{"message": {"role": "assistant", "content": content}}],
+                            "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+                        }))
+                        .into_response(),
+                    }
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
+}
+
+const DOC: &str =
+    "# Fee\nMembership of the workshop costs ten dollars per term, paid to the treasurer.\n\n\
+# Rules\nMembers clean the workshop benches after every single session and put tools back.\n\n\
+# Hours\nThe workshop opens at nine in the morning and closes at six on weekdays.\n\n\
+# Guests\nA member may bring two guests to any open evening of the workshop.\n";
+
+fn scripted_project(url: &str) -> Project {
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
+        ),
+    );
+    p
+}
+
+#[test]
+fn every_bad_candidate_is_rejected_for_its_reason_and_counted() {
+    let url = scripted_server(false);
+    let p = scripted_project(&url);
+    p.rageval([
+        "generate", "--corpus", "docs", "--answerable", "3", "--unanswerable", "3", "--off-topic", "0", "--no-cache", "--out", "set.yaml",
+    ])
+    .stdout_contains("wrote 4 of 6 questions asked for to set.yaml\n")
+    .stdout_contains("  answerable: 3 asked, 8 tried, 2 kept; rejected: 1 answer not in passage, 1 copies the passage, 2 duplicate, 1 malformed reply, 1 call failed\n")
+    .stdout_contains("  near-miss: 3 asked, 8 tried, 2 kept; rejected: 1 verifier said answerable, 1 duplicate, 2 malformed reply, 2 call failed\n")
+    .stdout_contains("warning: only 2 of 3 answerable questions passed within 8 candidates (`generate.max_candidates`)\n")
+    .run();
+    let written = p.read("set.yaml");
+    assert!(written.contains("# answerable: 3 asked, 8 tried, 2 kept; rejected: 1 answer not in passage, 1 copies the passage, 2 duplicate, 1 malformed reply, 1 call failed\n"), "{written}");
+    let kept: Vec<(String, String, String)> = items(&written)
+        .iter()
+        .map(|(list, i)| {
+            (
+                list.to_string(),
+                text(&i["question"]),
+                text(&i["expect"]["answer"][0]),
+            )
+        })
+        .collect();
+    let mut kept_sorted = kept.clone();
+    kept_sorted.sort();
+    assert_eq!(
+        kept_sorted,
+        [
+            (
+                "answerable".to_string(),
+                "How many guests may a member bring?".to_string(),
+                kept.iter()
+                    .find(|k| k.1.starts_with("How many"))
+                    .unwrap()
+                    .2
+                    .clone()
+            ),
+            (
+                "answerable".into(),
+                "When does the workshop open?".into(),
+                "nine in the morning".into()
+            ),
+            (
+                "unanswerable".into(),
+                "Is there a discount for students?".into(),
+                String::new()
+            ),
+            (
+                "unanswerable".into(),
+                "Is there parking nearby?".into(),
+                String::new()
+            ),
+        ]
+    );
+    // The guests question was kept from whichever passage came first; its answer is in it.
+    let guests = kept.iter().find(|k| k.1.starts_with("How many")).unwrap();
+    assert!(
+        guests.2 == "two guests" || guests.2 == "benches",
+        "{guests:?}"
+    );
+    p.rageval(["validate", "set.yaml"]).run();
+}
+
+#[test]
+fn a_server_that_rejects_structured_output_is_told_how_to_turn_it_off() {
+    let url = scripted_server(true);
+    let p = scripted_project(&url);
+    p.rageval(["generate", "--corpus", "docs", "--no-cache"])
+        .status(2)
+        .stderr_contains(
+            "error: every generation call of the first round failed; the first: 400 Bad Request",
+        )
+        .stderr_contains("set `structured_output: false` in this model's section")
+        .absent("evalsets/generated.yaml")
+        .run();
+}
+
+#[test]
+fn bad_input_is_refused_before_any_call() {
+    let p = Project::sample();
+    p.rageval(["generate", "--answerable", "-1"])
+        .status(2)
+        .stderr_contains("'-1'")
+        .run();
+    p.rageval(["generate", "--answerable", "many"])
+        .status(2)
+        .stderr_contains("invalid value 'many' for '--answerable <N>'")
+        .run();
+    p.rageval(["generate", "--unanswerable", "10001"])
+        .fails("invalid --unanswerable: at most 10000 questions per run, got 10001")
+        .run();
+    p.rageval(["generate", "--answerable", "0", "--unanswerable", "0"])
+        .fails("nothing to generate: --answerable and --unanswerable are both 0")
+        .run();
+    p.rageval(["generate", "--off-topic", "1.5"])
+        .fails("invalid --off-topic: must be a share from 0 to 1, got 1.5")
+        .run();
+    std::fs::create_dir_all(p.path().join("empty")).unwrap();
+    p.rageval(["generate", "--corpus", "empty"])
+        .unusable(&["corpus `empty` holds no markdown sections"])
+        .run();
+    p.write("tiny/a.md", "# A\nYes.\n\n# B\nNo way.\n");
+    p.rageval(["generate", "--corpus", "tiny"])
+        .fails("corpus `tiny` has no passage of at least 5 content words to ask about")
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\ngenerate:\n  verify_prompt: \"Q: {question} {passage}\"\n",
+    );
+    p.rageval(["generate"])
+        .unusable(&[
+            "rageval.yaml",
+            "rageval.yaml:3:",
+            "generate.verify_prompt",
+            "unknown placeholder `{passage}`; this template takes `{question}`, `{passages}`",
+        ])
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\ngenerate:\n  model: big\n",
+    );
+    p.rageval(["generate"])
+        .unusable(&["generate.model", "unknown chat profile `big`"])
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\ngenerate:\n  max_similarity: 1.5\n",
+    );
+    p.rageval(["generate"])
+        .unusable(&[
+            "generate.max_similarity",
+            "must be a cosine above 0 and at most 1, got 1.5",
+        ])
+        .run();
+    // A generated question's `reviewed` needs its `generated`.
+    p.write(
+        "set.yaml",
+        "corpus: evalsets/club\nanswerable:\n  - question: Who?\n    reviewed: true\n",
+    );
+    p.rageval(["validate", "set.yaml"])
+        .status(2)
+        .stderr_contains("answerable[0].reviewed")
+        .stderr_contains("marks a generated question")
+        .run();
+    assert!(!p.path().join("evalsets/generated.yaml").exists());
+}
+
+#[test]
+fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
+    let t = Test::empty()
+        .args(["init", "--generate"])
+        .stdout_contains("wrote rageval.yaml, evalsets/starter.yaml")
+        .stdout_contains("to evalsets/generated.yaml")
+        .run();
+    let p = t.project();
+    p.rageval(["validate"])
+        .stdout_contains("evalsets/generated.yaml")
+        .stdout_contains("generated, ")
+        .run();
+    p.sweep(["--only", "generated"]).run();
+}
