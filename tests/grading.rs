@@ -523,3 +523,52 @@ fn rageval_prompt_shows_what_the_templates_make() {
     )
     .run();
 }
+
+#[test]
+fn judge_calls_ask_for_the_grade_schema_unless_structured_output_is_off() {
+    let chat = MockLlm::start(&["--keep-requests", "100"]);
+    let p = project(&chat.url, true, PATTERNS);
+    sweep(&p).run();
+    let judge_formats = |server: &MockLlm| -> Vec<Value> {
+        server.get("/requests")["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| serde_json::from_str::<Value>(b.as_str().unwrap()).unwrap())
+            .filter(|b| b["model"] == "mock-judge")
+            .map(|b| b["response_format"].clone())
+            .collect()
+    };
+    let formats = judge_formats(&chat);
+    assert!(!formats.is_empty());
+    for f in &formats {
+        assert_eq!(f["type"], "json_schema");
+        assert_eq!(f["json_schema"]["name"], "rageval_grade");
+        assert_eq!(
+            f["json_schema"]["schema"]["required"],
+            serde_json::json!(["refused", "correct", "supported"])
+        );
+    }
+    // The sweep's own calls carry none.
+    let bodies = chat.get("/requests");
+    assert!(bodies["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::from_str::<Value>(b.as_str().unwrap()).unwrap())
+        .filter(|b| b["model"] == "mock")
+        .all(|b| b.get("response_format").is_none()));
+    let grades = runs(&p, &["judge_refused", "judge_correct", "judge_supported"]);
+    // Off: no schema sent, the same grades (the mock judge reads the rubric).
+    let plain = MockLlm::start(&["--keep-requests", "100"]);
+    let q = project(&plain.url, true, PATTERNS);
+    edit_judge(&q, |j| {
+        j.replacen("judge:\n", "judge:\n  structured_output: false\n", 1)
+    });
+    sweep(&q).run();
+    assert!(judge_formats(&plain).iter().all(Value::is_null));
+    assert_eq!(
+        runs(&q, &["judge_refused", "judge_correct", "judge_supported"]),
+        grades
+    );
+}
