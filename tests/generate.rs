@@ -280,16 +280,7 @@ fn scripted_server(reject_schema: bool) -> String {
     use axum::http::StatusCode;
     use axum::response::IntoResponse;
     use axum::routing::post;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
+    crate::support::serve_forever(axum::Router::new().route(
                 "/v1/chat/completions",
                 post(move |body: axum::body::Bytes| async move {
                     let req: Value = serde_json::from_slice(&body).unwrap();
@@ -345,12 +336,7 @@ fn scripted_server(reject_schema: bool) -> String {
                         .into_response(),
                     }
                 }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    url
+    ))
 }
 
 const DOC: &str =

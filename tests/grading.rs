@@ -412,36 +412,22 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
 /// rubric's JSON to every other. Serves until the test process ends; returns its base URL.
 fn prose_judge() -> String {
     use axum::routing::post;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                post(|body: axum::body::Bytes| async move {
-                    let req: Value = serde_json::from_slice(&body).unwrap();
-                    let user = req["messages"][1]["content"].as_str().unwrap_or("");
-                    let content = if user.contains("Sorry") {
-                        "I cannot tell."
-                    } else {
-                        r#"{"refused": false, "correct": true, "supported": true}"#
-                    };
-                    axum::Json(serde_json::json!({
-                        "choices": [{"message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
-                    }))
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    url
+    crate::support::serve_forever(axum::Router::new().route(
+        "/v1/chat/completions",
+        post(|body: axum::body::Bytes| async move {
+            let req: Value = serde_json::from_slice(&body).unwrap();
+            let user = req["messages"][1]["content"].as_str().unwrap_or("");
+            let content = if user.contains("Sorry") {
+                "I cannot tell."
+            } else {
+                r#"{"refused": false, "correct": true, "supported": true}"#
+            };
+            axum::Json(serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+            }))
+        }),
+    ))
 }
 
 #[test]

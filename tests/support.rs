@@ -296,3 +296,10 @@ pub fn serve(runtime: &tokio::runtime::Runtime, app: axum::Router) -> std::net::
     runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
 }
+
+/// Serve `app` on a loopback port until the test process ends; its base URL with the `/v1`
+/// path.
+pub fn serve_forever(app: axum::Router) -> String {
+    let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(server_runtime()));
+    format!("http://{}/v1", serve(runtime, app))
+}

@@ -55,18 +55,8 @@ impl Pipeline {
                 let model = match built.iter().find(|(b, _)| *b == id) {
                     Some((_, m)) => m.clone(),
                     None => {
-                        let model: Arc<dyn ChatModel> = match (self.cache, section.kind) {
-                            (Some(mode), ChatKind::Openai) => {
-                                let store = match &self.chat_store {
-                                    Some(s) => s.clone(),
-                                    None => {
-                                        let s = CachedModel::open_store(&self.cache_dir, mode)?;
-                                        self.chat_store = Some(s.clone());
-                                        s
-                                    }
-                                };
-                                Arc::new(CachedModel::sharing(raw, store, mode))
-                            }
+                        let model = match section.kind {
+                            ChatKind::Openai => self.shared_chat_cache(raw)?,
                             _ => raw,
                         };
                         built.push((id, model.clone()));
@@ -175,22 +165,26 @@ impl Pipeline {
                     .map_err(|e| anyhow::anyhow!(e))?
                     .with_structured_output(c.generate.structured_output),
                 );
-                match self.cache {
-                    Some(mode) => {
-                        let store = match &self.chat_store {
-                            Some(s) => s.clone(),
-                            None => {
-                                let s = CachedModel::open_store(&self.cache_dir, mode)?;
-                                self.chat_store = Some(s.clone());
-                                s
-                            }
-                        };
-                        Arc::new(CachedModel::sharing(raw, store, mode))
-                    }
-                    None => raw,
-                }
+                self.shared_chat_cache(raw)?
             }
         })
+    }
+
+    /// `raw` behind the response cache `chat.jsonl` (opened once, shared by every chat
+    /// model), when calls are cached; `raw` itself otherwise.
+    fn shared_chat_cache(&mut self, raw: Arc<dyn ChatModel>) -> Result<Arc<dyn ChatModel>> {
+        let Some(mode) = self.cache else {
+            return Ok(raw);
+        };
+        let store = match &self.chat_store {
+            Some(s) => s.clone(),
+            None => {
+                let s = CachedModel::open_store(&self.cache_dir, mode)?;
+                self.chat_store = Some(s.clone());
+                s
+            }
+        };
+        Ok(Arc::new(CachedModel::sharing(raw, store, mode)))
     }
 }
 
