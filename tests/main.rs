@@ -14,6 +14,7 @@ mod fleet;
 mod gate;
 mod gate_errors;
 mod gate_output;
+mod generate;
 mod grading;
 mod hardening;
 mod http;

@@ -263,6 +263,7 @@ mod tests {
         let request = ChatRequest {
             messages: Vec::new(),
             seed: None,
+            grounded: None,
             slot: 0,
         };
         let f = chat
@@ -290,6 +291,7 @@ mod tests {
                 },
             ],
             seed: None,
+            grounded: None,
             slot: 0,
         };
         // 5 characters: 2 tokens; 4 characters: 1.

@@ -333,11 +333,13 @@ mod tests {
         let numbered = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Numbered),
             seed: None,
+            grounded: None,
             slot: 0,
         });
         let tagged = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Tagged),
             seed: None,
+            grounded: None,
             slot: 0,
         });
         assert_eq!(numbered, tagged, "the mock reads both formats alike");
@@ -412,6 +414,7 @@ mod tests {
             MockModel::default().reply(&ChatRequest {
                 messages,
                 seed: None,
+                grounded: None,
                 slot: 0,
             }),
             "rewrite this"
@@ -460,6 +463,7 @@ mod tests {
             m.reply(&ChatRequest {
                 messages: build(q, &refs, REFUSAL, Format::Numbered),
                 seed: None,
+                grounded: None,
                 slot: 0,
             })
         };

@@ -294,6 +294,24 @@ impl LoadedConfig {
                 }
             }
         }
+        let chats = std::iter::once((vec!["chat"], &c.chat)).chain(
+            c.models
+                .iter()
+                .map(|(n, m)| (vec!["models", n.as_str()], m)),
+        );
+        for (path, m) in chats {
+            if let Err((key, field, msg)) = profiles::check_chat_kind(m) {
+                let segs: Vec<_> = path.iter().map(|p| Key(p)).chain([Key(key)]).collect();
+                return fail(&segs, &format!("{}.{field}", path.join(".")), msg);
+            }
+        }
+        if c.judge.as_ref().is_some_and(|j| j.kind == ChatKind::Http) {
+            return fail(
+                &[Key("judge"), Key("kind")],
+                "judge.kind",
+                "`http` is the generation contract, which sends no rubric; the judge is `openai` or `mock`".into(),
+            );
+        }
         if let Some(r) = &c.reranker {
             if r.base_url.is_none() {
                 return fail(

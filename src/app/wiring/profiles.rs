@@ -38,17 +38,17 @@ impl Pipeline {
                 let mut server = None;
                 let raw: Arc<dyn ChatModel> = match section.kind {
                     ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-                    ChatKind::Openai => {
-                        let endpoint = endpoint(section.http(), &self.held)?;
+                    ChatKind::Openai | ChatKind::Http => {
+                        let endpoint = endpoint(section.endpoint(), &self.held)?;
                         if endpoint.limiter.is_some() {
                             self.rate_limited = Some(self.held.clone());
                         }
                         server = Some(super::ChatServer {
                             profile: profile.to_string(),
-                            shown: section.http().shown(),
+                            shown: section.endpoint().shown(),
                             dead: endpoint.dead.clone(),
                         });
-                        super::openai_chat(&section, endpoint)?
+                        super::http_chat(&section, endpoint)?
                     }
                 };
                 let id = (raw.model(), raw.params().to_string());
@@ -56,7 +56,7 @@ impl Pipeline {
                     Some((_, m)) => m.clone(),
                     None => {
                         let model: Arc<dyn ChatModel> = match (self.cache, section.kind) {
-                            (Some(mode), ChatKind::Openai) => {
+                            (Some(mode), ChatKind::Openai | ChatKind::Http) => {
                                 let store = match &self.chat_store {
                                     Some(s) => s.clone(),
                                     None => {
