@@ -1,5 +1,6 @@
 //! `rageval mock-llm`: the builtin mock model and hash embedder behind an OpenAI-compatible
-//! HTTP API, so the HTTP path is tested for real without a paid API.
+//! HTTP API, so the HTTP path is tested for real without a paid API. `POST /generate` serves
+//! the same mock behind the generation contract of `chat.kind: http`.
 //!
 //! Chat runs the same algorithm as the in-process `mock`, and embeddings are the builtin `hash`
 //! vectors, so an HTTP sweep equals a builtin sweep run for run. For tests and demos it can add
