@@ -413,6 +413,33 @@ fn an_endpoint_that_echoes_credentials_has_them_hidden_everywhere() {
     let call = out.results().calls.values().next().unwrap().clone();
     assert!(call.reply.starts_with("Bearer "), "{}", call.reply);
     assert_no_secret(&p);
+    // Credentials in the URL go as Basic auth (with no key); echoed, they are hidden too.
+    let basic = bad_project(
+        &server
+            .url("echo")
+            .replace("http://", "http://chain-user:pass-secret-55@"),
+        "",
+    );
+    let out = basic
+        .rageval(["sweep", "-q", "--out", "out"])
+        .env_remove("RAGEVAL_TEST_CHAIN_KEY")
+        .run();
+    let reply = out.results().calls.values().next().unwrap().reply.clone();
+    assert!(reply.starts_with("Basic <redacted>"), "{reply}");
+    for file in walk(basic.path())
+        .iter()
+        .filter(|f| !f.ends_with("rageval.yaml"))
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        // `chain-user:pass-secret-55` in base64 is `Y2hhaW4tdXNlcjpwYXNzLXNlY3JldC01NQ==`.
+        for secret in [
+            "pass-secret-55",
+            "Y2hhaW4tdXNlcjpwYXNzLXNlY3JldC01NQ",
+            "tenant-secret-77",
+        ] {
+            assert!(!text.contains(secret), "{} holds {secret}", file.display());
+        }
+    }
     // `ask` shows the same hidden reply; `prompt` shows the body the endpoint is sent.
     let ask = p
         .rageval([
