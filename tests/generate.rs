@@ -523,4 +523,10 @@ fn a_generation_endpoint_without_its_url_or_with_openai_fields_is_refused_naming
             .fails(line)
             .run();
     }
+    // Model rewrites ask the `chat:` model a rewrite prompt, which an endpoint is never sent.
+    Test::new()
+        .write("rageval.yaml", "chat:\n  kind: http\n  url: http://127.0.0.1:1/generate\n")
+        .args(["sweep", "-q", "--rewrite", "none,model"])
+        .fails("invalid --rewrite: `model` asks the `chat:` model to rewrite follow-up questions, and `chat.kind: http` is a generation endpoint, sent questions and passages, not a rewrite prompt; use `heuristic`, or keep an `openai` model in `chat:` and sweep the endpoint as a `models:` profile")
+        .run();
 }
