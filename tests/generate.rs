@@ -492,6 +492,13 @@ fn bad_input_is_refused_before_any_call() {
             "must be a cosine above 0 and at most 1, got 1.5",
         ])
         .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nmodels:\n  chain:\n    kind: http\n    url: http://127.0.0.1:9/generate\ngenerate:\n  model: chain\n",
+    );
+    p.rageval(["generate"])
+        .unusable(&["generate.model", "names a generation endpoint (kind: http)"])
+        .run();
     // A generated question's `reviewed` needs its `generated`.
     p.write(
         "set.yaml",

@@ -3,8 +3,10 @@
 mod harness;
 mod support;
 
+mod bridge;
 mod browser;
 mod certify;
+mod chat_http;
 mod chunks;
 mod commands;
 mod dry_run;

@@ -15,7 +15,7 @@ use crate::harness::{Corpus, Embedder, HashEmbedder, Index, Output, Test, DEFAUL
 use crate::support::{read_csv, repo, require_database, Project, SAMPLE_SWEEP};
 
 /// runs.csv without the columns that time calls: what must match run for run.
-fn runs_without_timings(p: &Project, out: &str) -> Vec<Vec<String>> {
+pub(crate) fn runs_without_timings(p: &Project, out: &str) -> Vec<Vec<String>> {
     let (header, rows) = read_csv(&p.read(&format!("{out}/runs.csv")));
     let keep: Vec<usize> = (0..header.len())
         .filter(|&i| !matches!(header[i].as_str(), "latency_ms" | "ttft_ms"))

@@ -56,6 +56,7 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
     ChatRequest {
         messages,
         seed: None,
+        grounded: None,
         slot: 0,
         format: None,
     }

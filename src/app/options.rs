@@ -229,6 +229,15 @@ fn grid_with_flags(
             "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
         );
     }
+    if cfg.config.chat.kind == crate::app::config::ChatKind::Http
+        && grid
+            .rewrites()
+            .any(|r| r == crate::adapters::rewrite::Rewrite::Model)
+    {
+        bail!(
+            "invalid --rewrite: `model` asks the `chat:` model to rewrite follow-up questions, and `chat.kind: http` is a generation endpoint, sent questions and passages, not a rewrite prompt; use `heuristic`, or keep an `openai` model in `chat:` and sweep the endpoint as a `models:` profile"
+        );
+    }
     Ok(grid)
 }
 

@@ -130,11 +130,11 @@ pub struct EmbedderIdentity {
 pub struct ChatIdentity {
     #[schemars(with = "String")]
     pub kind: ChatKind,
-    /// `mock` for the builtin model, else `chat.model`.
+    /// `mock` for the builtin model, else `chat.model` (its default for the kind when unset).
     pub model: String,
     pub temperature: f64,
     pub max_tokens: Option<u32>,
-    /// The server, for `openai`; `null` for the builtin model.
+    /// The server, for `openai` and `http`; `null` for the builtin model.
     pub endpoint: Option<EndpointIdentity>,
 }
 
@@ -251,13 +251,10 @@ impl ChatIdentity {
     pub fn new(chat: &crate::adapters::chat::config::ChatConfig) -> Self {
         ChatIdentity {
             kind: chat.kind,
-            model: match chat.kind {
-                ChatKind::Mock => "mock".into(),
-                ChatKind::Openai => chat.model.clone(),
-            },
+            model: chat.model_name(),
             temperature: chat.temperature,
             max_tokens: chat.max_tokens,
-            endpoint: (chat.kind == ChatKind::Openai).then(|| EndpointIdentity::new(chat.http())),
+            endpoint: (chat.kind != ChatKind::Mock).then(|| EndpointIdentity::new(chat.endpoint())),
         }
     }
 }

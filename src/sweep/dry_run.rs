@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{rewrite_requests, Engine, Grid, Prepared};
-use crate::adapters::chat::{estimate_prompt_tokens, ChatModel};
+use crate::adapters::chat::ChatModel;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::rewrite::Rewrite;
 use crate::vocab::call::Pricing;
@@ -96,7 +96,7 @@ impl Engine {
         let rewrites_to_make = uncached(&rewrites);
         let rewrite_tokens: u64 = rewrites_to_make
             .iter()
-            .map(|&i| estimate_prompt_tokens(&rewrites[i].messages))
+            .map(|&i| rewrites[i].estimated_prompt_tokens())
             .sum();
         let rows = grid
             .chats()
@@ -113,7 +113,7 @@ impl Engine {
                 let making: Vec<usize> = to_make.iter().copied().filter(mine).collect();
                 let prompt_tokens: u64 = making
                     .iter()
-                    .map(|&i| estimate_prompt_tokens(&plan.requests[i].messages))
+                    .map(|&i| plan.requests[i].estimated_prompt_tokens())
                     .sum::<u64>()
                     + if first { rewrite_tokens } else { 0 };
                 let (rewrite_calls, rewrites_made) = if first {

@@ -282,6 +282,7 @@ impl Engine {
 
         let slots = self.slots();
         let slot_of = slots.of_settings(&settings)?;
+        let grounded = slots.take_passages();
         let rewrite_of: Vec<Rewrite> = settings.iter().map(|s| s.rewrite).collect();
         let lookup = move |q: usize, s: usize| view_of[&(q, rewrite_of[s], variant_of[s])];
         crate::base::timing::mark("retrieval");
@@ -296,6 +297,7 @@ impl Engine {
                 lookup,
                 &settings,
                 &slot_of,
+                &grounded,
                 &prompt,
                 sink.as_ref(),
             );

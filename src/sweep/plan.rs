@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use super::Setting;
-use crate::adapters::chat::ChatRequest;
+use crate::adapters::chat::{ChatRequest, Grounded};
 use crate::adapters::corpus::{squash, Chunk, Corpus};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt;
@@ -72,7 +72,9 @@ type Recipe = (usize, Vec<usize>, prompt::Format, u32);
 impl Plan {
     /// `view_of(q, s)` names the view question `q` uses under setting `s`'s rewrite strategy
     /// (and retrieval variant); `slots[s]` is the chat model that answers setting `s` (see
-    /// [`super::ChatSlots`]). With a `sink`, each distinct request is sent to it as soon as it
+    /// [`super::ChatSlots`]), and `grounded[slot]` whether that model takes the question and
+    /// passages instead of a prompt (a generation endpoint: its requests then differ by
+    /// question and passages alone, whatever the setting's format). With a `sink`, each distinct request is sent to it as soon as it
     /// is planned (waiting while the sink is full) and not kept: the executor makes the calls
     /// while the plan is built, and a million-run plan does not hold every prompt at once.
     /// `sink` blocks: call this off the async runtime.
@@ -84,6 +86,7 @@ impl Plan {
         view_of: impl Fn(usize, usize) -> usize,
         settings: &[Setting],
         slots: &[u32],
+        grounded: &[bool],
         prompt: &prompt::Prompt,
         sink: Option<&super::RequestSink>,
     ) -> Plan {
@@ -100,15 +103,32 @@ impl Plan {
                     .collect()
             })
             .collect();
-        let build = |(v, chunks, format, slot): &Recipe| {
+        let takes_passages = |slot: u32| grounded.get(slot as usize).copied().unwrap_or(false);
+        let build = |(v, chunks_of, format, slot): &Recipe| {
             let view = &views[*v];
-            let corpus = &flat[questions[view.question].corpus];
-            let chunks: Vec<&Chunk> = chunks.iter().map(|&c| &corpus[c]).collect();
+            let corpus = questions[view.question].corpus;
+            if takes_passages(*slot) {
+                // As retrieved, line breaks kept: the endpoint formats passages itself.
+                let hits = view
+                    .ranked
+                    .iter()
+                    .chain(view.by_k.iter().flat_map(|(_, h)| h));
+                let score = |c: usize| hits.clone().find(|h| h.chunk == c).map_or(0.0, |h| h.score);
+                let chunks = &corpora[corpus].chunks;
+                return ChatRequest {
+                    grounded: Some(Grounded::of(
+                        &view.text,
+                        chunks_of.iter().map(|&c| (&chunks[c], score(c))),
+                    )),
+                    slot: *slot,
+                    ..ChatRequest::of(Vec::new())
+                };
+            }
+            let chunks: Vec<&Chunk> = chunks_of.iter().map(|&c| &flat[corpus][c]).collect();
             ChatRequest {
                 messages: prompt.build_squashed(&view.text, &chunks, *format),
-                seed: None,
                 slot: *slot,
-                format: None,
+                ..ChatRequest::of(Vec::new())
             }
         };
         // Two levels of deduplication: the recipe is cheap to hash and avoids building the
@@ -131,10 +151,16 @@ impl Plan {
                         .order
                         .apply(passing(views[v].top(setting.k), setting.k, min_score));
                 let call = (!passages.is_empty()).then(|| {
+                    // A generation endpoint is sent no prompt: the format does not split it.
+                    let format = if takes_passages(slots[s]) {
+                        prompt::Format::default()
+                    } else {
+                        setting.format
+                    };
                     let recipe: Recipe = (
                         v,
                         passages.iter().map(|h| h.chunk).collect(),
-                        setting.format,
+                        format,
                         slots[s],
                     );
                     if let Some(&i) = by_recipe.get(&recipe) {

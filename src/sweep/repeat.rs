@@ -22,14 +22,7 @@ pub fn requests(requests: Vec<ChatRequest>, repeat: u32) -> Vec<ChatRequest> {
         return requests;
     }
     (0..repeat)
-        .flat_map(|r| {
-            requests.iter().map(move |q| ChatRequest {
-                messages: q.messages.clone(),
-                seed: Some(r),
-                slot: q.slot,
-                format: q.format,
-            })
-        })
+        .flat_map(|r| requests.iter().map(move |q| q.with_seed(r)))
         .collect()
 }
 
@@ -46,6 +39,7 @@ mod tests {
                 content: "hi".into(),
             }],
             seed: None,
+            grounded: None,
             slot: 0,
             format: None,
         };

@@ -167,13 +167,7 @@ impl Queue {
                     continue;
                 }
                 for r in 1..self.repeat {
-                    let again = ChatRequest {
-                        messages: request.messages.clone(),
-                        seed: Some(r),
-                        slot: request.slot,
-                        format: request.format,
-                    };
-                    pending.calls.push_back((c, r, again));
+                    pending.calls.push_back((c, r, request.with_seed(r)));
                 }
                 let first = ChatRequest {
                     seed: Some(0),
@@ -253,6 +247,7 @@ mod tests {
                 content: text.into(),
             }],
             seed,
+            grounded: None,
             slot: 0,
             format: None,
         }

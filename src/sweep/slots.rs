@@ -82,6 +82,12 @@ impl ChatSlots {
         &self.models[slot as usize]
     }
 
+    /// Per slot, whether its model takes the question and passages ([`ChatModel::takes_passages`])
+    /// rather than a prompt.
+    pub fn take_passages(&self) -> Vec<bool> {
+        self.models.iter().map(|m| m.takes_passages()).collect()
+    }
+
     /// How many distinct models there are.
     pub fn len(&self) -> usize {
         self.models.len()
@@ -110,6 +116,10 @@ impl ChatModel for ChatSlots {
 
     fn is_cached(&self, request: &ChatRequest) -> bool {
         self.model(request.slot).is_cached(request)
+    }
+
+    fn takes_passages(&self) -> bool {
+        self.models[0].takes_passages()
     }
 
     fn warnings(&self) -> Vec<String> {

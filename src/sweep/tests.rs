@@ -196,6 +196,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 let request = crate::adapters::chat::ChatRequest {
                     messages: prompt::build(&text, &chunks, REFUSAL, setting.format),
                     seed: None,
+                    grounded: None,
                     slot: 0,
                     format: None,
                 };

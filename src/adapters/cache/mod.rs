@@ -175,7 +175,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The cache key of a chat request for `model`: the sha256 of the compact JSON of
-/// `{"messages": [{"content", "role"}...], "model", "params", "seed"?}`, keys in sorted order
+/// `{"grounded"?, "messages": [{"content", "role"}...], "model", "params", "seed"?}`, keys in sorted order
 /// (as a `serde_json::Value` prints them), written straight into the hash: building that value
 /// first copied every prompt twice, and a sweep keys every call.
 pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
@@ -198,6 +198,10 @@ pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
     }
     #[derive(Serialize)]
     struct Key<'a> {
+        // Only a generation endpoint's request has one (and no messages): every other key
+        // is what it always was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grounded: Option<&'a crate::adapters::chat::Grounded>,
         messages: KeyMessages<'a>,
         model: String,
         params: serde_json::Value,
@@ -224,6 +228,7 @@ pub fn chat_key(model: &dyn ChatModel, request: &ChatRequest) -> String {
         params: model.params(),
         seed: request.seed,
         format: request.format,
+        grounded: request.grounded.as_ref(),
     };
     let mut hashing = Hashing(Sha256::new());
     // Serializing plain strings, numbers and a JSON value into a hash cannot fail.
@@ -311,6 +316,10 @@ impl ChatModel for CachedModel {
 
     fn params(&self) -> serde_json::Value {
         self.inner.params()
+    }
+
+    fn takes_passages(&self) -> bool {
+        self.inner.takes_passages()
     }
 
     fn is_cached(&self, request: &ChatRequest) -> bool {
@@ -501,6 +510,7 @@ mod tests {
                     },
                 ],
                 seed,
+                grounded: None,
                 slot: 2,
                 format: None,
             };

@@ -9,10 +9,16 @@ http_section! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields, default)]
     pub struct ChatConfig {
-        /// `mock` (builtin, deterministic) or `openai` (any OpenAI-compatible `/chat/completions`).
+        /// `mock` (builtin, deterministic), `openai` (any OpenAI-compatible `/chat/completions`)
+        /// or `http` (your own generation step: `POST {url}` with the question and passages).
         pub kind: ChatKind = ChatKind::Mock,
-        /// Model name sent to the server (`openai` only).
-        pub model: String = "gpt-4o-mini".into(),
+        /// `openai`: the model name sent to the server (default `gpt-4o-mini`). `http`: the name
+        /// reports and cache keys give your chain (default `http`); change it when the chain
+        /// changes, so that no cached reply of the old one is reused.
+        pub model: Option<String> = None,
+        /// `http` only: the generation endpoint, `POST {url}` with `{"question", "passages"}`,
+        /// or a list of servers of the same chain (calls go to the one with the fewest in flight).
+        pub url: Option<crate::adapters::http::config::BaseUrls> = None,
         pub temperature: f64 = 0.0,
         /// Cap on completion tokens; unset sends none.
         pub max_tokens: Option<u32> = None,
@@ -20,14 +26,44 @@ http_section! {
         pub stream: bool = false,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
-            /// Default: `$OPENAI_BASE_URL`, else OpenAI's.
+            /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
         }
         @retries(120.0)
         @rate_limits {
-            /// Requests sent per minute at most, paced evenly (`openai` only). Default: no limit.
+            /// Requests sent per minute at most, paced evenly (`openai` and `http`). Default: no
+            /// limit.
         } {
             /// Tokens sent per minute at most: a request costs its estimated prompt tokens plus
-            /// `max_tokens` (`openai` only). Default: no limit.
+            /// `max_tokens` (`openai`; for `http`, the question and passages). Default: no limit.
+        }
+    }
+}
+
+/// The model name `openai` sends when `model` is not set.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+
+impl ChatConfig {
+    /// The model's name: `mock`, `model` (or [`DEFAULT_OPENAI_MODEL`]) for `openai`, `model`
+    /// (or `http`) for a generation endpoint.
+    pub fn model_name(&self) -> String {
+        match (self.kind, &self.model) {
+            (ChatKind::Mock, _) => "mock".into(),
+            (_, Some(m)) => m.clone(),
+            (ChatKind::Openai, None) => DEFAULT_OPENAI_MODEL.into(),
+            (ChatKind::Http, None) => "http".into(),
+        }
+    }
+
+    /// Where the section's calls go: `base_url` for `openai`, `url` for `http`, with the
+    /// section's key, headers, retries and rate limits.
+    pub fn endpoint(&self) -> crate::adapters::http::config::HttpConfig<'_> {
+        let http = self.http();
+        match self.kind {
+            ChatKind::Http => crate::adapters::http::config::HttpConfig {
+                base_url: &self.url,
+                ..http
+            },
+            _ => http,
         }
     }
 }
@@ -38,4 +74,6 @@ pub enum ChatKind {
     #[default]
     Mock,
     Openai,
+    /// The team's own generation step behind `POST {url}` (docs/python.md).
+    Http,
 }

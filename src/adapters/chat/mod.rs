@@ -1,10 +1,14 @@
 //! Chat models: messages in, a reply and its token usage out. The builtin `mock` runs in
-//! process; HTTP models plug in behind the same trait.
+//! process; HTTP models plug in behind the same trait. A generation endpoint (`chat.kind:
+//! http`, [`HttpChat`]) takes the question and the passages instead of messages: its own chain
+//! builds the prompt.
 
 pub mod config;
 
+pub mod http;
 pub mod openai;
 
+pub use http::HttpChat;
 pub use openai::OpenAiChat;
 
 use std::time::Duration;
@@ -24,6 +28,10 @@ pub struct ChatRequest {
     /// repeated call is a distinct request, cached apart; `None` for a single sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u32>,
+    /// For a model that builds its own prompt ([`ChatModel::takes_passages`]): the question and
+    /// passages it is sent, `messages` then empty; `None` for every other model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounded: Option<Grounded>,
     /// Which of the sweep's chat models answers it (see [`crate::sweep::ChatSlots`]); 0, the
     /// configured `chat:` model, everywhere else. Not part of the cache key: the model's own
     /// identity is.
@@ -54,6 +62,102 @@ impl ReplyFormat {
             "type": "json_schema",
             "json_schema": {"name": self.name, "strict": true, "schema": schema},
         })
+    }
+}
+
+impl ChatRequest {
+    /// A request of `messages` for the configured model, with no seed.
+    pub fn of(messages: Vec<Message>) -> Self {
+        ChatRequest {
+            messages,
+            seed: None,
+            grounded: None,
+            slot: 0,
+            format: None,
+        }
+    }
+
+    /// The same request with seed `seed` (a repeat of `sweep --repeat N`).
+    pub fn with_seed(&self, seed: u32) -> Self {
+        ChatRequest {
+            seed: Some(seed),
+            ..self.clone()
+        }
+    }
+
+    /// [`estimate_tokens`] over what the request carries: its messages, or the question and
+    /// passage texts of a grounded request (whose prompt the endpoint builds, unseen).
+    pub fn estimated_prompt_tokens(&self) -> u64 {
+        let grounded = self.grounded.as_ref().map_or(0, |g| {
+            estimate_tokens(&g.question)
+                + g.passages
+                    .iter()
+                    .map(|p| estimate_tokens(&p.text))
+                    .sum::<u64>()
+        });
+        estimate_prompt_tokens(&self.messages) + grounded
+    }
+}
+
+/// What a generation endpoint (`chat.kind: http`) is sent: the question as asked and the
+/// passages that passed, in the order the setting puts them. Nothing else, so that equal
+/// requests are one call whatever the prompt format or template.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Grounded {
+    pub question: String,
+    pub passages: Vec<SentPassage>,
+}
+
+impl Grounded {
+    /// The request for `question` (trimmed) and `passages` with their scores, in the order sent.
+    pub fn of<'a>(
+        question: &str,
+        passages: impl IntoIterator<Item = (&'a crate::adapters::corpus::Chunk, f64)>,
+    ) -> Self {
+        Grounded {
+            question: question.trim().to_string(),
+            passages: passages
+                .into_iter()
+                .map(|(c, score)| SentPassage {
+                    id: c.id.clone(),
+                    source: c.source.clone(),
+                    heading: c.heading.clone(),
+                    text: c.text.clone(),
+                    score: Score(score),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One passage of a [`Grounded`] request, as the retriever gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SentPassage {
+    pub id: String,
+    pub source: String,
+    /// Empty when the passage has none.
+    pub heading: String,
+    /// As retrieved: line breaks kept (the chain formats it).
+    pub text: String,
+    pub score: Score,
+}
+
+/// A retrieval score that can key a request: equal when bit for bit equal.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(transparent)]
+pub struct Score(pub f64);
+
+impl PartialEq for Score {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Score {}
+
+impl std::hash::Hash for Score {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
     }
 }
 
@@ -89,6 +193,12 @@ pub trait ChatModel: Send + Sync {
     /// Whether `request` would be answered without calling the model (from a cache): what
     /// `sweep --dry-run` counts as a cached prompt.
     fn is_cached(&self, _request: &ChatRequest) -> bool {
+        false
+    }
+
+    /// Whether the model takes a [`Grounded`] request (the question and passages) rather than
+    /// messages: it builds its own prompt.
+    fn takes_passages(&self) -> bool {
         false
     }
 

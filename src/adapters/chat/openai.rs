@@ -289,6 +289,7 @@ mod tests {
         let request = ChatRequest {
             messages: Vec::new(),
             seed: None,
+            grounded: None,
             slot: 0,
             format: None,
         };
@@ -317,6 +318,7 @@ mod tests {
                 },
             ],
             seed: None,
+            grounded: None,
             slot: 0,
             format: None,
         };

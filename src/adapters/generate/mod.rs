@@ -191,13 +191,12 @@ impl Prompts {
 
 fn user_request(text: String, seed: Option<u32>, format: ReplyFormat) -> ChatRequest {
     ChatRequest {
-        messages: vec![Message {
+        seed,
+        format: Some(format),
+        ..ChatRequest::of(vec![Message {
             role: Role::User,
             content: text,
-        }],
-        seed,
-        slot: 0,
-        format: Some(format),
+        }])
     }
 }
 

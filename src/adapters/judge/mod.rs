@@ -92,6 +92,7 @@ pub fn request(
             },
         ],
         seed: None,
+        grounded: None,
         slot: 0,
         format: Some(GRADE_FORMAT),
     }

@@ -302,12 +302,14 @@ mod tests {
         let numbered = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Numbered),
             seed: None,
+            grounded: None,
             slot: 0,
             format: None,
         });
         let tagged = MockModel::default().reply(&ChatRequest {
             messages: build(question, &refs, REFUSAL, Format::Tagged),
             seed: None,
+            grounded: None,
             slot: 0,
             format: None,
         });
@@ -383,6 +385,7 @@ mod tests {
             MockModel::default().reply(&ChatRequest {
                 messages,
                 seed: None,
+                grounded: None,
                 slot: 0,
                 format: None,
             }),
@@ -432,6 +435,7 @@ mod tests {
             m.reply(&ChatRequest {
                 messages: build(q, &refs, REFUSAL, Format::Numbered),
                 seed: None,
+                grounded: None,
                 slot: 0,
                 format: None,
             })

@@ -250,12 +250,7 @@ Guests sign the visitor book at the front desk.\n";
             assert_eq!(format_named(f.name), Some(f));
         }
         assert_eq!(format_named("json_object"), None);
-        let plain = ChatRequest {
-            messages: Vec::new(),
-            seed: None,
-            slot: 0,
-            format: None,
-        };
+        let plain = ChatRequest::of(Vec::new());
         assert_eq!(reply(&plain), None);
     }
 }

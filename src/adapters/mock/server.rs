@@ -1,5 +1,6 @@
 //! `rageval mock-llm`: the builtin mock model and hash embedder behind an OpenAI-compatible
-//! HTTP API, so the HTTP path is tested for real without a paid API.
+//! HTTP API, so the HTTP path is tested for real without a paid API. `POST /generate` serves
+//! the same mock behind the generation contract of `chat.kind: http`.
 //!
 //! Chat runs the same algorithm as the in-process `mock`, and embeddings are the builtin `hash`
 //! vectors, so an HTTP sweep equals a builtin sweep run for run. For tests and demos it can add
@@ -87,6 +88,7 @@ struct Counters {
     chat_requests: AtomicU64,
     chat_stream_requests: AtomicU64,
     chat_completed: AtomicU64,
+    generate_requests: AtomicU64,
     judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
@@ -165,6 +167,7 @@ pub fn router(opts: ServerOptions) -> Router {
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
+        .route("/generate", post(generate))
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/rerank", post(rerank))
         .route("/v1/models", get(models))
@@ -403,6 +406,7 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
     let request = ChatRequest {
         messages,
         seed: seed.and_then(|s| u32::try_from(s).ok()),
+        grounded: None,
         slot: 0,
         format,
     };
@@ -441,6 +445,70 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
         return Json(full).into_response();
     }
     sse(&model, &text, usage, state.opts.token_delay)
+}
+
+/// `POST /generate`, the generation contract of `chat.kind: http`: `{"question", "passages":
+/// [{id, source, heading, text, score}]}` answered with `{"answer", "usage"}`, the answer the
+/// mock gives to the chapter's prompt of those passages (numbered), so that a sweep through it
+/// equals the builtin mock's run for run.
+async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let reply_at = std::time::Instant::now() + state.opts.delay;
+    if state.opts.keep_requests > 0 {
+        let mut kept = state.requests.lock().expect("requests lock");
+        if kept.len() == state.opts.keep_requests {
+            kept.pop_front();
+        }
+        kept.push_back(String::from_utf8_lossy(&body).into_owned());
+    }
+    let req = match authorized_json(&state, &headers, &body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let text = |p: &Value, field: &str| p[field].as_str().map(str::to_string);
+    let passages: Option<Vec<crate::adapters::corpus::Chunk>> =
+        req["passages"].as_array().and_then(|ps| {
+            ps.iter()
+                .map(|p| {
+                    Some(crate::adapters::corpus::Chunk {
+                        id: text(p, "id")?,
+                        source: text(p, "source")?,
+                        heading: text(p, "heading").unwrap_or_default(),
+                        text: text(p, "text")?,
+                    })
+                })
+                .collect()
+        });
+    let (Some(question), Some(passages)) = (req["question"].as_str(), passages) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "the body must be `{\"question\": \"...\", \"passages\": [{id, source, heading, text, score}]}`",
+        );
+    };
+    state
+        .counters
+        .generate_requests
+        .fetch_add(1, Ordering::Relaxed);
+    let refs: Vec<&crate::adapters::corpus::Chunk> = passages.iter().collect();
+    let request = ChatRequest::of(crate::adapters::prompt::build(
+        question,
+        &refs,
+        &state.opts.refusal,
+        crate::adapters::prompt::Format::Numbered,
+    ));
+    let answer = state.model.reply(&request);
+    let prompt_tokens = estimate_prompt_tokens(&request.messages);
+    let completion_tokens = estimate_tokens(&answer);
+    let full = json!({
+        "answer": answer,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+    });
+    let fault = state.fault();
+    wait_until(reply_at).await;
+    if let Some(r) = inject(&state, fault, &full).await {
+        return r;
+    }
+    Json(full).into_response()
 }
 
 /// The reply as server-sent events: one chunk per word, a final chunk with `usage`, `[DONE]`.
@@ -600,6 +668,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "chat_requests": n(&c.chat_requests),
         "chat_stream_requests": n(&c.chat_stream_requests),
         "chat_completed": n(&c.chat_completed),
+        "generate_requests": n(&c.generate_requests),
         "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),

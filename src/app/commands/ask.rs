@@ -77,6 +77,19 @@ fn messages(s: &AskOptions, r: &Retrieved) -> Vec<prompt::Message> {
         .build(&s.question, &chunks, s.format)
 }
 
+/// The request the configured model is sent: the prompt, or the question and passages for a
+/// generation endpoint (`chat.kind: http`).
+fn request(s: &AskOptions, r: &Retrieved) -> ChatRequest {
+    if s.pipeline.model.takes_passages() {
+        let passages = r.sent.iter().map(|h| (&r.corpus.chunks[h.chunk], h.score));
+        return ChatRequest {
+            grounded: Some(crate::adapters::chat::Grounded::of(&s.question, passages)),
+            ..ChatRequest::of(Vec::new())
+        };
+    }
+    ChatRequest::of(messages(s, r))
+}
+
 fn early_note(s: &AskOptions, r: &Retrieved) -> String {
     let best = r
         .top_k
@@ -107,8 +120,21 @@ pub async fn prompt(s: AskOptions) -> Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     let mut out = String::new();
-    for m in messages(&s, &r) {
-        out.push_str(&format!("--- {}\n{}\n", m.role.as_str(), m.content));
+    match &request(&s, &r).grounded {
+        // A generation endpoint builds its own prompt: what it is sent is the body.
+        Some(g) => out.push_str(&format!(
+            "--- POST {}\n{}\n",
+            s.pipeline
+                .chat_servers
+                .first()
+                .map_or("", |c| c.shown.as_str()),
+            serde_json::to_string_pretty(g)?
+        )),
+        None => {
+            for m in messages(&s, &r) {
+                out.push_str(&format!("--- {}\n{}\n", m.role.as_str(), m.content));
+            }
+        }
     }
     super::print(&out)?;
     Ok(ExitStatus::Success)
@@ -127,12 +153,7 @@ pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
         ))?;
         return Ok(ExitStatus::Success);
     }
-    let request = ChatRequest {
-        messages: messages(&s, &r),
-        seed: None,
-        slot: 0,
-        format: None,
-    };
+    let request = request(&s, &r);
     let reply = match s.pipeline.model.complete(&request).await {
         Ok(reply) => reply,
         Err(e) => match s.pipeline.chat_servers.first() {

@@ -139,7 +139,12 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         anyhow::bail!(
             "every model call failed ({}); no report written; {}",
             kinds(&c.errors_by_kind),
-            failure_hint(&s, &chats, &c.errors_by_kind)
+            failure_hint(
+                &s,
+                &chats,
+                &c.errors_by_kind,
+                first_failure(&sweep.call_log)
+            )
         );
     }
     if let Some((profile, by_kind)) = failed_profile(&sweep, &chats) {
@@ -148,7 +153,12 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         anyhow::bail!(
             "every model call of chat profile `{profile}` failed ({}); no report written; {}",
             kinds(&by_kind),
-            failure_hint(&s, std::slice::from_ref(&profile), &by_kind)
+            failure_hint(
+                &s,
+                std::slice::from_ref(&profile),
+                &by_kind,
+                first_failure(&sweep.call_log)
+            )
         );
     }
     let judge_url = || {
@@ -213,8 +223,17 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             (0, _) => "those follow-ups were asked as written",
             _ => "answer failures are `error` runs; failed rewrites were asked as written",
         };
+        // A generation endpoint's failure names its question: the first is shown.
+        let endpoint = s.grid.chats().any(|p| {
+            crate::app::wiring::profiles::chat_profile(&s.config, p)
+                .is_ok_and(|c| c.kind == crate::app::config::ChatKind::Http)
+        });
+        let first = first_failure(&results.call_log)
+            .filter(|_| endpoint)
+            .map(|m| format!("; the first: {m}"))
+            .unwrap_or_default();
         eprintln!(
-            "{level}: {} of {} model calls failed ({}); {what}{}",
+            "{level}: {} of {} model calls failed ({}); {what}{first}{}",
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
             kinds(&c.errors_by_kind),
@@ -454,12 +473,15 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
 
 /// What to check when every call of `profiles` failed with `by_kind`: the key when all were
 /// refused as unauthorised, else the servers, each with its profile's name when there are
-/// several.
+/// several. A generation endpoint's failure names its question, so the first one (`first`)
+/// is shown in full.
 fn failure_hint(
     s: &SweepOptions,
     profiles: &[String],
     by_kind: &std::collections::BTreeMap<String, usize>,
+    first: Option<&str>,
 ) -> String {
+    use crate::app::config::ChatKind;
     let sections: Vec<(&str, &crate::app::config::ChatConfig)> = profiles
         .iter()
         .filter_map(|p| {
@@ -468,7 +490,7 @@ fn failure_hint(
                 crate::app::wiring::profiles::chat_profile(&s.config, p).ok()?,
             ))
         })
-        .filter(|(_, c)| c.kind == crate::app::config::ChatKind::Openai)
+        .filter(|(_, c)| c.kind != ChatKind::Mock)
         .collect();
     let each = |f: &dyn Fn(&crate::app::config::ChatConfig) -> String| match &sections[..] {
         [(_, c)] => format!("`{}`", f(c)),
@@ -478,7 +500,8 @@ fn failure_hint(
             .collect::<Vec<_>>()
             .join(", "),
     };
-    let url = each(&|c| c.http().shown());
+    let url = each(&|c| c.endpoint().shown());
+    let endpoint = sections.iter().any(|(_, c)| c.kind == ChatKind::Http);
     if by_kind.keys().all(|k| k == "auth") {
         format!(
             "check the key in {}",
@@ -486,9 +509,19 @@ fn failure_hint(
         )
     } else if by_kind.keys().all(|k| k == "connect" || k == "timeout") {
         format!("is the model server at {url} running?")
+    } else if let Some(first) = first.filter(|_| endpoint) {
+        format!("the first: {first}")
     } else {
         format!("see the errors of the server at {url}")
     }
+}
+
+/// The message of the first answer call that failed, in the order calls were planned.
+fn first_failure(log: &crate::sweep::CallLog) -> Option<&str> {
+    log.values()
+        .filter(|c| c.role == crate::vocab::call::CallRole::Answer)
+        .find_map(|c| c.error.as_ref())
+        .map(|e| e.message.as_str())
 }
 
 /// With several chat profiles, the first whose every answer call failed, and its failures by

@@ -77,7 +77,8 @@ impl EffectiveConfig {
                 kind: j.kind,
                 model: match j.kind {
                     ChatKind::Mock => "mock".into(),
-                    ChatKind::Openai => j.model.clone(),
+                    // `http` is refused for the judge when the config is loaded.
+                    ChatKind::Openai | ChatKind::Http => j.model.clone(),
                 },
                 endpoint: (j.kind == ChatKind::Openai).then(|| EndpointIdentity::new(j.http())),
                 structured_output: j.structured_output,

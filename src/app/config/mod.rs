@@ -297,6 +297,24 @@ impl LoadedConfig {
                 }
             }
         }
+        let chats = std::iter::once((vec!["chat"], &c.chat)).chain(
+            c.models
+                .iter()
+                .map(|(n, m)| (vec!["models", n.as_str()], m)),
+        );
+        for (path, m) in chats {
+            if let Err((key, field, msg)) = profiles::check_chat_kind(m) {
+                let segs: Vec<_> = path.iter().map(|p| Key(p)).chain([Key(key)]).collect();
+                return fail(&segs, &format!("{}.{field}", path.join(".")), msg);
+            }
+        }
+        if c.judge.as_ref().is_some_and(|j| j.kind == ChatKind::Http) {
+            return fail(
+                &[Key("judge"), Key("kind")],
+                "judge.kind",
+                "`http` is the generation contract, which sends no rubric; the judge is `openai` or `mock`".into(),
+            );
+        }
         if let Some(r) = &c.reranker {
             if r.base_url.is_none() {
                 return fail(
@@ -496,6 +514,17 @@ impl LoadedConfig {
                 &[Key("generate"), Key(field)],
                 &format!("generate.{field}"),
                 msg,
+            );
+        }
+        let writer = match c.generate.model.as_deref() {
+            None | Some(crate::vocab::grid::DEFAULT_PROFILE) => Some(&c.chat),
+            Some(name) => c.models.get(name),
+        };
+        if writer.is_some_and(|w| w.kind == ChatKind::Http) && c.generate.model.is_some() {
+            return fail(
+                &[Key("generate"), Key("model")],
+                "generate.model",
+                "names a generation endpoint (kind: http), which builds its own prompt: the generator needs a model of kind openai or mock".into(),
             );
         }
         if let Some(name) = c.generate.model.as_deref() {

@@ -45,6 +45,63 @@ pub fn check_chat(m: &ChatConfig) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
+/// The fields of a `chat:` section or `models:` profile that belong to one kind: (the key
+/// whose line is shown, the field named, what is wrong).
+pub fn check_chat_kind(m: &ChatConfig) -> Result<(), (&'static str, &'static str, String)> {
+    use super::ChatKind;
+    let http = m.kind == ChatKind::Http;
+    if http {
+        let Some(urls) = &m.url else {
+            return Err((
+                "kind",
+                "url",
+                "is missing: `kind: http` needs the generation endpoint's URL (`POST {url}` with the question and passages)".into(),
+            ));
+        };
+        if urls.urls().is_empty() {
+            return Err(("url", "url", "lists no URL".into()));
+        }
+        if let Some(url) = urls
+            .urls()
+            .iter()
+            .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+        {
+            return Err((
+                "url",
+                "url",
+                format!(
+                    "`{}` must start with http:// or https://",
+                    crate::base::redact::url(url)
+                ),
+            ));
+        }
+        if m.base_url.is_some() {
+            return Err((
+                "base_url",
+                "base_url",
+                "applies to `kind: openai`; a generation endpoint (`kind: http`) takes `url`, the whole URL it is posted to".into(),
+            ));
+        }
+        for (field, set) in [("stream", m.stream), ("max_tokens", m.max_tokens.is_some())] {
+            if set {
+                return Err((
+                    field,
+                    field,
+                    "applies to `kind: openai`: a generation endpoint (`kind: http`) is sent the question and passages alone".into(),
+                ));
+            }
+        }
+    } else if m.url.is_some() {
+        return Err((
+            "url",
+            "url",
+            "applies to `kind: http` (a generation endpoint); `kind: openai` takes `base_url`"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// An embedder profile's own fields.
 pub fn check_embedder(e: &EmbedderConfig) -> Result<(), (&'static str, String)> {
     if e.concurrency == 0 {

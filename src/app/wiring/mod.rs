@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::time::Duration;
 
 use crate::adapters::cache::{CacheMode, CachedEmbedder, CachedModel};
-use crate::adapters::chat::{ChatModel, OpenAiChat};
+use crate::adapters::chat::{ChatModel, HttpChat, OpenAiChat};
 use crate::adapters::classify::Rules;
 use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
 use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy};
@@ -104,21 +104,28 @@ pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoin
     Ok(Endpoints::new(servers, limiter))
 }
 
-/// The OpenAI-compatible chat model of a `chat:` section or `models:` profile, behind
+/// The HTTP chat model of a `chat:` section or `models:` profile (`openai` or `http`), behind
 /// `endpoint`, uncached.
-pub(crate) fn openai_chat(
+pub(crate) fn http_chat(
     section: &crate::app::config::ChatConfig,
     endpoint: Endpoints,
 ) -> Result<Arc<dyn ChatModel>> {
-    let model = OpenAiChat::new(
-        endpoint,
-        &section.model,
-        section.temperature,
-        section.max_tokens,
-        section.stream,
-    )
-    .map_err(|e| anyhow::anyhow!(e))?;
-    Ok(Arc::new(model))
+    let model: Arc<dyn ChatModel> = match section.kind {
+        ChatKind::Http => Arc::new(
+            HttpChat::new(endpoint, &section.model_name()).map_err(|e| anyhow::anyhow!(e))?,
+        ),
+        _ => Arc::new(
+            OpenAiChat::new(
+                endpoint,
+                &section.model_name(),
+                section.temperature,
+                section.max_tokens,
+                section.stream,
+            )
+            .map_err(|e| anyhow::anyhow!(e))?,
+        ),
+    };
+    Ok(model)
 }
 
 /// The OpenAI-compatible embedder of an `embedder:` section or `embedders:` profile, behind
@@ -195,15 +202,15 @@ impl Pipeline {
         let mut chat_store = None;
         let model: Arc<dyn ChatModel> = match c.chat.kind {
             ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-            ChatKind::Openai => {
-                let endpoint = endpoint(c.chat.http(), &held)?;
+            ChatKind::Openai | ChatKind::Http => {
+                let endpoint = endpoint(c.chat.endpoint(), &held)?;
                 chat_servers.push(ChatServer {
                     profile: grid::DEFAULT_PROFILE.to_string(),
-                    shown: c.chat.http().shown(),
+                    shown: c.chat.endpoint().shown(),
                     dead: endpoint.dead.clone(),
                 });
                 rate_limited |= endpoint.limiter.is_some();
-                let http = openai_chat(&c.chat, endpoint)?;
+                let http = http_chat(&c.chat, endpoint)?;
                 match cache {
                     Some(mode) => {
                         let store = CachedModel::open_store(&cache_dir, mode)?;

@@ -38,17 +38,17 @@ impl Pipeline {
                 let mut server = None;
                 let raw: Arc<dyn ChatModel> = match section.kind {
                     ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-                    ChatKind::Openai => {
-                        let endpoint = endpoint(section.http(), &self.held)?;
+                    ChatKind::Openai | ChatKind::Http => {
+                        let endpoint = endpoint(section.endpoint(), &self.held)?;
                         if endpoint.limiter.is_some() {
                             self.rate_limited = Some(self.held.clone());
                         }
                         server = Some(super::ChatServer {
                             profile: profile.to_string(),
-                            shown: section.http().shown(),
+                            shown: section.endpoint().shown(),
                             dead: endpoint.dead.clone(),
                         });
-                        super::openai_chat(&section, endpoint)?
+                        super::http_chat(&section, endpoint)?
                     }
                 };
                 let id = (raw.model(), raw.params().to_string());
@@ -56,7 +56,7 @@ impl Pipeline {
                     Some((_, m)) => m.clone(),
                     None => {
                         let model = match section.kind {
-                            ChatKind::Openai => self.shared_chat_cache(raw)?,
+                            ChatKind::Openai | ChatKind::Http => self.shared_chat_cache(raw)?,
                             _ => raw,
                         };
                         built.push((id, model.clone()));
@@ -157,7 +157,7 @@ impl Pipeline {
                 let raw: Arc<dyn ChatModel> = Arc::new(
                     crate::adapters::chat::OpenAiChat::new(
                         endpoint,
-                        &section.model,
+                        &section.model_name(),
                         section.temperature,
                         section.max_tokens,
                         section.stream,
@@ -167,6 +167,10 @@ impl Pipeline {
                 );
                 self.shared_chat_cache(raw)?
             }
+            // The config check refuses it first.
+            ChatKind::Http => anyhow::bail!(
+                "`generate.model`: `{name}` is a generation endpoint (kind: http), which builds its own prompt; name a model of kind openai or mock"
+            ),
         })
     }
 
