@@ -331,3 +331,22 @@ fn a_langchain_chain_with_its_own_prompt_answers_through_generate() {
         assert!(call.usage.prompt_tokens > 40, "{call:?}");
     }
 }
+
+/// The bridge's own Python tests (`python -m unittest` in python/tests), so that `cargo test`
+/// is the whole suite.
+#[test]
+fn the_bridges_python_tests_pass() {
+    let Some(python) = require_bridge() else {
+        return;
+    };
+    let out = Command::new(&python)
+        .args(["-m", "unittest", "-v"])
+        .current_dir(repo().join("python/tests"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python -m unittest failed:\n{stderr}");
+    // unittest reports on stderr: `Ran N tests` then `OK`.
+    assert!(stderr.contains("\nOK"), "{stderr}");
+    assert!(!stderr.contains("Ran 0 tests"), "{stderr}");
+}
