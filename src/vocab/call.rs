@@ -13,8 +13,18 @@ use serde::{Deserialize, Serialize};
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache instead of
+    /// evaluating them (OpenAI's `usage.prompt_tokens_details.cached_tokens`, llama.cpp's
+    /// `timings.cache_n`); 0 when it reports none. Absent from a record when 0, so the record
+    /// of a server without a prompt cache reads as before.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cached_prompt_tokens: u64,
     /// True when the counts are our estimate, not the server's.
     pub estimated: bool,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Why a call failed after all retries. It becomes an `error` run, never a refusal.
@@ -115,6 +125,10 @@ fn is_zero(n: &u32) -> bool {
 struct UsageSchema {
     prompt_tokens: u64,
     completion_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache; absent
+    /// when it reported none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    cached_prompt_tokens: u64,
     /// The counts are rageval's estimate, not the server's.
     estimated: bool,
 }

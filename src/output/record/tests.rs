@@ -213,6 +213,7 @@ fn judged() -> crate::output::report::Results {
         usage: Usage {
             prompt_tokens,
             completion_tokens: 7,
+            cached_prompt_tokens: 0,
             estimated: false,
         },
         latency_ms: Some(3.0),

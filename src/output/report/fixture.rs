@@ -129,6 +129,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     usage: Usage {
                         prompt_tokens,
                         completion_tokens: 10,
+                        cached_prompt_tokens: 0,
                         estimated: false,
                     },
                     latency: Duration::from_millis(20 + 10 * s as u64),
