@@ -481,6 +481,7 @@ impl Engine {
             if let Some(r) = rewrite {
                 run.model_calls += 1;
                 run.prompt_tokens += r.usage.prompt_tokens;
+                run.cached_prompt_tokens += r.usage.cached_prompt_tokens;
                 run.completion_tokens += r.usage.completion_tokens;
                 run.tokens_estimated |= r.usage.estimated;
                 run.rewrite_note = r.note.clone();

@@ -157,6 +157,11 @@ pub fn from_ms(ms: f64) -> Duration {
 )]
 pub struct Pricing {
     pub prompt_per_million: f64,
+    /// The price of a million prompt tokens the server reused from its prompt cache
+    /// (`pricing.cached_prompt_per_million`, OpenAI's discounted rate); absent: the same as
+    /// `prompt_per_million`, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_per_million: Option<f64>,
     pub completion_per_million: f64,
     /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
     /// absent (0) without a judge, so records without one read and write as before.
@@ -168,4 +173,19 @@ pub struct Pricing {
 
 fn is_zero_price(v: &f64) -> bool {
     *v == 0.0
+}
+
+impl Pricing {
+    /// The cost of a chat model's tokens: `cached` of the `prompt` tokens at the cached rate,
+    /// the rest at the prompt rate.
+    pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> f64 {
+        let cached = cached.min(prompt);
+        let cached_rate = self
+            .cached_prompt_per_million
+            .unwrap_or(self.prompt_per_million);
+        ((prompt - cached) as f64 * self.prompt_per_million
+            + cached as f64 * cached_rate
+            + completion as f64 * self.completion_per_million)
+            / 1e6
+    }
 }
