@@ -239,6 +239,10 @@ impl ChatModel for OpenAiChat {
         json!({"temperature": self.temperature, "max_tokens": self.max_tokens})
     }
 
+    fn prefix_cached(&self) -> bool {
+        true
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
