@@ -149,6 +149,11 @@ pub fn comparable(p: &Project, out: &str) -> (Vec<RunAnswer>, Value) {
 }
 
 pub fn builtin(p: &Project) -> (Vec<RunAnswer>, Value) {
+    builtin_with(p, &[])
+}
+
+/// [`builtin`] over the grid of `args` (into `builtin/`).
+pub fn builtin_with(p: &Project, args: &[&str]) -> (Vec<RunAnswer>, Value) {
     p.sweep([
         "--config",
         "/dev/null",
@@ -157,6 +162,7 @@ pub fn builtin(p: &Project) -> (Vec<RunAnswer>, Value) {
         "--out",
         "builtin",
     ])
+    .args(args)
     .run();
     comparable(p, "builtin")
 }

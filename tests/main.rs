@@ -23,6 +23,7 @@ mod http;
 mod insight;
 mod models;
 mod pg_tls;
+mod prompt_cache;
 mod quirks;
 mod repeat;
 mod rerank;

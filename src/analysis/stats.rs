@@ -84,11 +84,15 @@ pub struct SettingStats {
     /// plus one per `model` rewrite of a follow-up.
     pub model_calls: usize,
     pub prompt_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache (what the
+    /// calls of this setting's runs reported, in the order the sweep made them).
+    pub cached_prompt_tokens: u64,
     pub completion_tokens: u64,
     pub prompt_tokens_per_question: f64,
     /// True when some token counts are estimates (the server reported no usage).
     pub tokens_estimated: bool,
-    /// Estimated cost from `pricing`, in the pricing's currency.
+    /// Estimated cost from `pricing`, in the pricing's currency: cached prompt tokens at
+    /// `cached_prompt_per_million`.
     pub cost: f64,
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
@@ -244,6 +248,9 @@ pub fn aggregate<'a>(
         }
         // A server's usage is outside input: a count near u64::MAX saturates, never wraps.
         s.prompt_tokens = s.prompt_tokens.saturating_add(run.prompt_tokens);
+        s.cached_prompt_tokens = s
+            .cached_prompt_tokens
+            .saturating_add(run.cached_prompt_tokens);
         s.completion_tokens = s.completion_tokens.saturating_add(run.completion_tokens);
         s.tokens_estimated |= run.tokens_estimated;
         if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
@@ -307,9 +314,7 @@ pub fn aggregate<'a>(
     } else {
         s.prompt_tokens as f64 / s.questions as f64
     };
-    s.cost = (s.prompt_tokens as f64 * pricing.prompt_per_million
-        + s.completion_tokens as f64 * pricing.completion_per_million)
-        / 1e6;
+    s.cost = pricing.cost(s.prompt_tokens, s.cached_prompt_tokens, s.completion_tokens);
     latencies.sort_by(f64::total_cmp);
     s.latency_p50_ms = percentile(&latencies, 0.50);
     s.latency_p95_ms = percentile(&latencies, 0.95);
@@ -392,6 +397,31 @@ mod tests {
         }
         let s = aggregate(&runs, &r.questions, &Pricing::default());
         assert_eq!((s.prompt_tokens, s.completion_tokens), (u64::MAX, u64::MAX));
+    }
+
+    /// Tokens a server's prompt cache reused cost the cached rate, and the prompt rate when
+    /// none is set; a reused count past the prompt's is capped, never a negative cost.
+    #[test]
+    fn cached_prompt_tokens_cost_the_cached_rate() {
+        let r = crate::output::report::fixture::results();
+        let runs: Vec<Run> = r.runs_of(1).to_vec();
+        let mut pricing = Pricing {
+            prompt_per_million: 2.0,
+            cached_prompt_per_million: Some(0.5),
+            completion_per_million: 8.0,
+            ..Pricing::default()
+        };
+        let s = aggregate(&runs, &r.questions, &pricing);
+        // The fixture's k=2 calls report half their prompt as reused.
+        assert_eq!(
+            (s.prompt_tokens, s.cached_prompt_tokens, s.completion_tokens),
+            (450, 225, 30)
+        );
+        assert_eq!(s.cost, (225.0 * 2.0 + 225.0 * 0.5 + 30.0 * 8.0) / 1e6);
+        pricing.cached_prompt_per_million = None;
+        let s = aggregate(&runs, &r.questions, &pricing);
+        assert_eq!(s.cost, (450.0 * 2.0 + 30.0 * 8.0) / 1e6);
+        assert_eq!(pricing.cost(10, 11, 0), 10.0 * 2.0 / 1e6);
     }
 
     #[test]

@@ -587,6 +587,19 @@ pub struct MockLlmArgs {
     /// Refuse every chat request whose `seed` is odd (as `sweep --repeat N` sends), to test flip rates
     #[arg(long)]
     pub vary_per_repeat: bool,
+
+    /// Serve chat from N slots that each keep their last prompt, as llama-server does, and report the words reused (`cached_tokens`, `timings.cache_n`); 0: no prompt cache (docs/http.md)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub prompt_cache_slots: usize,
+
+    /// With --prompt-cache-slots: each prompt word evaluated (not reused) adds this much to a reply
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "US",
+        requires = "prompt_cache_slots"
+    )]
+    pub prompt_word_us: u64,
 }
 
 #[cfg(test)]

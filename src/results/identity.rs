@@ -228,6 +228,9 @@ fn is_one(n: &u32) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct PricingIdentity {
     pub prompt_per_million: f64,
+    /// Absent when unset (prompt tokens reused cost `prompt_per_million`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_per_million: Option<f64>,
     pub completion_per_million: f64,
     pub currency: String,
 }

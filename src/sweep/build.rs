@@ -33,6 +33,8 @@ pub struct Run {
     pub model_calls: usize,
     /// Tokens of those calls (rewrite included).
     pub prompt_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache.
+    pub cached_prompt_tokens: u64,
     pub completion_tokens: u64,
     pub tokens_estimated: bool,
     /// Wall time of the call behind this run (shared by runs with the same prompt).
@@ -152,6 +154,7 @@ pub fn build_read_run(
         answer: texts.answer,
         model_calls: 0,
         prompt_tokens: 0,
+        cached_prompt_tokens: 0,
         completion_tokens: 0,
         tokens_estimated: false,
         latency: None,
@@ -171,6 +174,7 @@ pub fn build_read_run(
         Some(Ok(r)) => {
             run.model_calls = 1;
             run.prompt_tokens = r.usage.prompt_tokens;
+            run.cached_prompt_tokens = r.usage.cached_prompt_tokens;
             run.completion_tokens = r.usage.completion_tokens;
             run.tokens_estimated = r.usage.estimated;
             run.latency = Some(r.latency);

@@ -15,6 +15,11 @@ pub struct CallStats {
     pub rewrite_calls: usize,
     /// Calls (answer or rewrite) answered from the response cache.
     pub cache_hits: usize,
+    /// Prompt tokens of the answer and rewrite calls the server answered in this sweep (not
+    /// from the response cache), each distinct call once.
+    pub prompt_tokens: u64,
+    /// Of those, the tokens the server reported reusing from its prompt cache.
+    pub cached_prompt_tokens: u64,
     /// Answer calls that failed after retries (their runs are `error`).
     pub failed: usize,
     /// Rewrite calls that failed after retries (their questions were asked as written).
@@ -74,6 +79,12 @@ impl CallStats {
                 c.rewrite_calls += 1;
             }
             c.cache_hits += usize::from(call.cached);
+            if !call.cached && call.error.is_none() {
+                c.prompt_tokens = c.prompt_tokens.saturating_add(call.usage.prompt_tokens);
+                c.cached_prompt_tokens = c
+                    .cached_prompt_tokens
+                    .saturating_add(call.usage.cached_prompt_tokens);
+            }
             if let Some(e) = &call.error {
                 if answer {
                     c.failed += 1;

@@ -12,6 +12,7 @@ mod calls;
 mod dry_run;
 pub mod generate;
 mod grade;
+mod order;
 mod plan;
 mod rank;
 pub mod repeat;
@@ -130,8 +131,13 @@ pub(crate) struct Prepared {
     pub notes: Vec<String>,
 }
 
-/// Where the planner sends each distinct request as it finds it (see [`run::execute_stream`]).
-pub(crate) type RequestSink = tokio::sync::mpsc::Sender<Vec<ChatRequest>>;
+/// Where the planner sends the distinct requests (see [`run::execute_stream`]).
+pub(crate) struct RequestSink {
+    pub tx: tokio::sync::mpsc::Sender<Vec<ChatRequest>>,
+    /// Send them all at once when the plan is complete, in prefix order ([`order`]), for a
+    /// model whose server may keep a prompt cache; else each as soon as it is planned.
+    pub prefix_order: bool,
+}
 
 impl Engine {
     /// The engine's chat models, one slot per distinct identity.
@@ -346,11 +352,16 @@ impl Engine {
         // the planner waits while the executor has a few requests in hand. (A slot table is a
         // pure function of the engine's models: this one and `prepare`'s share them.)
         let slots = self.slots();
-        let (sink, requests) = tokio::sync::mpsc::channel(4);
+        let (tx, requests) = tokio::sync::mpsc::channel(4);
+        // A server that may keep a prompt cache gets the prompts in prefix order, in one lane
+        // per worker; the in-process mock has none to keep, and starts on the first prompt.
+        let prefix_order = slots.prefix_cached();
+        let sink = RequestSink { tx, prefix_order };
         let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let stream = run::Stream {
             requests,
             total: total.clone(),
+            lanes: prefix_order,
         };
         let calls = run::execute_stream(
             slots.clone(),
@@ -379,6 +390,7 @@ impl Engine {
                 Plan {
                     runs: planned,
                     distinct,
+                    sent,
                     ..
                 },
             expected_scores,
@@ -389,6 +401,9 @@ impl Engine {
             view_rerank,
             notes: split_notes,
         } = prepared?;
+        // The calls' log and every result after this are in plan order, whatever the order
+        // the calls were made in.
+        let answered = order::in_plan_order(answered, &sent, distinct);
         let (digests, replies): (Vec<_>, Vec<_>) = answered.into_iter().unzip();
         // Rerank calls were made while ranking, before any answer call.
         let reranked: Vec<u32> = reranks
@@ -484,6 +499,7 @@ impl Engine {
             if let Some(r) = rewrite {
                 run.model_calls += 1;
                 run.prompt_tokens += r.usage.prompt_tokens;
+                run.cached_prompt_tokens += r.usage.cached_prompt_tokens;
                 run.completion_tokens += r.usage.completion_tokens;
                 run.tokens_estimated |= r.usage.estimated;
                 run.rewrite_note = r.note.clone();

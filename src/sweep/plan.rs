@@ -64,6 +64,10 @@ pub struct Plan {
     pub requests: Vec<ChatRequest>,
     /// How many distinct requests the plan has, kept or sent.
     pub distinct: usize,
+    /// When the requests went to a sink in prefix order ([`super::order`]): the request the
+    /// n-th one sent is, by its index in plan order (which runs name); empty when they were
+    /// sent in plan order.
+    pub sent: Vec<usize>,
 }
 
 /// What a request is built from: (view, chunk ids in prompt order, format, chat slot).
@@ -76,10 +80,12 @@ impl Plan {
     /// passages instead of a prompt (a generation endpoint: its requests then differ by
     /// question and passages alone, whatever the setting's format). With a `sink`, each distinct request is sent to it as soon as it
     /// is planned (waiting while the sink is full) and not kept: the executor makes the calls
-    /// while the plan is built, and a million-run plan does not hold every prompt at once.
+    /// while the plan is built, and a million-run plan does not hold every prompt at once. A
+    /// sink that asks for prefix order gets every request at once when the plan is complete,
+    /// sorted ([`Plan::sent`]): a model server's prompt cache is worth holding the prompts for.
     /// `sink` blocks: call this off the async runtime.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         questions: &[Question],
         corpora: &[Corpus],
         views: &[View],
@@ -174,8 +180,8 @@ impl Plan {
                             bucket.push(recipes.len());
                             recipes.push(recipe.clone());
                             match sink {
-                                Some(sink) => batch.add(sink, request),
-                                None => requests.push(request),
+                                Some(sink) if !sink.prefix_order => batch.add(sink, request),
+                                _ => requests.push(request),
                             }
                             recipes.len() - 1
                         }
@@ -192,13 +198,20 @@ impl Plan {
                 });
             }
         }
+        let mut sent = Vec::new();
         if let Some(sink) = sink {
+            if sink.prefix_order {
+                let sorted;
+                (sent, sorted) = super::order::sort(std::mem::take(&mut requests));
+                batch.requests = sorted;
+            }
             batch.flush(sink);
         }
         Plan {
             runs,
             requests,
             distinct: recipes.len(),
+            sent,
         }
     }
 }
@@ -226,7 +239,7 @@ impl Batch {
     fn flush(&mut self, sink: &super::RequestSink) {
         if !self.requests.is_empty() {
             // A closed sink is an executor that has stopped; the plan is still wanted.
-            let _ = sink.blocking_send(std::mem::take(&mut self.requests));
+            let _ = sink.tx.blocking_send(std::mem::take(&mut self.requests));
         }
     }
 }

@@ -42,6 +42,7 @@ pub async fn execute(
     let stream = Stream {
         requests: rx,
         total,
+        lanes: false,
     };
     execute_stream(model, stream, 1, digest, concurrency, progress).await
 }
@@ -51,14 +52,18 @@ pub async fn execute(
 pub struct Stream {
     pub requests: tokio::sync::mpsc::Receiver<Vec<ChatRequest>>,
     pub total: Arc<AtomicUsize>,
+    /// Each batch comes in prefix order ([`super::order`]): cut it into one lane per worker,
+    /// which that worker makes in order, so that a server with a slot per worker reuses each
+    /// slot's prefix. Else every worker takes the next call of every batch.
+    pub lanes: bool,
 }
 
 /// [`execute`] for requests that arrive while the plan is still being built: calls start with
 /// the first request, so a sweep's model calls overlap its planning, and each prompt is freed
 /// once its call is made. Each request is made `repeat` times (`--repeat N`: repeat `r` gets
 /// seed `r`); the results come back repeat-major, request `c` of repeat `r` at
-/// `r * requests + c`, as [`crate::sweep::repeat::requests`] lays them out. Ends when every sender
-/// is dropped and every call has finished.
+/// `r * requests + c`, as [`crate::sweep::repeat::requests`] lays them out; a request's repeats
+/// are made one after another. Ends when every sender is dropped and every call has finished.
 pub async fn execute_stream(
     model: Arc<dyn ChatModel>,
     stream: Stream,
@@ -68,14 +73,22 @@ pub async fn execute_stream(
     progress: Option<ProgressFn>,
 ) -> Answered {
     let total = stream.total;
+    let workers_n = concurrency.max(1);
     let queue = Arc::new(Queue {
         requests: tokio::sync::Mutex::new(stream.requests),
-        pending: std::sync::Mutex::new(Pending::default()),
+        pending: std::sync::Mutex::new(Pending {
+            lanes: if stream.lanes {
+                (0..workers_n).map(|_| Default::default()).collect()
+            } else {
+                Vec::new()
+            },
+            ..Pending::default()
+        }),
         repeat: repeat.max(1),
     });
     let done = Arc::new(AtomicUsize::new(0));
     let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency.max(1) {
+    for worker in 0..workers_n {
         let (model, queue, done, progress, digest, total) = (
             model.clone(),
             queue.clone(),
@@ -86,7 +99,11 @@ pub async fn execute_stream(
         );
         workers.spawn(async move {
             let mut out = Vec::new();
-            while let Some((c, r, request)) = queue.next().await {
+            let mut taker = Taker {
+                worker,
+                victim: None,
+            };
+            while let Some((c, r, request)) = queue.next(&mut taker).await {
                 let key = digest(&request);
                 let result = model.complete(&request).await;
                 drop(request);
@@ -131,12 +148,91 @@ struct Queue {
     repeat: u32,
 }
 
+/// (request index, repeat index, request)
+type Call = (usize, u32, ChatRequest);
+
 #[derive(Default)]
 struct Pending {
-    /// (request index, repeat index, request)
-    calls: std::collections::VecDeque<(usize, u32, ChatRequest)>,
+    /// Calls any worker takes next, first come first served.
+    calls: std::collections::VecDeque<Call>,
+    /// With [`Stream::lanes`], each worker's lane of calls in prefix order; empty otherwise.
+    lanes: Vec<std::collections::VecDeque<Call>>,
     /// Requests received so far.
     received: usize,
+}
+
+/// A worker, as the queue sees it: its lane, and the lane it last took calls from when its
+/// own ran out.
+struct Taker {
+    worker: usize,
+    victim: Option<usize>,
+}
+
+impl Pending {
+    /// The next call for `taker`: from its own lane, else the shared calls, else from the back
+    /// of another lane, the one it took from last while that has calls, else the fullest. Taken
+    /// from the back, a lane's calls are still in prefix order (reversed) for the taker's own
+    /// server slot, and the farthest from where the lane's worker is.
+    fn take(&mut self, taker: &mut Taker) -> Option<Call> {
+        if let Some(call) = self
+            .lanes
+            .get_mut(taker.worker)
+            .and_then(|lane| lane.pop_front())
+        {
+            return Some(call);
+        }
+        if let Some(call) = self.calls.pop_front() {
+            return Some(call);
+        }
+        let victim = taker
+            .victim
+            .filter(|&v| !self.lanes[v].is_empty())
+            .or_else(|| {
+                // The fullest lane, the first of equals.
+                let (v, lane) = self
+                    .lanes
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .max_by_key(|(_, lane)| lane.len())?;
+                (!lane.is_empty()).then_some(v)
+            })?;
+        taker.victim = Some(victim);
+        self.lanes[victim].pop_back()
+    }
+
+    /// Add a batch of requests, each with its repeats, after those received before.
+    fn add(&mut self, batch: Vec<ChatRequest>, repeat: u32) {
+        let cuts: Vec<std::ops::Range<usize>> = if self.lanes.is_empty() {
+            std::iter::once(0..batch.len()).collect()
+        } else {
+            super::order::lanes(&batch, self.lanes.len())
+        };
+        let first = self.received;
+        self.received += batch.len();
+        let mut batch = batch.into_iter().enumerate();
+        for (lane, range) in cuts.into_iter().enumerate() {
+            let calls = match self.lanes.get_mut(lane) {
+                Some(lane) => lane,
+                None => &mut self.calls,
+            };
+            for (i, request) in batch.by_ref().take(range.len()) {
+                let c = first + i;
+                if repeat == 1 {
+                    calls.push_back((c, 0, request));
+                    continue;
+                }
+                for r in 1..repeat {
+                    calls.push_back((c, r, request.with_seed(r)));
+                }
+                let first = ChatRequest {
+                    seed: Some(0),
+                    ..request
+                };
+                calls.push_back((c, 0, first));
+            }
+        }
+    }
 }
 
 impl Queue {
@@ -147,34 +243,18 @@ impl Queue {
 
     /// The next call to make, waiting for the planner's next batch when none is pending;
     /// `None` once the planner is done and every call is taken.
-    async fn next(&self) -> Option<(usize, u32, ChatRequest)> {
+    async fn next(&self, taker: &mut Taker) -> Option<Call> {
         loop {
-            if let Some(call) = self.lock_pending().calls.pop_front() {
+            if let Some(call) = self.lock_pending().take(taker) {
                 return Some(call);
             }
             let mut requests = self.requests.lock().await;
             // Another worker may have received a batch while this one waited for the receiver.
-            if let Some(call) = self.lock_pending().calls.pop_front() {
+            if let Some(call) = self.lock_pending().take(taker) {
                 return Some(call);
             }
             let batch = requests.recv().await?;
-            let mut pending = self.lock_pending();
-            for request in batch {
-                let c = pending.received;
-                pending.received += 1;
-                if self.repeat == 1 {
-                    pending.calls.push_back((c, 0, request));
-                    continue;
-                }
-                for r in 1..self.repeat {
-                    pending.calls.push_back((c, r, request.with_seed(r)));
-                }
-                let first = ChatRequest {
-                    seed: Some(0),
-                    ..request
-                };
-                pending.calls.push_back((c, 0, first));
-            }
+            self.lock_pending().add(batch, self.repeat);
         }
     }
 }
@@ -271,6 +351,7 @@ mod tests {
         let stream = Stream {
             requests: rx,
             total: Arc::new(AtomicUsize::new(0)),
+            lanes: false,
         };
         let answered = execute_stream(model.clone(), stream, 3, digest, 4, None).await;
         sender.join().unwrap();
@@ -308,6 +389,47 @@ mod tests {
         )
         .await
         .is_empty());
+    }
+
+    /// In lanes, a worker makes its own lane front to back, then takes from the back of the
+    /// fullest other lane and keeps to it while it lasts; repeats of a request stay together.
+    #[test]
+    fn a_worker_makes_its_lane_then_takes_from_the_back_of_the_fullest() {
+        // Two subtrees of two and four requests, cut into two lanes where they meet.
+        let users = ["a", "a b", "c", "c d", "c e", "c f"];
+        let mut pending = Pending {
+            lanes: vec![Default::default(), Default::default()],
+            ..Pending::default()
+        };
+        pending.add(users.iter().map(|u| asking(u, None)).collect(), 1);
+        let mut worker = [0, 1].map(|w| Taker {
+            worker: w,
+            victim: None,
+        });
+        let mut take = |w: usize| pending.take(&mut worker[w]).map(|(c, _, _)| c);
+        assert_eq!([take(0), take(0), take(1)], [Some(0), Some(1), Some(2)]);
+        // Worker 0's lane is done: it takes lane 1's last, then the one before.
+        assert_eq!(
+            [take(0), take(1), take(0), take(1)],
+            [Some(5), Some(3), Some(4), None]
+        );
+        assert_eq!(take(0), None);
+
+        let mut pending = Pending::default();
+        pending.add(vec![asking("x", None), asking("y", None)], 3);
+        let made: Vec<(usize, u32)> = std::iter::from_fn(|| {
+            pending
+                .take(&mut Taker {
+                    worker: 0,
+                    victim: None,
+                })
+                .map(|(c, r, q)| {
+                    assert_eq!(q.seed, Some(r));
+                    (c, r)
+                })
+        })
+        .collect();
+        assert_eq!(made, [(0, 1), (0, 2), (0, 0), (1, 1), (1, 2), (1, 0)]);
     }
 
     #[test]

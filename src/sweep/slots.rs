@@ -125,6 +125,10 @@ impl ChatModel for ChatSlots {
     fn warnings(&self) -> Vec<String> {
         self.models.iter().flat_map(|m| m.warnings()).collect()
     }
+
+    fn prefix_cached(&self) -> bool {
+        self.models.iter().any(|m| m.prefix_cached())
+    }
 }
 
 #[cfg(test)]

@@ -254,6 +254,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
             if let Some(u) = rewrite_usage {
                 run.model_calls += 1;
                 run.prompt_tokens += u.prompt_tokens;
+                run.cached_prompt_tokens += u.cached_prompt_tokens;
                 run.completion_tokens += u.completion_tokens;
             }
             runs.push(run);

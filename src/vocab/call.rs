@@ -13,8 +13,18 @@ use serde::{Deserialize, Serialize};
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache instead of
+    /// evaluating them (OpenAI's `usage.prompt_tokens_details.cached_tokens`, llama.cpp's
+    /// `timings.cache_n`); 0 when it reports none. Absent from a record when 0, so the record
+    /// of a server without a prompt cache reads as before.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cached_prompt_tokens: u64,
     /// True when the counts are our estimate, not the server's.
     pub estimated: bool,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Why a call failed after all retries. It becomes an `error` run, never a refusal.
@@ -115,6 +125,10 @@ fn is_zero(n: &u32) -> bool {
 struct UsageSchema {
     prompt_tokens: u64,
     completion_tokens: u64,
+    /// Of `prompt_tokens`, those the server reported reusing from its prompt cache; absent
+    /// when it reported none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    cached_prompt_tokens: u64,
     /// The counts are rageval's estimate, not the server's.
     estimated: bool,
 }
@@ -143,6 +157,11 @@ pub fn from_ms(ms: f64) -> Duration {
 )]
 pub struct Pricing {
     pub prompt_per_million: f64,
+    /// The price of a million prompt tokens the server reused from its prompt cache
+    /// (`pricing.cached_prompt_per_million`, OpenAI's discounted rate); absent: the same as
+    /// `prompt_per_million`, so records without one read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_per_million: Option<f64>,
     pub completion_per_million: f64,
     /// The judge's prices (`judge.prompt_per_million`, `judge.completion_per_million`);
     /// absent (0) without a judge, so records without one read and write as before.
@@ -154,4 +173,19 @@ pub struct Pricing {
 
 fn is_zero_price(v: &f64) -> bool {
     *v == 0.0
+}
+
+impl Pricing {
+    /// The cost of a chat model's tokens: `cached` of the `prompt` tokens at the cached rate,
+    /// the rest at the prompt rate.
+    pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> f64 {
+        let cached = cached.min(prompt);
+        let cached_rate = self
+            .cached_prompt_per_million
+            .unwrap_or(self.prompt_per_million);
+        ((prompt - cached) as f64 * self.prompt_per_million
+            + cached as f64 * cached_rate
+            + completion as f64 * self.completion_per_million)
+            / 1e6
+    }
 }

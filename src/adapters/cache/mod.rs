@@ -334,6 +334,10 @@ impl ChatModel for CachedModel {
         self.store.take_warnings()
     }
 
+    fn prefix_cached(&self) -> bool {
+        self.inner.prefix_cached()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,

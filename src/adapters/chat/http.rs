@@ -71,6 +71,7 @@ impl HttpChat {
             None | Some(Value::Null) => Usage {
                 prompt_tokens: request.estimated_prompt_tokens(),
                 completion_tokens: estimate_tokens(&answer),
+                cached_prompt_tokens: 0,
                 estimated: true,
             },
             Some(u) => {
@@ -79,6 +80,12 @@ impl HttpChat {
                     (Some(prompt_tokens), Some(completion_tokens)) => Usage {
                         prompt_tokens,
                         completion_tokens,
+                        // As OpenAI reports them, when the endpoint passes its model's on.
+                        cached_prompt_tokens: u
+                            .pointer("/prompt_tokens_details/cached_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0)
+                            .min(prompt_tokens),
                         estimated: false,
                     },
                     _ => {

@@ -202,6 +202,12 @@ pub trait ChatModel: Send + Sync {
         false
     }
 
+    /// Whether the model's server may keep a prompt cache (llama.cpp, vLLM, hosted APIs), so
+    /// that the sweep sends its prompts in prefix order; the in-process mock keeps none.
+    fn prefix_cached(&self) -> bool {
+        false
+    }
+
     /// Warnings gathered since the last call (a cache write that failed), for the command to
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {

@@ -124,7 +124,7 @@ impl OpenAiChat {
                     ))
                 }
             };
-            (text, parse_usage(&v["usage"]), None)
+            (text, parse_usage(&v), None)
         };
         // A server that echoes the request would put a credential into the reply, which is
         // shown, cached and written to reports.
@@ -132,6 +132,7 @@ impl OpenAiChat {
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),
+            cached_prompt_tokens: 0,
             estimated: true,
         });
         Ok(ChatReply {
@@ -144,12 +145,26 @@ impl OpenAiChat {
     }
 }
 
-fn parse_usage(u: &Value) -> Option<Usage> {
+/// The usage a reply (or a streamed chunk) reports: its `usage`, with the prompt tokens the
+/// server reused from its prompt cache, which OpenAI (and vLLM, and a recent llama.cpp) report
+/// as `usage.prompt_tokens_details.cached_tokens` and llama.cpp as `timings.cache_n`. A count
+/// past the prompt's own is the server's error: it is capped at `prompt_tokens`.
+fn parse_usage(reply: &Value) -> Option<Usage> {
+    let u = &reply["usage"];
+    let prompt_tokens = u["prompt_tokens"].as_u64()?;
     Some(Usage {
-        prompt_tokens: u["prompt_tokens"].as_u64()?,
+        prompt_tokens,
         completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cached_prompt_tokens: cached_tokens(reply).unwrap_or(0).min(prompt_tokens),
         estimated: false,
     })
+}
+
+/// The prompt tokens a reply or chunk says the server reused, when it says.
+fn cached_tokens(reply: &Value) -> Option<u64> {
+    reply["usage"]["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .or_else(|| reply["timings"]["cache_n"].as_u64())
 }
 
 /// Read an SSE stream to its end: the text, the usage if a chunk carried it, and the time to
@@ -162,7 +177,8 @@ async fn read_stream(
 ) -> Result<(String, Option<Usage>, Option<Duration>), Failure> {
     let mut buf: Vec<u8> = Vec::new();
     let mut text = String::new();
-    let mut usage = None;
+    let mut usage: Option<Usage> = None;
+    let mut cached = None;
     let mut ttft = None;
     let mut done = false;
     let mut read = 0usize;
@@ -209,8 +225,12 @@ async fn read_stream(
                 }
                 text.push_str(piece);
             }
-            if let Some(u) = parse_usage(&v["usage"]) {
+            if let Some(u) = parse_usage(&v) {
                 usage = Some(u);
+            }
+            // llama.cpp sends `timings` in the last chunk, which may not be the one with `usage`.
+            if let Some(n) = cached_tokens(&v) {
+                cached = Some(n);
             }
         }
     }
@@ -224,6 +244,10 @@ async fn read_stream(
             retry_after: None,
         });
     }
+    let usage = usage.map(|u| Usage {
+        cached_prompt_tokens: cached.unwrap_or(0).min(u.prompt_tokens),
+        ..u
+    });
     Ok((text, usage, ttft))
 }
 
@@ -239,6 +263,10 @@ impl ChatModel for OpenAiChat {
             params["structured_output"] = json!(true);
         }
         params
+    }
+
+    fn prefix_cached(&self) -> bool {
+        true
     }
 
     fn complete<'a>(
@@ -300,6 +328,75 @@ mod tests {
         assert_eq!(
             f.error.message,
             format!("the stream from http://{addr}/v1/chat/completions is longer than the limit of 32 MiB")
+        );
+    }
+
+    /// The usage parts of replies as the servers send them: OpenAI's (`cached_tokens` in
+    /// `prompt_tokens_details`), llama-server's (that and `timings`, taken from a real reply
+    /// of the build `scripts/real-model.sh` installs), `timings` alone (older llama.cpp), and
+    /// none.
+    #[test]
+    fn cached_prompt_tokens_are_read_from_openai_and_llama_cpp_replies() {
+        let usage = |body: &str| parse_usage(&serde_json::from_str(body).unwrap());
+        let openai = r#"{"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,
+            "prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0}}}"#;
+        let llama = r#"{"usage":{"completion_tokens":8,"prompt_tokens":25,"total_tokens":33,
+            "prompt_tokens_details":{"cached_tokens":24}},
+            "timings":{"cache_n":24,"prompt_n":1,"prompt_ms":68.508,"predicted_n":8}}"#;
+        let timings = r#"{"usage":{"completion_tokens":8,"prompt_tokens":25},
+            "timings":{"cache_n":17,"prompt_n":8}}"#;
+        let plain = r#"{"usage":{"completion_tokens":8,"prompt_tokens":25}}"#;
+        let past = r#"{"usage":{"prompt_tokens":25,"prompt_tokens_details":{"cached_tokens":99}}}"#;
+        let got: Vec<(u64, u64, u64)> = [openai, llama, timings, plain, past]
+            .iter()
+            .map(|b| usage(b).unwrap())
+            .map(|u| (u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2006, 300, 1920),
+                (25, 8, 24),
+                (25, 8, 17),
+                (25, 8, 0),
+                (25, 0, 25)
+            ]
+        );
+        assert_eq!(usage(r#"{"timings":{"cache_n":3}}"#), None, "no usage");
+    }
+
+    /// A stream whose `usage` and `timings` come in different chunks, as llama.cpp may send
+    /// them, is read as one usage.
+    #[tokio::test]
+    async fn a_streamed_reply_counts_the_cached_tokens_of_its_last_chunks() {
+        use axum::routing::post;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let body = concat!(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Room B2.\"}}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":3}}\n\n",
+            "data: {\"choices\":[],\"timings\":{\"cache_n\":96,\"prompt_n\":24}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let app =
+            axum::Router::new().route("/v1/chat/completions", post(move || async move { body }));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let server = Endpoint::for_tests(&format!("http://{addr}/v1"));
+        let chat = OpenAiChat::new(server.clone(), "m", 0.0, None, true).unwrap();
+        let request = ChatRequest::of(Vec::new());
+        let reply = chat
+            .attempt(&server, &request, chat.body(&request))
+            .await
+            .unwrap();
+        assert_eq!(reply.text, "Room B2.");
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 120,
+                completion_tokens: 3,
+                cached_prompt_tokens: 96,
+                estimated: false,
+            }
         );
     }
 

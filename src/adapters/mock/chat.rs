@@ -149,6 +149,7 @@ impl ChatModel for MockModel {
             let usage = Usage {
                 prompt_tokens: estimate_prompt_tokens(&request.messages),
                 completion_tokens: estimate_tokens(&text),
+                cached_prompt_tokens: 0,
                 estimated: false,
             };
             Ok(ChatReply {

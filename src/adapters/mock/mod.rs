@@ -1,10 +1,12 @@
 //! The offline stand-ins for real servers, together: the mock chat model, the mock judge it
-//! answers grading requests with, the mock generator and verifier of `rageval generate`, and the OpenAI-compatible server (`rageval mock-llm`) that
-//! serves both with the builtin embedder and a reranker.
+//! answers grading requests with, the mock generator and verifier of `rageval generate`, and
+//! the OpenAI-compatible server (`rageval mock-llm`) that serves them with the builtin embedder
+//! and a reranker, optionally behind an emulated prompt cache.
 
 pub mod chat;
 pub mod generate;
 pub mod judge;
+pub mod prompt_cache;
 pub mod server;
 
 pub use chat::MockModel;

@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 
 use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest};
 use crate::adapters::embed::HashEmbedder;
+use crate::adapters::mock::prompt_cache::{words, Lease, PromptCache};
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{Message, Role};
 
@@ -58,6 +59,12 @@ pub struct ServerOptions {
     pub paraphrase: bool,
     /// Chat request bodies kept for `GET /requests` (the newest last).
     pub keep_requests: usize,
+    /// `--prompt-cache-slots N`: serve chat from N slots with a prompt cache each, as
+    /// llama-server does ([`super::prompt_cache`]), and report the words reused; 0: none.
+    pub prompt_cache_slots: usize,
+    /// With a prompt cache, how long each word evaluated (not reused) adds to a reply, as a
+    /// server's prompt processing would.
+    pub prompt_word_time: Duration,
 }
 
 /// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
@@ -121,6 +128,8 @@ struct AppState {
     by_temperature: Mutex<std::collections::BTreeMap<String, u64>>,
     /// Requests per query string (`api-version=...`), to show a base URL's query arrives.
     queries: Mutex<std::collections::BTreeMap<String, u64>>,
+    /// `--prompt-cache-slots`: the emulated prompt cache.
+    prompt_cache: Option<Arc<PromptCache>>,
 }
 
 impl AppState {
@@ -163,6 +172,8 @@ pub fn router(opts: ServerOptions) -> Router {
         by_temperature: Mutex::default(),
         started: std::time::Instant::now(),
         arrivals: Mutex::new(Vec::new()),
+        prompt_cache: (opts.prompt_cache_slots > 0)
+            .then(|| PromptCache::new(opts.prompt_cache_slots)),
         opts: opts.clone(),
     });
     Router::new()
@@ -338,7 +349,7 @@ fn content_text(v: &Value) -> String {
 }
 
 async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    let reply_at = std::time::Instant::now() + state.opts.delay;
+    let mut reply_at = std::time::Instant::now() + state.opts.delay;
     {
         let mut a = state.arrivals.lock().expect("arrivals lock");
         if a.len() < MAX_ARRIVALS {
@@ -421,10 +432,30 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
     } else {
         state.model.reply(&request)
     };
-    let prompt_tokens = estimate_prompt_tokens(&request.messages);
-    let completion_tokens = estimate_tokens(&text);
-    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
-    let full = json!({
+    let (usage, timings, lease) = match &state.prompt_cache {
+        None => {
+            let prompt_tokens = estimate_prompt_tokens(&request.messages);
+            let completion_tokens = estimate_tokens(&text);
+            let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
+            (usage, Value::Null, None)
+        }
+        // Tokens are words, as the cache counts them; reported both ways llama-server does.
+        Some(cache) => {
+            let (lease, cost) = cache.serve(&request.messages).await;
+            let evaluated = cost.evaluated();
+            // The slot's work starts once it is free.
+            reply_at = std::time::Instant::now()
+                + state.opts.delay
+                + state.opts.prompt_word_time * u32::try_from(evaluated).unwrap_or(u32::MAX);
+            let completion_tokens = words(&text);
+            let usage = json!({"prompt_tokens": cost.prompt, "completion_tokens": completion_tokens,
+                "total_tokens": cost.prompt + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cost.cached}});
+            let timings = json!({"cache_n": cost.cached, "prompt_n": evaluated, "predicted_n": completion_tokens});
+            (usage, timings, Some(lease))
+        }
+    };
+    let mut full = json!({
         "id": "chatcmpl-mock",
         "object": "chat.completion",
         "created": 0,
@@ -432,6 +463,9 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": usage,
     });
+    if !timings.is_null() {
+        full["timings"] = timings.clone();
+    }
     let fault = state.fault();
     wait_until(reply_at).await;
     if let Some(r) = inject(&state, fault, &full).await {
@@ -442,9 +476,16 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
         .chat_completed
         .fetch_add(1, Ordering::Relaxed);
     if !stream {
+        drop(lease);
         return Json(full).into_response();
     }
-    sse(&model, &text, usage, state.opts.token_delay)
+    sse(
+        &model,
+        &text,
+        (usage, timings),
+        state.opts.token_delay,
+        lease,
+    )
 }
 
 /// `POST /generate`, the generation contract of `chat.kind: http`: `{"question", "passages":
@@ -511,13 +552,25 @@ async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     Json(full).into_response()
 }
 
-/// The reply as server-sent events: one chunk per word, a final chunk with `usage`, `[DONE]`.
-fn sse(model: &str, text: &str, usage: Value, token_delay: Duration) -> Response {
-    let chunk = |delta: Value, finish: Value, usage: Value| {
+/// The reply as server-sent events: one chunk per word, a final chunk with `usage` (and
+/// `timings`, when not null, as llama-server sends them), `[DONE]`. A prompt cache's slot stays
+/// taken until the last event is sent.
+fn sse(
+    model: &str,
+    text: &str,
+    (usage, timings): (Value, Value),
+    token_delay: Duration,
+    lease: Option<Lease>,
+) -> Response {
+    // `last` is the final chunk's `usage` and `timings`.
+    let chunk = |delta: Value, finish: Value, last: Option<(Value, Value)>| {
         let mut c = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        if !usage.is_null() {
+        if let Some((usage, timings)) = last {
             c["usage"] = usage;
+            if !timings.is_null() {
+                c["timings"] = timings;
+            }
         }
         Bytes::from(format!("data: {c}\n\n"))
     };
@@ -526,7 +579,7 @@ fn sse(model: &str, text: &str, usage: Value, token_delay: Duration) -> Response
         chunk(
             json!({"role": "assistant", "content": ""}),
             Value::Null,
-            Value::Null,
+            None,
         ),
     )];
     for (i, word) in text.split(' ').enumerate() {
@@ -536,20 +589,22 @@ fn sse(model: &str, text: &str, usage: Value, token_delay: Duration) -> Response
             format!(" {word}")
         };
         let wait = if i == 0 { Duration::ZERO } else { token_delay };
-        events.push((
-            wait,
-            chunk(json!({"content": piece}), Value::Null, Value::Null),
-        ));
+        events.push((wait, chunk(json!({"content": piece}), Value::Null, None)));
     }
-    events.push((Duration::ZERO, chunk(json!({}), json!("stop"), usage)));
+    events.push((
+        Duration::ZERO,
+        chunk(json!({}), json!("stop"), Some((usage, timings))),
+    ));
     events.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
-    let stream = futures_util::stream::unfold(events.into_iter(), |mut it| async move {
-        let (wait, bytes) = it.next()?;
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-        Some((Ok::<_, std::io::Error>(bytes), it))
-    });
+    // The lease goes along with the events and is dropped after the last one.
+    let stream =
+        futures_util::stream::unfold((events.into_iter(), lease), |(mut it, lease)| async move {
+            let (wait, bytes) = it.next()?;
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            Some((Ok::<_, std::io::Error>(bytes), (it, lease)))
+        });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
@@ -664,7 +719,7 @@ async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respo
 async fn stats(State(state): State<Arc<AppState>>) -> Response {
     let c = &state.counters;
     let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    Json(json!({
+    let mut stats = json!({
         "chat_requests": n(&c.chat_requests),
         "chat_stream_requests": n(&c.chat_stream_requests),
         "chat_completed": n(&c.chat_completed),
@@ -679,8 +734,11 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "queries": state.queries.lock().expect("queries lock").clone(),
         "chat_by_model": state.by_model.lock().expect("counter lock").clone(),
         "chat_by_temperature": state.by_temperature.lock().expect("counter lock").clone(),
-    }))
-    .into_response()
+    });
+    if let Some(cache) = &state.prompt_cache {
+        stats["prompt_cache"] = cache.stats();
+    }
+    Json(stats).into_response()
 }
 
 /// `GET /requests`: the kept chat request bodies, oldest first, each as the text received.

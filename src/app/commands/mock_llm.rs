@@ -55,6 +55,8 @@ pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {
         },
         paraphrase: a.paraphrase,
         keep_requests: a.keep_requests,
+        prompt_cache_slots: a.prompt_cache_slots,
+        prompt_word_time: std::time::Duration::from_micros(a.prompt_word_us),
     })
 }
 

@@ -435,8 +435,17 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     after.extend(results.judge_summary());
     after.extend(results.rerank_summary());
     after.extend(results.flagged_summary());
+    // What a server's prompt cache saved, when it reported any.
+    let reused = match c.cached_prompt_tokens {
+        0 => String::new(),
+        n => format!(
+            "; the server reused {n} of their {} prompt tokens from its prompt cache ({:.0}%)",
+            c.prompt_tokens,
+            100.0 * n as f64 / c.prompt_tokens.max(1) as f64
+        ),
+    };
     after.push(format!(
-        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed).",
+        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}.",
         results.questions.len(),
         results.settings.len(),
         results.runs.len(),

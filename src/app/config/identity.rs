@@ -44,6 +44,7 @@ impl EffectiveConfig {
             sweep: GridIdentity::new(|d| c.sweep.spec(d), 1),
             pricing: PricingIdentity {
                 prompt_per_million: c.pricing.prompt_per_million,
+                cached_prompt_per_million: c.pricing.cached_prompt_per_million,
                 completion_per_million: c.pricing.completion_per_million,
                 currency: if c.pricing.currency.is_empty() {
                     "USD".into()

@@ -552,6 +552,10 @@ impl LoadedConfig {
                 msg,
             );
         }
+        let cached_price = c
+            .pricing
+            .cached_prompt_per_million
+            .map(|v| ("pricing", "cached_prompt_per_million", v));
         let judge_prices = c.judge.as_ref().map(|j| {
             [
                 ("judge", "prompt_per_million", j.prompt_per_million),
@@ -571,6 +575,7 @@ impl LoadedConfig {
             ),
         ]
         .into_iter()
+        .chain(cached_price)
         .chain(judge_prices.into_iter().flatten())
         {
             if !(v >= 0.0 && v.is_finite()) {

@@ -139,6 +139,10 @@ dim_fields!(
 pub struct PricingConfig {
     /// Price of a million prompt tokens.
     pub prompt_per_million: f64,
+    /// Price of a million prompt tokens the server reused from its prompt cache (OpenAI bills
+    /// them at a discount); unset: `prompt_per_million`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_per_million: Option<f64>,
     /// Price of a million completion tokens.
     pub completion_per_million: f64,
     /// Currency of the prices, for display.

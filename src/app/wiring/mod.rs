@@ -304,6 +304,7 @@ impl Pipeline {
             },
             pricing: Pricing {
                 prompt_per_million: c.pricing.prompt_per_million,
+                cached_prompt_per_million: c.pricing.cached_prompt_per_million,
                 completion_per_million: c.pricing.completion_per_million,
                 judge_prompt_per_million: c.judge.as_ref().map_or(0.0, |j| j.prompt_per_million),
                 judge_completion_per_million: c

@@ -323,6 +323,7 @@ impl Record {
                     answer: refusal.clone(),
                     model_calls: 0,
                     prompt_tokens: 0,
+                    cached_prompt_tokens: 0,
                     completion_tokens: 0,
                     tokens_estimated: false,
                     latency: None,
@@ -371,6 +372,7 @@ impl Record {
                     None => {
                         run.answer = replies[i].clone();
                         run.prompt_tokens = c.usage.prompt_tokens;
+                        run.cached_prompt_tokens = c.usage.cached_prompt_tokens;
                         run.completion_tokens = c.usage.completion_tokens;
                         run.tokens_estimated = c.usage.estimated;
                         run.latency = c.latency_ms.map(from_ms);
@@ -395,6 +397,7 @@ impl Record {
                 {
                     run.model_calls += 1;
                     run.prompt_tokens += c.usage.prompt_tokens;
+                    run.cached_prompt_tokens += c.usage.cached_prompt_tokens;
                     run.completion_tokens += c.usage.completion_tokens;
                     run.tokens_estimated |= c.usage.estimated;
                     run.rewrite_call = Some(i as u32);

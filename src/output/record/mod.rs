@@ -349,10 +349,18 @@ impl Record {
 
     /// Every name a run, a question or a rewrite uses is defined, every setting names each
     /// dimension, no (question, setting) has two runs, every outcome is one its question's
-    /// class can have, every call's times are durations in range, and the token counts of the
+    /// class can have, every call's times are durations in range and its cached prompt tokens
+    /// at most its prompt tokens, and the token counts of the
     /// runs add up without overflow. A message names the call, run or question and its field.
     fn check(&self) -> Result<(), String> {
         for (id, call) in &self.calls {
+            let u = &call.usage;
+            if u.cached_prompt_tokens > u.prompt_tokens {
+                return Err(format!(
+                    "call `{id}`: `usage.cached_prompt_tokens` is {}, more than its `prompt_tokens`, {}",
+                    u.cached_prompt_tokens, u.prompt_tokens
+                ));
+            }
             for (field, ms) in [("latency_ms", call.latency_ms), ("ttft_ms", call.ttft_ms)] {
                 if let Some(ms) = ms.filter(|ms| !(0.0..=MAX_CALL_MS).contains(ms)) {
                     return Err(format!(

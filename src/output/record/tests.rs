@@ -168,6 +168,14 @@ fn records_that_no_sweep_writes_are_refused_naming_the_field() {
         ),
         "`r.json` is inconsistent: `usage.prompt_tokens` of the calls the runs name adds up past the largest count, 18446744073709551615; call `0000000000000000` alone has 18446744073709551615"
     );
+    // A server cannot have reused more of a prompt than the prompt: the cost would be negative.
+    assert_eq!(
+        check(
+            r#""prompt_tokens":150,"completion_tokens":10,"cached_prompt_tokens":75"#,
+            r#""prompt_tokens":150,"completion_tokens":10,"cached_prompt_tokens":151"#
+        ),
+        "`r.json` is inconsistent: call `000000000000000a`: `usage.cached_prompt_tokens` is 151, more than its `prompt_tokens`, 150"
+    );
 }
 
 #[test]
@@ -213,6 +221,7 @@ fn judged() -> crate::output::report::Results {
         usage: Usage {
             prompt_tokens,
             completion_tokens: 7,
+            cached_prompt_tokens: 0,
             estimated: false,
         },
         latency_ms: Some(3.0),

@@ -81,6 +81,7 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "risk_hi",
     "model_calls",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "completion_tokens",
     "prompt_tokens_per_question",
     "tokens_estimated",
@@ -171,6 +172,7 @@ impl Exporter for SummaryCsv {
             row.extend([
                 s.model_calls.to_string(),
                 s.prompt_tokens.to_string(),
+                s.cached_prompt_tokens.to_string(),
                 s.completion_tokens.to_string(),
                 format!("{:.1}", s.prompt_tokens_per_question),
                 s.tokens_estimated.to_string(),
@@ -238,6 +240,7 @@ const RUN_COLUMNS: &[&str] = &[
     "flagged_passages",
     "model_calls",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "completion_tokens",
     "judge_prompt_tokens",
     "judge_completion_tokens",
@@ -356,6 +359,7 @@ fn render_runs(r: &Results, runs: &[crate::sweep::Run]) -> ::csv::Result<Vec<u8>
             c.joined_text(r.flagged_passages(run).into_iter())?;
             c.show(Some(run.model_calls))?;
             c.show(Some(run.prompt_tokens))?;
+            c.show(Some(run.cached_prompt_tokens))?;
             c.show(Some(run.completion_tokens))?;
             c.show(Some(run.judge_prompt_tokens))?;
             c.show(Some(run.judge_completion_tokens))?;

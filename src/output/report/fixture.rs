@@ -130,6 +130,8 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     usage: Usage {
                         prompt_tokens,
                         completion_tokens: 10,
+                        // As if a server had its prompt cache warm at the k=2 settings.
+                        cached_prompt_tokens: if setting.k == 2 { prompt_tokens / 2 } else { 0 },
                         estimated: false,
                     },
                     latency: Duration::from_millis(20 + 10 * s as u64),
@@ -186,6 +188,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let n = questions.len();
     let pricing = Pricing {
         prompt_per_million: 0.15,
+        cached_prompt_per_million: Some(0.075),
         completion_per_million: 0.6,
         ..Pricing::default()
     };
