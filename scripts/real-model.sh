@@ -7,6 +7,7 @@
 #
 #   scripts/real-model.sh install   # venv + server + both models into $RAGEVAL_MODEL_HOME (idempotent)
 #   scripts/real-model.sh start     # install if needed, start both servers, wait until ready
+#   REAL_MODEL_PROMPT_CACHE=1 scripts/real-model.sh start   # chat with llama-server's prompt cache
 #   scripts/real-model.sh stop
 #
 # docs/models.md explains the choices and what each model does on the sample.
@@ -109,9 +110,15 @@ start() {
   # `embedder.max_input_tokens`).
   launch embed "$EMBED_PORT" --model "$EMBED_MODEL" --alias all-minilm-l6-v2 \
     --embeddings --pooling mean -c 2048 -b 2048 -ub 2048 -np 4
-  # Chat: the GGUF carries its chat template; one slot, so replies do not depend on batching.
+  # Chat: the GGUF carries its chat template; one slot, so replies do not depend on batching,
+  # and no prompt cache, so a reply does not depend on the prompts before it (the gate and the
+  # response cache assume a reply is a function of its request). REAL_MODEL_PROMPT_CACHE=1 keeps
+  # llama-server's prompt cache: a sweep in rageval's prefix order is faster, but some replies
+  # change wording (docs/models.md has the figures).
+  local cache=(--no-cache-prompt)
+  [[ ${REAL_MODEL_PROMPT_CACHE:-0} == 1 ]] && cache=()
   launch chat "$CHAT_PORT" --model "$CHAT_MODEL" --alias smollm2-135m-instruct \
-    -np 1 -c 4096 --no-cache-prompt
+    -np 1 -c 4096 "${cache[@]}"
   wait_ready embed "$EMBED_PORT"
   wait_ready chat "$CHAT_PORT"
 }

@@ -349,12 +349,12 @@ impl Engine {
             })
             .collect();
         // The calls start with the first planned request, while the rest is still planned;
-        // the planner waits while the executor has a few requests in hand. (A slot table is a
-        // pure function of the engine's models: this one and `prepare`'s share them.)
+        // the planner waits while the executor has a few requests in hand. A server that may
+        // keep a prompt cache gets them all when the plan is complete instead, in prefix order
+        // and one lane per worker; the in-process mock has no cache to keep. (A slot table is
+        // a pure function of the engine's models: this one and `prepare`'s share them.)
         let slots = self.slots();
         let (tx, requests) = tokio::sync::mpsc::channel(4);
-        // A server that may keep a prompt cache gets the prompts in prefix order, in one lane
-        // per worker; the in-process mock has none to keep, and starts on the first prompt.
         let prefix_order = slots.prefix_cached();
         let sink = RequestSink { tx, prefix_order };
         let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));

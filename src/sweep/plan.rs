@@ -64,9 +64,9 @@ pub struct Plan {
     pub requests: Vec<ChatRequest>,
     /// How many distinct requests the plan has, kept or sent.
     pub distinct: usize,
-    /// When the requests went to a sink in prefix order ([`super::order`]): the request the
-    /// n-th one sent is, by its index in plan order (which runs name); empty when they were
-    /// sent in plan order.
+    /// When the requests went to a sink in prefix order ([`super::order`]): `sent[n]` is the
+    /// plan index (the one runs name) of the n-th request sent; empty when they were sent in
+    /// plan order.
     pub sent: Vec<usize>,
 }
 
@@ -201,8 +201,8 @@ impl Plan {
         let mut sent = Vec::new();
         if let Some(sink) = sink {
             if sink.prefix_order {
-                let sorted;
-                (sent, sorted) = super::order::sort(std::mem::take(&mut requests));
+                let (order, sorted) = super::order::sort(std::mem::take(&mut requests));
+                sent = order;
                 batch.requests = sorted;
             }
             batch.flush(sink);
