@@ -463,42 +463,39 @@ fn bad_input_is_refused_before_any_call() {
     p.rageval(["generate", "--corpus", "tiny"])
         .fails("corpus `tiny` has no passage of at least 5 content words to ask about")
         .run();
-    p.write(
-        "rageval.yaml",
-        "evalsets: [evalsets/club.yaml]\ngenerate:\n  verify_prompt: \"Q: {question} {passage}\"\n",
-    );
-    p.rageval(["generate"])
-        .unusable(&[
+    // Config errors: (the `generate:` part of rageval.yaml, what the one error line holds).
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "generate:\n  verify_prompt: \"Q: {question} {passage}\"\n",
+            &[
+                "rageval.yaml:3:",
+                "generate.verify_prompt",
+                "unknown placeholder `{passage}`; this template takes `{question}`, `{passages}`",
+            ],
+        ),
+        (
+            "generate:\n  model: big\n",
+            &["generate.model", "unknown chat profile `big`"],
+        ),
+        (
+            "generate:\n  max_similarity: 1.5\n",
+            &[
+                "generate.max_similarity",
+                "must be a cosine above 0 and at most 1, got 1.5",
+            ],
+        ),
+        (
+            "models:\n  chain:\n    kind: http\n    url: http://127.0.0.1:9/generate\ngenerate:\n  model: chain\n",
+            &["generate.model", "names a generation endpoint (kind: http)"],
+        ),
+    ];
+    for (section, needles) in cases {
+        p.write(
             "rageval.yaml",
-            "rageval.yaml:3:",
-            "generate.verify_prompt",
-            "unknown placeholder `{passage}`; this template takes `{question}`, `{passages}`",
-        ])
-        .run();
-    p.write(
-        "rageval.yaml",
-        "evalsets: [evalsets/club.yaml]\ngenerate:\n  model: big\n",
-    );
-    p.rageval(["generate"])
-        .unusable(&["generate.model", "unknown chat profile `big`"])
-        .run();
-    p.write(
-        "rageval.yaml",
-        "evalsets: [evalsets/club.yaml]\ngenerate:\n  max_similarity: 1.5\n",
-    );
-    p.rageval(["generate"])
-        .unusable(&[
-            "generate.max_similarity",
-            "must be a cosine above 0 and at most 1, got 1.5",
-        ])
-        .run();
-    p.write(
-        "rageval.yaml",
-        "evalsets: [evalsets/club.yaml]\nmodels:\n  chain:\n    kind: http\n    url: http://127.0.0.1:9/generate\ngenerate:\n  model: chain\n",
-    );
-    p.rageval(["generate"])
-        .unusable(&["generate.model", "names a generation endpoint (kind: http)"])
-        .run();
+            &format!("evalsets: [evalsets/club.yaml]\n{section}"),
+        );
+        p.rageval(["generate"]).unusable(needles).run();
+    }
     // A generated question's `reviewed` needs its `generated`.
     p.write(
         "set.yaml",

@@ -53,13 +53,7 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
         role: Role::User,
         content: question.trim().to_string(),
     });
-    ChatRequest {
-        messages,
-        seed: None,
-        grounded: None,
-        slot: 0,
-        format: None,
-    }
+    ChatRequest::of(messages)
 }
 
 /// A `model` rewrite's reply as a question, or why it is not used.
