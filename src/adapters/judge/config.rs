@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::chat::config::ChatKind;
 use crate::adapters::http::config::http_section;
+use crate::base::problem::{Checked, Problem};
 
 http_section! {
     /// The optional judge model (docs/judge.md): an OpenAI-compatible chat endpoint, or the builtin
@@ -34,5 +35,25 @@ http_section! {
         pub prompt_per_million: f64 = 0.0,
         /// Price of a million judge completion tokens.
         pub completion_per_million: f64 = 0.0,
+    }
+}
+
+impl JudgeConfig {
+    /// The section's own check: its servers, a kind that takes a rubric, its prices.
+    pub fn check(&self) -> Checked {
+        self.http().check()?;
+        if self.kind.takes_passages() {
+            return Err(Problem::new(
+                "kind",
+                format!("`{}` is the generation contract, which sends no rubric; the judge is `openai` or `mock`", self.kind),
+            ));
+        }
+        for (field, v) in [
+            ("prompt_per_million", self.prompt_per_million),
+            ("completion_per_million", self.completion_per_million),
+        ] {
+            crate::vocab::call::check_price(v).map_err(|msg| Problem::new(field, msg))?;
+        }
+        Ok(())
     }
 }
