@@ -1,4 +1,4 @@
-//! The Python bridge (`python/rageval_bridge`) for real: a LangChain `InMemoryVectorStore`
+//! The Python bridge (`python/src/rageval_bridge`) for real: a LangChain `InMemoryVectorStore`
 //! and a LlamaIndex `VectorStoreIndex` retriever over the sample's own chunks, embedded by
 //! the fixture's port of the builtin `hash` embedder, must sweep as the builtin index does;
 //! a LangChain chain with its own prompt answers through `/generate`.

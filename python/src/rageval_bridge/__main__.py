@@ -5,15 +5,18 @@
 and ``--generate`` name each part on its own instead.
 """
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import os
 import sys
+from typing import Any, Dict, Optional, Sequence
 
 from .server import serve
 
 
-def _load(spec):
+def _load(spec: str) -> Any:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise SystemExit("rageval-bridge: %r is not module:object" % spec)
@@ -29,7 +32,7 @@ def _load(spec):
     return obj
 
 
-def _parts(obj):
+def _parts(obj: Any) -> Dict[str, Any]:
     if callable(obj) and not hasattr(obj, "invoke") and not hasattr(obj, "retrieve"):
         obj = obj()
     get = obj.get if isinstance(obj, dict) else lambda k, d=None: getattr(obj, k, d)
@@ -37,7 +40,7 @@ def _parts(obj):
     return {k: get(k) for k in names if get(k) is not None}
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m rageval_bridge",
         description="Serve a retriever at POST /retrieve and a generation step at POST /generate for rageval.",

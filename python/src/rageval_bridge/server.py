@@ -7,11 +7,14 @@ in the team's own code is 500, which rageval retries (a model behind a chain may
 Every error body is ``{"error": {"message": ...}}``, the message rageval shows.
 """
 
+from __future__ import annotations
+
 import json
 import sys
 import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, Optional, Union
 
 from . import adapters
 from .adapters import ContractError, Keys
@@ -69,19 +72,26 @@ def _generate_args(body):
 class Bridge:
     """What one bridge serves: a retriever, a generation step, or both."""
 
-    def __init__(self, retriever=None, generate=None, keys=None, question_key="question", documents_key="context"):
+    def __init__(
+        self,
+        retriever: Any = None,
+        generate: Any = None,
+        keys: Union[Keys, Dict[str, str], None] = None,
+        question_key: str = "question",
+        documents_key: str = "context",
+    ) -> None:
         if retriever is None and generate is None:
             raise TypeError("serve needs a retriever, a generate step, or both")
         # `python -m rageval_bridge` may name them as a dict.
         self.keys = Keys(**keys) if isinstance(keys, dict) else (keys or Keys())
-        self.retriever = None if retriever is None else adapters.retriever(retriever, self.keys)
-        self.generate = (
+        self.retriever: Optional[adapters.Retriever] = None if retriever is None else adapters.retriever(retriever, self.keys)
+        self.generate: Optional[adapters.Generator] = (
             None
             if generate is None
             else adapters.generator(generate, self.keys, question_key, documents_key)
         )
 
-    def describe(self, url):
+    def describe(self, url: str) -> str:
         """The one line the bridge prints at start."""
         parts = []
         if self.retriever is not None:
@@ -142,21 +152,33 @@ def _handler(bridge, log):
     return Handler
 
 
-def make_server(retriever=None, generate=None, port=8000, host="127.0.0.1", log=False, **options):
+class BridgeServer(ThreadingHTTPServer):
+    """The standard library's threading server with the :class:`Bridge` it serves."""
+
+    daemon_threads = True
+
+    def __init__(self, address: "tuple[str, int]", bridge: Bridge, log: bool = False) -> None:
+        self.bridge = bridge
+        super().__init__(address, _handler(bridge, log))
+
+
+def make_server(
+    retriever: Any = None, generate: Any = None, port: int = 8000, host: str = "127.0.0.1", log: bool = False, **options: Any
+) -> BridgeServer:
     """The server, bound but not yet serving (``serve_forever`` runs it), and its bridge."""
-    bridge = Bridge(retriever=retriever, generate=generate, **options)
-    server = ThreadingHTTPServer((host, port), _handler(bridge, log))
-    server.daemon_threads = True
-    server.bridge = bridge
-    return server
+    return BridgeServer((host, port), Bridge(retriever=retriever, generate=generate, **options), log)
 
 
-def url_of(server):
+def url_of(server: ThreadingHTTPServer) -> str:
+    """``http://host:port`` of a bound server."""
     host, port = server.server_address[:2]
-    return "http://%s:%d" % (host, port)
+    host = host.decode() if isinstance(host, bytes) else str(host)
+    return "http://%s:%d" % ("[%s]" % host if ":" in host else host, port)
 
 
-def serve(retriever=None, generate=None, port=8000, host="127.0.0.1", log=False, **options):
+def serve(
+    retriever: Any = None, generate: Any = None, port: int = 8000, host: str = "127.0.0.1", log: bool = False, **options: Any
+) -> None:
     """Serve ``retriever`` at ``POST /retrieve`` and ``generate`` at ``POST /generate`` until
     interrupted, after one line on stdout saying what is served where.
 
@@ -173,7 +195,7 @@ def serve(retriever=None, generate=None, port=8000, host="127.0.0.1", log=False,
         server.server_close()
 
 
-def start(retriever=None, generate=None, port=0, host="127.0.0.1", **options):
+def start(retriever: Any = None, generate: Any = None, port: int = 0, host: str = "127.0.0.1", **options: Any) -> BridgeServer:
     """Serve in a background thread (for tests and notebooks): the server; its URL is
     ``url_of(server)``, ``server.shutdown()`` stops it."""
     server = make_server(retriever, generate, port, host, **options)
