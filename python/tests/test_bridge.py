@@ -142,7 +142,9 @@ class PlainFunctions(Served):
         url = line.split()[2]
         with urllib.request.urlopen(url + "/") as r:
             self.assertEqual(json.loads(r.read()), {"retrieve": "function search", "generate": "function shout"})
-        req = urllib.request.Request(url + "/generate", data=json.dumps({"question": "fee?", "passages": []}).encode())
+        req = urllib.request.Request(
+            url + "/generate", data=json.dumps({"question": "fee?", "passages": []}).encode(), headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req) as r:
             self.assertEqual(json.loads(r.read()), {"answer": "FEE?"})
 
