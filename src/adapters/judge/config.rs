@@ -39,6 +39,27 @@ http_section! {
 }
 
 impl JudgeConfig {
+    /// The judge as a chat section: its model and servers at temperature 0 with no token cap
+    /// (a grade should not depend on the dice), streaming off.
+    pub fn as_chat(&self) -> crate::adapters::chat::config::ChatConfig {
+        crate::adapters::chat::config::ChatConfig {
+            kind: self.kind,
+            model: Some(self.model.clone()),
+            url: None,
+            temperature: 0.0,
+            max_tokens: None,
+            stream: false,
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            timeout_s: self.timeout_s,
+            max_retries: self.max_retries,
+            backoff_ms: self.backoff_ms,
+            headers: self.headers.clone(),
+            requests_per_minute: self.requests_per_minute,
+            tokens_per_minute: self.tokens_per_minute,
+        }
+    }
+
     /// The section's own check: its servers, a kind that takes a rubric, its prices.
     pub fn check(&self) -> Checked {
         self.http().check()?;
