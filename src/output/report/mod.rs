@@ -11,6 +11,7 @@ mod json;
 mod markdown;
 pub mod retrieval;
 pub mod table;
+pub mod terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
