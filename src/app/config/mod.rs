@@ -259,7 +259,7 @@ impl LoadedConfig {
                     );
                 }
                 for (i, url) in urls.urls().iter().enumerate() {
-                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    if let Some(why) = crate::base::redact::http_url_problem(url) {
                         let (segs, field) = match urls {
                             BaseUrls::One(_) => (at("base_url"), format!("{section}.base_url")),
                             BaseUrls::Many(_) => (
@@ -267,14 +267,7 @@ impl LoadedConfig {
                                 format!("{section}.base_url[{i}]"),
                             ),
                         };
-                        return fail(
-                            &segs,
-                            &field,
-                            format!(
-                                "`{}` must start with http:// or https://",
-                                crate::base::redact::url(url)
-                            ),
-                        );
+                        return fail(&segs, &field, why);
                     }
                 }
             }
@@ -344,17 +337,11 @@ impl LoadedConfig {
                         "is missing: `retriever.kind: http` needs the search endpoint's URL".into(),
                     )
                 }
-                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                    return fail(
-                        &[Key("retriever"), Key("url")],
-                        "retriever.url",
-                        format!(
-                            "`{}` must start with http:// or https://",
-                            crate::base::redact::url(url)
-                        ),
-                    )
+                Some(url) => {
+                    if let Some(why) = crate::base::redact::http_url_problem(url) {
+                        return fail(&[Key("retriever"), Key("url")], "retriever.url", why);
+                    }
                 }
-                Some(_) => {}
             }
         }
         if !(r.timeout_s > 0.0 && r.timeout_s <= MAX_TIMEOUT_S) {
@@ -418,11 +405,11 @@ impl LoadedConfig {
         if let Err(msg) = crate::adapters::scan::Scanner::new(&c.scan.patterns) {
             return fail(&[Key("scan"), Key("patterns")], "scan.patterns", msg);
         }
-        if c.embedder.concurrency == 0 {
+        if let Some(why) = crate::sweep::concurrency_problem(c.embedder.concurrency) {
             return fail(
                 &[Key("embedder"), Key("concurrency")],
                 "embedder.concurrency",
-                "must be at least 1".into(),
+                why,
             );
         }
         if c.embedder.batch_size == 0 {
@@ -481,11 +468,11 @@ impl LoadedConfig {
                 ),
             );
         }
-        if c.sweep.concurrency == 0 {
+        if let Some(why) = crate::sweep::concurrency_problem(c.sweep.concurrency) {
             return fail(
                 &[Key("sweep"), Key("concurrency")],
                 "sweep.concurrency",
-                "must be at least 1".into(),
+                why,
             );
         }
         if c.prompt.refusal.trim().is_empty() {

@@ -61,19 +61,12 @@ pub fn check_chat_kind(m: &ChatConfig) -> Result<(), (&'static str, &'static str
         if urls.urls().is_empty() {
             return Err(("url", "url", "lists no URL".into()));
         }
-        if let Some(url) = urls
+        if let Some(why) = urls
             .urls()
             .iter()
-            .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+            .find_map(|u| crate::base::redact::http_url_problem(u))
         {
-            return Err((
-                "url",
-                "url",
-                format!(
-                    "`{}` must start with http:// or https://",
-                    crate::base::redact::url(url)
-                ),
-            ));
+            return Err(("url", "url", why));
         }
         if m.base_url.is_some() {
             return Err((
@@ -104,8 +97,8 @@ pub fn check_chat_kind(m: &ChatConfig) -> Result<(), (&'static str, &'static str
 
 /// An embedder profile's own fields.
 pub fn check_embedder(e: &EmbedderConfig) -> Result<(), (&'static str, String)> {
-    if e.concurrency == 0 {
-        return Err(("concurrency", "must be at least 1".into()));
+    if let Some(why) = crate::sweep::concurrency_problem(e.concurrency) {
+        return Err(("concurrency", why));
     }
     if e.batch_size == 0 {
         return Err(("batch_size", "must be at least 1".into()));
