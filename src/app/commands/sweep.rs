@@ -232,7 +232,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             .filter(|_| endpoint)
             .map(|m| format!("; the first: {m}"))
             .unwrap_or_default();
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} model calls failed ({}); {what}{first}{}",
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
@@ -242,14 +242,14 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             } else {
                 " (pass --allow-errors to accept them)"
             }
-        );
+        ));
         if !s.allow_errors {
             status = ExitStatus::Error;
         }
     }
     if c.judge_failed > 0 {
         let level = if s.allow_errors { "warning" } else { "error" };
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
             c.judge_failed,
             c.judge_calls,
@@ -259,7 +259,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             } else {
                 " (pass --allow-errors to accept them)"
             }
-        );
+        ));
         if !s.allow_errors {
             status = ExitStatus::Error;
         }
