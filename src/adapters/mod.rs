@@ -19,4 +19,5 @@ pub mod retrieve;
 pub mod retriever;
 pub mod rewrite;
 pub mod scan;
+pub mod squad;
 pub mod template;

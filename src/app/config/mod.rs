@@ -683,6 +683,13 @@ impl LoadedConfig {
         if let Some(err) = bad_limit("gate", Scope::Gate, c.gate.limits()) {
             return err;
         }
+        if let Err((at, msg)) = c.gate.check() {
+            let segs: Vec<_> = std::iter::once("gate")
+                .chain(at.iter().map(String::as_str))
+                .map(Key)
+                .collect();
+            return fail(&segs, &format!("gate.{}", at.join(".")), msg);
+        }
         if let Some(Err(msg)) = g
             .setting
             .as_deref()

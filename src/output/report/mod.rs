@@ -11,6 +11,7 @@ mod json;
 mod markdown;
 pub mod retrieval;
 pub mod table;
+mod tags;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
 pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use self::tags::TagsCsv;
 pub use crate::output::record::SCHEMA;
 
 pub use crate::results::{Meta, Results, SetMeta, SettingText};
@@ -38,6 +40,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(SummaryCsv),
         Box::new(RunsCsv),
+        Box::new(TagsCsv),
         Box::new(JsonResults),
         Box::new(MarkdownReport),
         Box::new(HtmlReport),
