@@ -314,6 +314,7 @@ impl GateOptions {
             alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
             require_significance: args.require_significance.unwrap_or(g.require_significance),
             require_certified: args.require_certified.unwrap_or(g.require_certified),
+            tags: g.tag_limits(),
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),
