@@ -79,8 +79,8 @@ impl SweepOptions {
             cfg.config.cache.dir = dir.to_string_lossy().into_owned();
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let evalsets = if args.evalset.is_empty() {
             cfg.evalsets()
@@ -314,6 +314,7 @@ impl GateOptions {
             alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
             require_significance: args.require_significance.unwrap_or(g.require_significance),
             require_certified: args.require_certified.unwrap_or(g.require_certified),
+            tags: g.tag_limits(),
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),
@@ -429,8 +430,8 @@ impl GenerateOptions {
             );
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let cache = (!args.no_cache).then_some(CacheMode::Use);
         let mut pipeline = Pipeline::from_config(&cfg, false, cache)?;

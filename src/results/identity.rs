@@ -286,7 +286,7 @@ impl EndpointIdentity {
 impl EffectiveConfig {
     /// What the digest covers: everything but the servers' addresses, so listing another
     /// server, or the same ones in another order, keeps the digest (and the baseline's).
-    fn digested(&self) -> EffectiveConfig {
+    pub fn digested(&self) -> EffectiveConfig {
         let mut c = self.clone();
         for ep in [&mut c.embedder.endpoint, &mut c.chat.endpoint]
             .into_iter()

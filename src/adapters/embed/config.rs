@@ -52,8 +52,8 @@ impl EmbedderConfig {
     /// The section's own check (`embedder:` or an `embedders:` profile).
     pub fn check(&self) -> Checked {
         self.http().check()?;
-        if self.concurrency == 0 {
-            return Err(Problem::new("concurrency", "must be at least 1"));
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
         }
         if self.batch_size == 0 {
             return Err(Problem::new("batch_size", "must be at least 1"));

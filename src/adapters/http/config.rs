@@ -54,12 +54,7 @@ pub const DEFAULT_BACKOFF_MS: u64 = 200;
 
 /// `url` (a section's base URL, or one of its list) is not an HTTP URL: why, as the checks say.
 pub fn not_http(url: &str) -> Option<String> {
-    (!(url.starts_with("http://") || url.starts_with("https://"))).then(|| {
-        format!(
-            "`{}` must start with http:// or https://",
-            crate::base::redact::url(url)
-        )
-    })
+    crate::base::redact::http_url_problem(url)
 }
 
 impl HttpConfig<'_> {

@@ -289,21 +289,21 @@ fn failed_calls(s: &SweepOptions, results: &Results) -> ExitStatus {
             .filter(|_| endpoint)
             .map(|m| format!("; the first: {m}"))
             .unwrap_or_default();
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} model calls failed ({}); {what}{first}{accept}",
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
             kinds(&c.errors_by_kind),
-        );
+        ));
         failed = true;
     }
     if c.judge_failed > 0 {
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{accept}",
             c.judge_failed,
             c.judge_calls,
             kinds(&c.judge_errors_by_kind),
-        );
+        ));
         failed = true;
     }
     if failed && !s.allow_errors {

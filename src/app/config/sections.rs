@@ -139,8 +139,8 @@ impl SweepConfig {
     /// The section's own check (its dimensions' values are checked with the profiles they
     /// name, by [`super::sweep_grid`]).
     pub fn check(&self) -> Checked {
-        if self.concurrency == 0 {
-            return Err(Problem::new("concurrency", "must be at least 1"));
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
         }
         Ok(())
     }
