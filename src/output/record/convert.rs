@@ -204,27 +204,7 @@ impl Record {
                     .collect()
             })
             .collect();
-        let questions: Vec<Question> = self
-            .questions
-            .iter()
-            .map(|(id, q)| Question {
-                id: id.clone(),
-                question: q.question.clone(),
-                answerable: q.answerable,
-                expect: Expect {
-                    sources: q.expect_sources.clone(),
-                    answers: q.expect_answers.clone(),
-                },
-                tags: q.tags.clone(),
-                history: q.history.clone(),
-                attack: q.attack.as_ref().map(|a| Attack {
-                    marker: a.marker.clone(),
-                    source: a.source.clone(),
-                }),
-                origin: q.generated.clone(),
-                corpus: corpus_index.get(q.corpus.as_str()).copied().unwrap_or(0),
-            })
-            .collect();
+        let questions = question_values(&self.questions, &corpus_index);
         let settings: Vec<Setting> = self
             .settings
             .iter()
@@ -245,19 +225,10 @@ impl Record {
             .values()
             .map(|c| c.reply.as_str().into())
             .collect();
-        // The text each question is asked as, per strategy (shared by all its runs).
-        let texts: Vec<AskedTexts> = self
-            .questions
-            .values()
-            .map(|q| {
-                let by_strategy = q
-                    .asked
-                    .iter()
-                    .map(|(w, a)| (w.as_str(), Arc::from(a.text.as_str())))
-                    .collect();
-                (Arc::from(q.question.as_str()), by_strategy)
-            })
-            .collect();
+        let texts = asked_texts(&self.questions);
+        let expected_by_retrieval =
+            expected_by_retrieval(&self.questions, &settings, &self.dimensions);
+        let question_set = question_sets(&self.questions, &self.identity.evalsets);
 
         let n = questions.len();
         let mut slots: Vec<Option<Run>> = vec![None; n * settings.len()];
@@ -413,59 +384,15 @@ impl Record {
             }
             *slot = Some(run);
         }
-        let mut runs = Vec::with_capacity(slots.len());
-        for (i, slot) in slots.into_iter().enumerate() {
-            match slot {
-                Some(run) => runs.push(run),
-                None => {
-                    return Err(format!(
-                        "question `{}` has no run at setting `{}`",
-                        questions[i % n].id,
-                        self.settings.get_index(i / n).map_or("", |(id, _)| id)
-                    ))
-                }
-            }
-        }
+        let runs = every_run(slots, &questions, &self.settings)?;
         let calls = CallStats::of(&self.calls, &runs, self.question_embeddings);
         let pricing = self.identity.pricing;
         let stats = (0..settings.len())
             .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
             .collect();
         let expected_scores = self.questions.values().map(|q| q.expected_score).collect();
-        // Per retrieval variant, in the order settings name them.
-        let mut labels: Vec<String> = Vec::new();
-        for s in &settings {
-            let label = s.retrieval_label(&self.dimensions);
-            if !labels.contains(&label) {
-                labels.push(label);
-            }
-        }
-        let expected_by_retrieval = if labels.len() > 1 {
-            labels
-                .iter()
-                .map(|l| {
-                    self.questions
-                        .values()
-                        .map(|q| q.retrieval.get(l).and_then(|w| w.expected_score))
-                        .collect()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         let policy = self.identity.policy.clone();
         let positions = self.questions.values().map(|q| q.position).collect();
-        let question_set = self
-            .questions
-            .values()
-            .map(|q| {
-                self.identity
-                    .evalsets
-                    .iter()
-                    .position(|set| set.path == q.set)
-                    .unwrap_or(0)
-            })
-            .collect();
         let (chunk_ids, chunk_labels, flagged) = chunk_tables(&self.corpora);
         Ok(Results {
             meta: self.identity,
@@ -493,6 +420,109 @@ impl Record {
 
 /// A question's text, and the text it is asked as under each rewrite strategy.
 type AskedTexts<'a> = (Arc<str>, HashMap<&'a str, Arc<str>>);
+
+/// The questions of the record, in its order, each in the corpus `corpus_index` names.
+fn question_values(
+    questions: &IndexMap<String, QuestionRecord>,
+    corpus_index: &HashMap<&str, usize>,
+) -> Vec<Question> {
+    questions
+        .iter()
+        .map(|(id, q)| Question {
+            id: id.clone(),
+            question: q.question.clone(),
+            answerable: q.answerable,
+            expect: Expect {
+                sources: q.expect_sources.clone(),
+                answers: q.expect_answers.clone(),
+            },
+            tags: q.tags.clone(),
+            history: q.history.clone(),
+            attack: q.attack.as_ref().map(|a| Attack {
+                marker: a.marker.clone(),
+                source: a.source.clone(),
+            }),
+            origin: q.generated.clone(),
+            corpus: corpus_index.get(q.corpus.as_str()).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// The text each question is asked as, per strategy (shared by all its runs).
+fn asked_texts(questions: &IndexMap<String, QuestionRecord>) -> Vec<AskedTexts<'_>> {
+    questions
+        .values()
+        .map(|q| {
+            let by_strategy = q
+                .asked
+                .iter()
+                .map(|(w, a)| (w.as_str(), Arc::from(a.text.as_str())))
+                .collect();
+            (Arc::from(q.question.as_str()), by_strategy)
+        })
+        .collect()
+}
+
+/// Per retrieval variant, in the order settings name them, each question's expected score
+/// under it; empty with one variant.
+fn expected_by_retrieval(
+    questions: &IndexMap<String, QuestionRecord>,
+    settings: &[Setting],
+    dimensions: &[String],
+) -> Vec<Vec<Option<f64>>> {
+    let mut labels: Vec<String> = Vec::new();
+    for s in settings {
+        let label = s.retrieval_label(dimensions);
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    if labels.len() < 2 {
+        return Vec::new();
+    }
+    labels
+        .iter()
+        .map(|l| {
+            questions
+                .values()
+                .map(|q| q.retrieval.get(l).and_then(|w| w.expected_score))
+                .collect()
+        })
+        .collect()
+}
+
+/// Each question's set, by its position among the identity's sets.
+fn question_sets(
+    questions: &IndexMap<String, QuestionRecord>,
+    sets: &[crate::results::SetMeta],
+) -> Vec<usize> {
+    questions
+        .values()
+        .map(|q| sets.iter().position(|set| set.path == q.set).unwrap_or(0))
+        .collect()
+}
+
+/// The runs in setting-major order; a missing one names its question and setting.
+fn every_run(
+    slots: Vec<Option<Run>>,
+    questions: &[Question],
+    settings: &IndexMap<String, IndexMap<String, serde_json::Value>>,
+) -> Result<Vec<Run>, String> {
+    let n = questions.len();
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| {
+            slot.ok_or_else(|| {
+                format!(
+                    "question `{}` has no run at setting `{}`",
+                    questions[i % n].id,
+                    settings.get_index(i / n).map_or("", |(id, _)| id)
+                )
+            })
+        })
+        .collect()
+}
 
 type ChunkTables = (
     Vec<Vec<String>>,
