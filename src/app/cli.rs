@@ -64,6 +64,31 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
     Index(IndexArgs),
+    /// Turn QA data you already have into a question set and its corpus (docs/question-sets.md)
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+/// The formats `rageval import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// SQuAD 2.0 (or 1.1) JSON: one markdown file per article, a section per paragraph, and DIR/questions.yaml
+    Squad(ImportSquadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportSquadArgs {
+    /// The SQuAD JSON file (`{"data": [{"title", "paragraphs": [{"context", "qas"}]}]}`)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Folder to write: DIR/docs/ (the corpus) and DIR/questions.yaml
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Replace `--out` when it exists (only once the import succeeded)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -304,6 +304,17 @@ pub fn canonical_root(root: &Path) -> std::io::Result<PathBuf> {
     root.canonicalize()
 }
 
+/// Most calls in flight at once (`--concurrency`, `sweep.concurrency`,
+/// `embedder.concurrency`): far above what one server serves, and low enough that the slots
+/// kept per call in flight stay small (2^32 of them asked for 137 GB, 2^64 - 1 overflowed).
+pub const MAX_CONCURRENCY: usize = 1024;
+
+/// Why `n` cannot be a concurrency, as the rest of a message after the field's name.
+pub fn concurrency_problem(n: usize) -> Option<String> {
+    (!(1..=MAX_CONCURRENCY).contains(&n))
+        .then(|| format!("must be from 1 to {MAX_CONCURRENCY} calls in flight, got {n}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

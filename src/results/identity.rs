@@ -257,7 +257,10 @@ impl ChatIdentity {
             model: chat.model_name(),
             temperature: chat.temperature,
             max_tokens: chat.max_tokens,
-            endpoint: (chat.kind != ChatKind::Mock).then(|| EndpointIdentity::new(chat.endpoint())),
+            endpoint: chat
+                .kind
+                .is_remote()
+                .then(|| EndpointIdentity::new(chat.endpoint())),
         }
     }
 }

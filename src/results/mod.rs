@@ -144,6 +144,11 @@ impl Results {
         &self.runs[s * n..(s + 1) * n]
     }
 
+    /// The rates by tag of setting `s` (see [`crate::analysis::tags`]).
+    pub fn by_tag(&self, s: usize) -> crate::analysis::tags::ByTag {
+        crate::analysis::tags::by_tag(self.runs_of(s), &self.questions)
+    }
+
     pub(crate) fn text(&self) -> &SettingText {
         self.setting_text.get_or_init(|| {
             let values: Vec<Vec<String>> = self.settings.iter().map(Setting::values).collect();

@@ -59,16 +59,7 @@ use crate::vocab::call::CallRole;
 /// costs memory in every report, and a typo in a range should not cost an hour.
 pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
 
-/// Most calls in flight at once (`--concurrency`, `sweep.concurrency`,
-/// `embedder.concurrency`): far above what one server serves, and low enough that the slots
-/// kept per call in flight stay small (2^32 of them asked for 137 GB, 2^64 - 1 overflowed).
-pub const MAX_CONCURRENCY: usize = 1024;
-
-/// Why `n` cannot be a concurrency, as the rest of a message after the field's name.
-pub fn concurrency_problem(n: usize) -> Option<String> {
-    (!(1..=MAX_CONCURRENCY).contains(&n))
-        .then(|| format!("must be from 1 to {MAX_CONCURRENCY} calls in flight, got {n}"))
-}
+pub use crate::base::input::{concurrency_problem, MAX_CONCURRENCY};
 
 /// Everything a sweep produced.
 #[derive(Debug)]

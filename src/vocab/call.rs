@@ -200,6 +200,15 @@ pub struct Pricing {
     pub judge_completion_per_million: f64,
 }
 
+/// Check a price (of a million tokens): 0 or more.
+pub fn check_price(v: f64) -> Result<f64, String> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err("must be a price of 0 or more".into())
+    }
+}
+
 fn is_zero_price(v: &f64) -> bool {
     *v == 0.0
 }

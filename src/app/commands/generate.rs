@@ -27,7 +27,7 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     }
     let appending = out_exists && s.write == WriteMode::Append;
     // The configured sets, but not the file about to be replaced.
-    let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
+    let foreign = !s.config.config.retriever.kind.chunks_itself();
     let mut set_paths: Vec<PathBuf> = s
         .config
         .evalsets()

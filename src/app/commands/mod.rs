@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod gate;
 pub mod generate;
+pub mod import;
 pub mod index;
 pub mod init;
 pub mod merge;

@@ -12,6 +12,7 @@ mod json;
 mod markdown;
 pub mod retrieval;
 pub mod table;
+mod tags;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
 pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use self::tags::TagsCsv;
 pub use crate::output::record::SCHEMA;
 
 pub use crate::results::{Meta, Results, SetMeta, SettingText};
@@ -39,6 +41,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(SummaryCsv),
         Box::new(RunsCsv),
+        Box::new(TagsCsv),
         Box::new(JsonResults),
         Box::new(MarkdownReport),
         Box::new(HtmlReport),
