@@ -14,7 +14,7 @@ use crate::adapters::evalset::{load_set, slug, Workspace};
 use crate::adapters::generate::{Kind, Reject};
 use crate::app::options::{GenerateOptions, WriteMode};
 use crate::base::exit::ExitStatus;
-use crate::output::report::write_atomic;
+use crate::output::report::{write_to, Existing};
 use crate::sweep::generate::{first_round, generate, Generated, Job, Tally};
 
 pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
@@ -27,7 +27,7 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     }
     let appending = out_exists && s.write == WriteMode::Append;
     // The configured sets, but not the file about to be replaced.
-    let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
+    let foreign = !s.config.config.retriever.kind.chunks_itself();
     let mut set_paths: Vec<PathBuf> = s
         .config
         .evalsets()
@@ -173,7 +173,26 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         format!("{header}{}", serde_yaml::to_string(&set)?)
     };
     check_written(&s.out, &text)?;
-    write_atomic(&s.out, |w| Ok(w.write_all(text.as_bytes())?))?;
+    // A file absent at the start is created exclusively: one that appeared meanwhile (another
+    // run, or the user) is kept, not replaced without --force.
+    let existing = if appending || s.write == WriteMode::Force {
+        Existing::Replace
+    } else {
+        Existing::Keep
+    };
+    write_to(&s.out, existing, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|e| {
+        let appeared = e
+            .chain()
+            .filter_map(|c| c.downcast_ref::<std::io::Error>())
+            .any(|io| io.kind() == std::io::ErrorKind::AlreadyExists);
+        match appeared && existing == Existing::Keep {
+            true => anyhow::anyhow!(
+                "`{}` was created while the questions were generated: pass --force to overwrite it, or --append to add to it",
+                s.out.display()
+            ),
+            false => e,
+        }
+    })?;
     print_calls(&s, &generated);
     let kept = generated.kept.len();
     let asked: usize = wanted.iter().sum();
@@ -254,8 +273,10 @@ fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated) -> Result<()> {
     let dir = parent(path);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
-    write_atomic(path, |w| Ok(w.write_all(text.as_bytes())?))
-        .with_context(|| format!("cannot write `{}`", path.display()))
+    write_to(path, Existing::Replace, |w| {
+        Ok(w.write_all(text.as_bytes())?)
+    })
+    .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 /// One line per kind: asked, tried, kept, and each reason of rejection with its count.

@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::limit::{Limit, Limits};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::limit::{Limit, Limits, Scope};
 
 /// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -58,6 +59,30 @@ impl Default for GateConfig {
 }
 
 impl GateConfig {
+    /// The section's own check: a share, a valid alpha, its limits as [`Limit`] checks them,
+    /// a setting that parses.
+    pub fn check(&self) -> Checked {
+        use crate::output::gate::policy::{check_alpha, check_share, Validator};
+        let numbers: [(&str, f64, Validator); 2] = [
+            ("tolerance", self.tolerance, check_share),
+            ("alpha", self.alpha, check_alpha),
+        ];
+        for (field, value, check) in numbers {
+            check(value).map_err(|msg| Problem::new(field, msg))?;
+        }
+        if let Err((limit, msg)) = self.limits().check(Scope::Gate) {
+            return Err(Problem::new(limit.key(), msg));
+        }
+        if let Some(Err(msg)) = self
+            .setting
+            .as_deref()
+            .map(str::parse::<crate::output::gate::SettingSpec>)
+        {
+            return Err(Problem::new("setting", msg));
+        }
+        Ok(())
+    }
+
     /// Its limits by [`Limit`]: the one place that maps its limit fields to the enum (a test
     /// holds it to [`Limit::ALL`] and to the section's keys).
     pub fn limits(&self) -> Limits {
