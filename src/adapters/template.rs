@@ -28,6 +28,9 @@ pub enum Slot {
     Passage,
     /// The numbered passages a verifier reads (`rageval generate`).
     Passages,
+    /// The most words a generated answer may have, as a word (`ten`): what the generator's
+    /// check holds answers to (`rageval generate`).
+    MaxAnswerWords,
 }
 
 impl Slot {
@@ -42,10 +45,11 @@ impl Slot {
             Slot::Text => "text",
             Slot::Passage => "passage",
             Slot::Passages => "passages",
+            Slot::MaxAnswerWords => "max_answer_words",
         }
     }
 
-    const ALL: [Slot; 9] = [
+    const ALL: [Slot; 10] = [
         Slot::Context,
         Slot::Question,
         Slot::Refusal,
@@ -55,6 +59,7 @@ impl Slot {
         Slot::Text,
         Slot::Passage,
         Slot::Passages,
+        Slot::MaxAnswerWords,
     ];
 }
 
@@ -63,7 +68,7 @@ pub const MESSAGE_SLOTS: &[Slot] = &[Slot::Context, Slot::Question, Slot::Refusa
 /// The placeholders of one passage.
 pub const PASSAGE_SLOTS: &[Slot] = &[Slot::N, Slot::Source, Slot::Heading, Slot::Text];
 /// The placeholders of a question generator's prompt.
-pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source];
+pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source, Slot::MaxAnswerWords];
 /// The placeholders of the verifier's prompt.
 pub const VERIFY_SLOTS: &[Slot] = &[Slot::Question, Slot::Passages];
 
@@ -135,6 +140,11 @@ impl Template {
             parts.push(Part::Text(literal));
         }
         Ok(Template { parts })
+    }
+
+    /// Whether the template asks for `slot`.
+    pub fn uses(&self, slot: Slot) -> bool {
+        self.parts.contains(&Part::Slot(slot))
     }
 
     /// The text with every placeholder replaced by `value(slot)`.

@@ -404,6 +404,8 @@ pub struct GenerateOptions {
     pub seed: u64,
     pub write: WriteMode,
     pub dry_run: bool,
+    /// `--rejected`: where every rejected candidate is written.
+    pub rejected: Option<PathBuf>,
     pub concurrency: usize,
     pub quiet: bool,
 }
@@ -449,6 +451,7 @@ impl GenerateOptions {
             corpus: args.corpus,
             seed: args.seed,
             dry_run: args.dry_run,
+            rejected: args.rejected,
             concurrency,
             quiet,
             generator,
