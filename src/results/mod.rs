@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::evalset::Question;
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::insight::table::RunTable;
+use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};

@@ -50,9 +50,9 @@ use crate::adapters::evalset::{Question, Workspace};
 use crate::adapters::judge::{self, Judged};
 use crate::adapters::prompt::RefusalTier;
 use crate::adapters::rerank::Reranker;
-use crate::adapters::retrieve::{check_dimensions, Hit, Index};
 use crate::adapters::retriever::{PassageTable, Retriever};
 use crate::adapters::rewrite::{self, Rewrite};
+use crate::adapters::search::{check_dimensions, Hit, Index};
 use crate::vocab::call::CallRole;
 
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run

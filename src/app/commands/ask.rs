@@ -6,7 +6,7 @@ use crate::adapters::chat::ChatRequest;
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::prompt::{self, citations};
-use crate::adapters::retrieve::{passing, Hit};
+use crate::adapters::search::{passing, Hit};
 use crate::app::options::AskOptions;
 use crate::base::exit::ExitStatus;
 use crate::sweep::{Engine, Query, Ranking};
