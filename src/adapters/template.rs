@@ -28,6 +28,8 @@ pub enum Slot {
     Passage,
     /// The numbered passages a verifier reads (`rageval generate`).
     Passages,
+    /// The claim a false-premise question takes for granted (`rageval generate`).
+    Premise,
 }
 
 impl Slot {
@@ -42,10 +44,11 @@ impl Slot {
             Slot::Text => "text",
             Slot::Passage => "passage",
             Slot::Passages => "passages",
+            Slot::Premise => "premise",
         }
     }
 
-    const ALL: [Slot; 9] = [
+    const ALL: [Slot; 10] = [
         Slot::Context,
         Slot::Question,
         Slot::Refusal,
@@ -55,6 +58,7 @@ impl Slot {
         Slot::Text,
         Slot::Passage,
         Slot::Passages,
+        Slot::Premise,
     ];
 }
 
@@ -66,6 +70,8 @@ pub const PASSAGE_SLOTS: &[Slot] = &[Slot::N, Slot::Source, Slot::Heading, Slot:
 pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source];
 /// The placeholders of the verifier's prompt.
 pub const VERIFY_SLOTS: &[Slot] = &[Slot::Question, Slot::Passages];
+/// The placeholders of the premise verifier's prompt.
+pub const PREMISE_SLOTS: &[Slot] = &[Slot::Question, Slot::Premise, Slot::Passages];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Part {

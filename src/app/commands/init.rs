@@ -118,6 +118,7 @@ pub async fn run(corpus: Option<PathBuf>, generate: bool, quiet: bool) -> Result
             answerable: 10,
             unanswerable: 10,
             off_topic: 0.2,
+            false_premise: 0.0,
             out: PathBuf::from(GENERATED),
             corpus: None,
             seed: 0,
