@@ -3,6 +3,7 @@
 mod harness;
 mod support;
 
+mod audit;
 mod bridge;
 mod browser;
 mod certify;

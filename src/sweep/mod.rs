@@ -59,6 +59,8 @@ use crate::vocab::call::CallRole;
 /// costs memory in every report, and a typo in a range should not cost an hour.
 pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
 
+pub use crate::base::input::{concurrency_problem, MAX_CONCURRENCY};
+
 /// Everything a sweep produced.
 #[derive(Debug)]
 pub struct Sweep {

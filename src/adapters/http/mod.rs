@@ -185,10 +185,8 @@ impl Endpoint {
     ) -> Result<Self, String> {
         let base_url = base_url.trim_end_matches('/').to_string();
         let shown = crate::base::redact::url(&base_url);
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!(
-                "base_url `{shown}` must start with http:// or https://"
-            ));
+        if let Some(why) = crate::base::redact::http_url_problem(&base_url) {
+            return Err(format!("base_url {why}"));
         }
         let mut map = HeaderMap::new();
         let mut secrets = crate::base::redact::Secrets::default();

@@ -116,7 +116,7 @@ pub async fn prompt(s: AskOptions) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
     print_warnings(&s);
     if r.sent.is_empty() {
-        eprintln!("note: {}; nothing is sent", early_note(&s, &r));
+        super::eprint_line(&format!("note: {}; nothing is sent", early_note(&s, &r)));
         return Ok(ExitStatus::Success);
     }
     let mut out = String::new();

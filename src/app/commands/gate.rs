@@ -51,7 +51,7 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     text.push_str(&gate::output::human(&report));
     match s.summary {
         GateSummaryTo::Stdout => super::print(&text)?,
-        GateSummaryTo::Stderr => eprint!("{}", crate::base::safe_text::visible(&text)),
+        GateSummaryTo::Stderr => super::eprint_raw(&crate::base::safe_text::visible(&text)),
         GateSummaryTo::Nowhere => {}
     }
     if let Some(path) = &s.junit {

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::base::problem::{Checked, Problem};
 use crate::vocab::dim::Dim;
 use crate::vocab::spec::{NameSpec, ValueSpec};
 
@@ -134,6 +135,17 @@ dim_fields!(
     ChunkTokens => chunk_tokens,
 );
 
+impl SweepConfig {
+    /// The section's own check (its dimensions' values are checked with the profiles they
+    /// name, by [`super::sweep_grid`]).
+    pub fn check(&self) -> Checked {
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
@@ -147,6 +159,25 @@ pub struct PricingConfig {
     pub completion_per_million: f64,
     /// Currency of the prices, for display.
     pub currency: String,
+}
+
+impl PricingConfig {
+    /// The section's own check: prices of 0 or more.
+    pub fn check(&self) -> Checked {
+        let cached = self
+            .cached_prompt_per_million
+            .map(|v| ("cached_prompt_per_million", v));
+        for (field, v) in [
+            ("prompt_per_million", self.prompt_per_million),
+            ("completion_per_million", self.completion_per_million),
+        ]
+        .into_iter()
+        .chain(cached)
+        {
+            crate::vocab::call::check_price(v).map_err(|msg| Problem::new(field, msg))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

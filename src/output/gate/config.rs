@@ -4,7 +4,8 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::limit::{Limit, Limits};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::limit::{Limit, Limits, Scope};
 
 /// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -76,28 +77,22 @@ impl GateConfig {
             .collect()
     }
 
-    /// Check what the section alone can: each tag's limits (a share each, at least one per
-    /// tag, a non-empty tag). The first problem, as its YAML path under `gate:` and a message.
-    pub fn check(&self) -> Result<(), (Vec<String>, String)> {
+    /// Each tag's limits: a share each, at least one per tag, a non-empty tag.
+    fn check_tags(&self) -> Checked {
         for (tag, t) in &self.tags {
-            let at = |field: Option<&str>| {
-                let mut path = vec!["tags".to_string(), tag.clone()];
-                path.extend(field.map(String::from));
-                path
-            };
             if tag.trim().is_empty() {
-                return Err((at(None), "is not a tag: name one".into()));
+                return Err(Problem::at(&["tags", tag], "is not a tag: name one"));
             }
             let limits = t.limits();
             if limits.iter().next().is_none() {
-                return Err((
-                    at(None),
-                    "sets no limit: give `max_unwanted_answer_rate`, `max_false_refusal_rate` or `max_wrong_answer_rate`".into(),
+                return Err(Problem::at(
+                    &["tags", tag],
+                    "sets no limit: give `max_unwanted_answer_rate`, `max_false_refusal_rate` or `max_wrong_answer_rate`",
                 ));
             }
             for (limit, v) in limits.iter() {
                 if let Err(msg) = limit.check(crate::vocab::limit::Scope::Gate, v) {
-                    return Err((at(Some(limit.key())), msg));
+                    return Err(Problem::at(&["tags", tag, limit.key()], msg));
                 }
             }
         }
@@ -127,6 +122,30 @@ impl Default for GateConfig {
 }
 
 impl GateConfig {
+    /// The section's own check: a share, a valid alpha, its limits as [`Limit`] checks them,
+    /// a setting that parses.
+    pub fn check(&self) -> Checked {
+        use crate::output::gate::policy::{check_alpha, check_share, Validator};
+        let numbers: [(&str, f64, Validator); 2] = [
+            ("tolerance", self.tolerance, check_share),
+            ("alpha", self.alpha, check_alpha),
+        ];
+        for (field, value, check) in numbers {
+            check(value).map_err(|msg| Problem::new(field, msg))?;
+        }
+        if let Err((limit, msg)) = self.limits().check(Scope::Gate) {
+            return Err(Problem::new(limit.key(), msg));
+        }
+        if let Some(Err(msg)) = self
+            .setting
+            .as_deref()
+            .map(str::parse::<crate::output::gate::SettingSpec>)
+        {
+            return Err(Problem::new("setting", msg));
+        }
+        self.check_tags()
+    }
+
     /// Its limits by [`Limit`]: the one place that maps its limit fields to the enum (a test
     /// holds it to [`Limit::ALL`] and to the section's keys).
     pub fn limits(&self) -> Limits {
@@ -151,8 +170,11 @@ impl GateConfig {
 mod tests {
     use super::*;
 
-    fn check(yaml: &str) -> Result<(), (Vec<String>, String)> {
-        serde_yaml::from_str::<GateConfig>(yaml).unwrap().check()
+    fn check(yaml: &str) -> Result<(), (String, String)> {
+        serde_yaml::from_str::<GateConfig>(yaml)
+            .unwrap()
+            .check()
+            .map_err(|p| (p.field_name(), p.message))
     }
 
     #[test]
@@ -168,10 +190,10 @@ mod tests {
         assert_eq!(limits[1].1.get(Limit::MaxWrongAnswerRate), Some(0.2));
         assert_eq!(limits[1].1.get(Limit::MaxUnwantedAnswerRate), None);
         let (path, msg) = check("tags: {near-miss: {max_unwanted_answer_rate: 1.5}}").unwrap_err();
-        assert_eq!(path, ["tags", "near-miss", "max_unwanted_answer_rate"]);
+        assert_eq!(path, "tags.near-miss.max_unwanted_answer_rate");
         assert_eq!(msg, "must be a share from 0 to 1, not 1.5");
         let (path, msg) = check("tags: {near-miss: {}}").unwrap_err();
-        assert_eq!(path, ["tags", "near-miss"]);
+        assert_eq!(path, "tags.near-miss");
         assert!(msg.starts_with("sets no limit"), "{msg}");
         // Only the rates counted by tag: anything else is an unknown field.
         assert!(serde_yaml::from_str::<GateConfig>("tags: {a: {max_error_runs: 1}}").is_err());
