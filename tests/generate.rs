@@ -319,6 +319,18 @@ fn scripted_server(reject_schema: bool) -> String {
                         ("rageval_near_miss_question", "Rules", 1) => Some(r#"{"question": "Can I bring my dog?"}"#),
                         ("rageval_near_miss_question", "Hours", 1) => Some(r#"{"question": "Is there parking nearby?"}"#),
                         ("rageval_near_miss_question", "Guests", 1) => Some(r#"{"question": "Do guests need an id card?"}"#),
+                        ("rageval_false_premise_question", "Fee", 0) => Some(r#"{"question": "Why does membership cost twenty dollars per term?", "premise": "membership costs twenty dollars per term", "truth": "ten dollars per term"}"#),
+                        ("rageval_false_premise_question", "Rules", 0) => Some(r#"{"question": "Why must members clean the benches after every session?", "premise": "members clean the workshop benches after every single session", "truth": "after every single session"}"#),
+                        ("rageval_false_premise_question", "Hours", 0) => Some(r#"{"question": "Why does the workshop open at ten?", "premise": "the workshop opens at ten"}"#),
+                        ("rageval_false_premise_question", "Guests", 0) => Some(r#"{"question": "Why may a member bring five guests?", "premise": "a member may bring five guests", "truth": "members bring 2 friends"}"#),
+                        ("rageval_premise_verdict", _, _) => {
+                            let claim = prompt.lines().find_map(|l| l.strip_prefix("Claim: ")).unwrap_or("");
+                            if claim.starts_with("members clean") {
+                                Some(r#"{"premise": "supported"}"#)
+                            } else {
+                                Some(r#"{"premise": "false"}"#)
+                            }
+                        }
                         ("rageval_verdict", _, _) => match question {
                             "Who cleans the benches?" => Some(r#"{"answerable": true}"#),
                             "Can I bring my dog?" => Some("The passages do not say."),
@@ -419,6 +431,51 @@ fn every_bad_candidate_is_rejected_for_its_reason_and_counted() {
         "{guests:?}"
     );
     p.rageval(["validate", "set.yaml"]).run();
+}
+
+#[test]
+fn a_false_premise_is_kept_tagged_and_noted_and_a_supported_one_is_rejected() {
+    let url = scripted_server(false);
+    let p = scripted_project(&url);
+    p.rageval([
+        "generate", "--corpus", "docs", "--answerable", "0", "--unanswerable", "2", "--off-topic", "0", "--false-premise", "1", "--no-cache", "--out", "set.yaml",
+    ])
+    .stdout_contains("wrote 1 of 2 questions asked for to set.yaml\n")
+    .stdout_contains("  false-premise: 2 asked, 8 tried, 1 kept; rejected: 1 truth not in passage, 1 verifier said the premise holds, 5 malformed reply\n")
+    .stderr_contains("(answerable, near-miss, off-topic, false-premise)")
+    .run();
+    let written = p.read("set.yaml");
+    assert!(written.starts_with("# Written by `rageval generate` with scripted, seed 0, off-topic share 0, false-premise share 1.\n"), "{written}");
+    let all = items(&written);
+    assert_eq!(all.len(), 1, "{written}");
+    let (list, item) = &all[0];
+    assert_eq!(*list, "unanswerable");
+    assert_eq!(
+        text(&item["question"]),
+        "Why does membership cost twenty dollars per term?"
+    );
+    assert_eq!(
+        item["tags"],
+        serde_yaml::from_str::<Yaml>("[false-premise]").unwrap()
+    );
+    assert_eq!(
+        text(&item["note"]),
+        "false premise: membership costs twenty dollars per term; the passage says: ten dollars per term"
+    );
+    p.rageval(["validate", "set.yaml"]).run();
+    p.rageval([
+        "generate",
+        "--corpus",
+        "docs",
+        "--off-topic",
+        "0.6",
+        "--false-premise",
+        "0.5",
+        "--out",
+        "x.yaml",
+    ])
+    .fails("invalid --false-premise: with --off-topic 0.6 the shares add up to more than 1")
+    .run();
 }
 
 #[test]

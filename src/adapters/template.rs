@@ -31,6 +31,8 @@ pub enum Slot {
     /// The most words a generated answer may have, as a word (`ten`): what the generator's
     /// check holds answers to (`rageval generate`).
     MaxAnswerWords,
+    /// The claim a false-premise question takes for granted (`rageval generate`).
+    Premise,
 }
 
 impl Slot {
@@ -46,10 +48,11 @@ impl Slot {
             Slot::Passage => "passage",
             Slot::Passages => "passages",
             Slot::MaxAnswerWords => "max_answer_words",
+            Slot::Premise => "premise",
         }
     }
 
-    const ALL: [Slot; 10] = [
+    const ALL: [Slot; 11] = [
         Slot::Context,
         Slot::Question,
         Slot::Refusal,
@@ -60,6 +63,7 @@ impl Slot {
         Slot::Passage,
         Slot::Passages,
         Slot::MaxAnswerWords,
+        Slot::Premise,
     ];
 }
 
@@ -71,6 +75,8 @@ pub const PASSAGE_SLOTS: &[Slot] = &[Slot::N, Slot::Source, Slot::Heading, Slot:
 pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source, Slot::MaxAnswerWords];
 /// The placeholders of the verifier's prompt.
 pub const VERIFY_SLOTS: &[Slot] = &[Slot::Question, Slot::Passages];
+/// The placeholders of the premise verifier's prompt.
+pub const PREMISE_SLOTS: &[Slot] = &[Slot::Question, Slot::Premise, Slot::Passages];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Part {

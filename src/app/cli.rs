@@ -137,6 +137,10 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
     pub off_topic: f64,
 
+    /// Share of the unanswerable questions that take for granted a fact their passage contradicts (0 to 1; with --off-topic at most 1)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    pub false_premise: f64,
+
     /// The question set to write
     #[arg(long, value_name = "FILE", default_value = "evalsets/generated.yaml")]
     pub out: PathBuf,

@@ -19,7 +19,8 @@ use crate::adapters::corpus::Corpus;
 use crate::adapters::embed::{cosine, normalize};
 use crate::adapters::generate::{
     answer_in_passage, answer_too_long, copies_passage, echoes_prompt, normal_question,
-    parse_candidate, parse_verdict, Kind, Prompts, Reject, REJECTED_REPLY_CHARS,
+    parse_candidate, parse_premise_verdict, parse_verdict, Kind, PremiseVerdict, Prompts, Reject,
+    REJECTED_REPLY_CHARS,
 };
 use crate::base::text::{content_words, excerpt};
 
@@ -34,9 +35,9 @@ pub struct Job<'a> {
     /// too close to one is a duplicate.
     pub existing: &'a [String],
     /// How many of each kind, in the order of [`Kind::ALL`].
-    pub wanted: [usize; 3],
+    pub wanted: [usize; 4],
     /// Candidates tried at most per kind.
-    pub budget: [usize; 3],
+    pub budget: [usize; 4],
     pub seed: u64,
     pub prompts: &'a Prompts,
     pub verify_k: usize,
@@ -50,6 +51,8 @@ pub struct Kept {
     pub question: String,
     /// The answer span (answerable questions).
     pub answer: Option<String>,
+    /// The premise taken for granted and the passage's truth (false-premise questions).
+    pub premise: Option<(String, String)>,
     /// The chunk asked about: an index into the job's corpus.
     pub chunk: usize,
 }
@@ -93,7 +96,7 @@ pub struct Generated {
     /// candidates were tried.
     pub kept: Vec<Kept>,
     /// Per kind, in the order of [`Kind::ALL`].
-    pub tallies: [Tally; 3],
+    pub tallies: [Tally; 4],
     /// Every candidate not kept, in the order decided.
     pub rejected: Vec<Rejected>,
     pub calls: Calls,
@@ -181,6 +184,7 @@ struct Shown {
 struct Pending {
     question: String,
     answer: Option<String>,
+    premise: Option<(String, String)>,
     vector: Vec<f32>,
     /// For an unanswerable candidate, the verifier's answer once asked.
     verified: Option<Result<bool, Reject>>,
@@ -338,6 +342,7 @@ pub async fn generate(
                         kind: t.kind,
                         question: p.question,
                         answer: p.answer,
+                        premise: p.premise,
                         chunk: t.chunk,
                     });
                 }
@@ -399,6 +404,8 @@ fn check(
         } else {
             None
         }
+    } else if let Some((_, truth)) = &c.premise {
+        (!answer_in_passage(truth, passage)).then_some(Reject::TruthNotInPassage)
     } else {
         None
     };
@@ -407,6 +414,7 @@ fn check(
         None => Ok(Pending {
             question: c.question,
             answer: c.answer,
+            premise: c.premise,
             vector: Vec::new(),
             verified: None,
         }),
@@ -436,7 +444,8 @@ async fn embed(engine: &Engine, texts: &[String]) -> Result<Vec<Vec<f32>>> {
 }
 
 /// Retrieve each candidate's top passages and ask the verifier about them: per candidate, its
-/// verdict, or why there is none.
+/// verdict (whether the passages answer it, or for a false-premise one whether they support
+/// its premise), or why there is none.
 async fn verify(
     engine: &Engine,
     model: &Arc<dyn ChatModel>,
@@ -468,30 +477,50 @@ async fn verify(
     } = engine
         .rank(std::slice::from_ref(job.corpus), &queries, job.verify_k)
         .await?;
+    let premises: Vec<Option<&str>> = which
+        .iter()
+        .map(|&i| {
+            let p = trials[i].verdict.as_ref().ok()?;
+            p.premise.as_ref().map(|(claim, _)| claim.as_str())
+        })
+        .collect();
     let requests: Vec<ChatRequest> = questions
         .iter()
         .zip(&ranked)
-        .map(|(q, hits)| {
+        .zip(&premises)
+        .map(|((q, hits), premise)| {
             let passages: Vec<_> = hits
                 .iter()
                 .take(job.verify_k)
                 .map(|h| &corpora[0].chunks[h.chunk])
                 .collect();
-            job.prompts.verify(q, &passages)
+            match premise {
+                Some(claim) => job.prompts.verify_premise(q, claim, &passages),
+                None => job.prompts.verify(q, &passages),
+            }
         })
         .collect();
     let replies = call_all(model, engine.concurrency, requests.iter()).await;
     out.calls.verification += replies.len();
     Ok(replies
         .into_iter()
-        .map(|r| match r {
+        .zip(&premises)
+        .map(|(r, premise)| match r {
             Err(e) => {
                 out.first_error.get_or_insert(e.message);
                 Err(Reject::CallFailed)
             }
             Ok(r) => {
                 out.calls.cached += usize::from(r.cached);
-                parse_verdict(&r.text).map_err(|_| Reject::Malformed)
+                if premise.is_none() {
+                    return parse_verdict(&r.text).map_err(|_| Reject::Malformed);
+                }
+                // A premise the passages support makes the question answerable as asked.
+                match parse_premise_verdict(&r.text) {
+                    Ok(PremiseVerdict::Supported) => Err(Reject::PremiseSupported),
+                    Ok(PremiseVerdict::False | PremiseVerdict::Unsupported) => Ok(false),
+                    Err(_) => Err(Reject::Malformed),
+                }
             }
         })
         .collect())
@@ -563,8 +592,8 @@ mod tests {
         let job = |n: usize| Job {
             corpus: &c,
             existing: &[],
-            wanted: [n; 3],
-            budget: [4 * n; 3],
+            wanted: [n; 4],
+            budget: [4 * n; 4],
             seed: 0,
             prompts: &prompts,
             verify_k: 3,
@@ -575,6 +604,6 @@ mod tests {
         let answerable = Kind::Answerable.format();
         assert!(first.iter().all(|r| r.format == Some(answerable)));
         // A small job is one round of every kind, as before.
-        assert_eq!(first_round(&job(5)).len(), 15);
+        assert_eq!(first_round(&job(5)).len(), 20);
     }
 }

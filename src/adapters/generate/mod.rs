@@ -44,10 +44,18 @@ pub enum Kind {
     NearMiss,
     /// Off the corpus's topic altogether.
     OffTopic,
+    /// Takes for granted a fact its passage contradicts ("Why did the fee go up to 20
+    /// dollars?" when the passage says 10); it carries the premise and the passage's truth.
+    FalsePremise,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Answerable, Kind::NearMiss, Kind::OffTopic];
+    pub const ALL: [Kind; 4] = [
+        Kind::Answerable,
+        Kind::NearMiss,
+        Kind::OffTopic,
+        Kind::FalsePremise,
+    ];
 
     /// How the kind is named in files and messages.
     pub fn name(self) -> &'static str {
@@ -55,6 +63,7 @@ impl Kind {
             Kind::Answerable => "answerable",
             Kind::NearMiss => "near-miss",
             Kind::OffTopic => "off-topic",
+            Kind::FalsePremise => "false-premise",
         }
     }
 
@@ -64,6 +73,7 @@ impl Kind {
             Kind::Answerable => ANSWERABLE_FORMAT,
             Kind::NearMiss => NEAR_MISS_FORMAT,
             Kind::OffTopic => OFF_TOPIC_FORMAT,
+            Kind::FalsePremise => FALSE_PREMISE_FORMAT,
         }
     }
 }
@@ -84,6 +94,18 @@ pub const NEAR_MISS_FORMAT: ReplyFormat = ReplyFormat {
 pub const OFF_TOPIC_FORMAT: ReplyFormat = ReplyFormat {
     name: "rageval_off_topic_question",
     schema: QUESTION_SCHEMA,
+};
+
+/// A false-premise candidate: `{"question": "...", "premise": "...", "truth": "..."}`.
+pub const FALSE_PREMISE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_false_premise_question",
+    schema: r#"{"type":"object","properties":{"question":{"type":"string"},"premise":{"type":"string"},"truth":{"type":"string"}},"required":["question","premise","truth"],"additionalProperties":false}"#,
+};
+
+/// The premise verifier's verdict: `{"premise": "supported"|"false"|"unsupported"}`.
+pub const PREMISE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_premise_verdict",
+    schema: r#"{"type":"object","properties":{"premise":{"type":"string","enum":["supported","false","unsupported"]}},"required":["premise"],"additionalProperties":false}"#,
 };
 
 const QUESTION_SCHEMA: &str = r#"{"type":"object","properties":{"question":{"type":"string"}},"required":["question"],"additionalProperties":false}"#;
@@ -129,6 +151,30 @@ One passage of the documents, so that you know what they are about (from {source
 Write one question a user might type into this assistant that has nothing to do with the topic of these documents (general knowledge, another product, everyday life).
 Reply with one JSON object and nothing else: {"question": "..."}"#;
 
+/// The built-in `generate.false_premise_prompt`.
+pub const FALSE_PREMISE_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents and must not go along with a claim the documents contradict.
+
+Passage (from {source}):
+<passage>
+{passage}
+</passage>
+
+Write one question that takes for granted a fact this passage contradicts: change one detail the passage states (a number, a date, a name, a condition) and ask about it as a real user would, as if the changed detail were true (for example "Why did the fee go up to 20 dollars?" when the passage says the fee is 10 dollars).
+- premise: the changed fact the question takes for granted, as a short statement.
+- truth: what the passage says instead, copied word for word from the passage.
+Reply with one JSON object and nothing else: {"question": "...", "premise": "...", "truth": "..."}"#;
+
+/// The built-in `generate.premise_prompt`.
+pub const PREMISE_PROMPT: &str = r#"A question takes a claim for granted. Decide whether the passages below support the claim. Say "supported" only when a passage states it; say "false" when a passage contradicts it; say "unsupported" when no passage says either.
+
+Question: {question}
+Claim: {premise}
+
+Passages:
+{passages}
+
+Reply with one JSON object and nothing else: {"premise": "supported"}, {"premise": "false"} or {"premise": "unsupported"}"#;
+
 /// The built-in `generate.verify_prompt`.
 pub const VERIFY_PROMPT: &str = r#"Decide whether the passages below answer the question. Say true only when a passage states the answer; say false when the passages are on the topic but do not give it.
 
@@ -153,7 +199,9 @@ pub struct Prompts {
     pub answerable: Template,
     pub near_miss: Template,
     pub off_topic: Template,
+    pub false_premise: Template,
     pub verify: Template,
+    pub premise: Template,
 }
 
 impl Prompts {
@@ -178,6 +226,7 @@ impl Prompts {
             Kind::Answerable => &self.answerable,
             Kind::NearMiss => &self.near_miss,
             Kind::OffTopic => &self.off_topic,
+            Kind::FalsePremise => &self.false_premise,
         }
     }
 
@@ -202,16 +251,7 @@ impl Prompts {
     /// The verifier's call: does any of `passages` (the retriever's top, best first) answer
     /// `question`?
     pub fn verify(&self, question: &str, passages: &[&Chunk]) -> ChatRequest {
-        let listed = if passages.is_empty() {
-            "(none)".to_string()
-        } else {
-            passages
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("[{}] (source: {}) {}", i + 1, c.label(), squash(&c.text)))
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
+        let listed = listed(passages);
         let question = squash(question);
         let text = self.verify.render(|slot| match slot {
             Slot::Question => &question,
@@ -220,6 +260,39 @@ impl Prompts {
         });
         user_request(text, None, VERDICT_FORMAT)
     }
+
+    /// The premise verifier's call: do `passages` support the claim `premise` that
+    /// `question` takes for granted?
+    pub fn verify_premise(
+        &self,
+        question: &str,
+        premise: &str,
+        passages: &[&Chunk],
+    ) -> ChatRequest {
+        let listed = listed(passages);
+        let (question, premise) = (squash(question), squash(premise));
+        let text = self.premise.render(|slot| match slot {
+            Slot::Question => &question,
+            Slot::Premise => &premise,
+            Slot::Passages => &listed,
+            _ => "",
+        });
+        user_request(text, None, PREMISE_FORMAT)
+    }
+}
+
+/// Passages as a verifier reads them: `[n] (source: file.md#Heading) text`, blank lines
+/// between, `(none)` for none.
+fn listed(passages: &[&Chunk]) -> String {
+    if passages.is_empty() {
+        return "(none)".to_string();
+    }
+    passages
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("[{}] (source: {}) {}", i + 1, c.label(), squash(&c.text)))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn user_request(text: String, seed: Option<u32>, format: ReplyFormat) -> ChatRequest {
@@ -254,15 +327,21 @@ pub enum Reject {
     Malformed,
     /// The generation or the verification call failed.
     CallFailed,
+    /// A false-premise candidate's truth is not in its passage, word for word.
+    TruthNotInPassage,
+    /// The verifier found the false-premise candidate's premise supported by a passage.
+    PremiseSupported,
 }
 
 impl Reject {
-    pub const ALL: [Reject; 8] = [
+    pub const ALL: [Reject; 10] = [
         Reject::AnswerNotInPassage,
         Reject::AnswerTooLong,
+        Reject::TruthNotInPassage,
         Reject::CopiesPassage,
         Reject::EchoesPrompt,
         Reject::VerifierSaidAnswerable,
+        Reject::PremiseSupported,
         Reject::Duplicate,
         Reject::Malformed,
         Reject::CallFailed,
@@ -278,6 +357,8 @@ impl Reject {
             Reject::Duplicate => "duplicate",
             Reject::Malformed => "malformed reply",
             Reject::CallFailed => "call failed",
+            Reject::TruthNotInPassage => "truth not in passage",
+            Reject::PremiseSupported => "verifier said the premise holds",
         }
     }
 }
@@ -288,6 +369,8 @@ pub struct Candidate {
     pub question: String,
     /// The answer span (answerable candidates only).
     pub answer: Option<String>,
+    /// The premise taken for granted and the passage's truth (false-premise candidates only).
+    pub premise: Option<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -301,6 +384,32 @@ struct RawAnswerable {
 #[serde(deny_unknown_fields)]
 struct RawQuestion {
     question: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFalsePremise {
+    question: String,
+    premise: String,
+    truth: String,
+}
+
+/// What the premise verifier said of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PremiseVerdict {
+    /// A passage states it: the question is answerable as asked.
+    Supported,
+    /// A passage contradicts it.
+    False,
+    /// No passage says either.
+    Unsupported,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPremiseVerdict {
+    premise: PremiseVerdict,
 }
 
 #[derive(Deserialize)]
@@ -322,11 +431,25 @@ fn malformed(what: &str, reply: &str, why: impl std::fmt::Display) -> String {
 pub fn parse_candidate(kind: Kind, reply: &str) -> Result<Candidate, String> {
     let body = unfence(reply);
     let what = kind.name();
+    let mut premise = None;
     let (question, answer) = match kind {
         Kind::Answerable => {
             let raw: RawAnswerable =
                 serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
             (raw.question, Some(raw.answer))
+        }
+        Kind::FalsePremise => {
+            let raw: RawFalsePremise =
+                serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
+            let (claim, truth) = (squash(&raw.premise), squash(&raw.truth));
+            if claim.is_empty() || truth.is_empty() {
+                return Err(malformed(what, reply, "the premise or the truth is empty"));
+            }
+            if normal_answer(&claim) == normal_answer(&truth) {
+                return Err(malformed(what, reply, "the premise is the truth"));
+            }
+            premise = Some((claim, truth));
+            (raw.question, None)
         }
         Kind::NearMiss | Kind::OffTopic => {
             let raw: RawQuestion =
@@ -349,7 +472,19 @@ pub fn parse_candidate(kind: Kind, reply: &str) -> Result<Candidate, String> {
     if answer.as_deref().is_some_and(str::is_empty) {
         return Err(malformed(what, reply, "the answer is empty"));
     }
-    Ok(Candidate { question, answer })
+    Ok(Candidate {
+        question,
+        answer,
+        premise,
+    })
+}
+
+/// Read a premise verifier's reply: `{"premise": "supported"|"false"|"unsupported"}`,
+/// optionally fenced.
+pub fn parse_premise_verdict(reply: &str) -> Result<PremiseVerdict, String> {
+    serde_json::from_str::<RawPremiseVerdict>(unfence(reply))
+        .map(|v| v.premise)
+        .map_err(|e| malformed("premise verifier's", reply, e))
 }
 
 /// Read a verifier's reply: `{"answerable": true|false}`, optionally fenced.
@@ -460,7 +595,9 @@ mod tests {
             ANSWERABLE_FORMAT,
             NEAR_MISS_FORMAT,
             OFF_TOPIC_FORMAT,
+            FALSE_PREMISE_FORMAT,
             VERDICT_FORMAT,
+            PREMISE_FORMAT,
         ] {
             let rf = f.response_format();
             assert_eq!(rf["type"], "json_schema");
@@ -469,7 +606,7 @@ mod tests {
         }
         let names: std::collections::HashSet<_> =
             Kind::ALL.iter().map(|k| k.format().name).collect();
-        assert_eq!(names.len(), 3, "each kind has its own format name");
+        assert_eq!(names.len(), 4, "each kind has its own format name");
     }
 
     #[test]
@@ -481,16 +618,46 @@ mod tests {
             ),
             Ok(Candidate {
                 question: "How much is it?".into(),
-                answer: Some("40 euros".into())
+                answer: Some("40 euros".into()),
+                premise: None,
             })
         );
         assert_eq!(
             parse_candidate(Kind::NearMiss, r#"{"question": "When?"}"#),
             Ok(Candidate {
                 question: "When?".into(),
-                answer: None
+                answer: None,
+                premise: None,
             })
         );
+        assert_eq!(
+            parse_candidate(
+                Kind::FalsePremise,
+                r#"{"question": "Why is the fee 20 euros?", "premise": "the fee is 20 euros", "truth": "40 euros a year"}"#
+            ),
+            Ok(Candidate {
+                question: "Why is the fee 20 euros?".into(),
+                answer: None,
+                premise: Some(("the fee is 20 euros".into(), "40 euros a year".into())),
+            })
+        );
+        for bad in [
+            r#"{"question": "Why?", "premise": "x is 2"}"#,
+            r#"{"question": "Why?", "premise": " ", "truth": "x is 1"}"#,
+            r#"{"question": "Why?", "premise": "X is  two", "truth": "x is 2"}"#,
+        ] {
+            assert!(parse_candidate(Kind::FalsePremise, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_premise_verdict(r#"{"premise": "false"}"#),
+            Ok(PremiseVerdict::False)
+        );
+        assert_eq!(
+            parse_premise_verdict("```json\n{\"premise\":\"supported\"}\n```"),
+            Ok(PremiseVerdict::Supported)
+        );
+        assert!(parse_premise_verdict(r#"{"premise": "maybe"}"#).is_err());
+        assert!(parse_premise_verdict(r#"{"answerable": false}"#).is_err());
         for (kind, bad) in [
             (Kind::Answerable, r#"{"question": "When?"}"#),
             (Kind::Answerable, r#"{"question": "When?", "answer": ""}"#),

@@ -59,7 +59,14 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
 
     let g = &s.config.config.generate;
     let off_topic = (s.unanswerable as f64 * s.off_topic).round() as usize;
-    let wanted = [s.answerable, s.unanswerable - off_topic, off_topic];
+    let false_premise = ((s.unanswerable as f64 * s.false_premise).round() as usize)
+        .min(s.unanswerable - off_topic);
+    let wanted = [
+        s.answerable,
+        s.unanswerable - off_topic - false_premise,
+        off_topic,
+        false_premise,
+    ];
     let budget = wanted.map(|n| g.max_candidates.unwrap_or(n.saturating_mul(4)));
     let prompts = g
         .prompts()
@@ -88,16 +95,20 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         if quiet {
             return;
         }
+        // The false-premise kind is named only when asked for.
+        let shown = if false_premise > 0 { 4 } else { 3 };
         let part = |f: fn(&Tally) -> usize| {
-            g.tallies
+            g.tallies[..shown]
                 .iter()
                 .map(|t| f(t).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let names: Vec<&str> = Kind::ALL[..shown].iter().map(|k| k.name()).collect();
         super::eprint_line(&format!(
-            "generate: round {round}: tried {} (answerable, near-miss, off-topic); kept {}",
+            "generate: round {round}: tried {} ({}); kept {}",
             part(|t| t.tried),
+            names.join(", "),
             part(|t| t.kept)
         ));
     };
@@ -140,6 +151,9 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
                 Kind::Answerable => Vec::new(),
                 kind => vec![kind.name().to_string()],
             },
+            note: k.premise.as_ref().map(|(premise, truth)| {
+                format!("false premise: {premise}; the passage says: {truth}")
+            }),
             generated: Origin {
                 model: model.clone(),
                 from,
@@ -307,9 +321,13 @@ fn account(g: &Generated) -> Vec<String> {
 
 fn header(s: &GenerateOptions, model: &str, account: &[String]) -> String {
     let mut out = format!(
-        "# Written by `rageval generate` with {model}, seed {}, off-topic share {}.\n",
+        "# Written by `rageval generate` with {model}, seed {}, off-topic share {}",
         s.seed, s.off_topic
     );
+    if s.false_premise > 0.0 {
+        out.push_str(&format!(", false-premise share {}", s.false_premise));
+    }
+    out.push_str(".\n");
     for line in account {
         out.push_str(&format!("# {line}\n"));
     }
@@ -548,6 +566,9 @@ struct Item {
     expect: Option<Expect>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tags: Vec<String>,
+    /// A false-premise question's premise and the passage's truth, for its reviewer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     generated: Origin,
     reviewed: bool,
 }

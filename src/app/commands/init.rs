@@ -160,6 +160,7 @@ fn generate_options(
         answerable: 10,
         unanswerable: 10,
         off_topic: 0.2,
+        false_premise: 0.0,
         out: PathBuf::from(GENERATED),
         corpus,
         seed: 0,
