@@ -118,7 +118,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
-    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the configured (mock) model
+    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the model of `--config` (default: the offline mock, which writes placeholders)
     #[arg(long)]
     pub generate: bool,
 }
@@ -136,6 +136,10 @@ pub struct GenerateArgs {
     /// Share of the unanswerable questions that are plainly off-topic (0 to 1)
     #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
     pub off_topic: f64,
+
+    /// Share of the unanswerable questions that take for granted a fact their passage contradicts (0 to 1; with --off-topic at most 1)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    pub false_premise: f64,
 
     /// The question set to write
     #[arg(long, value_name = "FILE", default_value = "evalsets/generated.yaml")]
@@ -160,6 +164,10 @@ pub struct GenerateArgs {
     /// Print the calls the first round would make, without any chat call
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Write every rejected candidate with its reason to FILE (JSON lines), kept or not
+    #[arg(long, value_name = "FILE")]
+    pub rejected: Option<PathBuf>,
 
     /// Model calls in flight at once [default: from config, else 8]
     #[arg(long, short = 'j', value_name = "N")]

@@ -241,6 +241,12 @@ pub trait ChatModel: Send + Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether this is the builtin offline mock, whose replies (and generated questions) are
+    /// placeholders that show the shape of the output, not what a model would write.
+    fn is_mock(&self) -> bool {
+        false
+    }
 }
 
 /// The body of a reply that must be one JSON object: the reply trimmed, out of a ```` ```json ````
