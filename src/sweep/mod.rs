@@ -340,17 +340,7 @@ impl Engine {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let mut log = CallLog::new();
         let rewrites = self.model_rewrites(&questions, grid, &mut log).await;
-        let notes: Vec<String> = questions
-            .iter()
-            .zip(&rewrites)
-            .filter_map(|(q, r)| {
-                let why = r.as_ref()?.note.as_ref()?;
-                Some(format!(
-                    "question `{}`: {why}; using the question as asked",
-                    q.id
-                ))
-            })
-            .collect();
+        let notes = rewrites::notes(&questions, &rewrites);
         // The calls start with the first planned request, while the rest is still planned;
         // the planner waits while the executor has a few requests in hand. A server that may
         // keep a prompt cache gets them all when the plan is complete instead, in prefix order

@@ -89,3 +89,18 @@ impl Engine {
         out
     }
 }
+
+/// A note per question whose `model` rewrite is not used, and why.
+pub(crate) fn notes(questions: &[Question], rewrites: &[Option<ModelRewrite>]) -> Vec<String> {
+    questions
+        .iter()
+        .zip(rewrites)
+        .filter_map(|(q, r)| {
+            let why = r.as_ref()?.note.as_ref()?;
+            Some(format!(
+                "question `{}`: {why}; using the question as asked",
+                q.id
+            ))
+        })
+        .collect()
+}
