@@ -3,6 +3,7 @@
 mod harness;
 mod support;
 
+mod batch;
 mod bridge;
 mod browser;
 mod certify;

@@ -24,6 +24,12 @@ http_section! {
         pub max_tokens: Option<u32> = None,
         /// Use the streamed endpoint (records time to first token).
         pub stream: bool = false,
+        /// `openai` only: send the sweep's calls (and the judge's) through the server's Batch
+        /// API, at its batch price, instead of live (docs/batch.md).
+        pub batch: bool = false,
+        /// With `batch`: the lines a batch did not answer are called `live`, or sent as one more
+        /// `batch` (what fails again is called live).
+        pub batch_retry: crate::adapters::batch::BatchRetry = crate::adapters::batch::BatchRetry::Live,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
@@ -43,6 +49,24 @@ http_section! {
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
 impl ChatConfig {
+    /// Check the batch fields: the field and the message of the first one that cannot be.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.batch && self.kind != ChatKind::Openai {
+            return Err((
+                "batch",
+                format!(
+                    "batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`",
+                    match self.kind {
+                        ChatKind::Mock => "mock",
+                        ChatKind::Http => "http",
+                        ChatKind::Openai => "openai",
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The model's name: `mock`, `model` (or [`DEFAULT_OPENAI_MODEL`]) for `openai`, `model`
     /// (or `http`) for a generation endpoint.
     pub fn model_name(&self) -> String {

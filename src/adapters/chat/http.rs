@@ -102,6 +102,7 @@ impl HttpChat {
             latency: started.elapsed(),
             ttft: None,
             cached: false,
+            batch: false,
         })
     }
 }

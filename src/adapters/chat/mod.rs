@@ -172,6 +172,9 @@ pub struct ChatReply {
     pub ttft: Option<Duration>,
     /// True when the reply came from the response cache, not from the model.
     pub cached: bool,
+    /// True when a batch engine answered it (a cached reply that `batch import` or
+    /// `chat.batch` put there), billed at the batch price.
+    pub batch: bool,
 }
 
 /// A chat model.
@@ -212,6 +215,12 @@ pub trait ChatModel: Send + Sync {
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
+    /// live call sends, unstreamed; `None` for a model no batch engine serves.
+    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
+        None
     }
 }
 

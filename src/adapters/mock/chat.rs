@@ -158,6 +158,7 @@ impl ChatModel for MockModel {
                 latency: started.elapsed(),
                 ttft: None,
                 cached: false,
+                batch: false,
             })
         })
     }

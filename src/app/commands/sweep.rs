@@ -94,6 +94,13 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if s.dry_run {
         return dry_run(&s, &ws, retriever, retrieval).await;
     }
+    if let Some(file) = &s.batch_out {
+        return super::batch::export(&s, &ws, retriever, retrieval, file).await;
+    }
+    if s.batch {
+        // The batches answer into the cache; the sweep below finishes from it.
+        super::batch::run(&s, &ws, retriever.clone(), retrieval.clone()).await?;
+    }
     let bar = crate::app::progress::call_bar(
         s.quiet || s.format == OutputFormat::Json,
         s.pipeline.rate_limited.clone(),
@@ -444,8 +451,17 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
             100.0 * n as f64 / c.prompt_tokens.max(1) as f64
         ),
     };
+    // The calls a batch engine answered, at its price.
+    let batched = match c.batch_calls {
+        0 => String::new(),
+        n => format!(
+            "; {n} calls were answered through batches, {:.4} {} at the batch price",
+            results.batch_cost(None),
+            results.meta.currency
+        ),
+    };
     after.push(format!(
-        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}.",
+        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}{batched}.",
         results.questions.len(),
         results.settings.len(),
         results.runs.len(),

@@ -509,6 +509,16 @@ impl LoadedConfig {
                 e.error.to_string(),
             );
         }
+        if let Err((field, msg)) = c.chat.check() {
+            return fail(&[Key("chat"), Key(field)], &format!("chat.{field}"), msg);
+        }
+        if let Err((field, msg)) = c.pricing.check() {
+            return fail(
+                &[Key("pricing"), Key(field)],
+                &format!("pricing.{field}"),
+                msg,
+            );
+        }
         if let Err((field, msg)) = c.generate.check() {
             return fail(
                 &[Key("generate"), Key(field)],
