@@ -71,6 +71,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Batch(app::cli::BatchCommand::Import(args)) => {
+            commands::batch::import(&args, cli.config, cli.quiet)
+        }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
         Command::Import(cmd) => commands::import::run(cmd, cli.quiet),

@@ -200,6 +200,9 @@ pub struct ChatReply {
     pub ttft: Option<Duration>,
     /// True when the reply came from the response cache, not from the model.
     pub cached: bool,
+    /// True when a batch engine answered it (a cached reply that `batch import` or
+    /// `chat.batch` put there), billed at the batch price.
+    pub batch: bool,
 }
 
 /// A chat model.
@@ -246,6 +249,12 @@ pub trait ChatModel: Send + Sync {
     /// placeholders that show the shape of the output, not what a model would write.
     fn is_mock(&self) -> bool {
         false
+    }
+
+    /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
+    /// live call sends, unstreamed; `None` for a model no batch engine serves.
+    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
+        None
     }
 }
 

@@ -162,6 +162,7 @@ impl ChatModel for MockModel {
                 latency: started.elapsed(),
                 ttft: None,
                 cached: false,
+                batch: false,
             })
         })
     }

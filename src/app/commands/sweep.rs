@@ -55,6 +55,13 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if s.dry_run {
         return dry_run(&s, &loaded.ws, retriever, retrieval).await;
     }
+    if let Some(file) = &s.batch_out {
+        return super::batch::export(&s, &loaded.ws, retriever, retrieval, file).await;
+    }
+    if s.batch {
+        // The batches answer into the cache; the sweep below finishes from it.
+        super::batch::run(&s, &loaded.ws, retriever.clone(), retrieval.clone()).await?;
+    }
     let sweep = sweep(&s, &loaded.ws, retriever, retrieval).await?;
     check_health(&s, &sweep)?;
     crate::base::timing::mark("sweep");

@@ -112,8 +112,17 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
             100.0 * n as f64 / c.prompt_tokens.max(1) as f64
         ),
     };
+    // The calls a batch engine answered, at its price.
+    let batched = match c.batch_calls {
+        0 => String::new(),
+        n => format!(
+            "; {n} calls were answered through batches, {:.4} {} at the batch price",
+            results.batch_cost(None),
+            results.meta.currency
+        ),
+    };
     after.push(format!(
-        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}.",
+        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}{batched}.",
         results.questions.len(),
         results.settings.len(),
         results.runs.len(),
