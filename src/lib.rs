@@ -74,5 +74,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
+        Command::Import(cmd) => commands::import::run(cmd, cli.quiet),
     }
 }

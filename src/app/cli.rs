@@ -67,6 +67,9 @@ pub enum Command {
     /// Batch engines: read a batch's output and error files into the response cache (docs/batch.md)
     #[command(subcommand)]
     Batch(BatchCommand),
+    /// Turn QA data you already have into a question set and its corpus (docs/question-sets.md)
+    #[command(subcommand)]
+    Import(ImportCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +87,28 @@ pub struct BatchImportArgs {
     /// The response cache folder, as given to `sweep --cache-dir` [default: the config's `cache.dir`]
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+}
+
+/// The formats `rageval import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// SQuAD 2.0 (or 1.1) JSON: one markdown file per article, a section per paragraph, and DIR/questions.yaml
+    Squad(ImportSquadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportSquadArgs {
+    /// The SQuAD JSON file (`{"data": [{"title", "paragraphs": [{"context", "qas"}]}]}`)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Folder to write: DIR/docs/ (the corpus) and DIR/questions.yaml
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Replace `--out` when it exists (only once the import succeeded)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

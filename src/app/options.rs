@@ -83,8 +83,8 @@ impl SweepOptions {
             cfg.config.cache.dir = dir.to_string_lossy().into_owned();
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let evalsets = if args.evalset.is_empty() {
             cfg.evalsets()
@@ -216,26 +216,17 @@ fn grid_with_flags(
     })?;
     let sweep = &cfg.config.sweep;
     let retriever_kind = cfg.config.retriever.kind;
-    if sweep.spec(Dim::ChunkTokens).is_some()
-        && retriever_kind != crate::app::config::RetrieverKind::Builtin
-    {
+    if sweep.spec(Dim::ChunkTokens).is_some() && !retriever_kind.chunks_itself() {
         bail!(
-            "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
-            if retriever_kind == crate::app::config::RetrieverKind::Http {
-                "http"
-            } else {
-                "pgvector"
-            }
+            "invalid --chunk-tokens: `retriever.kind: {retriever_kind}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only"
         );
     }
-    if sweep.spec(Dim::Embedder).is_some()
-        && retriever_kind == crate::app::config::RetrieverKind::Http
-    {
+    if sweep.spec(Dim::Embedder).is_some() && retriever_kind.embeds_itself() {
         bail!(
-            "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
+            "invalid --embedder: `retriever.kind: {retriever_kind}` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
         );
     }
-    if cfg.config.chat.kind == crate::app::config::ChatKind::Http
+    if cfg.config.chat.kind.takes_passages()
         && grid
             .rewrites()
             .any(|r| r == crate::adapters::rewrite::Rewrite::Model)
@@ -329,6 +320,7 @@ impl GateOptions {
             alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
             require_significance: args.require_significance.unwrap_or(g.require_significance),
             require_certified: args.require_certified.unwrap_or(g.require_certified),
+            tags: g.tag_limits(),
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),
@@ -444,8 +436,8 @@ impl GenerateOptions {
             );
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let cache = (!args.no_cache).then_some(CacheMode::Use);
         let mut pipeline = Pipeline::from_config(&cfg, false, cache)?;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::evalset::Question;
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::insight::table::RunTable;
+use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
 use crate::sweep::{CallStats, Run, Setting};
@@ -143,6 +143,11 @@ impl Results {
     pub fn runs_of(&self, s: usize) -> &[Run] {
         let n = self.questions.len();
         &self.runs[s * n..(s + 1) * n]
+    }
+
+    /// The rates by tag of setting `s` (see [`crate::analysis::tags`]).
+    pub fn by_tag(&self, s: usize) -> crate::analysis::tags::ByTag {
+        crate::analysis::tags::by_tag(self.runs_of(s), &self.questions)
     }
 
     pub(crate) fn text(&self) -> &SettingText {

@@ -121,6 +121,12 @@ fn candidate(order: &[usize], n: usize) -> (usize, Option<u32>) {
     )
 }
 
+/// The most generation calls of one round: a round's replies are held together until its
+/// candidates are decided, so at most this many replies of at most
+/// [`crate::adapters::chat::MAX_FORMATTED_REPLY_BYTES`] each (64 MiB). A round tries candidates
+/// in their order and asks no more than are missing, so what is kept does not depend on it.
+pub const MAX_ROUND_CALLS: usize = 1024;
+
 /// The generation calls of the first round, for `--dry-run`: every call the run will make if
 /// every candidate passes (verification calls come on top, one per unanswerable candidate).
 pub fn first_round(job: &Job<'_>) -> Vec<ChatRequest> {
@@ -130,7 +136,8 @@ pub fn first_round(job: &Job<'_>) -> Vec<ChatRequest> {
         if order.is_empty() {
             continue;
         }
-        for n in 0..job.wanted[k].min(job.budget[k]) {
+        let room = MAX_ROUND_CALLS - out.len();
+        for n in 0..job.wanted[k].min(job.budget[k]).min(room) {
             let (chunk, seed) = candidate(&order, n);
             out.push(job.prompts.request(kind, &job.corpus.chunks[chunk], seed));
         }
@@ -190,7 +197,8 @@ pub async fn generate(
             }
             let missing = t.wanted - t.kept;
             let left = job.budget[k] - t.tried;
-            for n in t.tried..t.tried + missing.min(left) {
+            let room = MAX_ROUND_CALLS - asked.len();
+            for n in t.tried..t.tried + missing.min(left).min(room) {
                 let (chunk, seed) = candidate(&orders[k], n);
                 asked.push((
                     kind,
@@ -455,5 +463,32 @@ mod tests {
         // A second pass asks again with a seed.
         assert_eq!(candidate(&order, 1), (order[1], None));
         assert_eq!(candidate(&order, 5), (order[1], Some(1)));
+    }
+
+    /// A round's replies are held together: 10,000 questions of each kind (40,000 candidates
+    /// each allowed) ask at most [`MAX_ROUND_CALLS`] at once, the answerable ones first.
+    #[test]
+    fn a_round_asks_at_most_its_cap() {
+        let long = "one two three four five six seven words here.";
+        let c = corpus(&[("a.md", &format!("# A\n{long}\n# B\n{long}\n"))]);
+        let prompts = crate::adapters::generate::config::GenerateConfig::default()
+            .prompts()
+            .unwrap();
+        let job = |n: usize| Job {
+            corpus: &c,
+            existing: &[],
+            wanted: [n; 3],
+            budget: [4 * n; 3],
+            seed: 0,
+            prompts: &prompts,
+            verify_k: 3,
+            max_similarity: 0.9,
+        };
+        let first = first_round(&job(10_000));
+        assert_eq!(first.len(), MAX_ROUND_CALLS);
+        let answerable = Kind::Answerable.format();
+        assert!(first.iter().all(|r| r.format == Some(answerable)));
+        // A small job is one round of every kind, as before.
+        assert_eq!(first_round(&job(5)).len(), 15);
     }
 }

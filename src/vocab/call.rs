@@ -23,6 +23,35 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The most tokens one call may count in any field: a thousand times the largest context window
+/// offered today. A server that claims more is wrong, and its counts summed over a sweep would
+/// overflow the totals that the gate then refuses as inconsistent.
+pub const MAX_CALL_TOKENS: u64 = 1_000_000_000;
+
+impl Usage {
+    /// Why these counts cannot describe one call, naming the field (`usage.prompt_tokens is
+    /// ...`): a count past [`MAX_CALL_TOKENS`], or more cached prompt tokens than prompt tokens.
+    pub fn implausible(&self) -> Option<String> {
+        for (field, n) in [
+            ("prompt_tokens", self.prompt_tokens),
+            ("completion_tokens", self.completion_tokens),
+            ("cached_prompt_tokens", self.cached_prompt_tokens),
+        ] {
+            if n > MAX_CALL_TOKENS {
+                return Some(format!(
+                    "`usage.{field}` is {n}, more than one call can count ({MAX_CALL_TOKENS})"
+                ));
+            }
+        }
+        (self.cached_prompt_tokens > self.prompt_tokens).then(|| {
+            format!(
+                "`usage.cached_prompt_tokens` is {}, more than its `prompt_tokens`, {}",
+                self.cached_prompt_tokens, self.prompt_tokens
+            )
+        })
+    }
+}
+
 fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
@@ -177,6 +206,15 @@ pub struct Pricing {
     /// absent (0) in records written before batches.
     #[serde(default, skip_serializing_if = "is_zero_price")]
     pub batch_discount: f64,
+}
+
+/// Check a price (of a million tokens): 0 or more.
+pub fn check_price(v: f64) -> Result<f64, String> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err("must be a price of 0 or more".into())
+    }
 }
 
 fn is_zero_price(v: &f64) -> bool {

@@ -3,7 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::adapters::http::config::http_section;
+use crate::adapters::http::config::{http_section, not_http};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::grid::MAX_TEMPERATURE;
 
 http_section! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -49,24 +51,6 @@ http_section! {
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
 impl ChatConfig {
-    /// Check the batch fields: the field and the message of the first one that cannot be.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.batch && self.kind != ChatKind::Openai {
-            return Err((
-                "batch",
-                format!(
-                    "batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`",
-                    match self.kind {
-                        ChatKind::Mock => "mock",
-                        ChatKind::Http => "http",
-                        ChatKind::Openai => "openai",
-                    }
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// The model's name: `mock`, `model` (or [`DEFAULT_OPENAI_MODEL`]) for `openai`, `model`
     /// (or `http`) for a generation endpoint.
     pub fn model_name(&self) -> String {
@@ -76,6 +60,74 @@ impl ChatConfig {
             (ChatKind::Openai, None) => DEFAULT_OPENAI_MODEL.into(),
             (ChatKind::Http, None) => "http".into(),
         }
+    }
+
+    /// The section's own check (a `chat:` section or a `models:` profile): its servers, the
+    /// fields of its kind, its numbers.
+    pub fn check(&self) -> Checked {
+        self.http().check()?;
+        self.check_kind()?;
+        if self.max_tokens == Some(0) {
+            return Err(Problem::new(
+                "max_tokens",
+                "must be at least 1 (leave it out for the server's default)",
+            ));
+        }
+        if !(0.0..=MAX_TEMPERATURE).contains(&self.temperature) {
+            return Err(Problem::new("temperature", "must be between 0 and 2"));
+        }
+        if self.batch && self.kind != ChatKind::Openai {
+            return Err(Problem::new(
+                "batch",
+                format!("batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`", self.kind),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fields that belong to one kind: a generation endpoint takes `url` and none of the
+    /// fields of a chat API, and the others take no `url`.
+    fn check_kind(&self) -> Checked {
+        if !self.kind.takes_passages() {
+            return match self.url {
+                Some(_) => Err(Problem::new(
+                    "url",
+                    "applies to `kind: http` (a generation endpoint); `kind: openai` takes `base_url`",
+                )),
+                None => Ok(()),
+            };
+        }
+        let Some(urls) = &self.url else {
+            return Err(Problem::new(
+                "url",
+                "is missing: `kind: http` needs the generation endpoint's URL (`POST {url}` with the question and passages)",
+            )
+            .shown_at(&["kind"]));
+        };
+        if urls.urls().is_empty() {
+            return Err(Problem::new("url", "lists no URL"));
+        }
+        if let Some(msg) = urls.urls().iter().find_map(|u| not_http(u)) {
+            return Err(Problem::new("url", msg));
+        }
+        if self.base_url.is_some() {
+            return Err(Problem::new(
+                "base_url",
+                "applies to `kind: openai`; a generation endpoint (`kind: http`) takes `url`, the whole URL it is posted to",
+            ));
+        }
+        for (field, set) in [
+            ("stream", self.stream),
+            ("max_tokens", self.max_tokens.is_some()),
+        ] {
+            if set {
+                return Err(Problem::new(
+                    field,
+                    "applies to `kind: openai`: a generation endpoint (`kind: http`) is sent the question and passages alone",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Where the section's calls go: `base_url` for `openai`, `url` for `http`, with the
@@ -100,4 +152,25 @@ pub enum ChatKind {
     Openai,
     /// The team's own generation step behind `POST {url}` (docs/python.md).
     Http,
+}
+
+impl ChatKind {
+    /// A generation endpoint: it is sent the question and passages and builds its own prompt,
+    /// so it cannot be given a prompt of ours (a judge's rubric, a rewrite, a generator's
+    /// request).
+    pub fn takes_passages(self) -> bool {
+        self == ChatKind::Http
+    }
+
+    /// Its calls go to a server: they can fail, need a key and a URL.
+    pub fn is_remote(self) -> bool {
+        self != ChatKind::Mock
+    }
+}
+
+impl std::fmt::Display for ChatKind {
+    /// Its name as `kind:` writes it (derived from the serde name, never typed again).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::base::serde_name(self))
+    }
 }

@@ -134,6 +134,14 @@ impl OpenAiChat {
         // A server that echoes the request would put a credential into the reply, which is
         // shown, cached and written to reports.
         let text = server.hide_owned(text);
+        // Counts no call can have would saturate the sweep's totals, and the gate would then
+        // refuse the record the sweep wrote: the reply is an error instead.
+        if let Some(why) = usage.as_ref().and_then(Usage::implausible) {
+            return Err(Failure::fatal(ErrorKind::Malformed, why));
+        }
+        if let Some(why) = request.reply_too_long(&text) {
+            return Err(Failure::fatal(ErrorKind::Malformed, why));
+        }
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),

@@ -103,10 +103,14 @@ impl GenerateConfig {
         })
     }
 
-    /// Check the numbers: the field and the message of the first one out of range.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    /// The section's own check: the templates parse and the numbers are in range.
+    pub fn check(&self) -> crate::base::problem::Checked {
+        use crate::base::problem::Problem;
+        if let Err(e) = self.prompts() {
+            return Err(Problem::new(e.field, e.error.to_string()));
+        }
         if self.verify_k == 0 || self.verify_k > MAX_VERIFY_K {
-            return Err((
+            return Err(Problem::new(
                 "verify_k",
                 format!(
                     "must be from 1 to {MAX_VERIFY_K} passages, got {}",
@@ -115,7 +119,7 @@ impl GenerateConfig {
             ));
         }
         if !(self.max_similarity > 0.0 && self.max_similarity <= 1.0) {
-            return Err((
+            return Err(Problem::new(
                 "max_similarity",
                 format!(
                     "must be a cosine above 0 and at most 1, got {}",
@@ -125,7 +129,7 @@ impl GenerateConfig {
         }
         if let Some(n) = self.max_candidates {
             if n == 0 || n > super::MAX_QUESTIONS * 4 {
-                return Err((
+                return Err(Problem::new(
                     "max_candidates",
                     format!(
                         "must be from 1 to {} candidates, got {n}",

@@ -101,7 +101,8 @@ struct Counters {
     chat_requests: AtomicU64,
     chat_stream_requests: AtomicU64,
     chat_completed: AtomicU64,
-    generate_requests: AtomicU64,
+    /// `POST /generate` (chat kind `http`), reported as `generate_requests`.
+    grounded_requests: AtomicU64,
     judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
@@ -194,7 +195,7 @@ pub fn router(opts: ServerOptions) -> Router {
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
-        .route("/generate", post(generate))
+        .route("/generate", post(grounded_answer))
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/rerank", post(rerank))
         .route("/v1/models", get(models))
@@ -509,7 +510,11 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
 /// [{id, source, heading, text, score}]}` answered with `{"answer", "usage"}`, the answer the
 /// mock gives to the chapter's prompt of those passages (numbered), so that a sweep through it
 /// equals the builtin mock's run for run.
-async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn grounded_answer(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let reply_at = std::time::Instant::now() + state.opts.delay;
     if state.opts.keep_requests > 0 {
         let mut kept = state.requests.lock().expect("requests lock");
@@ -545,7 +550,7 @@ async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     };
     state
         .counters
-        .generate_requests
+        .grounded_requests
         .fetch_add(1, Ordering::Relaxed);
     let refs: Vec<&crate::adapters::corpus::Chunk> = passages.iter().collect();
     let request = ChatRequest::of(crate::adapters::prompt::build(
@@ -740,7 +745,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "chat_requests": n(&c.chat_requests),
         "chat_stream_requests": n(&c.chat_stream_requests),
         "chat_completed": n(&c.chat_completed),
-        "generate_requests": n(&c.generate_requests),
+        "generate_requests": n(&c.grounded_requests),
         "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),

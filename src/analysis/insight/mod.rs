@@ -5,16 +5,17 @@
 //!   prompt tokens at once;
 //! - [`separability`]: whether any minScore separates answerable from unanswerable questions,
 //!   whatever the grid;
-//! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%.
+//! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%;
+//! - [`counts`]: what every run counts toward the rate limits, recounted by the resampling.
 
 pub mod certify;
 pub mod config;
+pub mod counts;
 pub mod format;
 pub mod pareto;
 pub mod recommend;
 pub mod resample;
 pub mod separability;
-pub mod table;
 pub mod wilson;
 
 use serde::Serialize;
@@ -79,7 +80,7 @@ impl Insight {
         facts: QuestionFacts<'_>,
         settings: &[Setting],
         stats: &[SettingStats],
-        table: &table::RunTable,
+        table: &counts::RunTable,
         policy: &RecommendConfig,
     ) -> Self {
         let costs: Vec<pareto::Costs> = stats

@@ -34,8 +34,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::certify::{self, Needed};
+use super::counts::{slot, Counts, RunTable, Tally};
 use super::format::{percent, percent_points};
-use super::table::{slot, Counts, RunTable, Tally};
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
 use crate::sweep::Setting;

@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
+use super::counts::{slot, RunTable, Tally, RATE_LIMITS};
 use super::recommend::{
     choose, Certifier, ChoiceStability, CrossValidation, FoldChoice, HeldOut, Resampling,
 };
-use super::table::{slot, RunTable, Tally, RATE_LIMITS};
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::wilson::wilson;
 use crate::sweep::Setting;

@@ -14,7 +14,7 @@ use crate::adapters::evalset::{load_set, slug, Workspace};
 use crate::adapters::generate::{Kind, Reject};
 use crate::app::options::{GenerateOptions, WriteMode};
 use crate::base::exit::ExitStatus;
-use crate::output::report::write_atomic;
+use crate::output::report::{write_to, Existing};
 use crate::sweep::generate::{first_round, generate, Generated, Job, Tally};
 
 pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
@@ -27,7 +27,7 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     }
     let appending = out_exists && s.write == WriteMode::Append;
     // The configured sets, but not the file about to be replaced.
-    let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
+    let foreign = !s.config.config.retriever.kind.chunks_itself();
     let mut set_paths: Vec<PathBuf> = s
         .config
         .evalsets()
@@ -162,7 +162,26 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         format!("{header}{}", serde_yaml::to_string(&set)?)
     };
     check_written(&s.out, &text)?;
-    write_atomic(&s.out, |w| Ok(w.write_all(text.as_bytes())?))?;
+    // A file absent at the start is created exclusively: one that appeared meanwhile (another
+    // run, or the user) is kept, not replaced without --force.
+    let existing = if appending || s.write == WriteMode::Force {
+        Existing::Replace
+    } else {
+        Existing::Keep
+    };
+    write_to(&s.out, existing, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|e| {
+        let appeared = e
+            .chain()
+            .filter_map(|c| c.downcast_ref::<std::io::Error>())
+            .any(|io| io.kind() == std::io::ErrorKind::AlreadyExists);
+        match appeared && existing == Existing::Keep {
+            true => anyhow::anyhow!(
+                "`{}` was created while the questions were generated: pass --force to overwrite it, or --append to add to it",
+                s.out.display()
+            ),
+            false => e,
+        }
+    })?;
     if !s.quiet {
         let c = generated.calls;
         super::eprint_line(&format!(

@@ -69,7 +69,9 @@ pub async fn run(args: MockLlmArgs) -> Result<ExitStatus> {
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() {
-        eprintln!("warning: listening on {addr}, which is reachable from other machines");
+        super::eprint_line(&format!(
+            "warning: listening on {addr}, which is reachable from other machines"
+        ));
     }
     let auth = if opts.api_key.is_some() {
         "bearer key required"

@@ -37,7 +37,7 @@ fn keep_only(ws: &mut Workspace, only: crate::app::cli::Only) -> Result<()> {
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     // Everything that can be wrong with the input is found here, before any file is written.
-    let foreign = s.config.config.retriever.kind != crate::app::config::RetrieverKind::Builtin;
+    let foreign = !s.config.config.retriever.kind.chunks_itself();
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
     if let Some(only) = s.only {
         keep_only(&mut ws, only)?;
@@ -233,13 +233,13 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         // A generation endpoint's failure names its question: the first is shown.
         let endpoint = s.grid.chats().any(|p| {
             crate::app::wiring::profiles::chat_profile(&s.config, p)
-                .is_ok_and(|c| c.kind == crate::app::config::ChatKind::Http)
+                .is_ok_and(|c| c.kind.takes_passages())
         });
         let first = first_failure(&results.call_log)
             .filter(|_| endpoint)
             .map(|m| format!("; the first: {m}"))
             .unwrap_or_default();
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} model calls failed ({}); {what}{first}{}",
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
@@ -249,14 +249,14 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             } else {
                 " (pass --allow-errors to accept them)"
             }
-        );
+        ));
         if !s.allow_errors {
             status = ExitStatus::Error;
         }
     }
     if c.judge_failed > 0 {
         let level = if s.allow_errors { "warning" } else { "error" };
-        eprintln!(
+        super::eprint_line(&format!(
             "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
             c.judge_failed,
             c.judge_calls,
@@ -266,7 +266,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             } else {
                 " (pass --allow-errors to accept them)"
             }
-        );
+        ));
         if !s.allow_errors {
             status = ExitStatus::Error;
         }
@@ -506,7 +506,6 @@ fn failure_hint(
     by_kind: &std::collections::BTreeMap<String, usize>,
     first: Option<&str>,
 ) -> String {
-    use crate::app::config::ChatKind;
     let sections: Vec<(&str, &crate::app::config::ChatConfig)> = profiles
         .iter()
         .filter_map(|p| {
@@ -515,7 +514,7 @@ fn failure_hint(
                 crate::app::wiring::profiles::chat_profile(&s.config, p).ok()?,
             ))
         })
-        .filter(|(_, c)| c.kind != ChatKind::Mock)
+        .filter(|(_, c)| c.kind.is_remote())
         .collect();
     let each = |f: &dyn Fn(&crate::app::config::ChatConfig) -> String| match &sections[..] {
         [(_, c)] => format!("`{}`", f(c)),
@@ -526,7 +525,7 @@ fn failure_hint(
             .join(", "),
     };
     let url = each(&|c| c.endpoint().shown());
-    let endpoint = sections.iter().any(|(_, c)| c.kind == ChatKind::Http);
+    let endpoint = sections.iter().any(|(_, c)| c.kind.takes_passages());
     if by_kind.keys().all(|k| k == "auth") {
         format!(
             "check the key in {}",

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::base::problem::{Checked, Problem};
 use crate::vocab::dim::Dim;
 use crate::vocab::spec::{NameSpec, ValueSpec};
 
@@ -134,6 +135,17 @@ dim_fields!(
     ChunkTokens => chunk_tokens,
 );
 
+impl SweepConfig {
+    /// The section's own check (its dimensions' values are checked with the profiles they
+    /// name, by [`super::sweep_grid`]).
+    pub fn check(&self) -> Checked {
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
@@ -165,11 +177,22 @@ impl Default for PricingConfig {
 }
 
 impl PricingConfig {
-    /// Check the batch discount (the prices are checked with the judge's): the field and
-    /// the message when it is out of range.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    /// The section's own check: prices of 0 or more.
+    pub fn check(&self) -> Checked {
+        let cached = self
+            .cached_prompt_per_million
+            .map(|v| ("cached_prompt_per_million", v));
+        for (field, v) in [
+            ("prompt_per_million", self.prompt_per_million),
+            ("completion_per_million", self.completion_per_million),
+        ]
+        .into_iter()
+        .chain(cached)
+        {
+            crate::vocab::call::check_price(v).map_err(|msg| Problem::new(field, msg))?;
+        }
         if !(0.0..1.0).contains(&self.batch_discount) {
-            return Err((
+            return Err(Problem::new(
                 "batch_discount",
                 format!(
                     "must be a share from 0 to below 1 (0.5: half price), got {}",

@@ -16,8 +16,7 @@ pub struct SummaryCsv;
 pub struct RunsCsv;
 
 /// Make a text cell inert in spreadsheets (OWASP's CSV injection advice).
-#[cfg(test)]
-pub fn neutralize(text: &str) -> String {
+pub(super) fn neutralize(text: &str) -> String {
     if formula_start(text) {
         format!("'{text}")
     } else {
@@ -34,7 +33,7 @@ fn fixed(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}")).unwrap_or_default()
 }
 
-fn writer(out: &mut dyn Write) -> ::csv::Writer<&mut dyn Write> {
+pub(super) fn writer(out: &mut dyn Write) -> ::csv::Writer<&mut dyn Write> {
     ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::CRLF)
         .from_writer(out)
@@ -120,7 +119,7 @@ const SUMMARY_COLUMNS: &[&str] = &[
 ];
 
 /// A rate and its interval bounds: three cells.
-fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
+pub(super) fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
     [
         fixed(rate, 4),
         fixed(ci.map(|i| i.lo), 4),
