@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::harness::{Outcome, Record};
+use crate::harness::{Outcome, Record, Test};
 use crate::http::{http_project, keyed, raw, MockLlm, KEY_ENV};
+use crate::support::Project;
 
 /// Each run's outcome, by (question, setting).
 fn outcomes(r: &Record) -> BTreeMap<(String, String), Outcome> {
@@ -255,6 +256,37 @@ fn failed_lines_go_into_one_more_batch_and_a_server_without_batches_is_named() {
             "answered 404 Not Found",
             "serves no Files and Batches API",
             "set `chat.batch: false`",
+        ])
+        .run();
+}
+
+/// The batch fields are checked with their section: a batch of the builtin mock, and a
+/// discount that is not a share, are refused naming file, line and field.
+#[test]
+fn batch_fields_that_cannot_be_are_refused_by_the_config_check() {
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nchat:\n  kind: mock\n  batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:4",
+            "chat.batch",
+            "batch engines answer `openai` models only, and this section is of kind `mock`",
+        ])
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\npricing:\n  batch_discount: 1.5\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:3",
+            "pricing.batch_discount",
+            "must be a share from 0 to below 1 (0.5: half price), got 1.5",
         ])
         .run();
 }

@@ -145,18 +145,30 @@ async fn upload(State(state): State<Arc<AppState>>, headers: HeaderMap, body: By
     .into_response()
 }
 
+/// `answer` of stored file `id`, for an authorized request; 404 when there is none.
+fn with_file(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    answer: impl FnOnce(&StoredFile) -> Response,
+) -> Response {
+    if let Err(r) = authorize(state, headers) {
+        return r;
+    }
+    match state.batches.files.lock().expect("files lock").get(id) {
+        Some(f) => answer(f),
+        None => not_found("file", id),
+    }
+}
+
 async fn file(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    match state.batches.files.lock().expect("files lock").get(&id) {
-        Some(f) => Json(file_object(&id, &f.name, &f.purpose, f.bytes.len())).into_response(),
-        None => not_found("file", &id),
-    }
+    with_file(&state, &headers, &id, |f| {
+        Json(file_object(&id, &f.name, &f.purpose, f.bytes.len())).into_response()
+    })
 }
 
 async fn content(
@@ -164,20 +176,10 @@ async fn content(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    match state.batches.files.lock().expect("files lock").get(&id) {
-        Some(f) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/jsonl"),
-            )],
-            f.bytes.clone(),
-        )
-            .into_response(),
-        None => not_found("file", &id),
-    }
+    with_file(&state, &headers, &id, |f| {
+        let jsonl = HeaderValue::from_static("application/jsonl");
+        ([(header::CONTENT_TYPE, jsonl)], f.bytes.clone()).into_response()
+    })
 }
 
 async fn batch(
