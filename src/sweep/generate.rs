@@ -508,8 +508,8 @@ mod tests {
         let job = |n: usize| Job {
             corpus: &c,
             existing: &[],
-            wanted: [n; 3],
-            budget: [4 * n; 3],
+            wanted: [n; 4],
+            budget: [4 * n; 4],
             seed: 0,
             prompts: &prompts,
             verify_k: 3,
@@ -520,6 +520,6 @@ mod tests {
         let answerable = Kind::Answerable.format();
         assert!(first.iter().all(|r| r.format == Some(answerable)));
         // A small job is one round of every kind, as before.
-        assert_eq!(first_round(&job(5)).len(), 15);
+        assert_eq!(first_round(&job(5)).len(), 20);
     }
 }
