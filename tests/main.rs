@@ -4,6 +4,7 @@ mod harness;
 mod support;
 
 mod audit;
+mod batch;
 mod bridge;
 mod browser;
 mod certify;

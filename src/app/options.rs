@@ -37,6 +37,10 @@ pub struct SweepOptions {
     pub max_runs: u64,
     /// `--dry-run`: plan and count, make no chat call, write no report.
     pub dry_run: bool,
+    /// `--batch-out FILE`: plan, make no chat call, write the requests for a batch engine.
+    pub batch_out: Option<PathBuf>,
+    /// `--batch` or `chat.batch`: the calls go through the chat server's Batch API first.
+    pub batch: bool,
     /// `--shard I/N`: run only the questions of that shard.
     pub shard: Option<crate::sweep::Shard>,
     /// `--only`: sweep only generated, or only reviewed, questions.
@@ -164,6 +168,8 @@ impl SweepOptions {
             identity,
             max_runs: args.max_runs,
             dry_run: args.dry_run,
+            batch_out: args.batch_out,
+            batch: args.batch || cfg.config.chat.batch,
             shard,
             only: args.only,
             repeat: args.repeat,
@@ -405,6 +411,8 @@ pub struct GenerateOptions {
     pub seed: u64,
     pub write: WriteMode,
     pub dry_run: bool,
+    /// `--rejected`: where every rejected candidate is written.
+    pub rejected: Option<PathBuf>,
     pub concurrency: usize,
     pub quiet: bool,
 }
@@ -463,6 +471,7 @@ impl GenerateOptions {
             corpus: args.corpus,
             seed: args.seed,
             dry_run: args.dry_run,
+            rejected: args.rejected,
             concurrency,
             quiet,
             generator,

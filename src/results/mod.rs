@@ -2,6 +2,7 @@
 //! insight, with the identity of who made it. The engine's output becomes this value once;
 //! the record (results.json), every report writer and the gate read it.
 
+pub mod batch;
 pub mod build;
 pub mod identity;
 

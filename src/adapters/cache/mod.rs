@@ -281,6 +281,10 @@ pub struct CachedReply {
     /// [`MAX_CACHED_LATENCY_MS`]) is damaged: it fails to read and is skipped like garbage.
     #[serde(deserialize_with = "latency_ms")]
     pub latency_ms: f64,
+    /// The answer came through a batch engine (`rageval batch import`, `chat.batch`), billed
+    /// at the batch price; absent for a live call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// The longest latency a cached reply may record: a day.
@@ -388,6 +392,10 @@ impl ChatModel for CachedModel {
         self.inner.prefix_cached()
     }
 
+    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
+        self.inner.batch_body(request)
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -403,6 +411,7 @@ impl ChatModel for CachedModel {
                         latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
                         ttft: None,
                         cached: true,
+                        batch: hit.batch,
                     });
                 }
             }
@@ -411,6 +420,7 @@ impl ChatModel for CachedModel {
                 text: reply.text.clone(),
                 usage: reply.usage,
                 latency_ms: reply.latency.as_secs_f64() * 1000.0,
+                batch: false,
             };
             self.store.put_or_warn(key, record);
             Ok(reply)

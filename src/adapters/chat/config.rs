@@ -26,6 +26,12 @@ http_section! {
         pub max_tokens: Option<u32> = None,
         /// Use the streamed endpoint (records time to first token).
         pub stream: bool = false,
+        /// `openai` only: send the sweep's calls (and the judge's) through the server's Batch
+        /// API, at its batch price, instead of live (docs/batch.md).
+        pub batch: bool = false,
+        /// With `batch`: the lines a batch did not answer are called `live`, or sent as one more
+        /// `batch` (what fails again is called live).
+        pub batch_retry: crate::adapters::batch::BatchRetry = crate::adapters::batch::BatchRetry::Live,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
@@ -69,6 +75,15 @@ impl ChatConfig {
         }
         if !(0.0..=MAX_TEMPERATURE).contains(&self.temperature) {
             return Err(Problem::new("temperature", "must be between 0 and 2"));
+        }
+        if self.batch && self.kind != ChatKind::Openai {
+            return Err(Problem::new(
+                "batch",
+                format!(
+                    "batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`",
+                    self.kind
+                ),
+            ));
         }
         Ok(())
     }

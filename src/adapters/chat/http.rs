@@ -110,6 +110,7 @@ impl HttpChat {
             latency: started.elapsed(),
             ttft: None,
             cached: false,
+            batch: false,
         })
     }
 }

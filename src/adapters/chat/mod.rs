@@ -200,6 +200,9 @@ pub struct ChatReply {
     pub ttft: Option<Duration>,
     /// True when the reply came from the response cache, not from the model.
     pub cached: bool,
+    /// True when a batch engine answered it (a cached reply that `batch import` or
+    /// `chat.batch` put there), billed at the batch price.
+    pub batch: bool,
 }
 
 /// A chat model.
@@ -240,6 +243,18 @@ pub trait ChatModel: Send + Sync {
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether this is the builtin offline mock, whose replies (and generated questions) are
+    /// placeholders that show the shape of the output, not what a model would write.
+    fn is_mock(&self) -> bool {
+        false
+    }
+
+    /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
+    /// live call sends, unstreamed; `None` for a model no batch engine serves.
+    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
+        None
     }
 }
 

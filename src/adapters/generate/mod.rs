@@ -23,8 +23,17 @@ pub const MAX_QUESTIONS: usize = 10_000;
 /// The longest question kept, in characters: a longer "question" is a reply gone wrong.
 pub const MAX_QUESTION_CHARS: usize = 500;
 
-/// A question that shares this many consecutive words with its passage copies it.
+/// A question that shares this many consecutive words with its passage copies it (and with
+/// its prompt's instructions, repeats them).
 pub const COPY_RUN: usize = 8;
+
+/// The most words an answerable candidate's answer may have. The built-in prompt states it
+/// through `{max_answer_words}`, rendered from this constant, and the check holds answers to
+/// it whenever the prompt states it.
+pub const MAX_ANSWER_WORDS: usize = 10;
+
+/// The most characters of a rejected reply or failed call kept for `--rejected`.
+pub const REJECTED_REPLY_CHARS: usize = 300;
 
 /// What a generated question is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -116,7 +125,7 @@ Passage (from {source}):
 </passage>
 
 Write one question that a user of these documents might ask and that this passage answers, and its answer.
-- The answer is a short phrase of at most ten words, copied word for word from the passage.
+- The answer is a short phrase of at most {max_answer_words} words, copied word for word from the passage.
 - The question is in your own words and makes sense without the passage: do not copy a sentence of the passage.
 Reply with one JSON object and nothing else: {"question": "...", "answer": "..."}"#;
 
@@ -199,20 +208,44 @@ impl Prompts {
     /// The generation call of `kind` for `chunk`. `seed` asks again about a passage already
     /// asked about (a second pass over the corpus): a distinct request, cached apart.
     pub fn request(&self, kind: Kind, chunk: &Chunk, seed: Option<u32>) -> ChatRequest {
-        let template = match kind {
+        let template = self.template(kind);
+        let passage = squash(&chunk.text);
+        let source = chunk.label();
+        let limit = max_answer_words_text();
+        let text = template.render(|slot| match slot {
+            Slot::Passage => &passage,
+            Slot::Source => &source,
+            Slot::MaxAnswerWords => &limit,
+            _ => "",
+        });
+        user_request(text, seed, kind.format())
+    }
+
+    fn template(&self, kind: Kind) -> &Template {
+        match kind {
             Kind::Answerable => &self.answerable,
             Kind::NearMiss => &self.near_miss,
             Kind::OffTopic => &self.off_topic,
             Kind::FalsePremise => &self.false_premise,
-        };
-        let passage = squash(&chunk.text);
-        let source = chunk.label();
-        let text = template.render(|slot| match slot {
-            Slot::Passage => &passage,
-            Slot::Source => &source,
+        }
+    }
+
+    /// The instructions of `kind`'s prompt: the template without its passage and source, what
+    /// a question must not repeat (see [`echoes_prompt`]).
+    pub fn instructions(&self, kind: Kind) -> String {
+        let limit = max_answer_words_text();
+        self.template(kind).render(|slot| match slot {
+            Slot::MaxAnswerWords => &limit,
             _ => "",
-        });
-        user_request(text, seed, kind.format())
+        })
+    }
+
+    /// The most words an answer may have: [`MAX_ANSWER_WORDS`] when the answerable prompt
+    /// states it (holds `{max_answer_words}`, as the built-in one does), else no limit.
+    pub fn answer_limit(&self) -> Option<usize> {
+        self.answerable
+            .uses(Slot::MaxAnswerWords)
+            .then_some(MAX_ANSWER_WORDS)
     }
 
     /// The verifier's call: does any of `passages` (the retriever's top, best first) answer
@@ -279,8 +312,13 @@ pub enum Reject {
     /// The answer is not in its passage, word for word (after the answer match's
     /// normalisation).
     AnswerNotInPassage,
+    /// The answer has more words than the prompt allows ([`MAX_ANSWER_WORDS`]).
+    AnswerTooLong,
     /// The question repeats the passage's words.
     CopiesPassage,
+    /// The question repeats the prompt's own instructions (a small model echoing "a short
+    /// phrase of at most ten words") rather than asking about the passage.
+    EchoesPrompt,
     /// The verifier found a passage that answers the unanswerable candidate.
     VerifierSaidAnswerable,
     /// The same question as a kept one or an existing one, or too close to one.
@@ -296,10 +334,12 @@ pub enum Reject {
 }
 
 impl Reject {
-    pub const ALL: [Reject; 8] = [
+    pub const ALL: [Reject; 10] = [
         Reject::AnswerNotInPassage,
+        Reject::AnswerTooLong,
         Reject::TruthNotInPassage,
         Reject::CopiesPassage,
+        Reject::EchoesPrompt,
         Reject::VerifierSaidAnswerable,
         Reject::PremiseSupported,
         Reject::Duplicate,
@@ -310,7 +350,9 @@ impl Reject {
     pub fn label(self) -> &'static str {
         match self {
             Reject::AnswerNotInPassage => "answer not in passage",
+            Reject::AnswerTooLong => "answer too long",
             Reject::CopiesPassage => "copies the passage",
+            Reject::EchoesPrompt => "repeats the prompt",
             Reject::VerifierSaidAnswerable => "verifier said answerable",
             Reject::Duplicate => "duplicate",
             Reject::Malformed => "malformed reply",
@@ -474,6 +516,36 @@ pub fn copies_passage(question: &str, passage: &str) -> bool {
     })
 }
 
+/// Whether `question` repeats the instructions of its prompt rather than its passage: it
+/// holds a run of [`COPY_RUN`] consecutive words of `instructions`, or a whole sentence of
+/// them of three words or more, that `passage` does not hold. Number words count as their
+/// digits (`ten` is `10`).
+pub fn echoes_prompt(question: &str, instructions: &str, passage: &str) -> bool {
+    let norm = |text: &str| words(&normal_answer(text)).collect::<Vec<String>>();
+    let holds = |hay: &[String], run: &[String]| {
+        !run.is_empty() && hay.windows(run.len()).any(|w| w == run)
+    };
+    let (q, p) = (norm(question), norm(passage));
+    let echoed = |run: &[String]| holds(&q, run) && !holds(&p, run);
+    norm(instructions).windows(COPY_RUN).any(echoed)
+        || crate::base::text::sentences(instructions).any(|s| {
+            let run = norm(s);
+            run.len() >= 3 && echoed(&run)
+        })
+}
+
+/// Whether `answer` has more words than `limit`.
+pub fn answer_too_long(answer: &str, limit: Option<usize>) -> bool {
+    limit.is_some_and(|n| words(answer).count() > n)
+}
+
+/// [`MAX_ANSWER_WORDS`] as the prompt writes it: a word up to twenty (`ten`), else digits.
+pub fn max_answer_words_text() -> String {
+    crate::base::text::NUMBER_WORDS
+        .get(MAX_ANSWER_WORDS)
+        .map_or_else(|| MAX_ANSWER_WORDS.to_string(), |w| (*w).to_string())
+}
+
 /// A question as the exact-duplicate check compares it: its words, lowercased, one space apart.
 pub fn normal_question(question: &str) -> String {
     words(question).collect::<Vec<_>>().join(" ")
@@ -626,6 +698,78 @@ mod tests {
         assert!(!answer_in_passage("  ", passage));
         // A number stays whole: 17 is not in "7 days".
         assert!(!answer_in_passage("17 days", "within 7 days"));
+    }
+
+    #[test]
+    fn the_answer_limit_is_rendered_from_its_constant_and_held_when_the_prompt_states_it() {
+        let chunks = chunk_markdown("club.md", "# Fees\nMembership costs\n40 euros a year.\n");
+        let r = prompts().request(Kind::Answerable, &chunks[0], None);
+        assert!(r.messages[0].content.contains(
+            "\n- The answer is a short phrase of at most ten words, copied word for word from the passage.\n"
+        ));
+        assert_eq!(max_answer_words_text(), "ten");
+        assert_eq!(prompts().answer_limit(), Some(MAX_ANSWER_WORDS));
+        let own = |text: &str| {
+            config::GenerateConfig {
+                answerable_prompt: Some(text.into()),
+                ..Default::default()
+            }
+            .prompts()
+            .unwrap()
+        };
+        // A prompt of the user's own that states no limit sets none.
+        assert_eq!(own("Ask about {passage}.").answer_limit(), None);
+        let stated = own("Answer in at most {max_answer_words} words: {passage}");
+        assert_eq!(stated.answer_limit(), Some(MAX_ANSWER_WORDS));
+        assert_eq!(
+            stated.request(Kind::Answerable, &chunks[0], None).messages[0].content,
+            "Answer in at most ten words: Membership costs 40 euros a year."
+        );
+        let eleven = "one two three four five six seven eight nine ten eleven";
+        assert!(answer_too_long(eleven, Some(10)));
+        let six = "forty euros, paid yearly (by card)";
+        assert!(!answer_too_long(six, Some(6)));
+        assert!(answer_too_long(six, Some(5)));
+        assert!(!answer_too_long(eleven, None));
+    }
+
+    #[test]
+    fn a_question_repeating_its_prompts_instructions_echoes_them() {
+        let p = prompts();
+        let ins = p.instructions(Kind::Answerable);
+        assert!(ins.contains("at most ten words,"), "{ins}");
+        assert!(!ins.contains("Membership"));
+        let passage = "Membership costs 40 euros a year, paid to the treasurer.";
+        for echo in [
+            // SmolLM2-135M's one kept question of 80.
+            "This is a short phrase of at most ten words, copied word for word from the passage.",
+            "A short phrase of at most 10 words?",
+            "Reply with one JSON object and nothing else?",
+        ] {
+            assert!(echoes_prompt(echo, &ins, passage), "{echo}");
+        }
+        let near = p.instructions(Kind::NearMiss);
+        assert!(echoes_prompt(
+            "Write one question on the same topic as this passage?",
+            &near,
+            passage
+        ));
+        for fine in [
+            "How much does membership cost?",
+            "Who is the membership fee paid to?",
+            "What is the answer to the question about fees?",
+            "Is the passage about membership?",
+        ] {
+            assert!(!echoes_prompt(fine, &ins, passage), "{fine}");
+            assert!(!echoes_prompt(fine, &near, passage), "{fine}");
+        }
+        // Words the passage itself holds are the passage's, not the prompt's.
+        let about = "The answer is a short phrase of at most ten words, copied word for word from the passage.";
+        assert!(!echoes_prompt(
+            "Is the answer a short phrase of at most ten words, copied word for word?",
+            &ins,
+            about
+        ));
     }
 
     #[test]

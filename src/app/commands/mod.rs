@@ -1,6 +1,7 @@
 //! One module per verb; each takes checked settings and returns an exit status.
 
 pub mod ask;
+pub mod batch;
 pub mod gate;
 pub mod generate;
 pub mod import;

@@ -146,7 +146,7 @@ impl SweepConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
     /// Price of a million prompt tokens.
@@ -159,6 +159,21 @@ pub struct PricingConfig {
     pub completion_per_million: f64,
     /// Currency of the prices, for display.
     pub currency: String,
+    /// The share taken off the price of tokens answered through a batch engine
+    /// (`sweep --batch-out` and `batch import`, `chat.batch`): 0.5 at OpenAI and Azure.
+    pub batch_discount: f64,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        PricingConfig {
+            prompt_per_million: 0.0,
+            cached_prompt_per_million: None,
+            completion_per_million: 0.0,
+            currency: String::new(),
+            batch_discount: 0.5,
+        }
+    }
 }
 
 impl PricingConfig {
@@ -175,6 +190,15 @@ impl PricingConfig {
         .chain(cached)
         {
             crate::vocab::call::check_price(v).map_err(|msg| Problem::new(field, msg))?;
+        }
+        if !(0.0..1.0).contains(&self.batch_discount) {
+            return Err(Problem::new(
+                "batch_discount",
+                format!(
+                    "must be a share from 0 to below 1 (0.5: half price), got {}",
+                    self.batch_discount
+                ),
+            ));
         }
         Ok(())
     }

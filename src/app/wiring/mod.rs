@@ -2,6 +2,7 @@
 //! model, reranker, judge, each behind its HTTP endpoints, rate limits and response cache),
 //! and the chat and embedder profiles beside it (`profiles`).
 
+pub mod batch;
 pub mod profiles;
 
 use std::path::PathBuf;
@@ -45,6 +46,9 @@ pub struct Pipeline {
     pub chat_variants: Vec<crate::sweep::ChatVariant>,
     /// The response cache `model` writes through, which the variants share.
     pub(crate) chat_store:
+        Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
+    /// The judge's response cache (`judge.jsonl`), when it has one.
+    pub(crate) judge_store:
         Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
     /// The embedder profiles of `--embedder` besides `default` (see
     /// [`Pipeline::add_embedders`]), by name; empty otherwise.
@@ -271,6 +275,7 @@ impl Pipeline {
             }
         };
         let mut judge_dead = None;
+        let mut judge_store = None;
         let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
             None => None,
             Some(j) => {
@@ -281,11 +286,14 @@ impl Pipeline {
                 rate_limited |= built.rate_limited;
                 judge_dead = built.dead;
                 Some(match cache.filter(|_| judge_dead.is_some()) {
-                    Some(mode) => Arc::new(CachedModel::open(
-                        built.model,
-                        &cache_dir.join("judge.jsonl"),
-                        mode,
-                    )?),
+                    Some(mode) => {
+                        let store = Arc::new(crate::adapters::cache::Store::open(
+                            &cache_dir.join("judge.jsonl"),
+                            mode,
+                        )?);
+                        judge_store = Some(store.clone());
+                        Arc::new(CachedModel::sharing(built.model, store, mode))
+                    }
                     None => built.model,
                 })
             }
@@ -326,6 +334,7 @@ impl Pipeline {
             judge_dead,
             chat_variants: Vec::new(),
             chat_store,
+            judge_store,
             embedders: Vec::new(),
             embed_store,
             cache,
@@ -354,6 +363,7 @@ impl Pipeline {
                     .judge
                     .as_ref()
                     .map_or(0.0, |j| j.completion_per_million),
+                batch_discount: c.pricing.batch_discount,
             },
             currency: if c.pricing.currency.is_empty() {
                 "USD".into()

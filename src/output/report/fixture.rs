@@ -134,6 +134,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     latency: Duration::from_millis(20 + 10 * s as u64),
                     ttft: None,
                     cached: false,
+                    batch: false,
                 })
             });
             assert_eq!(
@@ -175,6 +176,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     error: None,
                     cached: false,
                     repeat: 0,
+                    batch: false,
                 };
                 let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
                 run.call = Some(i as u32);
