@@ -622,44 +622,12 @@ impl LoadedConfig {
             }
         }
         // Certification and its resampling (docs/insight.md).
-        let certification: [(&str, Result<(), String>); 3] = [
-            (
-                "confidence",
-                if (0.0..1.0).contains(&r.confidence) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "must be a confidence from 0 to below 1 (0.95 is 95%; 0 certifies nothing), got {}",
-                        r.confidence
-                    ))
-                },
-            ),
-            (
-                "folds",
-                r.folds
-                    .map_or(Ok(()), crate::analysis::insight::config::check_folds),
-            ),
-            (
-                "resamples",
-                if r.resamples <= crate::analysis::insight::config::MAX_RESAMPLES {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "must be from 0 to {} resamples, got {}",
-                        crate::analysis::insight::config::MAX_RESAMPLES,
-                        r.resamples
-                    ))
-                },
-            ),
-        ];
-        for (field, check) in certification {
-            if let Err(msg) = check {
-                return fail(
-                    &[Key("recommend"), Key(field)],
-                    &format!("recommend.{field}"),
-                    msg,
-                );
-            }
+        if let Err((field, msg)) = r.check() {
+            return fail(
+                &[Key("recommend"), Key(field)],
+                &format!("recommend.{field}"),
+                msg,
+            );
         }
         let grid = match sweep_grid(c) {
             Ok(grid) => grid,
