@@ -60,7 +60,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::generate::run(options::GenerateOptions::new(args, cli.config, cli.quiet)?)
                 .await
         }
-        Command::Init(args) => commands::init::run(args.corpus, args.generate, cli.quiet).await,
+        Command::Init(args) => {
+            commands::init::run(args.corpus, args.generate, cli.config, cli.quiet).await
+        }
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(
@@ -69,7 +71,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             cli.config,
             cli.quiet,
         )?),
+        Command::Batch(app::cli::BatchCommand::Import(args)) => {
+            commands::batch::import(&args, cli.config, cli.quiet)
+        }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
+        Command::Import(cmd) => commands::import::run(cmd, cli.quiet),
     }
 }

@@ -13,7 +13,7 @@ fn main() {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            say(&format!("error: cannot start the async runtime: {e}"));
             std::process::exit(ExitStatus::Error.code());
         }
     };
@@ -25,13 +25,16 @@ fn main() {
             // Every message passes the URL redaction once more, whatever produced it, and
             // shows the control characters of names it quotes escaped.
             let message = rageval::base::redact::urls_in(&format!("{e:#}"));
-            eprintln!("error: {}", rageval::base::safe_text::visible(&message));
+            say(&format!(
+                "error: {}",
+                rageval::base::safe_text::visible(&message)
+            ));
             ExitStatus::Error
         }
     };
     rageval::base::timing::mark("done");
     for line in rageval::base::timing::take_lines() {
-        eprintln!("{line}");
+        say(&line);
     }
     std::process::exit(status.code());
 }
@@ -55,6 +58,15 @@ async fn exit_on_signal() {
         rageval::output::report::remove_in_flight();
         std::process::exit(code);
     }
+}
+
+/// One line on stderr. A closed stderr loses it: the standard macros would panic and exit
+/// 101, which tells the caller nothing (`rageval ... 2>&1 >/dev/null | head -1`).
+fn say(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
 }
 
 /// `rageval sweep | head` closes stdout early; that is the reader's choice, not a failure.

@@ -1,4 +1,4 @@
-//! The Python bridge (`python/rageval_bridge`) for real: a LangChain `InMemoryVectorStore`
+//! The Python bridge (`python/src/rageval_bridge`) for real: a LangChain `InMemoryVectorStore`
 //! and a LlamaIndex `VectorStoreIndex` retriever over the sample's own chunks, embedded by
 //! the fixture's port of the builtin `hash` embedder, must sweep as the builtin index does;
 //! a LangChain chain with its own prompt answers through `/generate`.
@@ -62,6 +62,10 @@ struct Bridge {
 
 impl Bridge {
     fn start(python: &str, p: &Project, args: &[&str]) -> Self {
+        Bridge::start_with_env(python, p, args, &[])
+    }
+
+    fn start_with_env(python: &str, p: &Project, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(python)
             .arg(repo().join("python/tests/fixture.py"))
             .args([
@@ -71,6 +75,7 @@ impl Bridge {
                 &DIMENSIONS.to_string(),
             ])
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(p.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -100,7 +105,7 @@ impl Drop for Bridge {
 
 /// The sample project with its chunks, as rageval cuts them, in `chunks.json` for the
 /// fixture's stores.
-fn project() -> Project {
+fn project_with_chunks() -> (Project, Corpus) {
     let p = Project::sample();
     let corpus = Corpus::load(&repo().join("evalsets/club")).unwrap();
     let chunks: Vec<serde_json::Value> = corpus
@@ -109,6 +114,12 @@ fn project() -> Project {
         .map(|c| serde_json::json!({"id": c.id, "source": c.source, "heading": c.heading, "text": c.text}))
         .collect();
     p.write("chunks.json", &serde_json::to_string(&chunks).unwrap());
+    (p, corpus)
+}
+
+/// [`project_with_chunks`] and the builtin index's sweep of it in `builtin/`.
+fn project() -> Project {
+    let (p, corpus) = project_with_chunks();
     p.write(
         "builtin.yaml",
         &format!(
@@ -330,6 +341,104 @@ fn a_langchain_chain_with_its_own_prompt_answers_through_generate() {
         assert!(!call.usage.estimated);
         assert!(call.usage.prompt_tokens > 40, "{call:?}");
     }
+}
+
+/// docs/python.md's recipe for a shared token: the bridge started with
+/// `$RAGEVAL_BRIDGE_TOKEN` refuses a request without it; rageval sends it from `api_key_env:
+/// RAGEVAL_BRIDGE_TOKEN` in the retriever and chat sections, and the whole sample sweeps
+/// through the bridge. The token is in nothing rageval prints or writes (reports, cache).
+#[test]
+fn the_bridge_token_flows_from_api_key_env_and_is_never_written() {
+    const TOKEN: &str = "brt-canary-5c1e9a7d";
+    let Some(python) = require_bridge() else {
+        return;
+    };
+    let (p, _) = project_with_chunks();
+    let bridge = Bridge::start_with_env(
+        &python,
+        &p,
+        &["--retriever", "langchain", "--generate", "chain"],
+        &[("RAGEVAL_BRIDGE_TOKEN", TOKEN)],
+    );
+    assert!(
+        bridge
+            .line
+            .ends_with(" (requests need the token in $RAGEVAL_BRIDGE_TOKEN)\n"),
+        "{}",
+        bridge.line
+    );
+    let url = &bridge.url;
+    p.write(
+        "bridge.yaml",
+        &format!(
+            "evalsets: [evalsets/club.yaml]\nembedder: {{kind: hash, dimensions: {DIMENSIONS}}}\n\
+             retriever: {{kind: http, url: {url}/retrieve, api_key_env: RAGEVAL_BRIDGE_TOKEN}}\n\
+             chat: {{kind: http, url: {url}/generate, model: handbook-chain, api_key_env: RAGEVAL_BRIDGE_TOKEN}}\n"
+        ),
+    );
+    let sweep = |out: &str| {
+        p.rageval(["--config", "bridge.yaml"])
+            .args(SAMPLE_SWEEP)
+            .args(["--out", out, "-q"])
+    };
+    let mut printed = String::new();
+    // No token, or another one: the first retrieval is refused, and the message names the
+    // variable, never a value.
+    for (token, why) in [
+        (
+            None,
+            "401 Unauthorized rejected no API key (`$RAGEVAL_BRIDGE_TOKEN` is not set)",
+        ),
+        (
+            Some("brt-wrong"),
+            "401 Unauthorized rejected the API key from `$RAGEVAL_BRIDGE_TOKEN`",
+        ),
+    ] {
+        let run = match token {
+            None => sweep("refused").env_remove("RAGEVAL_BRIDGE_TOKEN"),
+            Some(t) => sweep("refused").env("RAGEVAL_BRIDGE_TOKEN", t),
+        };
+        let out = run.any_status().stderr_contains(why).run();
+        assert_ne!(out.status, Some(0), "{}", out.stderr);
+        assert!(!out.stderr.contains("brt-wrong"), "{}", out.stderr);
+        printed += &(out.stdout + &out.stderr);
+    }
+    let out = sweep("chain").env("RAGEVAL_BRIDGE_TOKEN", TOKEN).run();
+    printed += &(out.stdout + &out.stderr);
+    let doc = crate::harness::results(&p, "chain");
+    assert_eq!(doc.runs.len(), 520);
+    assert!(
+        doc.runs
+            .iter()
+            .all(|r| r.verdict.outcome != crate::harness::Outcome::Error),
+        "a run failed through the bridge"
+    );
+    assert!(doc.calls.values().all(|c| !c.usage.estimated));
+    assert!(!printed.contains(TOKEN), "{printed}");
+    // Every file of the project: config, reports, the response cache.
+    let mut stack = vec![p.path().to_path_buf()];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            files += 1;
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+                "{} holds the token",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        p.path().join(".rageval/cache").is_dir(),
+        "the response cache was not written where this test looks"
+    );
+    assert!(files > 10, "{files} files");
 }
 
 /// The bridge's own Python tests (`python -m unittest` in python/tests), so that `cargo test`

@@ -248,6 +248,14 @@ async fn reply(
         "bad-usage" => axum::Json(json!({ "answer": answer, "usage": {"prompt_tokens": "many"} }))
             .into_response(),
         "500" => (StatusCode::INTERNAL_SERVER_ERROR, "down").into_response(),
+        // Counts that no call can have, which saturated the sweep's totals.
+        "max-usage" => axum::Json(json!({
+            "answer": answer,
+            "usage": {"prompt_tokens": u64::MAX, "completion_tokens": 5}
+        }))
+        .into_response(),
+        // An answer past the 1 MiB that one answer may have.
+        "long" => axum::Json(json!({ "answer": "a".repeat((1 << 20) + 1) })).into_response(),
         // Answers questions about the fee, fails the others.
         "picky" if request["question"].as_str().unwrap().contains("fee") => {
             axum::Json(json!({ "answer": answer })).into_response()
@@ -358,6 +366,16 @@ fn a_bad_reply_is_one_error_naming_the_question_and_no_secret() {
             format!("malformed {}: {shape}: `usage` needs `prompt_tokens` and `completion_tokens` as whole numbers (leave `usage` out to have them estimated)", at("bad-usage")),
         ),
         ("500", 3, format!("server {}: 500 Internal Server Error (after 3 attempts)", at("500"))),
+        (
+            "max-usage",
+            1,
+            format!("malformed {}: `usage.prompt_tokens` is 18446744073709551615, more than one call can count (1000000000)", at("max-usage")),
+        ),
+        (
+            "long",
+            1,
+            format!("malformed {}: the reply has 1048577 bytes, more than the limit of 1024 KiB for one answer", at("long")),
+        ),
         (
             "400",
             1,

@@ -376,7 +376,8 @@ fn a_sweep_removes_stale_temporaries_of_its_own_naming_only() {
             "report.md",
             "results.json",
             "runs.csv",
-            "summary.csv"
+            "summary.csv",
+            "tags.csv"
         ]
     );
 }

@@ -16,7 +16,7 @@ pub use rageval::adapters::chat::Usage;
 pub use rageval::adapters::classify::Outcome;
 pub use rageval::adapters::corpus::Corpus;
 pub use rageval::adapters::embed::{hash::DEFAULT_DIMENSIONS, Embedder, HashEmbedder};
-pub use rageval::adapters::retrieve::Index;
+pub use rageval::adapters::search::Index;
 pub use rageval::output::record::{CallRole, Record, RunRecord};
 
 /// The project a test runs in: its own, or one a test shares between runs.

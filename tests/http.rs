@@ -71,7 +71,7 @@ impl Drop for MockLlm {
 }
 
 /// A minimal HTTP/1.1 request: (status, body).
-fn raw(
+pub fn raw(
     addr: &str,
     method: &str,
     path: &str,

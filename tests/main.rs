@@ -3,6 +3,8 @@
 mod harness;
 mod support;
 
+mod audit;
+mod batch;
 mod bridge;
 mod browser;
 mod certify;
@@ -20,6 +22,7 @@ mod generate;
 mod grading;
 mod hardening;
 mod http;
+mod import;
 mod insight;
 mod models;
 mod pg_tls;
@@ -35,3 +38,4 @@ mod schema;
 mod secrets;
 mod shards;
 mod sweep;
+mod tags;

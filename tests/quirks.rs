@@ -266,3 +266,38 @@ fn an_empty_vector_inside_a_batch_is_asked_for_again_alone() {
         .absent("reports")
         .run();
 }
+
+/// Two chunks with the same text (a code block or a changelog line that appears twice, as in
+/// ripgrep's guide at 128 tokens) are embedded once, and both take the vector from an empty
+/// cache (issue 33 item 1): the repeat used to take its own empty slot, and the first sweep
+/// failed with `the embedder returned 0 dimensions for chunk ...`; the second, from the cache,
+/// passed.
+#[test]
+fn repeated_chunks_take_one_vector_from_an_empty_cache() {
+    let server = Server::start(Quirks {
+        context: 100_000,
+        empty_second: false,
+        always_empty: None,
+    });
+    let p = project(&server, 512);
+    let same = "```\nrg --files | rg guide\n```";
+    p.write(
+        "docs/guide.md",
+        &format!(
+            "# Example\n{same}\n\n# Example\n{same}\n\n# Parking\nCars park near gate nine.\n"
+        ),
+    );
+    p.write(
+        "set.yaml",
+        "corpus: docs\nanswerable:\n  - id: park\n    question: Where do cars park?\n    \
+         expect: {sources: [guide.md#Parking], answer: [gate nine]}\n",
+    );
+    keyed(&p, &["sweep", "-q", "--min-score", "0", "--k", "1"]).run();
+    // The two distinct chunk texts, then the question.
+    let sizes: Vec<usize> = server.take_requests().iter().map(Vec::len).collect();
+    assert_eq!(sizes, [2, 1]);
+    assert_eq!(runs(&p)[0].2, "true", "{:?}", runs(&p));
+    // From the cache, the same.
+    keyed(&p, &["sweep", "-q", "--min-score", "0", "--k", "1"]).run();
+    assert_eq!(server.take_requests().len(), 0);
+}

@@ -179,6 +179,30 @@ fn malformed_json_and_500s_are_retried_then_name_the_question_without_the_token(
     assert!(!results.contains(TOKEN) && !results.contains("q-secret"));
 }
 
+/// A service that is down is found at the first question (issue 33): its retries, and those
+/// of the searches already in flight, then nothing more. Before, every one of the 40 questions
+/// was retried to its end (120 requests) before the sweep stopped.
+#[test]
+fn a_failing_retriever_stops_the_sweep_at_the_first_question() {
+    let service = Service::start();
+    let p = project(&service, "/500/999999", "");
+    let questions: String = (0..40)
+        .map(|i| format!("  - id: q{i:02}\n    question: What does question {i} ask?\n"))
+        .collect();
+    p.write("sets/shop.yaml", &format!("unanswerable:\n{questions}"));
+    sweep(&p)
+        .status(2)
+        .stdout("")
+        .stderr(format!(
+            "error: retrieval for question `q00` failed: server at http://{}/500/999999: 500 Internal Server Error (after 3 attempts)\n",
+            service.addr
+        ))
+        .run();
+    // Three attempts for each of the 8 searches in flight at most.
+    let asked = service.count("500");
+    assert!((3..=24).contains(&asked), "{asked} requests");
+}
+
 #[test]
 fn query_per_k_is_refused_where_it_cannot_apply() {
     let service = Service::start();

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::grading;
-use crate::harness::{results, summary};
+use crate::harness::{results, summary, write_results};
 use crate::http::{http_project, keyed, MockLlm, KEY_ENV};
 use crate::support::{read_csv, Project};
 
@@ -419,5 +419,59 @@ fn merge_and_gate_refuse_records_that_no_sweep_writes() {
     p.rageval(["merge", "big-a", "big-b", "--out", "merged"])
         .fails(&format!("cannot merge: `usage.prompt_tokens` of the calls the runs name adds up past the largest count, 18446744073709551615; call `{first}` alone has {half}"))
         .absent("merged")
+        .run();
+}
+
+/// Shards sent to different servers of one model merge (issue 33 item 6): the servers'
+/// addresses are left out of the config digest, and `gate --baseline` accepts such a pair.
+/// Before, merge refused them naming two equal models.
+#[test]
+fn shards_answered_by_different_servers_merge() {
+    let (one, two) = (MockLlm::start(&[]), MockLlm::start(&[]));
+    let p = http_project(&one.url, true, "");
+    let config = |url: &str| p.read("rageval.yaml").replace(&one.url, url);
+    p.write("one.yaml", &config(&one.url));
+    p.write("two.yaml", &config(&two.url));
+    for (file, shard, out) in [("one.yaml", "1/2", "a"), ("two.yaml", "2/2", "b")] {
+        keyed(&p, &["sweep", "-q", "--config", file, "--shard", shard])
+            .args(["--out", out])
+            .run();
+    }
+    p.rageval(["merge", "-q", "a", "b", "--out", "merged"])
+        .run();
+    let merged = results(&p, "merged");
+    assert_eq!(merged.questions.len(), 26);
+    // The merged record names the first shard's server, as a whole sweep there would.
+    assert_eq!(merged.identity.identity, results(&p, "a").identity.identity);
+}
+
+/// Two shards that recorded one call digest with different replies are refused, naming the
+/// digest and both files (issue 33 item 6): merge used to keep one silently, so the other
+/// shard's runs showed a reply that contradicts their outcome.
+#[test]
+fn two_different_records_of_one_call_are_not_merged() {
+    let p = Project::sample();
+    for (shard, out) in [("1/2", "a"), ("2/2", "b")] {
+        p.sweep(["--shard", shard, "--out", out]).run();
+    }
+    let a = results(&p, "a");
+    let (digest, call) = a.calls.iter().next().unwrap();
+    let mut b = results(&p, "b");
+    let mut same = call.clone();
+    same.latency_ms = Some(1.0);
+    b.calls.insert(digest.clone(), same);
+    write_results(&p, "same/results.json", &b);
+    // The same reply, timed differently: the same call.
+    p.rageval(["merge", "-q", "a", "same", "--out", "merged"])
+        .run();
+    let mut other = call.clone();
+    other.reply = format!("{} (another reply)", call.reply);
+    b.calls.insert(digest.clone(), other);
+    write_results(&p, "c/results.json", &b);
+    p.rageval(["merge", "a", "c", "--out", "refused"])
+        .fails(&format!(
+            "cannot merge: call `{digest}` has different records in `a/results.json` and `c/results.json`"
+        ))
+        .absent("refused")
         .run();
 }

@@ -1,15 +1,18 @@
 """The bridge over real HTTP on loopback: plain functions, LangChain and LlamaIndex objects.
 
-Run with ``python -m unittest discover -s python/tests``. The LangChain and LlamaIndex tests
-need ``langchain-core`` and ``llama-index-core``; without them they are skipped, except under
-``CI=true``, where a missing package fails them.
+Run with ``python -m unittest`` in ``python/tests``, against the installed package (``pip
+install ./python``: the src/ layout keeps the checkout off the path). The LangChain and
+LlamaIndex tests need ``langchain-core`` and ``llama-index-core``; without them they are
+skipped, except under ``CI=true``, where a missing package fails them.
 """
 
 import contextlib
 import importlib
+import importlib.metadata
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,11 +21,9 @@ import unittest
 import urllib.error
 import urllib.request
 
+import fixture
 import rageval_bridge
 from rageval_bridge import Keys, start, url_of
-
-sys.path.insert(0, os.path.dirname(__file__))
-import fixture  # noqa: E402
 
 CHUNKS = [
     {"id": "fee.md#0", "source": "fee.md", "heading": "Membership fee", "text": "Membership costs 10 US dollars per term."},
@@ -141,7 +142,9 @@ class PlainFunctions(Served):
         url = line.split()[2]
         with urllib.request.urlopen(url + "/") as r:
             self.assertEqual(json.loads(r.read()), {"retrieve": "function search", "generate": "function shout"})
-        req = urllib.request.Request(url + "/generate", data=json.dumps({"question": "fee?", "passages": []}).encode())
+        req = urllib.request.Request(
+            url + "/generate", data=json.dumps({"question": "fee?", "passages": []}).encode(), headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req) as r:
             self.assertEqual(json.loads(r.read()), {"answer": "FEE?"})
 
@@ -266,6 +269,33 @@ class LlamaIndex(Served):
 
 
 class Package(unittest.TestCase):
+    def test_the_version_is_pyprojects_read_from_the_installed_metadata(self):
+        pyproject = os.path.join(os.path.dirname(__file__), os.pardir, "pyproject.toml")
+        with open(pyproject, encoding="utf-8") as f:
+            written = re.search(r'^version = "([^"]+)"$', f.read(), re.M).group(1)
+        self.assertEqual(rageval_bridge.__version__, written)
+        self.assertEqual(importlib.metadata.version("rageval-bridge"), written)
+
+    def test_the_tests_import_the_installed_package_with_its_type_marker(self):
+        # Not the checkout: python/src is never on the path, so what is tested is what pip installed.
+        where = os.path.dirname(os.path.abspath(rageval_bridge.__file__))
+        self.assertNotEqual(where, os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, "src", "rageval_bridge")))
+        self.assertTrue(os.path.isfile(os.path.join(where, "py.typed")), "py.typed is not installed beside %s" % where)
+
+    def test_the_public_api_is_annotated(self):
+        import inspect
+
+        for name in rageval_bridge.__all__:
+            obj = getattr(rageval_bridge, name)
+            fn = obj.__init__ if inspect.isclass(obj) else obj
+            if inspect.isclass(obj) and issubclass(obj, Exception):
+                continue
+            with self.subTest(name=name):
+                sig = inspect.signature(fn)
+                unannotated = [p for p in sig.parameters.values() if p.name != "self" and p.annotation is inspect.Parameter.empty]
+                self.assertEqual(unannotated, [])
+                self.assertIsNot(sig.return_annotation, inspect.Signature.empty)
+
     def test_it_imports_without_langchain_or_llamaindex(self):
         code = "import sys; sys.modules['langchain_core'] = None; sys.modules['llama_index'] = None; import rageval_bridge; print(rageval_bridge.__version__)"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -190,9 +190,11 @@ struct RawItem {
     id: Option<String>,
     /// What a correct answer looks like (answerable questions only).
     expect: Option<RawExpect>,
-    /// Labels for grouping results.
+    /// Labels for grouping results: every rate is also reported by tag (tags.csv).
     #[serde(default)]
     tags: Vec<String>,
+    /// A remark for people (an imported question's plausible answer, say); not used by rageval.
+    note: Option<String>,
     /// Earlier turns of the conversation, oldest first (for follow-up questions).
     #[serde(default)]
     history: Vec<RawTurn>,
@@ -564,6 +566,7 @@ pub fn load_set(
                 s.push(Seg::Key("answer"));
                 return Err(err(&s, format!("{f}.answer[{j}]"), "is empty".into()));
             }
+            let _ = item.note;
             let history = item
                 .history
                 .into_iter()

@@ -2,6 +2,7 @@
 //! section. Corpus and question sets, prompts and refusals, chat models, embedders, retrievers,
 //! rerankers, the judge, the classifier, the response cache, and the mocks.
 
+pub mod batch;
 pub mod cache;
 pub mod chat;
 pub mod classify;
@@ -15,8 +16,9 @@ pub mod mock;
 pub mod prompt;
 pub mod refusal;
 pub mod rerank;
-pub mod retrieve;
 pub mod retriever;
 pub mod rewrite;
 pub mod scan;
+pub mod search;
+pub mod squad;
 pub mod template;

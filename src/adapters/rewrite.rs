@@ -56,6 +56,14 @@ pub fn request(question: &str, history: &[Message]) -> ChatRequest {
     ChatRequest::of(messages)
 }
 
+/// Whether `request` is a `model` rewrite ([`request`] made it).
+pub fn is_rewrite(request: &ChatRequest) -> bool {
+    request
+        .messages
+        .first()
+        .is_some_and(|m| m.role == Role::System && m.content == INSTRUCTION)
+}
+
 /// A `model` rewrite's reply as a question, or why it is not used.
 pub fn accept(reply: &str, question: &str) -> Result<String, String> {
     let text = squash(reply);

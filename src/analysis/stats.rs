@@ -337,7 +337,8 @@ pub fn aggregate<'a>(
     s
 }
 
-fn ratio(n: usize, d: usize) -> Option<f64> {
+/// `n / d`, undefined (`None`) without a denominator.
+pub fn ratio(n: usize, d: usize) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
 }
 

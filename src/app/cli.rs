@@ -64,6 +64,51 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
     Index(IndexArgs),
+    /// Turn QA data you already have into a question set and its corpus (docs/question-sets.md)
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Batch engines: read a batch's output and error files into the response cache (docs/batch.md)
+    #[command(subcommand)]
+    Batch(BatchCommand),
+}
+
+/// The formats `rageval import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// SQuAD 2.0 (or 1.1) JSON: one markdown file per article, a section per paragraph, and DIR/questions.yaml
+    Squad(ImportSquadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportSquadArgs {
+    /// The SQuAD JSON file (`{"data": [{"title", "paragraphs": [{"context", "qas"}]}]}`)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Folder to write: DIR/docs/ (the corpus) and DIR/questions.yaml
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Replace `--out` when it exists (only once the import succeeded)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Put the answers of batch output files (and the failures of error files) into the response cache, by `custom_id`
+    Import(BatchImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BatchImportArgs {
+    /// Output and error files of a batch engine (OpenAI's batch output format)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The response cache folder, as given to `sweep --cache-dir` [default: the config's `cache.dir`]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -93,7 +138,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
-    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the configured (mock) model
+    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the model of `--config` (default: the offline mock, which writes placeholders)
     #[arg(long)]
     pub generate: bool,
 }
@@ -111,6 +156,10 @@ pub struct GenerateArgs {
     /// Share of the unanswerable questions that are plainly off-topic (0 to 1)
     #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
     pub off_topic: f64,
+
+    /// Share of the unanswerable questions that take for granted a fact their passage contradicts (0 to 1; with --off-topic at most 1)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    pub false_premise: f64,
 
     /// The question set to write
     #[arg(long, value_name = "FILE", default_value = "evalsets/generated.yaml")]
@@ -135,6 +184,10 @@ pub struct GenerateArgs {
     /// Print the calls the first round would make, without any chat call
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Write every rejected candidate with its reason to FILE (JSON lines), kept or not
+    #[arg(long, value_name = "FILE")]
+    pub rejected: Option<PathBuf>,
 
     /// Model calls in flight at once [default: from config, else 8]
     #[arg(long, short = 'j', value_name = "N")]
@@ -294,6 +347,14 @@ pub struct SweepArgs {
     /// Plan the sweep and print what it would cost (runs, early refusals, distinct and cached prompts, calls, estimated prompt tokens and cost) without any chat call; embeddings are computed and rerank calls made (retrieval decides which prompts exist)
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Make no chat call: write every request the sweep needs and the cache does not hold to FILE, in the OpenAI batch input format, for a batch engine (docs/batch.md)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "no_cache", "refresh_cache"])]
+    pub batch_out: Option<PathBuf>,
+
+    /// Send the calls through the chat server's Batch API (upload, create, poll, download, import), then finish from the cache; as `chat.batch: true` (docs/batch.md)
+    #[arg(long, conflicts_with_all = ["dry_run", "batch_out", "no_cache", "refresh_cache"])]
+    pub batch: bool,
 
     /// Sweep only some questions: `generated` (written by `rageval generate`) or `reviewed` (written or reviewed by a person)
     #[arg(long, value_name = "WHICH")]
@@ -555,6 +616,14 @@ pub struct MockLlmArgs {
     /// Seconds in the Retry-After header of injected 429 and 503
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub retry_after: u64,
+
+    /// Answer every Nth chat request with --fail-status, exactly (0: none); in a batch, those lines go to the error file
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub fail_every: u64,
+
+    /// How long a batch (`POST /v1/batches`) takes: its lines are answered spread over this time
+    #[arg(long = "batch-delay", default_value_t = 0, value_name = "MS")]
+    pub batch_delay_ms: u64,
 
     /// Share of chat requests answered with an invalid JSON body
     #[arg(long, default_value_t = 0.0, value_name = "P")]

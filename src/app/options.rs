@@ -37,6 +37,10 @@ pub struct SweepOptions {
     pub max_runs: u64,
     /// `--dry-run`: plan and count, make no chat call, write no report.
     pub dry_run: bool,
+    /// `--batch-out FILE`: plan, make no chat call, write the requests for a batch engine.
+    pub batch_out: Option<PathBuf>,
+    /// `--batch` or `chat.batch`: the calls go through the chat server's Batch API first.
+    pub batch: bool,
     /// `--shard I/N`: run only the questions of that shard.
     pub shard: Option<crate::sweep::Shard>,
     /// `--only`: sweep only generated, or only reviewed, questions.
@@ -79,8 +83,8 @@ impl SweepOptions {
             cfg.config.cache.dir = dir.to_string_lossy().into_owned();
         }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let evalsets = if args.evalset.is_empty() {
             cfg.evalsets()
@@ -167,6 +171,8 @@ impl SweepOptions {
             identity,
             max_runs: args.max_runs,
             dry_run: args.dry_run,
+            batch_out: args.batch_out,
+            batch: args.batch || cfg.config.chat.batch,
             shard,
             only: args.only,
             repeat: args.repeat,
@@ -213,26 +219,17 @@ fn grid_with_flags(
     })?;
     let sweep = &cfg.config.sweep;
     let retriever_kind = cfg.config.retriever.kind;
-    if sweep.spec(Dim::ChunkTokens).is_some()
-        && retriever_kind != crate::app::config::RetrieverKind::Builtin
-    {
+    if sweep.spec(Dim::ChunkTokens).is_some() && !retriever_kind.chunks_itself() {
         bail!(
-            "invalid --chunk-tokens: `retriever.kind: {}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only",
-            if retriever_kind == crate::app::config::RetrieverKind::Http {
-                "http"
-            } else {
-                "pgvector"
-            }
+            "invalid --chunk-tokens: `retriever.kind: {retriever_kind}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only"
         );
     }
-    if sweep.spec(Dim::Embedder).is_some()
-        && retriever_kind == crate::app::config::RetrieverKind::Http
-    {
+    if sweep.spec(Dim::Embedder).is_some() && retriever_kind.embeds_itself() {
         bail!(
-            "invalid --embedder: `retriever.kind: http` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
+            "invalid --embedder: `retriever.kind: {retriever_kind}` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
         );
     }
-    if cfg.config.chat.kind == crate::app::config::ChatKind::Http
+    if cfg.config.chat.kind.takes_passages()
         && grid
             .rewrites()
             .any(|r| r == crate::adapters::rewrite::Rewrite::Model)
@@ -326,6 +323,7 @@ impl GateOptions {
             alpha: flag("alpha", args.alpha, policy::check_alpha)?.unwrap_or(g.alpha),
             require_significance: args.require_significance.unwrap_or(g.require_significance),
             require_certified: args.require_certified.unwrap_or(g.require_certified),
+            tags: g.tag_limits(),
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),
@@ -410,11 +408,14 @@ pub struct GenerateOptions {
     pub answerable: usize,
     pub unanswerable: usize,
     pub off_topic: f64,
+    pub false_premise: f64,
     pub out: PathBuf,
     pub corpus: Option<PathBuf>,
     pub seed: u64,
     pub write: WriteMode,
     pub dry_run: bool,
+    /// `--rejected`: where every rejected candidate is written.
+    pub rejected: Option<PathBuf>,
     pub concurrency: usize,
     pub quiet: bool,
 }
@@ -440,9 +441,21 @@ impl GenerateOptions {
                 args.off_topic
             );
         }
+        if !(0.0..=1.0).contains(&args.false_premise) {
+            bail!(
+                "invalid --false-premise: must be a share from 0 to 1, got {}",
+                args.false_premise
+            );
+        }
+        if args.off_topic + args.false_premise > 1.0 + 1e-9 {
+            bail!(
+                "invalid --false-premise: with --off-topic {} the shares add up to more than 1",
+                args.off_topic
+            );
+        }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if concurrency == 0 {
-            bail!("invalid --concurrency: must be at least 1");
+        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
+            bail!("invalid --concurrency: {why}");
         }
         let cache = (!args.no_cache).then_some(CacheMode::Use);
         let mut pipeline = Pipeline::from_config(&cfg, false, cache)?;
@@ -456,10 +469,12 @@ impl GenerateOptions {
             answerable: args.answerable,
             unanswerable: args.unanswerable,
             off_topic: args.off_topic,
+            false_premise: args.false_premise,
             out: args.out,
             corpus: args.corpus,
             seed: args.seed,
             dry_run: args.dry_run,
+            rejected: args.rejected,
             concurrency,
             quiet,
             generator,

@@ -47,7 +47,7 @@ pub enum FileError {
 }
 
 /// What kind of file system entry `meta` describes, when it is not a plain file.
-fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     let t = meta.file_type();
     if t.is_file() {
         return None;
@@ -147,6 +147,50 @@ impl<R: Read> Read for Limited<R> {
             return Err(std::io::Error::other(FileError::TooLarge(self.limit)));
         }
         Ok(n)
+    }
+}
+
+/// Hand `each` every line of `reader` without its `\n`, or `None` for a line longer than
+/// `max` bytes: such a line is read past in pieces, never held whole (a cache file of one
+/// 1.5 GB line costs `max` bytes of memory, not 1.5 GB). A last line without `\n` counts.
+pub fn bounded_lines<R: std::io::BufRead>(
+    mut reader: R,
+    max: usize,
+    mut each: impl FnMut(Option<&[u8]>),
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            if too_long {
+                each(None);
+            } else if !line.is_empty() {
+                each(Some(&line));
+            }
+            return Ok(());
+        }
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let part = &chunk[..newline.unwrap_or(chunk.len())];
+        if !too_long {
+            if line.len() + part.len() > max {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(part);
+            }
+        }
+        let used = newline.map_or(chunk.len(), |i| i + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            each(if too_long { None } else { Some(&line) });
+            line.clear();
+            too_long = false;
+        }
     }
 }
 
@@ -260,6 +304,17 @@ pub fn canonical_root(root: &Path) -> std::io::Result<PathBuf> {
     root.canonicalize()
 }
 
+/// Most calls in flight at once (`--concurrency`, `sweep.concurrency`,
+/// `embedder.concurrency`): far above what one server serves, and low enough that the slots
+/// kept per call in flight stay small (2^32 of them asked for 137 GB, 2^64 - 1 overflowed).
+pub const MAX_CONCURRENCY: usize = 1024;
+
+/// Why `n` cannot be a concurrency, as the rest of a message after the field's name.
+pub fn concurrency_problem(n: usize) -> Option<String> {
+    (!(1..=MAX_CONCURRENCY).contains(&n))
+        .then(|| format!("must be from 1 to {MAX_CONCURRENCY} calls in flight, got {n}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +356,23 @@ mod tests {
         let err = past.read_to_end(&mut Vec::new()).unwrap_err();
         assert!(past.exceeded());
         assert_eq!(err.to_string(), "it is larger than the limit of 0 MiB");
+    }
+
+    #[test]
+    fn long_lines_are_skipped_without_being_held() {
+        let text = format!("ok\n{}\nlast\n{}\nend", "x".repeat(100), "y".repeat(11));
+        let mut lines = Vec::new();
+        // A small buffer: lines arrive in pieces.
+        let reader = std::io::BufReader::with_capacity(4, text.as_bytes());
+        bounded_lines(reader, 10, |l| {
+            lines.push(l.map(|l| String::from_utf8(l.to_vec()).unwrap()))
+        })
+        .unwrap();
+        let want = [Some("ok"), None, Some("last"), None, Some("end")];
+        assert_eq!(lines, want.map(|l| l.map(String::from)));
+        let mut n = 0;
+        bounded_lines(&b"a\n\nbb\n"[..], 2, |_| n += 1).unwrap();
+        assert_eq!(n, 3, "an empty line is a line");
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod error;
 pub mod escape;
 pub mod exit;
 pub mod input;
+pub mod problem;
 pub mod redact;
 pub mod safe_text;
 pub mod term;
@@ -16,6 +17,15 @@ pub(crate) mod yaml_loc;
 
 use std::future::Future;
 use std::pin::Pin;
+
+/// The name serde gives `value` (a unit variant's `rename_all` name): what a kind's `Display`
+/// shows, so that names are written once, in the serde attribute.
+pub fn serde_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
 
 /// A boxed future, so that model and embedder traits can be used as trait objects.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

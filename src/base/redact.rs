@@ -42,6 +42,24 @@ pub fn url(url: &str) -> String {
     out
 }
 
+/// Why `url` cannot be an HTTP endpoint, in words that show it redacted: it must start with
+/// `http://` or `https://` and parse as a URL with a host (a port past 65535, an empty host or
+/// a space in the host is refused here, with the config's file and line, rather than retried
+/// and reported as a transport failure of every call).
+pub fn http_url_problem(raw: &str) -> Option<String> {
+    let shown = url(raw);
+    if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+        return Some(format!("`{shown}` must start with http:// or https://"));
+    }
+    match reqwest::Url::parse(raw) {
+        Err(e) => Some(format!("`{shown}` is not a URL: {e}")),
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => {
+            Some(format!("`{shown}` is not a URL: it names no host"))
+        }
+        Ok(_) => None,
+    }
+}
+
 /// `text` with every `http://` or `https://` URL in it redacted as [`url`] does. A URL ends at
 /// whitespace or at a quote, backtick, bracket or parenthesis that closes it.
 pub fn urls_in(text: &str) -> String {
@@ -211,6 +229,31 @@ fn find_scheme(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endpoint_urls_are_checked_beyond_their_scheme() {
+        assert_eq!(http_url_problem("http://127.0.0.1:8787/v1"), None);
+        assert_eq!(
+            http_url_problem("https://u:k@api.example.com/v1?key=2"),
+            None
+        );
+        assert_eq!(
+            http_url_problem("http://127.0.0.1:99999/g"),
+            Some("`http://127.0.0.1:99999/g` is not a URL: invalid port number".into())
+        );
+        assert_eq!(
+            http_url_problem("http://u:sk-1@:80/v1"),
+            Some("`http://<redacted>@:80/v1` is not a URL: empty host".into())
+        );
+        assert_eq!(
+            http_url_problem("ftp://host/x"),
+            Some("`ftp://host/x` must start with http:// or https://".into())
+        );
+        assert_eq!(
+            http_url_problem("http://exa mple.com/"),
+            Some("`http://exa mple.com/` is not a URL: invalid international domain name".into())
+        );
+    }
 
     #[test]
     fn urls_redacted_before_stay_as_they_are() {

@@ -257,7 +257,10 @@ impl ChatIdentity {
             model: chat.model_name(),
             temperature: chat.temperature,
             max_tokens: chat.max_tokens,
-            endpoint: (chat.kind != ChatKind::Mock).then(|| EndpointIdentity::new(chat.endpoint())),
+            endpoint: chat
+                .kind
+                .is_remote()
+                .then(|| EndpointIdentity::new(chat.endpoint())),
         }
     }
 }
@@ -283,7 +286,7 @@ impl EndpointIdentity {
 impl EffectiveConfig {
     /// What the digest covers: everything but the servers' addresses, so listing another
     /// server, or the same ones in another order, keeps the digest (and the baseline's).
-    fn digested(&self) -> EffectiveConfig {
+    pub fn digested(&self) -> EffectiveConfig {
         let mut c = self.clone();
         for ep in [&mut c.embedder.endpoint, &mut c.chat.endpoint]
             .into_iter()

@@ -2,6 +2,7 @@
 //! insight, with the identity of who made it. The engine's output becomes this value once;
 //! the record (results.json), every report writer and the gate read it.
 
+pub mod batch;
 pub mod build;
 pub mod identity;
 
@@ -142,6 +143,11 @@ impl Results {
     pub fn runs_of(&self, s: usize) -> &[Run] {
         let n = self.questions.len();
         &self.runs[s * n..(s + 1) * n]
+    }
+
+    /// The rates by tag of setting `s` (see [`crate::analysis::tags`]).
+    pub fn by_tag(&self, s: usize) -> crate::analysis::tags::ByTag {
+        crate::analysis::tags::by_tag(self.runs_of(s), &self.questions)
     }
 
     pub(crate) fn text(&self) -> &SettingText {

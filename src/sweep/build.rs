@@ -8,7 +8,7 @@ use crate::adapters::chat::{CallError, ChatReply};
 use crate::adapters::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Judged;
-use crate::adapters::retrieve::Hit;
+use crate::adapters::search::Hit;
 
 /// One (question, setting) run with its verdict.
 #[derive(Debug, Clone, PartialEq)]

@@ -44,6 +44,14 @@ pub struct CallStats {
     /// Rerank calls that failed after retries (a failed rerank stops the sweep, so a record a
     /// sweep wrote has none).
     pub rerank_failed: usize,
+    /// Calls (answer, rewrite, judge) a batch engine answered (`batch import`, `chat.batch`);
+    /// absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batch_calls: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CallStats {
@@ -55,6 +63,7 @@ impl CallStats {
             ..CallStats::default()
         };
         for call in log.values() {
+            c.batch_calls += usize::from(call.batch && call.error.is_none());
             if call.role == CallRole::Rerank {
                 c.rerank_calls += 1;
                 c.rerank_cache_hits += usize::from(call.cached);
@@ -131,6 +140,7 @@ pub(crate) fn log_calls(
                     error: None,
                     cached: r.cached,
                     repeat: 0,
+                    batch: r.batch,
                 },
                 Err(e) => CallRecord {
                     role,
@@ -141,6 +151,7 @@ pub(crate) fn log_calls(
                     error: Some(e.clone()),
                     cached: false,
                     repeat: 0,
+                    batch: false,
                 },
             };
             log.insert_full(digest, record).0 as u32
@@ -162,6 +173,7 @@ pub(crate) fn rerank_record(
             error: None,
             cached: r.cached,
             repeat: 0,
+            batch: false,
         },
         Err(e) => CallRecord {
             role: CallRole::Rerank,
@@ -172,6 +184,7 @@ pub(crate) fn rerank_record(
             error: Some(e.to_call_error()),
             cached: false,
             repeat: 0,
+            batch: false,
         },
     }
 }

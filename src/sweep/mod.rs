@@ -12,6 +12,7 @@ mod calls;
 mod dry_run;
 pub mod generate;
 mod grade;
+pub mod health;
 mod order;
 mod plan;
 mod rank;
@@ -50,14 +51,16 @@ use crate::adapters::evalset::{Question, Workspace};
 use crate::adapters::judge::{self, Judged};
 use crate::adapters::prompt::RefusalTier;
 use crate::adapters::rerank::Reranker;
-use crate::adapters::retrieve::{check_dimensions, Hit, Index};
 use crate::adapters::retriever::{PassageTable, Retriever};
 use crate::adapters::rewrite::{self, Rewrite};
+use crate::adapters::search::{check_dimensions, Hit, Index};
 use crate::vocab::call::CallRole;
 
 /// Most runs (questions x settings) a sweep plans unless `--max-runs` allows more: each run
 /// costs memory in every report, and a typo in a range should not cost an hour.
 pub const DEFAULT_MAX_RUNS: u64 = 10_000_000;
+
+pub use crate::base::input::{concurrency_problem, MAX_CONCURRENCY};
 
 /// Everything a sweep produced.
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use crate::adapters::chat::{ChatRequest, Grounded};
 use crate::adapters::corpus::{squash, Chunk, Corpus};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt;
-use crate::adapters::retrieve::{passing, Hit};
+use crate::adapters::search::{passing, Hit};
 
 /// A fixed fast hash: the maps are the planner's own, keyed by data the user wrote.
 type Fast = foldhash::fast::FixedState;

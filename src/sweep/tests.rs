@@ -10,8 +10,8 @@ use crate::adapters::embed::HashEmbedder;
 use crate::adapters::evalset::{EvalSet, Expect, Question};
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{self, Format, Message, Order, RefusalMatch, Role, REFUSAL};
-use crate::adapters::retrieve::passing;
 use crate::adapters::rewrite::{self, Rewrite};
+use crate::adapters::search::passing;
 use crate::vocab::dim::Dim;
 use crate::vocab::grid::Decimal;
 

@@ -15,8 +15,8 @@ use super::{check_dimensions, fit_chunks, too_long, CallLog, Engine, Query, View
 use crate::adapters::corpus::{Chunk, Corpus};
 use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::Question;
-use crate::adapters::retrieve::{Hit, Index};
 use crate::adapters::retriever::Retriever;
+use crate::adapters::search::{Hit, Index};
 use crate::vocab::grid;
 
 /// What the builtin search gave: per query its hits, the distinct texts embedded, the corpora

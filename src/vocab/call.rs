@@ -23,6 +23,35 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The most tokens one call may count in any field: a thousand times the largest context window
+/// offered today. A server that claims more is wrong, and its counts summed over a sweep would
+/// overflow the totals that the gate then refuses as inconsistent.
+pub const MAX_CALL_TOKENS: u64 = 1_000_000_000;
+
+impl Usage {
+    /// Why these counts cannot describe one call, naming the field (`usage.prompt_tokens is
+    /// ...`): a count past [`MAX_CALL_TOKENS`], or more cached prompt tokens than prompt tokens.
+    pub fn implausible(&self) -> Option<String> {
+        for (field, n) in [
+            ("prompt_tokens", self.prompt_tokens),
+            ("completion_tokens", self.completion_tokens),
+            ("cached_prompt_tokens", self.cached_prompt_tokens),
+        ] {
+            if n > MAX_CALL_TOKENS {
+                return Some(format!(
+                    "`usage.{field}` is {n}, more than one call can count ({MAX_CALL_TOKENS})"
+                ));
+            }
+        }
+        (self.cached_prompt_tokens > self.prompt_tokens).then(|| {
+            format!(
+                "`usage.cached_prompt_tokens` is {}, more than its `prompt_tokens`, {}",
+                self.cached_prompt_tokens, self.prompt_tokens
+            )
+        })
+    }
+}
+
 fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
@@ -57,6 +86,28 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::Connect,
+        ErrorKind::Timeout,
+        ErrorKind::RateLimited,
+        ErrorKind::Server,
+        ErrorKind::Auth,
+        ErrorKind::Client,
+        ErrorKind::Transport,
+        ErrorKind::Malformed,
+    ];
+
+    /// The kind [`ErrorKind::as_str`] names `name`.
+    pub fn named(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The server could not be reached or did not answer in time: is it running?
+    pub fn is_unreachable(self) -> bool {
+        matches!(self, ErrorKind::Connect | ErrorKind::Timeout)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
@@ -114,6 +165,10 @@ pub struct CallRecord {
     /// `--repeat N`: which repeat made the call (sent as its `seed`); absent for repeat 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub repeat: u32,
+    /// A batch engine answered the call (`batch import`, `chat.batch`), at the batch price
+    /// (`pricing.batch_discount`); absent for a live call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -169,6 +224,19 @@ pub struct Pricing {
     pub judge_prompt_per_million: f64,
     #[serde(default, skip_serializing_if = "is_zero_price")]
     pub judge_completion_per_million: f64,
+    /// `pricing.batch_discount`: the share off the price of the calls a batch engine answered;
+    /// absent (0) in records written before batches.
+    #[serde(default, skip_serializing_if = "is_zero_price")]
+    pub batch_discount: f64,
+}
+
+/// Check a price (of a million tokens): 0 or more.
+pub fn check_price(v: f64) -> Result<f64, String> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err("must be a price of 0 or more".into())
+    }
 }
 
 fn is_zero_price(v: &f64) -> bool {
@@ -176,6 +244,24 @@ fn is_zero_price(v: &f64) -> bool {
 }
 
 impl Pricing {
+    /// What `call` cost when a batch engine answered it: its tokens at its role's prices (the
+    /// judge's for a grade, else the chat model's), less the batch discount; 0 for a live call.
+    pub fn batch_cost(&self, call: &CallRecord) -> f64 {
+        if !call.batch || call.error.is_some() {
+            return 0.0;
+        }
+        let u = &call.usage;
+        let full = match call.role {
+            CallRole::Judge => {
+                (u.prompt_tokens as f64 * self.judge_prompt_per_million
+                    + u.completion_tokens as f64 * self.judge_completion_per_million)
+                    / 1e6
+            }
+            _ => self.cost(u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens),
+        };
+        full * (1.0 - self.batch_discount)
+    }
+
     /// The cost of a chat model's tokens: `cached` of the `prompt` tokens at the cached rate,
     /// the rest at the prompt rate.
     pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> f64 {

@@ -280,6 +280,22 @@ impl Limits {
             .into_iter()
             .filter_map(|l| self.get(l).map(|v| (l, v)))
     }
+
+    /// Each limit set, checked as its kind asks in `scope`: the first bad one and why.
+    pub fn check(&self, scope: Scope) -> Result<(), (Limit, String)> {
+        self.iter()
+            .find_map(|(limit, v)| limit.check(scope, v).err().map(|msg| (limit, msg)))
+            .map_or(Ok(()), Err)
+    }
+}
+
+/// Check a weight of the recommendation's objective (one per [`Stat`] it weighs): 0 or more.
+pub fn check_weight(v: f64) -> Result<f64, String> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("must be a weight of 0 or more, got {v}"))
+    }
 }
 
 impl FromIterator<(Limit, Option<f64>)> for Limits {

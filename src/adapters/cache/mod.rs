@@ -10,7 +10,7 @@ pub mod config;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,7 @@ use serde_json::json;
 
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
 use crate::adapters::embed::{all_embedded, EmbedError, Embedded, Embedder};
+use crate::base::input::FileError;
 use crate::base::BoxFuture;
 
 /// How the cache is used.
@@ -58,37 +59,61 @@ struct Record<V> {
     value: V,
 }
 
+/// The longest cache record read: 64 MiB, twice the largest reply a server may send
+/// ([`crate::adapters::http::MAX_REPLY_BYTES`]) and far above an embedding's. A longer line is
+/// damage: it is skipped like a torn record, without being held whole.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
+
 impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
+    /// Open (or create) the cache file at `path`. It gets the checks of every input file: a
+    /// link to a device, a FIFO or a folder is refused before it is opened (`/dev/zero` would
+    /// be read until memory runs out, a FIFO would block), only the length it had when opened
+    /// is read, and a record longer than [`MAX_RECORD_BYTES`] is skipped.
     pub fn open(path: &Path, mode: CacheMode) -> Result<Self> {
+        let cannot = || format!("cannot open cache `{}`", path.display());
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create cache folder `{}`", dir.display()))?;
+        }
+        match crate::base::input::check_regular(path) {
+            Ok(()) => {}
+            Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(cannot),
         }
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot open cache `{}`", path.display()))?;
+            .with_context(cannot)?;
+        // Checked again through the handle: the path may have been swapped since.
+        let meta = file.metadata().with_context(cannot)?;
+        if let Some(kind) = crate::base::input::odd_kind(&meta) {
+            if path != Path::new("/dev/null") {
+                return Err(FileError::NotRegular(kind)).with_context(cannot);
+            }
+        }
+        let len = meta.len();
         let mut entries = HashMap::new();
         let mut skipped = 0;
         if mode == CacheMode::Use {
-            for line in BufReader::new(&file).lines() {
-                let Ok(line) = line else {
+            let reader = BufReader::new((&file).take(len));
+            crate::base::input::bounded_lines(reader, MAX_RECORD_BYTES, |line| {
+                let Some(line) = line else {
                     skipped += 1;
-                    continue;
+                    return;
                 };
-                match serde_json::from_str::<Record<V>>(&line) {
+                match serde_json::from_slice::<Record<V>>(line) {
                     Ok(r) => {
                         entries.insert(r.key, r.value);
                     }
-                    Err(_) if line.trim().is_empty() => {}
+                    Err(_) if line.trim_ascii().is_empty() => {}
                     Err(_) => skipped += 1,
                 }
-            }
+            })
+            .with_context(cannot)?;
         }
         // A torn last record has no newline: start the next record on a line of its own.
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len > 0 {
             let mut last = [0u8];
             file.seek(SeekFrom::Start(len - 1))?;
@@ -243,16 +268,45 @@ pub fn embedding_key(model: &str, text: &str) -> String {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CachedReply {
+    /// A record whose text is longer than any answer taken
+    /// ([`crate::adapters::chat::MAX_ANSWER_BYTES`], written by an older rageval) is skipped,
+    /// and the call made again.
+    #[serde(deserialize_with = "answer_text")]
     pub text: String,
+    /// A record whose counts no call can have ([`Usage::implausible`]) is damaged: it is
+    /// skipped, and the call made again.
+    #[serde(deserialize_with = "plausible_usage")]
     pub usage: Usage,
     /// A record whose latency is not a duration (negative, not finite, above
     /// [`MAX_CACHED_LATENCY_MS`]) is damaged: it fails to read and is skipped like garbage.
     #[serde(deserialize_with = "latency_ms")]
     pub latency_ms: f64,
+    /// The answer came through a batch engine (`rageval batch import`, `chat.batch`), billed
+    /// at the batch price; absent for a live call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// The longest latency a cached reply may record: a day.
 pub const MAX_CACHED_LATENCY_MS: f64 = 86_400_000.0;
+
+fn answer_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    if text.len() > crate::adapters::chat::MAX_ANSWER_BYTES {
+        return Err(serde::de::Error::custom(
+            "the reply is longer than any answer taken",
+        ));
+    }
+    Ok(text)
+}
+
+fn plausible_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Usage, D::Error> {
+    let usage = Usage::deserialize(d)?;
+    match usage.implausible() {
+        None => Ok(usage),
+        Some(why) => Err(serde::de::Error::custom(why)),
+    }
+}
 
 fn latency_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     let ms = f64::deserialize(d)?;
@@ -338,6 +392,10 @@ impl ChatModel for CachedModel {
         self.inner.prefix_cached()
     }
 
+    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
+        self.inner.batch_body(request)
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -353,6 +411,7 @@ impl ChatModel for CachedModel {
                         latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
                         ttft: None,
                         cached: true,
+                        batch: hit.batch,
                     });
                 }
             }
@@ -361,6 +420,7 @@ impl ChatModel for CachedModel {
                 text: reply.text.clone(),
                 usage: reply.usage,
                 latency_ms: reply.latency.as_secs_f64() * 1000.0,
+                batch: false,
             };
             self.store.put_or_warn(key, record);
             Ok(reply)
@@ -434,10 +494,14 @@ impl Embedder for CachedEmbedder {
                 .collect();
             // Each distinct missing text is embedded once.
             let mut missing: Vec<usize> = Vec::new();
+            // Each key maps to its first missing occurrence: a repeat takes that one's vector.
             let mut seen = HashMap::new();
             for (i, v) in out.iter().enumerate() {
-                if v.is_none() && seen.insert(&keys[i], i).is_none() {
-                    missing.push(i);
+                if v.is_none() {
+                    seen.entry(&keys[i]).or_insert_with(|| {
+                        missing.push(i);
+                        i
+                    });
                 }
             }
             if !missing.is_empty() {
@@ -578,6 +642,79 @@ mod tests {
         assert_eq!(s.get("ok").map(|r| r.latency_ms), Some(12.5));
         assert_eq!(s.get("zero").map(|r| r.latency_ms), Some(0.0));
         assert!(s.get("negative").is_none() && s.get("huge").is_none());
+    }
+
+    /// Counts no call can have, or a text longer than any answer taken, are damage (issue 33):
+    /// read back, the counts saturated the sweep's totals and the gate refused its record.
+    #[test]
+    fn a_reply_with_impossible_counts_or_a_huge_text_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chat.jsonl");
+        let line = |key: &str, text: &str, usage: &str| {
+            format!(
+                r#"{{"key":"{key}","value":{{"text":"{text}","usage":{{{usage},"estimated":false}},"latency_ms":1}}}}"#
+            )
+        };
+        let huge = "a".repeat(crate::adapters::chat::MAX_ANSWER_BYTES + 1);
+        let text = [
+            line(
+                "ok",
+                "t",
+                r#""prompt_tokens":10,"completion_tokens":2,"cached_prompt_tokens":10"#,
+            ),
+            line(
+                "max",
+                "t",
+                r#""prompt_tokens":18446744073709551615,"completion_tokens":2"#,
+            ),
+            line(
+                "cached",
+                "t",
+                r#""prompt_tokens":10,"completion_tokens":2,"cached_prompt_tokens":11"#,
+            ),
+            line("huge", &huge, r#""prompt_tokens":10,"completion_tokens":2"#),
+        ]
+        .join("\n");
+        std::fs::write(&path, text + "\n").unwrap();
+        let s: Store<CachedReply> = Store::open(&path, CacheMode::Use).unwrap();
+        assert_eq!((s.len(), s.skipped), (1, 3));
+        assert!(s.get("ok").is_some());
+    }
+
+    /// Two equal texts sent to an empty cache both get the vector of the one call made for
+    /// them (issue 33 item 1): the repeat used to get an empty vector.
+    #[test]
+    fn repeated_texts_share_their_first_occurrences_vector() {
+        use crate::adapters::embed::HashEmbedder;
+        /// The hash embedder, counting the texts it is sent.
+        struct Counting(HashEmbedder, std::sync::Mutex<Vec<String>>);
+        impl Embedder for Counting {
+            fn model(&self) -> String {
+                self.0.model()
+            }
+            fn embed<'a>(
+                &'a self,
+                texts: &'a [String],
+            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+                self.1.lock().unwrap().extend(texts.iter().cloned());
+                self.0.embed(texts)
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let inner = Arc::new(Counting(HashEmbedder::default(), Default::default()));
+        let cached = CachedEmbedder::new(inner.clone(), dir.path(), CacheMode::Use).unwrap();
+        let texts: Vec<String> = ["a", "b", "a", "a", "b"].map(String::from).to_vec();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let vectors = runtime.block_on(cached.embed(&texts)).unwrap();
+        assert_eq!(*inner.1.lock().unwrap(), ["a", "b"]);
+        assert!(vectors.iter().all(|v| !v.is_empty()));
+        assert_eq!((&vectors[2], &vectors[3]), (&vectors[0], &vectors[0]));
+        assert_eq!(&vectors[4], &vectors[1]);
+        // From the cache now: no call.
+        let again = runtime.block_on(cached.embed(&texts)).unwrap();
+        assert_eq!((again, inner.1.lock().unwrap().len()), (vectors, 2));
     }
 
     #[test]

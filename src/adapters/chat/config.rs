@@ -3,7 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::adapters::http::config::http_section;
+use crate::adapters::http::config::{http_section, not_http};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::grid::MAX_TEMPERATURE;
 
 http_section! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -24,6 +26,12 @@ http_section! {
         pub max_tokens: Option<u32> = None,
         /// Use the streamed endpoint (records time to first token).
         pub stream: bool = false,
+        /// `openai` only: send the sweep's calls (and the judge's) through the server's Batch
+        /// API, at its batch price, instead of live (docs/batch.md).
+        pub batch: bool = false,
+        /// With `batch`: the lines a batch did not answer are called `live`, or sent as one more
+        /// `batch` (what fails again is called live).
+        pub batch_retry: crate::adapters::batch::BatchRetry = crate::adapters::batch::BatchRetry::Live,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
@@ -54,6 +62,77 @@ impl ChatConfig {
         }
     }
 
+    /// The section's own check (a `chat:` section or a `models:` profile): its servers, the
+    /// fields of its kind, its numbers.
+    pub fn check(&self) -> Checked {
+        self.http().check()?;
+        self.check_kind()?;
+        if self.max_tokens == Some(0) {
+            return Err(Problem::new(
+                "max_tokens",
+                "must be at least 1 (leave it out for the server's default)",
+            ));
+        }
+        if !(0.0..=MAX_TEMPERATURE).contains(&self.temperature) {
+            return Err(Problem::new("temperature", "must be between 0 and 2"));
+        }
+        if self.batch && self.kind != ChatKind::Openai {
+            return Err(Problem::new(
+                "batch",
+                format!(
+                    "batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`",
+                    self.kind
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fields that belong to one kind: a generation endpoint takes `url` and none of the
+    /// fields of a chat API, and the others take no `url`.
+    fn check_kind(&self) -> Checked {
+        if !self.kind.takes_passages() {
+            return match self.url {
+                Some(_) => Err(Problem::new(
+                    "url",
+                    "applies to `kind: http` (a generation endpoint); `kind: openai` takes `base_url`",
+                )),
+                None => Ok(()),
+            };
+        }
+        let Some(urls) = &self.url else {
+            return Err(Problem::new(
+                "url",
+                "is missing: `kind: http` needs the generation endpoint's URL (`POST {url}` with the question and passages)",
+            )
+            .shown_at(&["kind"]));
+        };
+        if urls.urls().is_empty() {
+            return Err(Problem::new("url", "lists no URL"));
+        }
+        if let Some(msg) = urls.urls().iter().find_map(|u| not_http(u)) {
+            return Err(Problem::new("url", msg));
+        }
+        if self.base_url.is_some() {
+            return Err(Problem::new(
+                "base_url",
+                "applies to `kind: openai`; a generation endpoint (`kind: http`) takes `url`, the whole URL it is posted to",
+            ));
+        }
+        for (field, set) in [
+            ("stream", self.stream),
+            ("max_tokens", self.max_tokens.is_some()),
+        ] {
+            if set {
+                return Err(Problem::new(
+                    field,
+                    "applies to `kind: openai`: a generation endpoint (`kind: http`) is sent the question and passages alone",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Where the section's calls go: `base_url` for `openai`, `url` for `http`, with the
     /// section's key, headers, retries and rate limits.
     pub fn endpoint(&self) -> crate::adapters::http::config::HttpConfig<'_> {
@@ -76,4 +155,25 @@ pub enum ChatKind {
     Openai,
     /// The team's own generation step behind `POST {url}` (docs/python.md).
     Http,
+}
+
+impl ChatKind {
+    /// A generation endpoint: it is sent the question and passages and builds its own prompt,
+    /// so it cannot be given a prompt of ours (a judge's rubric, a rewrite, a generator's
+    /// request).
+    pub fn takes_passages(self) -> bool {
+        self == ChatKind::Http
+    }
+
+    /// Its calls go to a server: they can fail, need a key and a URL.
+    pub fn is_remote(self) -> bool {
+        self != ChatKind::Mock
+    }
+}
+
+impl std::fmt::Display for ChatKind {
+    /// Its name as `kind:` writes it (derived from the serde name, never typed again).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::base::serde_name(self))
+    }
 }

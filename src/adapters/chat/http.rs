@@ -96,12 +96,21 @@ impl HttpChat {
                 }
             }
         };
+        // As for an OpenAI-compatible server: counts no call can have are an error run, not
+        // totals the gate then refuses.
+        if let Some(why) = usage
+            .implausible()
+            .or_else(|| request.reply_too_long(&answer))
+        {
+            return Err(Failure::fatal(ErrorKind::Malformed, why));
+        }
         Ok(ChatReply {
             text: answer,
             usage,
             latency: started.elapsed(),
             ttft: None,
             cached: false,
+            batch: false,
         })
     }
 }

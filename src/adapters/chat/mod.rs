@@ -19,6 +19,34 @@ use crate::adapters::prompt::Message;
 use crate::base::BoxFuture;
 pub use crate::vocab::call::{CallError, ErrorKind, Usage};
 
+/// The longest answer taken from a model: 1 MiB, as one retriever passage
+/// ([`crate::adapters::retriever::MAX_PASSAGE_BYTES`]). An answer is shown, cached and written
+/// into every report; a longer one is an `error` run (kind `malformed`), not cut (a cut answer
+/// would be graded as if the model said it).
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// The longest reply to a request that names a [`ReplyFormat`] (a judge's grade, a generated
+/// question, a verification): 64 KiB, far above the small JSON object asked for. `generate`
+/// holds a round's replies at once; junk past this is an error, never kept or cached.
+pub const MAX_FORMATTED_REPLY_BYTES: usize = 64 * 1024;
+
+impl ChatRequest {
+    /// Why `reply` is too long to be an answer to this request, when it is.
+    pub fn reply_too_long(&self, reply: &str) -> Option<String> {
+        let (limit, what) = match self.format {
+            Some(f) => (MAX_FORMATTED_REPLY_BYTES, format!("a `{}` reply", f.name)),
+            None => (MAX_ANSWER_BYTES, "one answer".to_string()),
+        };
+        (reply.len() > limit).then(|| {
+            format!(
+                "the reply has {} bytes, more than the limit of {} KiB for {what}",
+                reply.len(),
+                limit >> 10
+            )
+        })
+    }
+}
+
 /// Everything that can change a reply. Two equal requests must get equal replies from a
 /// deterministic model, which is what makes deduplication and caching sound.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -172,6 +200,9 @@ pub struct ChatReply {
     pub ttft: Option<Duration>,
     /// True when the reply came from the response cache, not from the model.
     pub cached: bool,
+    /// True when a batch engine answered it (a cached reply that `batch import` or
+    /// `chat.batch` put there), billed at the batch price.
+    pub batch: bool,
 }
 
 /// A chat model.
@@ -212,6 +243,18 @@ pub trait ChatModel: Send + Sync {
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether this is the builtin offline mock, whose replies (and generated questions) are
+    /// placeholders that show the shape of the output, not what a model would write.
+    fn is_mock(&self) -> bool {
+        false
+    }
+
+    /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
+    /// live call sends, unstreamed; `None` for a model no batch engine serves.
+    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
+        None
     }
 }
 

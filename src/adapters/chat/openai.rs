@@ -65,11 +65,16 @@ impl OpenAiChat {
     }
 
     fn body(&self, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&self.body_value(request, self.stream)).expect("a JSON value serializes")
+    }
+
+    /// The request's JSON body, streamed or not.
+    fn body_value(&self, request: &ChatRequest, stream: bool) -> Value {
         let mut body = json!({
             "model": self.model,
             "messages": request.messages,
             "temperature": self.temperature,
-            "stream": self.stream,
+            "stream": stream,
         });
         if let Some(m) = self.max_tokens {
             body["max_tokens"] = json!(m);
@@ -80,10 +85,10 @@ impl OpenAiChat {
         if let Some(format) = request.format.filter(|_| self.structured) {
             body["response_format"] = format.response_format();
         }
-        if self.stream {
+        if stream {
             body["stream_options"] = json!({"include_usage": true});
         }
-        serde_json::to_vec(&body).expect("a JSON value serializes")
+        body
     }
 
     async fn attempt(
@@ -129,6 +134,14 @@ impl OpenAiChat {
         // A server that echoes the request would put a credential into the reply, which is
         // shown, cached and written to reports.
         let text = server.hide_owned(text);
+        // Counts no call can have would saturate the sweep's totals, and the gate would then
+        // refuse the record the sweep wrote: the reply is an error instead.
+        if let Some(why) = usage.as_ref().and_then(Usage::implausible) {
+            return Err(Failure::fatal(ErrorKind::Malformed, why));
+        }
+        if let Some(why) = request.reply_too_long(&text) {
+            return Err(Failure::fatal(ErrorKind::Malformed, why));
+        }
         let usage = usage.unwrap_or_else(|| Usage {
             prompt_tokens: estimate_prompt_tokens(&request.messages),
             completion_tokens: estimate_tokens(&text),
@@ -141,6 +154,7 @@ impl OpenAiChat {
             latency: started.elapsed(),
             ttft,
             cached: false,
+            batch: false,
         })
     }
 }
@@ -149,7 +163,7 @@ impl OpenAiChat {
 /// server reused from its prompt cache, which OpenAI (and vLLM, and a recent llama.cpp) report
 /// as `usage.prompt_tokens_details.cached_tokens` and llama.cpp as `timings.cache_n`. A count
 /// past the prompt's own is the server's error: it is capped at `prompt_tokens`.
-fn parse_usage(reply: &Value) -> Option<Usage> {
+pub fn parse_usage(reply: &Value) -> Option<Usage> {
     let u = &reply["usage"];
     let prompt_tokens = u["prompt_tokens"].as_u64()?;
     Some(Usage {
@@ -267,6 +281,10 @@ impl ChatModel for OpenAiChat {
 
     fn prefix_cached(&self) -> bool {
         true
+    }
+
+    fn batch_body(&self, request: &ChatRequest) -> Option<Value> {
+        Some(self.body_value(request, false))
     }
 
     fn complete<'a>(

@@ -18,7 +18,7 @@ use crate::adapters::judge::Grade;
 use crate::adapters::prompt::{
     citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
 };
-use crate::adapters::retrieve::Hit;
+use crate::adapters::search::Hit;
 use crate::base::text::{holds_answer, normal_answer};
 
 /// How prompts are written and replies are read.

@@ -48,6 +48,7 @@ fn reply(text: &str) -> Result<ChatReply, CallError> {
         latency: Duration::ZERO,
         ttft: None,
         cached: false,
+        batch: false,
     })
 }
 

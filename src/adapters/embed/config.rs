@@ -4,6 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::http::config::http_section;
+use crate::base::problem::{Checked, Problem};
+
+/// Most buckets of the hash embedder: 65536 (a vector of 256 KiB per text).
+pub const MAX_DIMENSIONS: usize = 65_536;
 
 http_section! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -42,4 +46,33 @@ pub enum EmbedderKind {
     #[default]
     Hash,
     Openai,
+}
+
+impl EmbedderConfig {
+    /// The section's own check (`embedder:` or an `embedders:` profile).
+    pub fn check(&self) -> Checked {
+        self.http().check()?;
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
+        }
+        if self.batch_size == 0 {
+            return Err(Problem::new("batch_size", "must be at least 1"));
+        }
+        if self.max_input_tokens == Some(0) {
+            return Err(Problem::new(
+                "max_input_tokens",
+                "must be at least 1 (leave it out for no limit)",
+            ));
+        }
+        if !(1..=MAX_DIMENSIONS).contains(&self.dimensions) {
+            return Err(Problem::new(
+                "dimensions",
+                format!(
+                    "must be from 1 to {MAX_DIMENSIONS}, got {}",
+                    self.dimensions
+                ),
+            ));
+        }
+        Ok(())
+    }
 }

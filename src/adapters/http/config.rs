@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::base::problem::{Checked, Problem};
+
 /// Where an OpenAI-compatible server is and how to talk to it: the fields that `chat` and
 /// `embedder` share.
 #[derive(Debug, Clone)]
@@ -50,7 +52,80 @@ pub const MAX_BACKOFF_MS: u64 = 60_000;
 /// Default `backoff_ms`.
 pub const DEFAULT_BACKOFF_MS: u64 = 200;
 
+/// `url` (a section's base URL, or one of its list) is not an HTTP URL: why, as the checks say.
+pub fn not_http(url: &str) -> Option<String> {
+    crate::base::redact::http_url_problem(url)
+}
+
 impl HttpConfig<'_> {
+    /// The fields every section with servers shares: one `Authorization`, a timeout, retries,
+    /// backoff, HTTP base URLs and rate limits in range.
+    pub fn check(&self) -> Checked {
+        use crate::adapters::http::{authorization_conflict, authorization_conflict_message};
+        if let Some(header) = authorization_conflict(self.headers.keys(), self.api_key_env) {
+            return Err(Problem::new(
+                "headers",
+                authorization_conflict_message(&header, self.api_key_env),
+            )
+            .key(&header));
+        }
+        if !(self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S) {
+            return Err(Problem::new(
+                "timeout_s",
+                format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
+            ));
+        }
+        if self.max_retries > MAX_RETRIES {
+            return Err(Problem::new(
+                "max_retries",
+                format!("must be from 0 to {MAX_RETRIES}, got {}", self.max_retries),
+            ));
+        }
+        if self.backoff_ms > MAX_BACKOFF_MS {
+            return Err(Problem::new(
+                "backoff_ms",
+                format!(
+                    "must be from 0 to {MAX_BACKOFF_MS} milliseconds, got {}",
+                    self.backoff_ms
+                ),
+            ));
+        }
+        if let Some(urls) = self.base_url {
+            if urls.urls().is_empty() {
+                return Err(Problem::new(
+                    "base_url",
+                    "lists no URL (leave it out for the default)",
+                ));
+            }
+            for (i, url) in urls.urls().iter().enumerate() {
+                if let Some(msg) = not_http(url) {
+                    let problem = Problem::new("base_url", msg);
+                    return Err(match urls {
+                        BaseUrls::One(_) => problem,
+                        BaseUrls::Many(_) => problem.index(i),
+                    });
+                }
+            }
+        }
+        if let Some(r) = self.requests_per_minute {
+            if !(1..=MAX_REQUESTS_PER_MINUTE).contains(&r) {
+                return Err(Problem::new(
+                    "requests_per_minute",
+                    format!("must be from 1 to {MAX_REQUESTS_PER_MINUTE} (leave it out for no limit), got {r}"),
+                ));
+            }
+        }
+        if let Some(t) = self.tokens_per_minute {
+            if !(1..=MAX_TOKENS_PER_MINUTE).contains(&t) {
+                return Err(Problem::new(
+                    "tokens_per_minute",
+                    format!("must be from 1 to {MAX_TOKENS_PER_MINUTE} (leave it out for no limit), got {t}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The base URLs in their listed order: the config's, else `$OPENAI_BASE_URL`, else
     /// OpenAI's.
     pub fn base_urls(&self) -> Vec<String> {

@@ -5,7 +5,7 @@
 //! names the variable the key came from, never its value.
 //!
 //! A section's servers (`base_url` as a list) and its rate limit are [`Endpoints`]
-//! (http/fleet.rs, http/limit.rs): every OpenAI-compatible client takes one and calls
+//! (http/fleet.rs, http/rate_limit.rs): every OpenAI-compatible client takes one and calls
 //! [`call_any`], so each gets several servers and rate limits through the same config fields.
 
 pub mod config;
@@ -21,10 +21,10 @@ use reqwest::StatusCode;
 use crate::vocab::call::{CallError, ErrorKind};
 
 mod fleet;
-mod limit;
+mod rate_limit;
 
 pub use fleet::{call_any, Endpoints};
-pub use limit::{Held, RateLimiter};
+pub use rate_limit::{Held, RateLimiter};
 
 /// A value that must never be shown.
 #[derive(Clone)]
@@ -185,10 +185,8 @@ impl Endpoint {
     ) -> Result<Self, String> {
         let base_url = base_url.trim_end_matches('/').to_string();
         let shown = crate::base::redact::url(&base_url);
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!(
-                "base_url `{shown}` must start with http:// or https://"
-            ));
+        if let Some(why) = crate::base::redact::http_url_problem(&base_url) {
+            return Err(format!("base_url {why}"));
         }
         let mut map = HeaderMap::new();
         let mut secrets = crate::base::redact::Secrets::default();

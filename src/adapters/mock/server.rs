@@ -36,6 +36,8 @@ use crate::adapters::mock::prompt_cache::{words, Lease, PromptCache};
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{Message, Role};
 
+mod batch;
+
 /// How the server behaves.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -65,6 +67,8 @@ pub struct ServerOptions {
     /// With a prompt cache, how long each word evaluated (not reused) adds to a reply, as a
     /// server's prompt processing would.
     pub prompt_word_time: Duration,
+    /// `--batch-delay`: how long a batch takes, its lines spread over it ([`batch`]).
+    pub batch_delay: Duration,
 }
 
 /// Seeded fault injection. Rates are probabilities per request and add up to at most 1.
@@ -80,6 +84,8 @@ pub struct Faults {
     pub hang_rate: f64,
     /// Also inject faults into `/v1/embeddings` (by default only chat is affected).
     pub embeddings: bool,
+    /// `--fail-every N`: every Nth request that may fail gets `fail_status`, exactly (0: none).
+    pub fail_every: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,7 +101,8 @@ struct Counters {
     chat_requests: AtomicU64,
     chat_stream_requests: AtomicU64,
     chat_completed: AtomicU64,
-    generate_requests: AtomicU64,
+    /// `POST /generate` (chat kind `http`), reported as `generate_requests`.
+    grounded_requests: AtomicU64,
     judge_requests: AtomicU64,
     embedding_requests: AtomicU64,
     texts_embedded: AtomicU64,
@@ -106,6 +113,8 @@ struct Counters {
     malformed: AtomicU64,
     dropped: AtomicU64,
     hung: AtomicU64,
+    /// Requests that could have been given a fault, for `--fail-every`.
+    faultable: AtomicU64,
 }
 
 /// Most chat arrival times kept for `GET /stats/arrivals`.
@@ -130,11 +139,18 @@ struct AppState {
     queries: Mutex<std::collections::BTreeMap<String, u64>>,
     /// `--prompt-cache-slots`: the emulated prompt cache.
     prompt_cache: Option<Arc<PromptCache>>,
+    /// The Files and Batches endpoints' state.
+    batches: batch::Batches,
 }
 
 impl AppState {
     fn fault(&self) -> Option<Fault> {
         let f = &self.opts.faults;
+        let n = self.counters.faultable.fetch_add(1, Ordering::Relaxed) + 1;
+        if f.fail_every > 0 && n % f.fail_every == 0 {
+            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+            return Some(Fault::Fail);
+        }
         let r = self.rng.lock().expect("rng lock").f64();
         let mut edge = 0.0;
         for (rate, fault) in [
@@ -174,17 +190,19 @@ pub fn router(opts: ServerOptions) -> Router {
         arrivals: Mutex::new(Vec::new()),
         prompt_cache: (opts.prompt_cache_slots > 0)
             .then(|| PromptCache::new(opts.prompt_cache_slots)),
+        batches: batch::Batches::default(),
         opts: opts.clone(),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
-        .route("/generate", post(generate))
+        .route("/generate", post(grounded_answer))
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/rerank", post(rerank))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/requests", get(requests))
         .route("/stats/arrivals", get(arrivals))
+        .merge(batch::routes())
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -492,7 +510,11 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Byte
 /// [{id, source, heading, text, score}]}` answered with `{"answer", "usage"}`, the answer the
 /// mock gives to the chapter's prompt of those passages (numbered), so that a sweep through it
 /// equals the builtin mock's run for run.
-async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn grounded_answer(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let reply_at = std::time::Instant::now() + state.opts.delay;
     if state.opts.keep_requests > 0 {
         let mut kept = state.requests.lock().expect("requests lock");
@@ -528,7 +550,7 @@ async fn generate(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     };
     state
         .counters
-        .generate_requests
+        .grounded_requests
         .fetch_add(1, Ordering::Relaxed);
     let refs: Vec<&crate::adapters::corpus::Chunk> = passages.iter().collect();
     let request = ChatRequest::of(crate::adapters::prompt::build(
@@ -723,7 +745,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "chat_requests": n(&c.chat_requests),
         "chat_stream_requests": n(&c.chat_stream_requests),
         "chat_completed": n(&c.chat_completed),
-        "generate_requests": n(&c.generate_requests),
+        "generate_requests": n(&c.grounded_requests),
         "judge_requests": n(&c.judge_requests),
         "embedding_requests": n(&c.embedding_requests),
         "texts_embedded": n(&c.texts_embedded),
@@ -734,6 +756,7 @@ async fn stats(State(state): State<Arc<AppState>>) -> Response {
         "queries": state.queries.lock().expect("queries lock").clone(),
         "chat_by_model": state.by_model.lock().expect("counter lock").clone(),
         "chat_by_temperature": state.by_temperature.lock().expect("counter lock").clone(),
+        "batches": state.batches.stats(),
     });
     if let Some(cache) = &state.prompt_cache {
         stats["prompt_cache"] = cache.stats();

@@ -44,6 +44,22 @@ impl Default for PromptConfig {
 }
 
 impl PromptConfig {
+    /// The section's own check: a refusal, templates that parse, refusal patterns that compile.
+    pub fn check(&self) -> crate::base::problem::Checked {
+        use crate::base::problem::Problem;
+        if self.refusal.trim().is_empty() {
+            return Err(Problem::new("refusal", "is empty"));
+        }
+        if let Err(e) = self.prompt() {
+            return Err(Problem::new(e.field, e.error.to_string()));
+        }
+        if let Err((i, msg)) = crate::adapters::prompt::RefusalPatterns::new(&self.refusal_patterns)
+        {
+            return Err(Problem::new("refusal_patterns", msg).index(i));
+        }
+        Ok(())
+    }
+
     /// The templates, parsed.
     pub fn prompt(
         &self,

@@ -4,6 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::http::config::http_section;
+use crate::base::problem::{Checked, Problem};
+
+/// Most passages sent to the reranker per question (`reranker.candidates`, `reranker.top_n`).
+pub const MAX_RERANK_CANDIDATES: usize = 1_000;
 
 http_section! {
     /// The optional reranker (docs/retrievers.md): `POST {base_url}/rerank` with the retrieved
@@ -42,4 +46,27 @@ http_section! {
 pub enum RerankerKind {
     #[default]
     Http,
+}
+
+impl RerankerConfig {
+    /// The section's own check: its server (which it cannot do without) and its counts.
+    pub fn check(&self) -> Checked {
+        self.http().check()?;
+        if self.base_url.is_none() {
+            return Err(Problem::new(
+                "base_url",
+                "is missing: the reranker needs its server's URL (`POST {base_url}/rerank`)",
+            )
+            .shown_at(&[]));
+        }
+        for (field, n) in [("candidates", self.candidates), ("top_n", self.top_n)] {
+            if n.is_some_and(|n| !(1..=MAX_RERANK_CANDIDATES).contains(&n)) {
+                return Err(Problem::new(
+                    field,
+                    format!("must be from 1 to {MAX_RERANK_CANDIDATES} (leave it out for the grid's largest k)"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }

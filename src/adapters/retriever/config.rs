@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::adapters::http::config::DEFAULT_BACKOFF_MS;
+use crate::adapters::http::config::{
+    not_http, DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS, MAX_RETRIES, MAX_TIMEOUT_S,
+};
+use crate::base::problem::{Checked, Problem};
 
 /// Where passages come from: the builtin index, the user's search service, or pgvector
 /// (docs/retrievers.md).
@@ -56,6 +59,81 @@ impl Default for RetrieverConfig {
     }
 }
 
+impl RetrieverConfig {
+    /// The section's own check: the fields its kind needs, numbers in range.
+    pub fn check(&self) -> Checked {
+        let remote = !self.kind.chunks_itself();
+        if self.kind.is_http() {
+            match &self.url {
+                None => {
+                    return Err(Problem::new(
+                        "url",
+                        format!(
+                            "is missing: `retriever.kind: {}` needs the search endpoint's URL",
+                            self.kind
+                        ),
+                    )
+                    .shown_at(&["kind"]))
+                }
+                Some(url) => {
+                    if let Some(msg) = not_http(url) {
+                        return Err(Problem::new("url", msg));
+                    }
+                }
+            }
+        }
+        if !(self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S) {
+            return Err(Problem::new(
+                "timeout_s",
+                format!("must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}"),
+            ));
+        }
+        if self.max_retries > MAX_RETRIES || self.backoff_ms > MAX_BACKOFF_MS {
+            return Err(Problem::new(
+                "max_retries",
+                format!("max_retries must be from 0 to {MAX_RETRIES} and backoff_ms from 0 to {MAX_BACKOFF_MS}"),
+            )
+            .shown_at(&[]));
+        }
+        if let Some(header) =
+            crate::adapters::http::authorization_conflict(self.headers.keys(), &self.api_key_env)
+                .filter(|_| self.kind.is_http())
+        {
+            return Err(Problem::new(
+                "headers",
+                crate::adapters::http::authorization_conflict_message(&header, &self.api_key_env),
+            )
+            .key(&header));
+        }
+        if self.query_per_k && !remote {
+            return Err(Problem::new(
+                "query_per_k",
+                format!("applies to {} retrievers: the builtin index is exact, so each k's hits are the first k of the largest", RetrieverKind::named(|k| !k.chunks_itself())),
+            ));
+        }
+        if self.ef_search.is_some_and(|ef| !(1..=1000).contains(&ef)) {
+            return Err(Problem::new(
+                "ef_search",
+                "must be from 1 to 1000 (pgvector's range)",
+            ));
+        }
+        if self.kind.reads_table()
+            && (self.table.trim().is_empty()
+                || self.columns.embedding.is_empty()
+                || self.columns.id.is_empty()
+                || self.columns.text.is_empty()
+                || self.columns.source.is_empty())
+        {
+            return Err(Problem::new(
+                "table",
+                "`table` and the `id`, `source`, `text` and `embedding` columns must be named",
+            )
+            .shown_at(&[]));
+        }
+        Ok(())
+    }
+}
+
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
 )]
@@ -65,4 +143,55 @@ pub enum RetrieverKind {
     Builtin,
     Http,
     Pgvector,
+}
+
+impl RetrieverKind {
+    /// Every kind, in the order `kind:` documents them.
+    pub const ALL: [RetrieverKind; 3] = [
+        RetrieverKind::Builtin,
+        RetrieverKind::Http,
+        RetrieverKind::Pgvector,
+    ];
+
+    /// It searches the markdown corpus rageval chunks and embeds itself (the builtin index);
+    /// the others return passages some service chunked, from sources rageval never reads.
+    pub fn chunks_itself(self) -> bool {
+        self == RetrieverKind::Builtin
+    }
+
+    /// It embeds the question with the service's own embedder (rageval's embedder and its
+    /// profiles do not apply).
+    pub fn embeds_itself(self) -> bool {
+        self == RetrieverKind::Http
+    }
+
+    /// It is an HTTP search endpoint (`url`, headers, a key).
+    pub fn is_http(self) -> bool {
+        self == RetrieverKind::Http
+    }
+
+    /// It reads a database table (`table`, `columns`, `dsn_env`; `rageval index` fills it).
+    pub fn reads_table(self) -> bool {
+        self == RetrieverKind::Pgvector
+    }
+
+    /// The kinds for which `which` holds, as messages list them: `` `http` and `pgvector` ``.
+    pub fn named(which: impl Fn(RetrieverKind) -> bool) -> String {
+        let names: Vec<String> = RetrieverKind::ALL
+            .into_iter()
+            .filter(|k| which(*k))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.concat(),
+        }
+    }
+}
+
+impl std::fmt::Display for RetrieverKind {
+    /// Its name as `kind:` writes it (derived from the serde name, never typed again).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::base::serde_name(self))
+    }
 }

@@ -86,21 +86,31 @@ impl Retriever for HttpRetriever {
                 .iter()
                 .map(|q| http::call(&self.endpoint, move || self.search(q, k)))
                 .collect();
-            stream::iter(calls)
-                .buffered(CONCURRENCY)
-                .map(|r| {
-                    r.map_err(|e| {
-                        RetrieveError(format!(
-                            "{} at {}: {}",
-                            e.kind.as_str(),
-                            self.endpoint.shown,
-                            e.message
-                        ))
-                    })
-                    .and_then(|hits| checked(hits, k))
+            let mut answers = stream::iter(calls).buffered(CONCURRENCY).map(|r| {
+                r.map_err(|e| {
+                    RetrieveError(format!(
+                        "{} at {}: {}",
+                        e.kind.as_str(),
+                        self.endpoint.shown,
+                        e.message
+                    ))
                 })
-                .collect()
-                .await
+                .and_then(|hits| checked(hits, k))
+            });
+            // The first failure (after its retries) stops the sweep: the searches still in
+            // flight are dropped and the rest never start, so a service that is down costs one
+            // question's retries, not every question's.
+            let mut out = Vec::with_capacity(queries.len());
+            while let Some(answer) = answers.next().await {
+                let failed = answer.is_err();
+                out.push(answer);
+                if failed {
+                    break;
+                }
+            }
+            let skipped = RetrieveError("not searched: an earlier search failed".into());
+            out.resize(queries.len(), Err(skipped));
+            out
         })
     }
 }

@@ -22,7 +22,7 @@ use crate::adapters::http::{Endpoint, RetryPolicy};
 use config::{RetrieverConfig, RetrieverKind};
 
 use crate::adapters::corpus::{Chunk, Corpus};
-use crate::adapters::retrieve::Hit;
+use crate::adapters::search::Hit;
 use crate::base::BoxFuture;
 
 /// One ranked passage as a retriever returns it.

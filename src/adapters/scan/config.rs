@@ -18,3 +18,12 @@ impl Default for ScanConfig {
         }
     }
 }
+
+impl ScanConfig {
+    /// The section's own check: every pattern compiles.
+    pub fn check(&self) -> crate::base::problem::Checked {
+        crate::adapters::scan::Scanner::new(&self.patterns)
+            .map(|_| ())
+            .map_err(|msg| crate::base::problem::Problem::new("patterns", msg))
+    }
+}

@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::limit::{Limit, Limits};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::limit::{check_weight, Limit, Limits, Scope, Stat};
 
 /// The recommendation policy: hard limits a setting must meet, then weights that rank the
 /// settings that meet them (lower weighted cost wins). See docs/insight.md.
@@ -104,10 +105,17 @@ impl Default for RecommendConfig {
 }
 
 impl RecommendConfig {
-    /// Check the certification fields: the field (relative to `recommend:`) and what is wrong.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    /// The section's own check: its limits and weights as [`Limit`] and [`Stat`] check them,
+    /// and the certification's numbers.
+    pub fn check(&self) -> Checked {
+        if let Err((limit, msg)) = self.limits().check(Scope::Recommend) {
+            return Err(Problem::new(limit.key(), msg));
+        }
+        for (stat, v) in self.weights.by_stat() {
+            check_weight(v).map_err(|msg| Problem::at(&["weights", stat.name()], msg))?;
+        }
         if !(0.0..1.0).contains(&self.confidence) {
-            return Err((
+            return Err(Problem::new(
                 "confidence",
                 format!(
                     "must be a confidence from 0 to below 1 (0.95 is 95%; 0 certifies nothing), got {}",
@@ -116,7 +124,7 @@ impl RecommendConfig {
             ));
         }
         if !(self.power > 0.0 && self.power < 1.0) {
-            return Err((
+            return Err(Problem::new(
                 "power",
                 format!(
                     "must be a chance above 0 and below 1 (0.8 is 80%), got {}",
@@ -124,11 +132,11 @@ impl RecommendConfig {
                 ),
             ));
         }
-        if let Some(k) = self.folds {
-            check_folds(k).map_err(|e| ("folds", e))?;
+        if let Some(Err(msg)) = self.folds.map(check_folds) {
+            return Err(Problem::new("folds", msg));
         }
         if self.resamples > MAX_RESAMPLES {
-            return Err((
+            return Err(Problem::new(
                 "resamples",
                 format!(
                     "must be from 0 to {MAX_RESAMPLES} resamples, got {}",
@@ -182,6 +190,22 @@ pub struct WeightsConfig {
     /// Weight of the wrong-answer rate: a wrong answer shown with sources misleads like an
     /// unwanted one.
     pub wrong_answer_rate: f64,
+}
+
+impl WeightsConfig {
+    /// Each weight with the statistic it weighs (its key is the statistic's name): the one
+    /// place that maps the fields to [`Stat`].
+    pub fn by_stat(&self) -> [(Stat, f64); 4] {
+        [
+            (Stat::FalseRefusalRate, self.false_refusal_rate),
+            (Stat::UnwantedAnswerRate, self.unwanted_answer_rate),
+            (
+                Stat::PromptTokensPerQuestion,
+                self.prompt_tokens_per_question,
+            ),
+            (Stat::WrongAnswerRate, self.wrong_answer_rate),
+        ]
+    }
 }
 
 impl Default for WeightsConfig {

@@ -96,7 +96,9 @@ pub fn size_line(
     test: Test,
     grid: Option<(f64, String)>,
 ) -> String {
-    use super::format::percent;
+    // A large set certifies bounds below 0.05%, and a confidence may be just below 1: neither
+    // reads as 0% or 100%.
+    use super::format::percent_apart as percent;
     if confidence <= 0.0 {
         return "certification is off (recommend.confidence: 0)".into();
     }
@@ -149,5 +151,14 @@ mod tests {
         assert!(size_line(3, 0, 0.9, Test::Fixed, None).contains(
             "nothing on unwanted (no unanswerable questions) and false refusals ≤ 53.6%"
         ));
+        // A huge set's bound is no 0%, and a confidence just below 1 is no 100% (issue 33).
+        assert_eq!(
+            size_line(25_000, 25_000, 0.95, Test::Fixed, None),
+            "at 95%, 25000 unanswerable and 25000 answerable questions can certify at best unwanted ≤ 0.012% and false refusals ≤ 0.012% for one setting"
+        );
+        assert!(
+            size_line(10, 10, 0.999_999_999_999_999_9, Test::Fixed, None)
+                .starts_with("at 99.99999999999999%, ")
+        );
     }
 }

@@ -6,7 +6,7 @@ use crate::adapters::chat::ChatRequest;
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::prompt::{self, citations};
-use crate::adapters::retrieve::{passing, Hit};
+use crate::adapters::search::{passing, Hit};
 use crate::app::options::AskOptions;
 use crate::base::exit::ExitStatus;
 use crate::sweep::{Engine, Query, Ranking};
@@ -116,7 +116,7 @@ pub async fn prompt(s: AskOptions) -> Result<ExitStatus> {
     let r = retrieve(&s).await?;
     print_warnings(&s);
     if r.sent.is_empty() {
-        eprintln!("note: {}; nothing is sent", early_note(&s, &r));
+        super::eprint_line(&format!("note: {}; nothing is sent", early_note(&s, &r)));
         return Ok(ExitStatus::Success);
     }
     let mut out = String::new();

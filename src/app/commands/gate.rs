@@ -51,7 +51,7 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     text.push_str(&gate::output::human(&report));
     match s.summary {
         GateSummaryTo::Stdout => super::print(&text)?,
-        GateSummaryTo::Stderr => eprint!("{}", crate::base::safe_text::visible(&text)),
+        GateSummaryTo::Stderr => super::eprint_raw(&crate::base::safe_text::visible(&text)),
         GateSummaryTo::Nowhere => {}
     }
     if let Some(path) = &s.junit {
@@ -76,7 +76,7 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     })
 }
 
-/// A gate without rate or token limits or a baseline checks only failed calls: say so, with
+/// A gate without rate or token limits (its own or a tag's) or a baseline checks only failed calls: say so, with
 /// the fix.
 pub fn unguarded(s: &GateOptions) -> Option<String> {
     let limited = s
@@ -84,7 +84,8 @@ pub fn unguarded(s: &GateOptions) -> Option<String> {
         .limits
         .iter()
         .any(|(limit, _)| matches!(limit.kind(), Kind::Share | Kind::Tokens));
-    if limited || s.policy.baseline.is_some() {
+    // A tag held to its own limits (`gate.tags`) is a rate limit too.
+    if limited || !s.policy.tags.is_empty() || s.policy.baseline.is_some() {
         return None;
     }
     let (ua, fr) = (Limit::MaxUnwantedAnswerRate, Limit::MaxFalseRefusalRate);

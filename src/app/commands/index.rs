@@ -9,14 +9,14 @@ use crate::adapters::cache::CacheMode;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::retriever::pgvector::{self, PgTable, Row};
 use crate::app::cli::IndexArgs;
-use crate::app::config::{LoadedConfig, RetrieverKind};
+use crate::app::config::LoadedConfig;
 use crate::app::wiring::Pipeline;
 use crate::base::exit::ExitStatus;
 
 pub async fn run(args: IndexArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
     let cfg = LoadedConfig::load(config.as_deref())?;
     let r = &cfg.config.retriever;
-    if r.kind != RetrieverKind::Pgvector {
+    if !r.kind.reads_table() {
         anyhow::bail!(
             "`rageval index` loads a pgvector table: set `retriever.kind: pgvector` in rageval.yaml"
         );

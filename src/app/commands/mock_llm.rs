@@ -52,7 +52,9 @@ pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {
             drop_rate: a.drop_rate,
             hang_rate: a.hang_rate,
             embeddings: a.faults_on_embeddings,
+            fail_every: a.fail_every,
         },
+        batch_delay: std::time::Duration::from_millis(a.batch_delay_ms),
         paraphrase: a.paraphrase,
         keep_requests: a.keep_requests,
         prompt_cache_slots: a.prompt_cache_slots,
@@ -67,7 +69,9 @@ pub async fn run(args: MockLlmArgs) -> Result<ExitStatus> {
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() {
-        eprintln!("warning: listening on {addr}, which is reachable from other machines");
+        super::eprint_line(&format!(
+            "warning: listening on {addr}, which is reachable from other machines"
+        ));
     }
     let auth = if opts.api_key.is_some() {
         "bearer key required"

@@ -1,8 +1,10 @@
 //! One module per verb; each takes checked settings and returns an exit status.
 
 pub mod ask;
+pub mod batch;
 pub mod gate;
 pub mod generate;
+pub mod import;
 pub mod index;
 pub mod init;
 pub mod merge;
@@ -30,5 +32,14 @@ pub fn print_raw(text: &str) -> std::io::Result<()> {
 
 /// A line for people on stderr, shown as [`print`] shows text.
 pub fn eprint_line(line: &str) {
-    eprintln!("{}", crate::base::safe_text::visible(line));
+    eprint_raw(&format!("{}\n", crate::base::safe_text::visible(line)));
+}
+
+/// Text for people on stderr, as is. A stderr that is closed (`2>&-`) or a pipe whose reader
+/// left (`2>&1 >/dev/null | head -1`) loses the text: the standard macros would panic there
+/// and exit 101, which is no exit status of ours.
+pub fn eprint_raw(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
 }

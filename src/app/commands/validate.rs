@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::adapters::evalset::Workspace;
-use crate::app::config::{LoadedConfig, RetrieverKind};
+use crate::app::config::LoadedConfig;
 use crate::base::exit::ExitStatus;
 
 /// Check `files` (default: the config's question sets). The config is read when no file is
@@ -26,8 +26,9 @@ pub async fn run(
     };
     let kind = cfg
         .as_ref()
-        .map_or(RetrieverKind::Builtin, |c| c.config.retriever.kind);
-    let foreign = kind != RetrieverKind::Builtin;
+        .map(|c| c.config.retriever.kind)
+        .unwrap_or_default();
+    let foreign = !kind.chunks_itself();
     let files = match (&cfg, files.is_empty()) {
         (Some(c), true) => c.evalsets(),
         _ => files,
@@ -43,7 +44,7 @@ pub async fn run(
                     let set = &ws.sets[0];
                     let answerable = set.questions.iter().filter(|q| q.answerable).count();
                     let passages = if foreign && ws.corpora[0].chunks.is_empty() {
-                        format!("passages from the `{}` retriever", kind_name(kind))
+                        format!("passages from the `{}` retriever", kind)
                     } else {
                         format!(
                             "corpus `{}` ({})",
@@ -129,14 +130,6 @@ fn size_line(cfg: Option<&LoadedConfig>, answerable: usize, unanswerable: usize)
     )
 }
 
-fn kind_name(kind: RetrieverKind) -> &'static str {
-    match kind {
-        RetrieverKind::Builtin => "builtin",
-        RetrieverKind::Http => "http",
-        RetrieverKind::Pgvector => "pgvector",
-    }
-}
-
 /// Two fixed documents for the reranker probe: one about the query, one not.
 const PROBE_QUERY: &str = "When does the shop open?";
 const PROBE_DOCUMENTS: [&str; 2] = [
@@ -151,13 +144,13 @@ async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
     let r = &cfg.config.retriever;
     let pipeline = crate::app::wiring::Pipeline::from_config(cfg, false, None)?;
     let mut lines = Vec::new();
-    if r.kind == RetrieverKind::Builtin {
-        lines.push("retriever `builtin`: nothing to connect to".into());
+    if r.kind.chunks_itself() {
+        lines.push(format!("retriever `{}`: nothing to connect to", r.kind));
     } else {
         let Some(retriever) =
             crate::adapters::retriever::open(r, pipeline.embedder.clone()).await?
         else {
-            anyhow::bail!("retriever `{}` did not open", kind_name(r.kind));
+            anyhow::bail!("retriever `{}` did not open", r.kind);
         };
         let Some(q) = ws.questions().next() else {
             anyhow::bail!("no question to retrieve");
@@ -170,7 +163,7 @@ async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
             .map_err(|e| anyhow::anyhow!("retrieval for question `{}` failed: {e}", q.id))?;
         lines.push(format!(
             "retriever `{}` at {}: question `{}` got {} at k = 1",
-            kind_name(r.kind),
+            r.kind,
             retriever.describe(),
             q.id,
             crate::output::gate::output::plural(passages.len(), "passage"),

@@ -1,7 +1,6 @@
 //! The recorded identity of a sweep built from its checked config: the config converts
 //! itself into the results layer's [`EffectiveConfig`], which holds no credential.
 
-use crate::adapters::chat::config::ChatKind;
 use crate::base::redact;
 use crate::results::identity::*;
 
@@ -54,10 +53,9 @@ impl EffectiveConfig {
             },
             scan_patterns: c.scan.patterns.clone(),
             retriever: {
-                use crate::adapters::retriever::config::RetrieverKind;
                 let r = &c.retriever;
-                let pg = r.kind == RetrieverKind::Pgvector;
-                (r.kind != RetrieverKind::Builtin).then(|| RetrieverIdentity {
+                let pg = r.kind.reads_table();
+                (!r.kind.chunks_itself()).then(|| RetrieverIdentity {
                     kind: r.kind,
                     url: r.url.as_deref().map(redact::url),
                     headers: r.headers.keys().cloned().collect(),
@@ -76,12 +74,9 @@ impl EffectiveConfig {
             }),
             judge: c.judge.as_ref().map(|j| JudgeIdentity {
                 kind: j.kind,
-                model: match j.kind {
-                    ChatKind::Mock => "mock".into(),
-                    // `http` is refused for the judge when the config is loaded.
-                    ChatKind::Openai | ChatKind::Http => j.model.clone(),
-                },
-                endpoint: (j.kind == ChatKind::Openai).then(|| EndpointIdentity::new(j.http())),
+                // `http` is refused for the judge when the config is loaded.
+                model: j.as_chat().model_name(),
+                endpoint: j.kind.is_remote().then(|| EndpointIdentity::new(j.http())),
                 structured_output: j.structured_output,
                 prompt_per_million: j.prompt_per_million,
                 completion_per_million: j.completion_per_million,

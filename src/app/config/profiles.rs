@@ -1,8 +1,8 @@
-//! Checks of the `models:` and `embedders:` profiles beyond the HTTP fields every section
-//! shares: names that can stand in a setting id, and the fields `chat:` and `embedder:` check.
+//! The names of the `models:` and `embedders:` profiles: names that can stand in a setting id.
+//! (A profile's fields are checked by its section's own `check()`, as `chat:` and `embedder:`
+//! are.)
 
-use super::{ChatConfig, EmbedderConfig, MAX_DIMENSIONS};
-use crate::vocab::grid::{DEFAULT_PROFILE, MAX_TEMPERATURE};
+use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// A profile name: letters, digits, `_`, `-` and `.`, and not `default` (the name of the
 /// `chat:` and `embedder:` sections). Names stand in setting ids (`chat=fast`), so a comma or
@@ -31,100 +31,6 @@ pub fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
         .join(", ")
 }
 
-/// A chat profile's own fields: (the field, what is wrong).
-pub fn check_chat(m: &ChatConfig) -> Result<(), (&'static str, String)> {
-    if m.max_tokens == Some(0) {
-        return Err((
-            "max_tokens",
-            "must be at least 1 (leave it out for the server's default)".into(),
-        ));
-    }
-    if !(0.0..=MAX_TEMPERATURE).contains(&m.temperature) {
-        return Err(("temperature", "must be between 0 and 2".into()));
-    }
-    Ok(())
-}
-
-/// The fields of a `chat:` section or `models:` profile that belong to one kind: (the key
-/// whose line is shown, the field named, what is wrong).
-pub fn check_chat_kind(m: &ChatConfig) -> Result<(), (&'static str, &'static str, String)> {
-    use super::ChatKind;
-    let http = m.kind == ChatKind::Http;
-    if http {
-        let Some(urls) = &m.url else {
-            return Err((
-                "kind",
-                "url",
-                "is missing: `kind: http` needs the generation endpoint's URL (`POST {url}` with the question and passages)".into(),
-            ));
-        };
-        if urls.urls().is_empty() {
-            return Err(("url", "url", "lists no URL".into()));
-        }
-        if let Some(url) = urls
-            .urls()
-            .iter()
-            .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
-        {
-            return Err((
-                "url",
-                "url",
-                format!(
-                    "`{}` must start with http:// or https://",
-                    crate::base::redact::url(url)
-                ),
-            ));
-        }
-        if m.base_url.is_some() {
-            return Err((
-                "base_url",
-                "base_url",
-                "applies to `kind: openai`; a generation endpoint (`kind: http`) takes `url`, the whole URL it is posted to".into(),
-            ));
-        }
-        for (field, set) in [("stream", m.stream), ("max_tokens", m.max_tokens.is_some())] {
-            if set {
-                return Err((
-                    field,
-                    field,
-                    "applies to `kind: openai`: a generation endpoint (`kind: http`) is sent the question and passages alone".into(),
-                ));
-            }
-        }
-    } else if m.url.is_some() {
-        return Err((
-            "url",
-            "url",
-            "applies to `kind: http` (a generation endpoint); `kind: openai` takes `base_url`"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// An embedder profile's own fields.
-pub fn check_embedder(e: &EmbedderConfig) -> Result<(), (&'static str, String)> {
-    if e.concurrency == 0 {
-        return Err(("concurrency", "must be at least 1".into()));
-    }
-    if e.batch_size == 0 {
-        return Err(("batch_size", "must be at least 1".into()));
-    }
-    if e.max_input_tokens == Some(0) {
-        return Err((
-            "max_input_tokens",
-            "must be at least 1 (leave it out for no limit)".into(),
-        ));
-    }
-    if !(1..=MAX_DIMENSIONS).contains(&e.dimensions) {
-        return Err((
-            "dimensions",
-            format!("must be from 1 to {MAX_DIMENSIONS}, got {}", e.dimensions),
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,13 +47,5 @@ mod tests {
             "`a,b` is not a profile name: use letters, digits, `_`, `-` and `.`"
         );
         assert!(check_name("k=1").is_err());
-        let hot = ChatConfig {
-            temperature: 2.5,
-            ..ChatConfig::default()
-        };
-        assert_eq!(
-            check_chat(&hot),
-            Err(("temperature", "must be between 0 and 2".to_string()))
-        );
     }
 }

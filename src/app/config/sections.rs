@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::base::problem::{Checked, Problem};
 use crate::vocab::dim::Dim;
 use crate::vocab::spec::{NameSpec, ValueSpec};
 
@@ -134,7 +135,18 @@ dim_fields!(
     ChunkTokens => chunk_tokens,
 );
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+impl SweepConfig {
+    /// The section's own check (its dimensions' values are checked with the profiles they
+    /// name, by [`super::sweep_grid`]).
+    pub fn check(&self) -> Checked {
+        if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
+            return Err(Problem::new("concurrency", why));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
     /// Price of a million prompt tokens.
@@ -147,6 +159,49 @@ pub struct PricingConfig {
     pub completion_per_million: f64,
     /// Currency of the prices, for display.
     pub currency: String,
+    /// The share taken off the price of tokens answered through a batch engine
+    /// (`sweep --batch-out` and `batch import`, `chat.batch`): 0.5 at OpenAI and Azure.
+    pub batch_discount: f64,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        PricingConfig {
+            prompt_per_million: 0.0,
+            cached_prompt_per_million: None,
+            completion_per_million: 0.0,
+            currency: String::new(),
+            batch_discount: 0.5,
+        }
+    }
+}
+
+impl PricingConfig {
+    /// The section's own check: prices of 0 or more.
+    pub fn check(&self) -> Checked {
+        let cached = self
+            .cached_prompt_per_million
+            .map(|v| ("cached_prompt_per_million", v));
+        for (field, v) in [
+            ("prompt_per_million", self.prompt_per_million),
+            ("completion_per_million", self.completion_per_million),
+        ]
+        .into_iter()
+        .chain(cached)
+        {
+            crate::vocab::call::check_price(v).map_err(|msg| Problem::new(field, msg))?;
+        }
+        if !(0.0..1.0).contains(&self.batch_discount) {
+            return Err(Problem::new(
+                "batch_discount",
+                format!(
+                    "must be a share from 0 to below 1 (0.5: half price), got {}",
+                    self.batch_discount
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! model, reranker, judge, each behind its HTTP endpoints, rate limits and response cache),
 //! and the chat and embedder profiles beside it (`profiles`).
 
+pub mod batch;
 pub mod profiles;
 
 use std::path::PathBuf;
@@ -19,7 +20,7 @@ use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy}
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
 use crate::analysis::stats::Pricing;
-use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::app::config::{EmbedderKind, HttpConfig, LoadedConfig};
 use crate::vocab::grid::{self};
 
 /// The pipeline under test: embedder, model and how replies are read.
@@ -45,6 +46,9 @@ pub struct Pipeline {
     pub chat_variants: Vec<crate::sweep::ChatVariant>,
     /// The response cache `model` writes through, which the variants share.
     pub(crate) chat_store:
+        Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
+    /// The judge's response cache (`judge.jsonl`), when it has one.
+    pub(crate) judge_store:
         Option<Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>>,
     /// The embedder profiles of `--embedder` besides `default` (see
     /// [`Pipeline::add_embedders`]), by name; empty otherwise.
@@ -104,28 +108,78 @@ pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoin
     Ok(Endpoints::new(servers, limiter))
 }
 
-/// The HTTP chat model of a `chat:` section or `models:` profile (`openai` or `http`), behind
-/// `endpoint`, uncached.
-pub(crate) fn http_chat(
+/// What a chat model is asked to do, which decides how it is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatRole {
+    /// Answer the sweep's prompts (`chat:`, `models:`).
+    Answer,
+    /// Grade replies (`judge:`), sending the rubric's reply format as `response_format`
+    /// when `structured_output` is on.
+    Judge { structured_output: bool },
+    /// Write and verify questions (`rageval generate`), likewise.
+    Generator { structured_output: bool },
+}
+
+/// A chat model as [`chat_model`] builds it: uncached, with its servers' state.
+pub(crate) struct BuiltChat {
+    pub model: Arc<dyn ChatModel>,
+    /// Whether its servers are dead; `None` for a model that calls no server.
+    pub dead: Option<Arc<crate::adapters::http::DeadServer>>,
+    /// Whether its section sets a rate limit.
+    pub rate_limited: bool,
+}
+
+/// The one place a chat model is built from its section (`chat:`, a `models:` profile, the
+/// judge's section as [`crate::app::config::JudgeConfig::as_chat`]) for `role`: the kind says
+/// whether it calls a server and whether it builds its own prompt; the section gives the rest.
+/// The builtin mock says `refusal`; waiting for a rate limit is counted in `held`.
+pub(crate) fn chat_model(
     section: &crate::app::config::ChatConfig,
-    endpoint: Endpoints,
-) -> Result<Arc<dyn ChatModel>> {
-    let model: Arc<dyn ChatModel> = match section.kind {
-        ChatKind::Http => Arc::new(
-            HttpChat::new(endpoint, &section.model_name()).map_err(|e| anyhow::anyhow!(e))?,
-        ),
-        _ => Arc::new(
-            OpenAiChat::new(
-                endpoint,
-                &section.model_name(),
-                section.temperature,
-                section.max_tokens,
-                section.stream,
-            )
-            .map_err(|e| anyhow::anyhow!(e))?,
-        ),
+    role: ChatRole,
+    refusal: &str,
+    held: &Arc<Held>,
+) -> Result<BuiltChat> {
+    if !section.kind.is_remote() {
+        return Ok(BuiltChat {
+            model: Arc::new(MockModel::new(refusal)),
+            dead: None,
+            rate_limited: false,
+        });
+    }
+    if section.kind.takes_passages() && role != ChatRole::Answer {
+        // The config check refuses it first.
+        anyhow::bail!(
+            "`{}` is a generation endpoint (kind: {}), which builds its own prompt: it cannot be the {role:?} model",
+            section.model_name(),
+            section.kind
+        );
+    }
+    let endpoints = endpoint(section.endpoint(), held)?;
+    let dead = Some(endpoints.dead.clone());
+    let rate_limited = endpoints.limiter.is_some();
+    let model: Arc<dyn ChatModel> = if section.kind.takes_passages() {
+        Arc::new(HttpChat::new(endpoints, &section.model_name()).map_err(|e| anyhow::anyhow!(e))?)
+    } else {
+        let chat = OpenAiChat::new(
+            endpoints,
+            &section.model_name(),
+            section.temperature,
+            section.max_tokens,
+            section.stream,
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
+        Arc::new(match role {
+            ChatRole::Answer => chat,
+            ChatRole::Judge { structured_output } | ChatRole::Generator { structured_output } => {
+                chat.with_structured_output(structured_output)
+            }
+        })
     };
-    Ok(model)
+    Ok(BuiltChat {
+        model,
+        dead,
+        rate_limited,
+    })
 }
 
 /// The OpenAI-compatible embedder of an `embedder:` section or `embedders:` profile, behind
@@ -200,50 +254,47 @@ impl Pipeline {
         };
         let mut chat_servers = Vec::new();
         let mut chat_store = None;
-        let model: Arc<dyn ChatModel> = match c.chat.kind {
-            ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-            ChatKind::Openai | ChatKind::Http => {
-                let endpoint = endpoint(c.chat.endpoint(), &held)?;
+        let chat = chat_model(&c.chat, ChatRole::Answer, &c.prompt.refusal, &held)?;
+        rate_limited |= chat.rate_limited;
+        let model = match (chat.dead, cache) {
+            (None, _) => chat.model,
+            (Some(dead), cache) => {
                 chat_servers.push(ChatServer {
                     profile: grid::DEFAULT_PROFILE.to_string(),
                     shown: c.chat.endpoint().shown(),
-                    dead: endpoint.dead.clone(),
+                    dead,
                 });
-                rate_limited |= endpoint.limiter.is_some();
-                let http = http_chat(&c.chat, endpoint)?;
                 match cache {
                     Some(mode) => {
                         let store = CachedModel::open_store(&cache_dir, mode)?;
                         chat_store = Some(store.clone());
-                        Arc::new(CachedModel::sharing(http, store, mode))
+                        Arc::new(CachedModel::sharing(chat.model, store, mode))
                     }
-                    None => http,
+                    None => chat.model,
                 }
             }
         };
         let mut judge_dead = None;
+        let mut judge_store = None;
         let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
             None => None,
-            Some(j) if j.kind == ChatKind::Mock => {
-                Some(Arc::new(MockModel::new(&c.prompt.refusal)))
-            }
             Some(j) => {
-                // Temperature 0 and no token cap: a grade should not depend on the dice.
-                let endpoint = endpoint(j.http(), &held)?;
-                judge_dead = Some(endpoint.dead.clone());
-                rate_limited |= endpoint.limiter.is_some();
-                let http: Arc<dyn ChatModel> = Arc::new(
-                    OpenAiChat::new(endpoint, &j.model, 0.0, None, false)
-                        .map_err(|e| anyhow::anyhow!(e))?
-                        .with_structured_output(j.structured_output),
-                );
-                Some(match cache {
-                    Some(mode) => Arc::new(CachedModel::open(
-                        http,
-                        &cache_dir.join("judge.jsonl"),
-                        mode,
-                    )?),
-                    None => http,
+                let role = ChatRole::Judge {
+                    structured_output: j.structured_output,
+                };
+                let built = chat_model(&j.as_chat(), role, &c.prompt.refusal, &held)?;
+                rate_limited |= built.rate_limited;
+                judge_dead = built.dead;
+                Some(match cache.filter(|_| judge_dead.is_some()) {
+                    Some(mode) => {
+                        let store = Arc::new(crate::adapters::cache::Store::open(
+                            &cache_dir.join("judge.jsonl"),
+                            mode,
+                        )?);
+                        judge_store = Some(store.clone());
+                        Arc::new(CachedModel::sharing(built.model, store, mode))
+                    }
+                    None => built.model,
                 })
             }
         };
@@ -283,6 +334,7 @@ impl Pipeline {
             judge_dead,
             chat_variants: Vec::new(),
             chat_store,
+            judge_store,
             embedders: Vec::new(),
             embed_store,
             cache,
@@ -311,6 +363,7 @@ impl Pipeline {
                     .judge
                     .as_ref()
                     .map_or(0.0, |j| j.completion_per_million),
+                batch_discount: c.pricing.batch_discount,
             },
             currency: if c.pricing.currency.is_empty() {
                 "USD".into()

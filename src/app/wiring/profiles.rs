@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::{endpoint, Pipeline};
+use super::{chat_model, endpoint, ChatRole, Pipeline};
 use crate::adapters::cache::{CachedEmbedder, CachedModel};
 use crate::adapters::chat::ChatModel;
 use crate::adapters::embed::{Embedder, HashEmbedder};
-use crate::adapters::mock::MockModel;
-use crate::app::config::{ChatKind, EmbedderKind, LoadedConfig};
+use crate::app::config::{EmbedderKind, LoadedConfig};
 use crate::vocab::grid::Grid;
 
 impl Pipeline {
@@ -35,29 +34,25 @@ impl Pipeline {
                     section.temperature = t.to_f64();
                 }
                 section.stream |= c.chat.stream;
-                let mut server = None;
-                let raw: Arc<dyn ChatModel> = match section.kind {
-                    ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-                    ChatKind::Openai | ChatKind::Http => {
-                        let endpoint = endpoint(section.endpoint(), &self.held)?;
-                        if endpoint.limiter.is_some() {
-                            self.rate_limited = Some(self.held.clone());
-                        }
-                        server = Some(super::ChatServer {
-                            profile: profile.to_string(),
-                            shown: section.endpoint().shown(),
-                            dead: endpoint.dead.clone(),
-                        });
-                        super::http_chat(&section, endpoint)?
-                    }
-                };
+                let chat = chat_model(&section, ChatRole::Answer, &c.prompt.refusal, &self.held)?;
+                if chat.rate_limited {
+                    self.rate_limited = Some(self.held.clone());
+                }
+                let remote = chat.dead.is_some();
+                let server = chat.dead.map(|dead| super::ChatServer {
+                    profile: profile.to_string(),
+                    shown: section.endpoint().shown(),
+                    dead,
+                });
+                let raw = chat.model;
                 let id = (raw.model(), raw.params().to_string());
                 let model = match built.iter().find(|(b, _)| *b == id) {
                     Some((_, m)) => m.clone(),
                     None => {
-                        let model = match section.kind {
-                            ChatKind::Openai | ChatKind::Http => self.shared_chat_cache(raw)?,
-                            _ => raw,
+                        let model = if remote {
+                            self.shared_chat_cache(raw)?
+                        } else {
+                            raw
                         };
                         built.push((id, model.clone()));
                         // Only a model built here calls its own servers.
@@ -147,31 +142,24 @@ impl Pipeline {
             .as_deref()
             .unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
         let section = chat_profile(cfg, name)?;
-        Ok(match section.kind {
-            ChatKind::Mock => Arc::new(MockModel::new(&c.prompt.refusal)),
-            ChatKind::Openai => {
-                let endpoint = endpoint(section.http(), &self.held)?;
-                if endpoint.limiter.is_some() {
-                    self.rate_limited = Some(self.held.clone());
-                }
-                let raw: Arc<dyn ChatModel> = Arc::new(
-                    crate::adapters::chat::OpenAiChat::new(
-                        endpoint,
-                        &section.model_name(),
-                        section.temperature,
-                        section.max_tokens,
-                        section.stream,
-                    )
-                    .map_err(|e| anyhow::anyhow!(e))?
-                    .with_structured_output(c.generate.structured_output),
-                );
-                self.shared_chat_cache(raw)?
-            }
+        if section.kind.takes_passages() {
             // The config check refuses it first.
-            ChatKind::Http => anyhow::bail!(
-                "`generate.model`: `{name}` is a generation endpoint (kind: http), which builds its own prompt; name a model of kind openai or mock"
-            ),
-        })
+            anyhow::bail!(
+                "`generate.model`: `{name}` is a generation endpoint (kind: {}), which builds its own prompt; name a model of kind openai or mock",
+                section.kind
+            );
+        }
+        let role = ChatRole::Generator {
+            structured_output: c.generate.structured_output,
+        };
+        let built = chat_model(section, role, &c.prompt.refusal, &self.held)?;
+        if built.rate_limited {
+            self.rate_limited = Some(self.held.clone());
+        }
+        if built.dead.is_none() {
+            return Ok(built.model);
+        }
+        self.shared_chat_cache(built.model)
     }
 
     /// `raw` behind the response cache `chat.jsonl` (opened once, shared by every chat

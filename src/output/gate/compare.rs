@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use super::{listed, mcnemar, output, Check, Comparison, Flip, Policy};
+use super::{listed, mcnemar, output, Check, Comparison, Flip, Policy, TagChange};
 use super::{EPS, MAX_MISSING_SHARE};
 use crate::adapters::classify::Outcome;
 use crate::analysis::stats::aggregate;
@@ -143,6 +143,11 @@ pub(super) fn compare(
             figures,
         });
     }
+    let tags_worse = tags_worse(
+        &crate::analysis::tags::by_tag(common.iter().map(|&(q, _)| &runs[q]), &cur.questions),
+        &crate::analysis::tags::by_tag(common.iter().map(|&(_, b)| &bruns[b]), &base.questions),
+        policy.tolerance,
+    );
     let comparison = Comparison {
         path: base_path.display().to_string(),
         common: common.len(),
@@ -154,6 +159,33 @@ pub(super) fn compare(
         better,
         p_value: p,
         config_changed: cur.meta.identity.digest != base.meta.identity.digest,
+        tags_worse,
     };
     Ok((comparison, checks))
+}
+
+/// The rates of the tags in both `now` and `before` that got worse by more than `tolerance`,
+/// in tag order.
+fn tags_worse(
+    now: &crate::analysis::tags::ByTag,
+    before: &crate::analysis::tags::ByTag,
+    tolerance: f64,
+) -> Vec<TagChange> {
+    let mut worse = Vec::new();
+    for (tag, t) in now {
+        let Some(b) = before.get(tag) else { continue };
+        for stat in crate::analysis::tags::TAG_STATS {
+            if let (Some(after), Some(before)) = (t.stat(stat), b.stat(stat)) {
+                if after - before > tolerance + EPS {
+                    worse.push(TagChange {
+                        tag: tag.clone(),
+                        stat: stat.name(),
+                        before,
+                        after,
+                    });
+                }
+            }
+        }
+    }
+    worse
 }

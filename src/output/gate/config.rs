@@ -1,9 +1,11 @@
 //! The `gate:` section of `rageval.yaml`, with its documented defaults.
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::limit::{Limit, Limits};
+use crate::base::problem::{Checked, Problem};
+use crate::vocab::limit::{Limit, Limits, Scope};
 
 /// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -35,6 +37,67 @@ pub struct GateConfig {
     /// Share of answerable questions answered wrongly: the judge marked the answer incorrect
     /// or, ungraded, it holds none of the expected answer texts.
     pub max_wrong_answer_rate: Option<f64>,
+    /// Limits for the questions of one tag, at the gated setting:
+    /// `tags: {near-miss: {max_unwanted_answer_rate: 0.3}}`. A question counts under each of
+    /// its tags (`generated` and `reviewed` too, when the results hold generated questions).
+    pub tags: IndexMap<String, TagLimits>,
+}
+
+/// The limits one tag's questions are held to (`gate.tags.TAG`): the rates counted by tag.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TagLimits {
+    /// Share of the tag's unanswerable questions answered.
+    pub max_unwanted_answer_rate: Option<f64>,
+    /// Share of the tag's answerable questions refused.
+    pub max_false_refusal_rate: Option<f64>,
+    /// Share of the tag's answerable questions answered wrongly.
+    pub max_wrong_answer_rate: Option<f64>,
+}
+
+impl TagLimits {
+    /// Its limits by [`Limit`].
+    pub fn limits(&self) -> Limits {
+        [
+            (Limit::MaxUnwantedAnswerRate, self.max_unwanted_answer_rate),
+            (Limit::MaxFalseRefusalRate, self.max_false_refusal_rate),
+            (Limit::MaxWrongAnswerRate, self.max_wrong_answer_rate),
+        ]
+        .into_iter()
+        .collect()
+    }
+}
+
+impl GateConfig {
+    /// The limits of each tag of `gate.tags`, in the section's order.
+    pub fn tag_limits(&self) -> Vec<(String, Limits)> {
+        self.tags
+            .iter()
+            .map(|(tag, t)| (tag.clone(), t.limits()))
+            .collect()
+    }
+
+    /// Each tag's limits: a share each, at least one per tag, a non-empty tag.
+    fn check_tags(&self) -> Checked {
+        for (tag, t) in &self.tags {
+            if tag.trim().is_empty() {
+                return Err(Problem::at(&["tags", tag], "is not a tag: name one"));
+            }
+            let limits = t.limits();
+            if limits.iter().next().is_none() {
+                return Err(Problem::at(
+                    &["tags", tag],
+                    "sets no limit: give `max_unwanted_answer_rate`, `max_false_refusal_rate` or `max_wrong_answer_rate`",
+                ));
+            }
+            for (limit, v) in limits.iter() {
+                if let Err(msg) = limit.check(crate::vocab::limit::Scope::Gate, v) {
+                    return Err(Problem::at(&["tags", tag, limit.key()], msg));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for GateConfig {
@@ -53,11 +116,36 @@ impl Default for GateConfig {
             min_answer_match_rate: None,
             max_flip_rate: None,
             max_wrong_answer_rate: None,
+            tags: IndexMap::new(),
         }
     }
 }
 
 impl GateConfig {
+    /// The section's own check: a share, a valid alpha, its limits as [`Limit`] checks them,
+    /// a setting that parses.
+    pub fn check(&self) -> Checked {
+        use crate::output::gate::policy::{check_alpha, check_share, Validator};
+        let numbers: [(&str, f64, Validator); 2] = [
+            ("tolerance", self.tolerance, check_share),
+            ("alpha", self.alpha, check_alpha),
+        ];
+        for (field, value, check) in numbers {
+            check(value).map_err(|msg| Problem::new(field, msg))?;
+        }
+        if let Err((limit, msg)) = self.limits().check(Scope::Gate) {
+            return Err(Problem::new(limit.key(), msg));
+        }
+        if let Some(Err(msg)) = self
+            .setting
+            .as_deref()
+            .map(str::parse::<crate::output::gate::SettingSpec>)
+        {
+            return Err(Problem::new("setting", msg));
+        }
+        self.check_tags()
+    }
+
     /// Its limits by [`Limit`]: the one place that maps its limit fields to the enum (a test
     /// holds it to [`Limit::ALL`] and to the section's keys).
     pub fn limits(&self) -> Limits {
@@ -75,5 +163,39 @@ impl GateConfig {
         ]
         .into_iter()
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(yaml: &str) -> Result<(), (String, String)> {
+        serde_yaml::from_str::<GateConfig>(yaml)
+            .unwrap()
+            .check()
+            .map_err(|p| (p.field_name(), p.message))
+    }
+
+    #[test]
+    fn tag_limits_read_and_check_themselves() {
+        let g: GateConfig = serde_yaml::from_str(
+            "tags: {near-miss: {max_unwanted_answer_rate: 0.3}, billing: {max_false_refusal_rate: 0.1, max_wrong_answer_rate: 0.2}}",
+        )
+        .unwrap();
+        assert_eq!(g.check(), Ok(()));
+        let limits = g.tag_limits();
+        assert_eq!(limits[0].0, "near-miss");
+        assert_eq!(limits[0].1.get(Limit::MaxUnwantedAnswerRate), Some(0.3));
+        assert_eq!(limits[1].1.get(Limit::MaxWrongAnswerRate), Some(0.2));
+        assert_eq!(limits[1].1.get(Limit::MaxUnwantedAnswerRate), None);
+        let (path, msg) = check("tags: {near-miss: {max_unwanted_answer_rate: 1.5}}").unwrap_err();
+        assert_eq!(path, "tags.near-miss.max_unwanted_answer_rate");
+        assert_eq!(msg, "must be a share from 0 to 1, not 1.5");
+        let (path, msg) = check("tags: {near-miss: {}}").unwrap_err();
+        assert_eq!(path, "tags.near-miss");
+        assert!(msg.starts_with("sets no limit"), "{msg}");
+        // Only the rates counted by tag: anything else is an unknown field.
+        assert!(serde_yaml::from_str::<GateConfig>("tags: {a: {max_error_runs: 1}}").is_err());
     }
 }

@@ -21,7 +21,7 @@ use crate::adapters::classify::Outcome;
 use crate::analysis::stats::SettingStats;
 use crate::output::record::Record;
 use crate::output::report::Results;
-use crate::vocab::limit::{Direction, Kind, Limit, Limits};
+use crate::vocab::limit::{Direction, Kind, Limit, Limits, Stat};
 pub use policy::{Policy, SettingSpec};
 
 pub use crate::output::record::RecordError as ResultsError;
@@ -75,6 +75,30 @@ pub struct Comparison {
     pub regressed: bool,
     /// The baseline was produced with another configuration.
     pub config_changed: bool,
+    /// Tags (of the questions both files share) whose rate got worse by more than the
+    /// tolerance: flagged, never failed on (a tag's few questions make a noisy rate; hold a
+    /// tag to a limit with `gate.tags`).
+    pub tags_worse: Vec<TagChange>,
+}
+
+/// A rate of one tag that got worse against the baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagChange {
+    pub tag: String,
+    /// The statistic, as `unwanted_answer_rate`.
+    pub stat: &'static str,
+    pub before: f64,
+    pub after: f64,
+}
+
+impl std::fmt::Display for TagChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} {:.3} -> {:.3}",
+            self.tag, self.stat, self.before, self.after
+        )
+    }
 }
 
 /// What the gate found.
@@ -145,6 +169,7 @@ pub fn evaluate(
         .map_err(|e| anyhow!("cannot gate `{}`: {e}", cur_path.display()))?;
     let id = cur.setting_id(setting);
     let mut checks = limit_checks(&cur.stats[setting], &policy.limits);
+    checks.extend(tag_checks(&cur.by_tag(setting), &policy.tags));
     if policy.require_certified {
         checks.push(certified_check(cur, setting));
     }
@@ -223,13 +248,41 @@ fn gate_order(limits: &Limits) -> Vec<(Limit, f64)> {
 
 /// One check of a limit against the statistics of the gated setting.
 fn limit_checks(s: &SettingStats, limits: &Limits) -> Vec<Check> {
+    checks_of(|stat| s.stat(stat), limits, "")
+}
+
+/// The checks of `gate.tags` at the gated setting, whose rates by tag are `by_tag`: each tag's
+/// limits as [`limit_checks`] checks a setting's, named `tag TAG: STAT`. A tag no question
+/// carries fails (a misspelt tag would otherwise pass unseen).
+fn tag_checks(by_tag: &crate::analysis::tags::ByTag, tags: &[(String, Limits)]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (tag, limits) in tags {
+        let prefix = format!("tag {tag}: ");
+        match by_tag.get(tag) {
+            Some(t) => checks.extend(checks_of(|stat| t.stat(stat), limits, &prefix)),
+            None => checks.push(Check {
+                name: format!("tag {tag}"),
+                passed: false,
+                figures: format!(
+                    "no question carries the tag; the tags are {}",
+                    listed(by_tag.keys().map(String::as_str), 8)
+                ),
+            }),
+        }
+    }
+    checks
+}
+
+/// One check per limit of `limits`, reading each statistic with `value`, named `PREFIXSTAT`.
+fn checks_of(value: impl Fn(Stat) -> Option<f64>, limits: &Limits, prefix: &str) -> Vec<Check> {
     gate_order(limits)
         .into_iter()
         .map(|(limit, max)| {
             let stat = limit.stat();
-            let Some(v) = s.stat(stat) else {
+            let name = format!("{prefix}{}", stat.name());
+            let Some(v) = value(stat) else {
                 return Check {
-                    name: stat.name().into(),
+                    name,
                     passed: true,
                     figures: stat.undefined().into(),
                 };
@@ -247,7 +300,7 @@ fn limit_checks(s: &SettingStats, limits: &Limits) -> Vec<Check> {
                 Kind::Count => format!("{} {op} limit {}", v as u64, max as u64),
             };
             Check {
-                name: stat.name().into(),
+                name,
                 passed: ok,
                 figures,
             }

@@ -123,6 +123,9 @@ pub fn human(r: &Report) -> String {
             let ids = super::listed(c.better.iter().map(|f| f.id.as_str()), 10);
             let _ = writeln!(s, "flipped for the better ({}): {ids}", c.better.len());
         }
+        if let Some(line) = tags_line(c) {
+            let _ = writeln!(s, "{line}");
+        }
         let _ = writeln!(s, "{}", paired_test(c, r.alpha));
     }
     let _ = writeln!(s, "gate: {}", verdict(r));
@@ -200,9 +203,25 @@ pub fn markdown(r: &Report) -> String {
                 ids.join(", ")
             );
         }
+        if let Some(line) = tags_line(c) {
+            let _ = writeln!(s, "{}.\n", upper_first(&cell(&line)));
+        }
         let _ = writeln!(s, "{}.", upper_first(&paired_test(c, r.alpha)));
     }
     s
+}
+
+/// The tags whose rate got worse since the baseline, when any did.
+fn tags_line(c: &Comparison) -> Option<String> {
+    if c.tags_worse.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = c.tags_worse.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "tags whose rate got worse since the baseline ({}): {}",
+        c.tags_worse.len(),
+        each.join("; ")
+    ))
 }
 
 fn upper_first(s: &str) -> String {

@@ -26,6 +26,8 @@ pub struct Policy {
     pub require_significance: bool,
     /// Fail when the gated setting is not certified.
     pub require_certified: bool,
+    /// Limits for the questions of a tag (`gate.tags`), in the config's order.
+    pub tags: Vec<(String, Limits)>,
 }
 
 impl Default for Policy {
@@ -38,6 +40,7 @@ impl Default for Policy {
             alpha: DEFAULT_ALPHA,
             require_significance: false,
             require_certified: false,
+            tags: Vec::new(),
         }
     }
 }

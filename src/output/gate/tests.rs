@@ -351,3 +351,112 @@ fn every_gate_limit_is_one_check_named_after_its_statistic() {
     want.sort();
     assert_eq!(names, want);
 }
+
+/// `runs` written and read back, each question tagged `near` when its id starts with `n`, and
+/// every question tagged `all`.
+fn tagged(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
+    let mut r = unwritten(runs);
+    for q in &mut r.questions {
+        q.tags = vec!["all".into()];
+        if q.id.starts_with('n') {
+            q.tags.push("near".into());
+        }
+    }
+    written(&r)
+}
+
+#[test]
+fn a_tag_is_held_to_its_own_limits() {
+    let r = tagged(&[
+        ("a", true, "answer", Some(true)),
+        ("n1", false, "unwanted_answer", None),
+        ("n2", false, "model_refusal", None),
+        ("u1", false, "early_refusal", None),
+        ("u2", false, "early_refusal", None),
+    ]);
+    let mut p = policy();
+    // Overall 1 of 4 unwanted answers; `near` 1 of 2.
+    p.limits.set(Limit::MaxUnwantedAnswerRate, Some(0.3));
+    let limits = |v: f64| {
+        let mut l = crate::vocab::limit::Limits::default();
+        l.set(Limit::MaxUnwantedAnswerRate, Some(v));
+        l.set(Limit::MaxFalseRefusalRate, Some(0.0));
+        l
+    };
+    p.tags = vec![("near".into(), limits(0.3)), ("all".into(), limits(0.3))];
+    let report = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    assert!(check(&report, "unwanted_answer_rate").passed);
+    let near = check(&report, "tag near: unwanted_answer_rate");
+    assert_eq!(
+        (near.passed, near.figures.as_str()),
+        (false, "0.500 > limit 0.300")
+    );
+    // A tag of unanswerable questions only has no false-refusal rate: the limit holds.
+    let near = check(&report, "tag near: false_refusal_rate");
+    assert_eq!(
+        (near.passed, near.figures.as_str()),
+        (true, "n/a (no answerable questions)")
+    );
+    let all = check(&report, "tag all: unwanted_answer_rate");
+    assert_eq!(
+        (all.passed, all.figures.as_str()),
+        (true, "0.250 <= limit 0.300")
+    );
+    assert_eq!(report.failed(), 1);
+
+    p.tags = vec![("near".into(), limits(0.5))];
+    let report = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    assert!(report.passed(), "{:?}", report.checks);
+
+    // A tag no question carries fails, naming the tags there are.
+    p.tags = vec![("nearmiss".into(), limits(0.5))];
+    let report = evaluate((&r, Path::new("r.json")), None, &p).unwrap();
+    let missing = check(&report, "tag nearmiss");
+    assert!(!missing.passed);
+    assert_eq!(
+        missing.figures,
+        "no question carries the tag; the tags are `all`, `near`"
+    );
+}
+
+#[test]
+fn the_baseline_comparison_flags_a_tag_whose_rate_got_worse() {
+    let runs = |n1: &'static str| {
+        [
+            ("a", true, "answer", Some(true)),
+            ("n1", false, n1, None),
+            ("n2", false, "model_refusal", None),
+            ("u1", false, "early_refusal", None),
+            ("u2", false, "early_refusal", None),
+            ("u3", false, "early_refusal", None),
+            ("u4", false, "early_refusal", None),
+        ]
+    };
+    let base = tagged(&runs("model_refusal"));
+    let now = tagged(&runs("unwanted_answer"));
+    let mut p = policy();
+    p.tolerance = 0.2;
+    // Overall 1 of 6 (within the tolerance), `near` 1 of 2: flagged, not failed.
+    let report = compare(&now, &base, &p).unwrap();
+    assert!(report.passed(), "{:?}", report.checks);
+    let c = report.baseline.as_ref().unwrap();
+    assert_eq!(
+        c.tags_worse,
+        [TagChange {
+            tag: "near".into(),
+            stat: "unwanted_answer_rate",
+            before: 0.0,
+            after: 0.5,
+        }]
+    );
+    let text = output::human(&report);
+    assert!(
+        text.contains(
+            "tags whose rate got worse since the baseline (1): near unwanted_answer_rate 0.000 -> 0.500\n"
+        ),
+        "{text}"
+    );
+    // The other way round nothing got worse.
+    let report = compare(&base, &now, &p).unwrap();
+    assert!(report.baseline.unwrap().tags_worse.is_empty());
+}

@@ -12,8 +12,8 @@ use super::{
     RetrievalRecord, Summary, SCHEMA,
 };
 use crate::adapters::evalset::{Attack, Expect, Question};
-use crate::adapters::retrieve::Hit;
 use crate::adapters::rewrite::Rewrite;
+use crate::adapters::search::Hit;
 use crate::analysis::stats::aggregate;
 use crate::results::Results;
 use crate::sweep::{CallStats, Run, Setting};

@@ -10,7 +10,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::Record;
+use crate::results::Meta;
+use crate::vocab::call::CallRecord;
 
 /// Why records cannot be merged: one line naming the files and the difference.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +46,9 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
     merged.questions.clear();
     merged.runs.clear();
     let mut owner: HashMap<String, &Path> = HashMap::new();
+    // The shard whose record of each call is kept.
+    let mut caller: HashMap<String, &Path> = HashMap::new();
+    merged.calls.clear();
     for (path, r) in &parts {
         for (id, q) in &r.questions {
             if let Some(other) = owner.insert(id.clone(), path) {
@@ -54,10 +61,22 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
             merged.questions.insert(id.clone(), q.clone());
         }
         for (digest, call) in &r.calls {
-            merged
-                .calls
-                .entry(digest.clone())
-                .or_insert_with(|| call.clone());
+            match merged.calls.get(digest) {
+                None => {
+                    merged.calls.insert(digest.clone(), call.clone());
+                    caller.insert(digest.clone(), path);
+                }
+                // The same call made by two shards: the same reply, or the runs of one shard
+                // would show a reply that contradicts their outcome.
+                Some(kept) if !same_call(kept, call) => {
+                    return fail(format!(
+                        "call `{digest}` has different records in {} and {}",
+                        name(caller.get(digest).copied().unwrap_or(first_path)),
+                        name(path)
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         merged.runs.extend(r.runs.iter().cloned());
         merged.question_embeddings += r.question_embeddings;
@@ -80,6 +99,48 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
     // Each shard was checked on reading; their token counts must also add up together.
     merged.check().map_err(MergeError)?;
     Ok(merged)
+}
+
+/// Two records of one call digest tell the same story: the same role, repeat, reply and
+/// error. Timings and whether the cache answered may differ between the shards that made it.
+fn same_call(a: &CallRecord, b: &CallRecord) -> bool {
+    (a.role, a.repeat, &a.reply, &a.error) == (b.role, b.repeat, &b.reply, &b.error)
+}
+
+/// `m` without the servers' addresses: which server answered does not change a result, so the
+/// digest leaves them out and shards sent to different servers merge (as a baseline made
+/// against another server gates).
+fn without_servers(m: &Meta) -> Meta {
+    let mut m = m.clone();
+    m.identity.config = m.identity.config.digested();
+    m
+}
+
+/// The first place where `a` and `b` differ: its path (`config.chat.temperature`) and both
+/// values as compact JSON.
+fn first_difference(a: &Value, b: &Value, path: &str) -> Option<(String, String, String)> {
+    let at = |key: &str| match path {
+        "" => key.to_string(),
+        _ => format!("{path}.{key}"),
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+            keys.map(|k| {
+                let none = Value::Null;
+                let (va, vb) = (x.get(k).unwrap_or(&none), y.get(k).unwrap_or(&none));
+                first_difference(va, vb, &at(k))
+            })
+            .find_map(|d| d)
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (va, vb))| first_difference(va, vb, &format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => Some((path.to_string(), a.to_string(), b.to_string())),
+    }
 }
 
 /// `b` records the same sweep as `a`, or an error names the first difference.
@@ -149,10 +210,15 @@ fn same_sweep(a: (&Path, &Record), b: (&Path, &Record)) -> Result<(), MergeError
             ia.identity.digest, ib.identity.digest
         ));
     }
-    if ia != ib {
+    let (sa, sb) = (without_servers(ia), without_servers(ib));
+    if sa != sb {
+        // Plain structs with string keys: serialising cannot fail.
+        let value = |m: &Meta| serde_json::to_value(m).expect("the identity serialises");
+        let detail = first_difference(&value(&sa), &value(&sb), "")
+            .map(|(field, a, b)| format!(": `{field}` is {a} and {b}"))
+            .unwrap_or_default();
         return fail(format!(
-            "{both} were made with different models or policies (embedder {} and {}, model {} and {})",
-            ia.embedder, ib.embedder, ia.model, ib.model
+            "{both} were made with different models or policies{detail}"
         ));
     }
     if !foreign(ra) && ra.corpora != rb.corpora {

@@ -57,6 +57,11 @@ pub struct SettingSummary {
     pub certified: bool,
     /// Runs whose prompt held a chunk the scan flags.
     pub flagged_in_prompt_runs: usize,
+    /// Every rate by tag (a question counts under each of its tags; with generated questions,
+    /// `generated` and `reviewed` are tags too), tags in name order; absent when no question
+    /// carries a tag.
+    #[serde(skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub tags: crate::analysis::tags::ByTag,
 }
 
 /// A flagged chunk that reached a prompt.
@@ -90,6 +95,7 @@ impl Summary {
                         recommended: r.insight.is_recommended(i),
                         certified: r.insight.is_certified(i),
                         flagged_in_prompt_runs: r.flagged_runs(i),
+                        tags: r.by_tag(i),
                     };
                     (r.setting_id(i).to_string(), summary)
                 })

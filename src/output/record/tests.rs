@@ -229,6 +229,7 @@ fn judged() -> crate::output::report::Results {
         error,
         cached: prompt_tokens == 300,
         repeat: 0,
+        batch: false,
     };
     let grade = r#"{"refused": false, "correct": true, "supported": true}"#;
     let malformed = CallError {
@@ -344,6 +345,7 @@ fn rerank_calls_are_counted_apart_from_model_calls_and_read_back() {
         error,
         cached,
         repeat: 0,
+        batch: false,
     };
     let failed = CallError {
         kind: ErrorKind::Connect,

@@ -334,14 +334,64 @@ fn house_style<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
         .bold_line_style(RGBColor(220, 220, 220))
 }
 
-/// Draw a line chart as an SVG document.
+/// Whether the dimension `x` takes whole numbers only.
+fn whole_numbers(x: &str) -> bool {
+    x == crate::vocab::dim::Dim::K.name()
+}
+
+/// An f64 axis whose ticks are the values in `at` when given, else the ones plotters picks.
+struct Ticks {
+    inner: plotters::coord::types::RangedCoordf64,
+    at: Option<Vec<f64>>,
+}
+
+impl Ranged for Ticks {
+    type FormatOption = plotters::coord::ranged1d::NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        match &self.at {
+            // The swept values are the bold ticks; no light lines between them.
+            Some(_) if hint.weight().allow_light_points() => Vec::new(),
+            Some(at) => at.clone(),
+            None => self.inner.key_points(hint),
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+impl plotters::coord::ranged1d::ValueFormatter<f64> for Ticks {
+    fn format(value: &f64) -> String {
+        plotters::coord::types::RangedCoordf64::format(value)
+    }
+}
+
+/// Draw a line chart as an SVG document. A dimension of whole numbers (k) has its ticks at the
+/// values swept and nowhere else: ticks between them were labelled `1 2 2 3 4 4` for k = 1, 2,
+/// 4 (1.5 and 3.5 rounded).
 pub fn line_svg(c: &LineChart) -> Result<String> {
+    let points = || c.series.iter().flat_map(|s| s.points.iter());
+    let swept = whole_numbers(&c.x).then(|| {
+        let mut swept: Vec<f64> = points().map(|p| p.x).collect();
+        swept.sort_by(f64::total_cmp);
+        swept.dedup();
+        swept
+    });
+    let xr = Ticks {
+        inner: padded(points().map(|p| p.x), if c.rate { 0.05 } else { 0.5 }).into(),
+        at: swept,
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(drawing)?;
-        let points = || c.series.iter().flat_map(|s| s.points.iter());
-        let xr = padded(points().map(|p| p.x), if c.rate { 0.05 } else { 0.5 });
         let yr = if c.rate {
             0.0..1.0
         } else {
@@ -362,7 +412,7 @@ pub fn line_svg(c: &LineChart) -> Result<String> {
             }
         };
         let x_fmt = |v: &f64| {
-            if c.x == "k" {
+            if whole_numbers(&c.x) {
                 format!("{v:.0}")
             } else {
                 format!("{v:.2}")
@@ -554,6 +604,38 @@ mod tests {
         let r = with_tick_below(0.26..0.45, 0.28);
         assert!((r.start - 0.25).abs() < 1e-9, "{r:?}");
         assert_eq!(with_tick_below(0.0..1.0, f64::INFINITY), 0.0..1.0);
+    }
+
+    /// Prompt tokens against k = 1, 2, 4: ticks at 1, 2 and 4 only (issue 33 item 11), where
+    /// the axis read `1 2 2 3 4 4`. The SVG is snapshotted so that it stays so.
+    #[test]
+    fn an_integer_dimension_has_ticks_at_its_swept_values_only() {
+        let point = |k: f64, y: f64| Point {
+            setting: format!("min_score=0.2,k={k}"),
+            x: k,
+            y,
+        };
+        let chart = LineChart {
+            id: "prompt_tokens_per_question".into(),
+            title: "Prompt tokens per question against k".into(),
+            x: "k".into(),
+            y: "prompt_tokens_per_question".into(),
+            rate: false,
+            series: vec![Series {
+                label: "min_score=0.2".into(),
+                points: vec![point(1.0, 180.0), point(2.0, 330.0), point(4.0, 610.0)],
+                same_as: Vec::new(),
+            }],
+        };
+        let svg = line_svg(&chart).unwrap();
+        let labels: Vec<&str> = svg
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next())
+            .map(str::trim)
+            .filter(|t| ["1", "1.5", "2", "2.5", "3", "3.5", "4"].contains(t))
+            .collect();
+        assert_eq!(labels, ["1", "2", "4"], "the x axis' labels");
+        insta::assert_snapshot!("prompt_tokens_against_k_svg", svg);
     }
 
     #[test]

@@ -16,8 +16,7 @@ pub struct SummaryCsv;
 pub struct RunsCsv;
 
 /// Make a text cell inert in spreadsheets (OWASP's CSV injection advice).
-#[cfg(test)]
-pub fn neutralize(text: &str) -> String {
+pub(super) fn neutralize(text: &str) -> String {
     if formula_start(text) {
         format!("'{text}")
     } else {
@@ -34,7 +33,7 @@ fn fixed(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}")).unwrap_or_default()
 }
 
-fn writer(out: &mut dyn Write) -> ::csv::Writer<&mut dyn Write> {
+pub(super) fn writer(out: &mut dyn Write) -> ::csv::Writer<&mut dyn Write> {
     ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::CRLF)
         .from_writer(out)
@@ -112,13 +111,15 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "judge_prompt_tokens",
     "judge_completion_tokens",
     "judge_cost",
+    "batch_calls",
+    "batch_cost",
     "pareto",
     "recommended",
     "certified",
 ];
 
 /// A rate and its interval bounds: three cells.
-fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
+pub(super) fn rate_cells(rate: Option<f64>, ci: Option<Interval>) -> [String; 3] {
     [
         fixed(rate, 4),
         fixed(ci.map(|i| i.lo), 4),
@@ -203,6 +204,8 @@ impl Exporter for SummaryCsv {
                 s.judge_prompt_tokens.to_string(),
                 s.judge_completion_tokens.to_string(),
                 format!("{:.6}", s.judge_cost),
+                r.batch_calls(Some(i)).to_string(),
+                format!("{:.6}", r.batch_cost(Some(i))),
                 r.insight.is_pareto(i).to_string(),
                 r.insight.is_recommended(i).to_string(),
                 r.insight.is_certified(i).to_string(),
@@ -442,6 +445,49 @@ mod tests {
         let mut buf = Vec::new();
         e.write(&fixture::results(), &mut buf).unwrap();
         String::from_utf8(buf).unwrap()
+    }
+
+    /// `batch_calls` and `batch_cost` count the calls a batch answered, each once per
+    /// setting, at the chat prices less the discount; a setting without any gets 0, never -0.
+    #[test]
+    fn batch_columns_count_and_price_the_batch_answered_calls() {
+        let mut r = fixture::results();
+        r.meta.pricing.batch_discount = 0.5;
+        let first = r.runs_of(1).iter().find_map(|run| run.call).unwrap();
+        let call = &mut r.call_log[first as usize];
+        call.batch = true;
+        let u = call.usage;
+        let full =
+            r.meta
+                .pricing
+                .cost(u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens);
+        assert!(full > 0.0);
+        let mut buf = Vec::new();
+        SummaryCsv.write(&r, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let mut rows = text.lines().map(|l| l.split(',').collect::<Vec<_>>());
+        let header = rows.next().unwrap();
+        let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let cells: Vec<(String, String)> = rows
+            .map(|row| {
+                (
+                    row[at("batch_calls")].to_string(),
+                    row[at("batch_cost")].to_string(),
+                )
+            })
+            .collect();
+        let shares = |s: usize| r.runs_of(s).iter().any(|run| run.call == Some(first));
+        for (s, (calls, cost)) in cells.iter().enumerate() {
+            if shares(s) {
+                assert_eq!(
+                    (calls.as_str(), cost.clone()),
+                    ("1", format!("{:.6}", full * 0.5))
+                );
+            } else {
+                assert_eq!((calls.as_str(), cost.as_str()), ("0", "0.000000"));
+            }
+        }
+        assert_eq!(r.batch_calls(None), 1);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::adapters::classify::Rules;
 use crate::adapters::corpus::{chunk_markdown, Corpus};
 use crate::adapters::evalset::{Expect, Question};
 use crate::adapters::prompt::{RefusalMatch, REFUSAL};
-use crate::adapters::retrieve::Hit;
+use crate::adapters::search::Hit;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::{aggregate, Pricing};
 use crate::output::record::{CallRecord, CallRole};
@@ -118,12 +118,9 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     let mut call_log = CallLog::new();
     for (s, setting) in settings.iter().enumerate() {
         for (q, question) in questions.iter().enumerate() {
-            let passages: Vec<Hit> = crate::adapters::retrieve::passing(
-                &ranked[q],
-                setting.k,
-                setting.min_score.to_f64(),
-            )
-            .to_vec();
+            let passages: Vec<Hit> =
+                crate::adapters::search::passing(&ranked[q], setting.k, setting.min_score.to_f64())
+                    .to_vec();
             let answer = reply(q, s).map(|(text, prompt_tokens)| {
                 Ok(ChatReply {
                     text: text.into(),
@@ -137,6 +134,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     latency: Duration::from_millis(20 + 10 * s as u64),
                     ttft: None,
                     cached: false,
+                    batch: false,
                 })
             });
             assert_eq!(
@@ -178,6 +176,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
                     error: None,
                     cached: false,
                     repeat: 0,
+                    batch: false,
                 };
                 let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
                 run.call = Some(i as u32);

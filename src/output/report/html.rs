@@ -106,6 +106,7 @@ impl Exporter for HtmlReport {
         separability(r, &mut h);
         charts(&data, &mut h)?;
         settings_table(r, &mut h);
+        tags_table(r, &mut h);
         drilldown::questions(r, drilldown::MAX_QUESTIONS, &mut h);
         writeln!(
             h,
@@ -410,6 +411,34 @@ fn settings_table(r: &Results, h: &mut String) {
         let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(&line));
     }
     h.push_str("</section>\n");
+}
+
+/// The recommended setting's rates by tag, when questions carry tags.
+fn tags_table(r: &Results, h: &mut String) {
+    let Some((setting, rows)) = super::tags::table(r) else {
+        return;
+    };
+    let _ = write!(
+        h,
+        "<section id=\"tags\">\n<h2>By tag at {}</h2>\n<div class=\"scroll\"><table>\n<thead><tr>",
+        escape(setting)
+    );
+    for name in super::tags::TABLE_HEADERS {
+        let _ = write!(h, "<th>{}</th>", escape(name));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for (tag, cells) in rows {
+        let _ = write!(h, "<tr><td>{}</td>", escape(&tag));
+        for c in cells {
+            let _ = write!(h, "<td>{}</td>", escape(&c));
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = writeln!(
+        h,
+        "</tbody>\n</table></div>\n<p class=\"small\">{}</p>\n</section>",
+        escape(super::tags::TABLE_NOTE)
+    );
 }
 
 #[cfg(test)]

@@ -144,6 +144,16 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
+    if let Some((setting, rows)) = super::tags::table(r) {
+        writeln!(out, "**By tag** at `{}`:\n", cell(setting))?;
+        writeln!(out, "| {} |", super::tags::TABLE_HEADERS.join(" | "))?;
+        writeln!(out, "|---|---:|---:|---:|---:|")?;
+        for (tag, cells) in rows {
+            let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+            writeln!(out, "| {} | {} |", cell(&tag), cells.join(" | "))?;
+        }
+        writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
+    }
     let per = super::retrieval::rows(r);
     match &ins.retrieval_separability {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
@@ -243,6 +253,29 @@ mod tests {
             ),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_recommended_settings_rates_by_tag_worst_first() {
+        let mut r = fixture::results();
+        // The fixture's questions: `fee` and `refund` answerable, `vp` unanswerable.
+        r.questions[0].tags = vec!["fees".into()];
+        r.questions[1].tags = vec!["refunds|x".into()];
+        r.questions[2].tags = vec!["fees".into()];
+        let md = render(&r, MAX_ROWS);
+        let rec = r.insight.recommendation.setting.clone().unwrap();
+        let table = md.split("**By tag**").nth(1).unwrap();
+        let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(
+            rows[0],
+            "| tag | questions (ans / unans) | false refusals | unwanted answers | wrong answers |"
+        );
+        assert!(table.starts_with(&format!(" at `{rec}`:")), "{table}");
+        assert!(rows[1].starts_with("| all questions | 2 / 1 |"), "{md}");
+        // The refund question is refused at the recommended setting: its tag is furthest above.
+        assert!(rows[2].starts_with("| refunds\\|x | 1 / 0 | 100% "), "{md}");
+        assert!(rows[3].starts_with("| fees | 1 / 1 | 0% "), "{md}");
+        assert_eq!(rows.len(), 4);
     }
 
     #[test]

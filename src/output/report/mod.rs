@@ -1,7 +1,8 @@
 //! Reports: one module per format behind [`Exporter`], all fed from one [`Results`] value.
 //!
 //! Files are written atomically (a temporary file in the same folder, then a rename), so an
-//! interrupted run leaves the previous report whole.
+//! interrupted run leaves the previous report whole; a device, FIFO or link at the path is
+//! written through, never replaced ([`write_to`]).
 
 pub mod chart;
 mod csv;
@@ -11,6 +12,8 @@ mod json;
 mod markdown;
 pub mod retrieval;
 pub mod table;
+mod tags;
+pub mod terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,7 @@ pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
 pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use self::tags::TagsCsv;
 pub use crate::output::record::SCHEMA;
 
 pub use crate::results::{Meta, Results, SetMeta, SettingText};
@@ -38,6 +42,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(SummaryCsv),
         Box::new(RunsCsv),
+        Box::new(TagsCsv),
         Box::new(JsonResults),
         Box::new(MarkdownReport),
         Box::new(HtmlReport),
@@ -80,9 +85,71 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     outcomes.into_iter().collect()
 }
 
-/// Write `path` through a temporary file in the same folder and rename it into place.
+/// Write `path` through a temporary file in the same folder and rename it into place, over
+/// whatever regular file is there (see [`write_to`]).
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let dir = path
+    write_to(path, Existing::Replace, fill)
+}
+
+/// What [`write_to`] does with a file already at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it.
+    Replace,
+    /// Keep it: the write fails with [`std::io::ErrorKind::AlreadyExists`] in its chain, even
+    /// when the file appeared while the text was being made (two runs at once, or a user).
+    Keep,
+}
+
+/// Write `path` so that it never replaces what it should not:
+///
+/// - a device, FIFO, socket or terminal (`/dev/null`, `/dev/stdout` on a pipe) is written into
+///   as a stream: renaming over it would replace the machine's `/dev/null` with a plain file;
+/// - a link is followed, and the file it points to is replaced, never the link itself;
+/// - a regular file, or nothing, is replaced atomically: a temporary file in the same folder,
+///   renamed into place, so an interrupted run leaves the previous file whole.
+pub fn write_to(
+    path: &Path,
+    existing: Existing,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let cannot = || format!("cannot write `{}`", path.display());
+    let exists = || {
+        anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
+            .context(format!("`{}` exists", path.display()))
+    };
+    if let Ok(meta) = std::fs::metadata(path) {
+        if existing == Existing::Keep {
+            return Err(exists());
+        }
+        if crate::base::input::odd_kind(&meta).is_some() && !meta.is_dir() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(cannot)?;
+            let mut w = std::io::BufWriter::new(file);
+            fill(&mut w).with_context(cannot)?;
+            return w.flush().with_context(cannot);
+        }
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        match std::fs::canonicalize(path) {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let to = std::fs::read_link(path).unwrap_or_default();
+                anyhow::bail!(
+                    "{}: it is a link to `{}`, which does not exist",
+                    cannot(),
+                    to.display()
+                );
+            }
+            Err(e) => return Err(e).with_context(cannot),
+        }
+    } else {
+        path.to_path_buf()
+    };
+    let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
@@ -90,9 +157,8 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
     hold_for_tests();
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
-        fill(&mut w).with_context(|| format!("cannot write `{}`", path.display()))?;
-        w.flush()
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        fill(&mut w).with_context(cannot)?;
+        w.flush().with_context(cannot)?;
     }
     tmp.as_file().sync_all().ok();
     // Reports are for sharing: readable by all, like any file the user writes (tempfile
@@ -102,9 +168,14 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644)).ok();
     }
-    tmp.persist(path)
-        .with_context(|| format!("cannot write `{}`", path.display()))?;
-    Ok(())
+    match existing {
+        Existing::Replace => tmp.persist(&target).map(drop),
+        Existing::Keep => tmp.persist_noclobber(&target).map(drop),
+    }
+    .map_err(|e| match e.error.kind() {
+        std::io::ErrorKind::AlreadyExists if existing == Existing::Keep => exists(),
+        _ => anyhow::Error::from(e.error).context(cannot()),
+    })
 }
 
 /// Tests of interruption need a report write that is still in progress when their signal

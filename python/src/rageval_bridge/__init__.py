@@ -8,13 +8,22 @@
 module:object`` does the same from the command line.
 """
 
-from .adapters import ContractError, Keys, documents, generator, nodes, retriever
-from .server import Bridge, make_server, serve, start, url_of
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
-__version__ = "0.1.0"
+from .adapters import ContractError, Keys, documents, generator, nodes, retriever
+from .server import Bridge, BridgeServer, make_server, serve, start, url_of
+
+# Written once, in pyproject.toml; the installed package's metadata carries it (a checkout put
+# on the path by hand, not installed, has none).
+try:
+    __version__: str = _version("rageval-bridge")
+except PackageNotFoundError:  # pragma: no cover
+    __version__ = "0+unknown"
 
 __all__ = [
     "Bridge",
+    "BridgeServer",
     "ContractError",
     "Keys",
     "documents",

@@ -10,9 +10,18 @@ Nothing here imports LangChain or LlamaIndex: objects are recognised by the meth
 so the package imports (and its plain-function path works) without either installed.
 """
 
+from __future__ import annotations
+
 import hashlib
 import math
 import threading
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+# A hit of ``/retrieve`` (``{id, source, heading?, text, score}``), a passage rageval sends to
+# ``/generate`` (a hit as rageval kept it) and a ``/generate`` reply (``{answer, usage?}``).
+Hit = Dict[str, Any]
+Passage = Mapping[str, Any]
+Reply = Dict[str, Any]
 
 
 class ContractError(Exception):
@@ -24,7 +33,9 @@ class Keys:
     """Where a document's id, source and heading are found in its metadata (configurable),
     and, for a retriever whose documents carry their score, the score."""
 
-    def __init__(self, id_key="id", source_key="source", heading_key="heading", score_key="score"):
+    def __init__(
+        self, id_key: str = "id", source_key: str = "source", heading_key: str = "heading", score_key: str = "score"
+    ) -> None:
         self.id = id_key
         self.source = source_key
         self.heading = heading_key
@@ -126,18 +137,18 @@ def _relevance_available(store):
 class Retriever:
     """``retrieve(query, k)`` over a team's object, and a line saying what it is."""
 
-    def __init__(self, fn, description):
+    def __init__(self, fn: Callable[[str, int], List[Hit]], description: str) -> None:
         self._fn = fn
         self.description = description
 
-    def __call__(self, query, k):
+    def __call__(self, query: str, k: int) -> List[Hit]:
         hits = self._fn(query, k)
         if len(hits) > k:
             hits = hits[:k]
         return hits
 
 
-def retriever(obj, keys=None):
+def retriever(obj: Any, keys: Optional[Keys] = None) -> Retriever:
     """The retriever for ``obj``: a LangChain ``VectorStore`` or ``BaseRetriever``, a
     LlamaIndex ``BaseRetriever``, or a function ``f(query, k)`` returning hits."""
     keys = keys or Keys()
@@ -227,15 +238,15 @@ def _answer_of(out):
 class Generator:
     """``generate(question, passages)`` over a team's object, and a line saying what it is."""
 
-    def __init__(self, fn, description):
+    def __init__(self, fn: Callable[[str, Sequence[Passage]], Any], description: str) -> None:
         self._fn = fn
         self.description = description
 
-    def __call__(self, question, passages):
+    def __call__(self, question: str, passages: Sequence[Passage]) -> Reply:
         return _answer_of(self._fn(question, passages))
 
 
-def documents(passages, keys=None):
+def documents(passages: Sequence[Passage], keys: Optional[Keys] = None) -> List[Any]:
     """The passages rageval sent as LangChain ``Document`` objects, metadata under the
     configured keys (plus ``score``), for a chain of your own."""
     from langchain_core.documents import Document
@@ -251,7 +262,7 @@ def documents(passages, keys=None):
     ]
 
 
-def nodes(passages, keys=None):
+def nodes(passages: Sequence[Passage], keys: Optional[Keys] = None) -> List[Any]:
     """The passages as LlamaIndex ``NodeWithScore`` objects, for a synthesizer."""
     from llama_index.core.schema import NodeWithScore, TextNode
 
@@ -269,7 +280,9 @@ def nodes(passages, keys=None):
     ]
 
 
-def generator(obj, keys=None, question_key="question", documents_key="context"):
+def generator(
+    obj: Any, keys: Optional[Keys] = None, question_key: str = "question", documents_key: str = "context"
+) -> Generator:
     """The generation step for ``obj``: a LangChain ``Runnable`` taking
     ``{question_key: question, documents_key: [Document]}`` (a stuff chain), a LlamaIndex
     response synthesizer or query engine, or a function ``f(question, passages)`` returning

@@ -1,0 +1,249 @@
+//! A client of a provider's Files and Batches endpoints (OpenAI's, and those that copied
+//! them): upload a batch input file, create a batch, poll it, cancel it, download its output
+//! and error files. Every request goes to the section's own base URL with its key and headers
+//! ([`Endpoint`]), with its retries; a message never quotes a secret.
+
+use anyhow::{anyhow, bail, Result};
+use reqwest::header::CONTENT_TYPE;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::adapters::http::{self, transport_failure, Endpoint, Failure};
+use crate::vocab::call::ErrorKind;
+
+/// A batch as the server reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub id: String,
+    /// `validating`, `in_progress`, `finalizing`, `completed`, `failed`, `expired`,
+    /// `cancelling` or `cancelled`.
+    pub status: String,
+    pub total: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub output_file_id: Option<String>,
+    pub error_file_id: Option<String>,
+    /// The `errors` of a failed batch, as `line N: code: message`.
+    pub errors: Vec<String>,
+}
+
+impl Status {
+    /// Whether the batch will change no more.
+    pub fn is_done(&self) -> bool {
+        matches!(
+            self.status.as_str(),
+            "completed" | "failed" | "expired" | "cancelled"
+        )
+    }
+
+    fn read(v: &Value) -> Option<Status> {
+        let counts = &v["request_counts"];
+        let id_of = |f: &str| v[f].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let errors = v["errors"]["data"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|e| {
+                        let line = e["line"]
+                            .as_u64()
+                            .map(|n| format!("line {n}: "))
+                            .unwrap_or_default();
+                        format!(
+                            "{line}{}: {}",
+                            e["code"].as_str().unwrap_or("error"),
+                            e["message"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Status {
+            id: v["id"].as_str()?.to_string(),
+            status: v["status"].as_str()?.to_string(),
+            total: counts["total"].as_u64().unwrap_or(0),
+            completed: counts["completed"].as_u64().unwrap_or(0),
+            failed: counts["failed"].as_u64().unwrap_or(0),
+            output_file_id: id_of("output_file_id"),
+            error_file_id: id_of("error_file_id"),
+            errors,
+        })
+    }
+}
+
+/// The Files and Batches endpoints under one base URL.
+pub struct Client {
+    client: reqwest::Client,
+    endpoint: Endpoint,
+}
+
+/// The largest output or error file downloaded.
+pub const MAX_FILE_BYTES: usize = 1 << 30;
+
+impl Client {
+    pub fn new(endpoint: Endpoint) -> Result<Self> {
+        Ok(Client {
+            client: http::client().map_err(|e| anyhow!(e))?,
+            endpoint,
+        })
+    }
+
+    /// The base URL as messages show it.
+    pub fn shown(&self) -> &str {
+        &self.endpoint.shown
+    }
+
+    /// One request with the endpoint's key, headers and retries; the body of its success.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, String)>,
+        limit: usize,
+    ) -> Result<Vec<u8>> {
+        let e = &self.endpoint;
+        let outcome = http::call(e, || {
+            let body = body.clone();
+            let method = method.clone();
+            async move {
+                let (bytes, content_type) = body.unwrap_or_default();
+                let mut request = e
+                    .post(&self.client, path, bytes)
+                    .build()
+                    .map_err(|err| transport_failure(&err, e))?;
+                *request.method_mut() = method.clone();
+                if method == Method::GET {
+                    *request.body_mut() = None;
+                    request.headers_mut().remove(CONTENT_TYPE);
+                } else if !content_type.is_empty() {
+                    request.headers_mut().insert(
+                        CONTENT_TYPE,
+                        content_type.parse().map_err(|_| {
+                            Failure::fatal(ErrorKind::Client, "invalid content type")
+                        })?,
+                    );
+                }
+                let response = self
+                    .client
+                    .execute(request)
+                    .await
+                    .map_err(|err| transport_failure(&err, e))?;
+                if !response.status().is_success() {
+                    let status = response.status().as_u16();
+                    let mut f = e.error_reply(response).await;
+                    if status == 404 {
+                        f.error.message = format!("404 {}", f.error.message);
+                    }
+                    return Err(f);
+                }
+                read_limited(e, response, path, limit).await
+            }
+        })
+        .await;
+        outcome.map_err(|err| {
+            let url = e.shown_url(path);
+            if err.message.starts_with("404") {
+                anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API (or not this file or batch); set `chat.batch: false` (or drop `--batch`) to call it live", e.shown)
+            } else {
+                anyhow!("{method} {url} failed: {err}")
+            }
+        })
+    }
+
+    async fn json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, String)>,
+    ) -> Result<Status> {
+        let bytes = self.send(method, path, body, http::MAX_REPLY_BYTES).await?;
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            anyhow!(
+                "the reply of {} is not JSON: {e}",
+                self.endpoint.shown_url(path)
+            )
+        })?;
+        Status::read(&v).ok_or_else(|| {
+            anyhow!(
+                "the reply of {} is not a batch (no `id` and `status`)",
+                self.endpoint.shown_url(path)
+            )
+        })
+    }
+
+    /// Upload `file` for a batch: its file id.
+    pub async fn upload(&self, name: &str, file: &[u8]) -> Result<String> {
+        let (body, content_type) = super::multipart::form("batch", name, file);
+        let bytes = self
+            .send(
+                Method::POST,
+                "files",
+                Some((body, content_type)),
+                http::MAX_REPLY_BYTES,
+            )
+            .await?;
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        match v["id"].as_str() {
+            Some(id) => Ok(id.to_string()),
+            None => bail!(
+                "the reply of {} names no file `id`",
+                self.endpoint.shown_url("files")
+            ),
+        }
+    }
+
+    /// Create a batch of the uploaded `input_file_id` for `endpoint` (`/v1/chat/completions`).
+    pub async fn create(&self, input_file_id: &str, endpoint: &str) -> Result<Status> {
+        let body = json!({"input_file_id": input_file_id, "endpoint": endpoint, "completion_window": "24h",
+            "metadata": {"created_by": "rageval"}});
+        let body = (serde_json::to_vec(&body)?, "application/json".to_string());
+        self.json(Method::POST, "batches", Some(body)).await
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Status> {
+        self.json(Method::GET, &format!("batches/{id}"), None).await
+    }
+
+    pub async fn cancel(&self, id: &str) -> Result<Status> {
+        self.json(Method::POST, &format!("batches/{id}/cancel"), None)
+            .await
+    }
+
+    /// The content of file `id` (at most [`MAX_FILE_BYTES`]).
+    pub async fn content(&self, id: &str) -> Result<Vec<u8>> {
+        self.send(
+            Method::GET,
+            &format!("files/{id}/content"),
+            None,
+            MAX_FILE_BYTES,
+        )
+        .await
+    }
+}
+
+/// A success's body, up to `limit` bytes.
+async fn read_limited(
+    e: &Endpoint,
+    mut response: reqwest::Response,
+    path: &str,
+    limit: usize,
+) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| transport_failure(&err, e))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(Failure::fatal(
+                ErrorKind::Malformed,
+                format!(
+                    "the reply from {} is larger than the limit of {} MiB",
+                    e.shown_url(path),
+                    limit >> 20
+                ),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}

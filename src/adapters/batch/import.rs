@@ -1,0 +1,378 @@
+//! Reading a batch engine's output and error files into the response cache.
+//!
+//! A line is `{"custom_id", "response": {"status_code", "body"}, "error"}` (OpenAI, Azure and
+//! vLLM's `run_batch` all write it). A success whose `custom_id` this project wrote (see
+//! [`Ledger`]) and whose body is a chat completion is put into the cache file of its request,
+//! under that key; a failure is counted with the engine's error, an unknown `custom_id` is
+//! counted and never guessed at. Nothing is written until every line of every file has been
+//! read: a line that is not a batch line stops the import naming its file and line, with the
+//! cache as it was. A key the cache already holds is left as it is, so a second import of a
+//! file changes nothing.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::{Ledger, StoreKind};
+use crate::adapters::cache::{CacheMode, CachedReply, Store};
+use crate::adapters::chat::{estimate_tokens, Usage};
+use crate::base::error::InputError;
+
+/// The longest line read: a chat completion's body is far shorter, and an output file (of any
+/// size) is read a line at a time.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Where a line is: `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// A line whose request was not answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub at: At,
+    pub custom_id: String,
+    /// The engine's error (`500: injected failure`, `batch_expired: ...`), or why the body
+    /// is no answer.
+    pub message: String,
+}
+
+/// What an import did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Answers put into the cache.
+    pub imported: usize,
+    /// Answers the cache already held (a file imported again).
+    pub already: usize,
+    pub failed: Vec<Failed>,
+    /// Lines whose `custom_id` is no request of this project.
+    pub unknown: Vec<(At, String)>,
+}
+
+/// One answer read, not yet written.
+struct Answer {
+    store: StoreKind,
+    key: String,
+    reply: CachedReply,
+}
+
+/// Import `files` into the cache folder `cache_dir`, whose ledger names the requests.
+pub fn import(files: &[PathBuf], cache_dir: &Path) -> Result<Imported> {
+    import_into(files, cache_dir, &|kind| {
+        Ok(Arc::new(Store::open(
+            &cache_dir.join(kind.file()),
+            CacheMode::Use,
+        )?))
+    })
+}
+
+/// [`import`] through the stores `store` hands out (a running sweep's own, so that it sees
+/// the answers at once).
+pub fn import_into(
+    files: &[PathBuf],
+    cache_dir: &Path,
+    store: &dyn Fn(StoreKind) -> Result<Arc<Store<CachedReply>>>,
+) -> Result<Imported> {
+    let ledger = Ledger::open(cache_dir)?;
+    let mut out = Imported::default();
+    let mut answers = Vec::new();
+    for file in files {
+        read_file(file, &ledger, &mut answers, &mut out)?;
+    }
+    for kind in [StoreKind::Chat, StoreKind::Judge] {
+        let mine: Vec<&Answer> = answers.iter().filter(|a| a.store == kind).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let store = store(kind)?;
+        for a in mine {
+            if store.get(&a.key).is_some() {
+                out.already += 1;
+            } else {
+                store.put(a.key.clone(), a.reply.clone())?;
+                out.imported += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read_file(
+    file: &Path,
+    ledger: &Ledger,
+    answers: &mut Vec<Answer>,
+    out: &mut Imported,
+) -> Result<()> {
+    let f = std::fs::File::open(file)
+        .map_err(|e| InputError::new(file, format!("cannot read the batch file: {e}")))?;
+    let mut reader = BufReader::new(f);
+    let mut buf = Vec::new();
+    for n in 1.. {
+        buf.clear();
+        let read = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| InputError::new(file, format!("cannot read the batch file: {e}")))?;
+        if read == 0 {
+            break;
+        }
+        let at = At {
+            file: file.to_path_buf(),
+            line: n,
+        };
+        let bad = |message: String| InputError::new(file, message).at(Some(n));
+        if buf.len() > MAX_LINE_BYTES {
+            return Err(bad(format!(
+                "the line is longer than {} MiB: this is not a batch output or error file",
+                MAX_LINE_BYTES >> 20
+            ))
+            .into());
+        }
+        let text = std::str::from_utf8(&buf).map_err(|_| {
+            bad("the line is not UTF-8 text: this is not a batch output or error file".into())
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            bad(format!(
+                "the line is not JSON ({e}): a batch output or error file has one JSON object a line"
+            ))
+        })?;
+        let Some(custom_id) = v["custom_id"].as_str() else {
+            return Err(bad(
+                "the line has no `custom_id`: a batch output or error file line names the request it answers"
+                    .into(),
+            )
+            .into());
+        };
+        let Some(store) = ledger.store_of(custom_id) else {
+            out.unknown.push((at, custom_id.to_string()));
+            continue;
+        };
+        match answer(&v, ledger.prompt_tokens(custom_id)) {
+            Ok(reply) => answers.push(Answer {
+                store,
+                key: custom_id.to_string(),
+                reply,
+            }),
+            Err(message) => out.failed.push(Failed {
+                at,
+                custom_id: custom_id.to_string(),
+                message,
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// The cached reply a line carries, or the engine's error.
+fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
+    if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+        return Err(error_text(e));
+    }
+    let response = &v["response"];
+    let status = response["status_code"].as_u64();
+    let body = &response["body"];
+    if status != Some(200) {
+        let what = match status {
+            Some(s) => s.to_string(),
+            None => "no status".into(),
+        };
+        return Err(match body.get("error") {
+            Some(e) => format!("{what}: {}", error_text(e)),
+            None => format!("{what}: the engine gave no error"),
+        });
+    }
+    let text = match &body["choices"][0]["message"]["content"] {
+        Value::String(s) => s.clone(),
+        _ => {
+            return Err(
+                "the body is not a chat completion (no `choices[0].message.content`)".into(),
+            )
+        }
+    };
+    let usage = crate::adapters::chat::openai::parse_usage(body).unwrap_or(Usage {
+        prompt_tokens: prompt_estimate,
+        completion_tokens: estimate_tokens(&text),
+        cached_prompt_tokens: 0,
+        estimated: true,
+    });
+    Ok(CachedReply {
+        text,
+        usage,
+        latency_ms: 0.0,
+        batch: true,
+    })
+}
+
+/// `code: message` of an engine's error object, or the object itself.
+fn error_text(e: &Value) -> String {
+    let message = e["message"].as_str();
+    let code = e["code"].as_str().or(e["type"].as_str());
+    match (code, message) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (None, Some(m)) => m.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Line, Pending, CHAT_URL};
+    use super::*;
+    use serde_json::json;
+
+    fn ledger_with(dir: &Path, ids: &[(&str, StoreKind)]) {
+        let pending: Vec<Pending> = ids
+            .iter()
+            .map(|(id, store)| Pending {
+                line: Line {
+                    custom_id: id.to_string(),
+                    method: "POST".into(),
+                    url: CHAT_URL.into(),
+                    body: json!({}),
+                },
+                store: *store,
+                prompt_tokens: 7,
+                rewrite: false,
+            })
+            .collect();
+        Ledger::open(dir).unwrap().record(&pending).unwrap();
+    }
+
+    fn ok(id: &str, content: &str) -> String {
+        json!({"id": "r", "custom_id": id, "error": null, "response": {"status_code": 200, "body": {
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 4}}}})
+        .to_string()
+    }
+
+    /// Answers go into their own cache file under their key; failures, non-answers and
+    /// strangers are counted, not cached; a second import changes nothing.
+    #[test]
+    fn answers_are_cached_under_their_key_and_a_second_import_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        ledger_with(
+            &cache,
+            &[
+                ("a", StoreKind::Chat),
+                ("j", StoreKind::Judge),
+                ("f", StoreKind::Chat),
+                ("x", StoreKind::Chat),
+                ("e", StoreKind::Chat),
+            ],
+        );
+        let output = dir.path().join("out.jsonl");
+        let errors = dir.path().join("err.jsonl");
+        std::fs::write(
+            &output,
+            [
+                ok("a", "Room B2."),
+                ok("j", "{\"grade\": 1}"),
+                ok("stranger", "hi"),
+                json!({"custom_id": "x", "response": {"status_code": 200, "body": {"data": []}}})
+                    .to_string(),
+            ]
+            .join("\n")
+                + "\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &errors,
+            [
+                json!({"custom_id": "f", "response": {"status_code": 500, "body": {"error": {"message": "injected failure", "type": "server_error"}}}, "error": null}).to_string(),
+                json!({"custom_id": "e", "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}).to_string(),
+            ]
+            .join("\n"),
+        )
+        .unwrap();
+        let files = [output.clone(), errors.clone()];
+        let first = import(&files, &cache).unwrap();
+        assert_eq!((first.imported, first.already), (2, 0));
+        let failed: Vec<(String, String, usize)> = first
+            .failed
+            .iter()
+            .map(|f| (f.custom_id.clone(), f.message.clone(), f.at.line))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                ("x".into(), "the body is not a chat completion (no `choices[0].message.content`)".into(), 4),
+                ("f".into(), "500: server_error: injected failure".into(), 1),
+                ("e".into(), "batch_expired: This request could not be executed before the completion window expired.".into(), 2),
+            ]
+        );
+        assert_eq!(
+            first.unknown,
+            [(
+                At {
+                    file: output.clone(),
+                    line: 3
+                },
+                "stranger".to_string()
+            )]
+        );
+        let chat: Store<CachedReply> =
+            Store::open(&cache.join("chat.jsonl"), CacheMode::Use).unwrap();
+        let a = chat.get("a").unwrap();
+        assert_eq!(
+            (a.text.as_str(), a.usage.prompt_tokens, a.batch),
+            ("Room B2.", 30, true)
+        );
+        assert_eq!(chat.len(), 1, "only the answer of its own request");
+        let judge: Store<CachedReply> =
+            Store::open(&cache.join("judge.jsonl"), CacheMode::Use).unwrap();
+        assert_eq!(judge.get("j").unwrap().text, "{\"grade\": 1}");
+        let before = std::fs::read(cache.join("chat.jsonl")).unwrap();
+        let second = import(&files, &cache).unwrap();
+        assert_eq!((second.imported, second.already), (0, 2));
+        assert_eq!(std::fs::read(cache.join("chat.jsonl")).unwrap(), before);
+    }
+
+    /// A line that is no batch line stops the import before anything is written, naming the
+    /// file and line; so does a file with one endless line (as a 2 GB file of anything else
+    /// would be), read no further than the limit.
+    #[test]
+    fn a_broken_file_is_refused_naming_its_line_and_nothing_is_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        ledger_with(&cache, &[("a", StoreKind::Chat)]);
+        let file = dir.path().join("out.jsonl");
+        std::fs::write(&file, ok("a", "fine") + "\n{\"custom_id\": \"a\", \"resp\n").unwrap();
+        let e = import(std::slice::from_ref(&file), &cache).unwrap_err();
+        let e = e.downcast::<InputError>().unwrap();
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.message.starts_with("the line is not JSON ("),
+            "{}",
+            e.message
+        );
+        assert!(!cache.join("chat.jsonl").exists(), "nothing written");
+        std::fs::write(&file, "{\"response\": {}}\n").unwrap();
+        let e = import(std::slice::from_ref(&file), &cache).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            InputError::new(&file, "the line has no `custom_id`: a batch output or error file line names the request it answers").at(Some(1)).to_string()
+        );
+        let huge = dir.path().join("huge.jsonl");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(2 * 1024 * 1024 * 1024)
+            .unwrap();
+        let e = import(std::slice::from_ref(&huge), &cache).unwrap_err();
+        assert!(e.to_string().contains("longer than 32 MiB"), "{e}");
+    }
+}

@@ -1,0 +1,570 @@
+//! SQuAD 2.0 JSON in, a question set and its corpus out: `rageval import squad FILE --out DIR`.
+//!
+//! SQuAD's format (`data[].title`, `paragraphs[].context`, `qas[].question/id/is_impossible/
+//! answers[].text/answer_start`, `plausible_answers` on impossible questions) is what public
+//! sets, annotation tools and many internal datasets export. Each article becomes one markdown
+//! file of `DIR/docs/`, one section per paragraph (`# Title, paragraph N`), and
+//! `DIR/questions.yaml` a normal question set over it (docs/question-sets.md has the mapping).
+//!
+//! The file is read as a stream: one article at a time is parsed, checked, written and dropped,
+//! so the 40 MB training set never sits in memory as a whole. Everything is written into a
+//! temporary folder beside `DIR` and renamed into place at the end: bad input leaves nothing
+//! behind, and `--force` replaces a `DIR` only once the new one is complete.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::adapters::corpus::{chunk_markdown, plain_heading};
+use crate::base::error::InputError;
+use crate::base::text::normal_answer;
+
+/// The largest SQuAD file read (the training set is 40 MB).
+pub const MAX_SQUAD_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The tag of an impossible question that SQuAD gives plausible answers for.
+pub const PLAUSIBLE_TAG: &str = "plausible-answer";
+
+/// What an import wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    pub articles: usize,
+    pub paragraphs: usize,
+    pub answerable: usize,
+    pub unanswerable: usize,
+    /// Of the unanswerable questions, those with plausible answers (tagged [`PLAUSIBLE_TAG`]).
+    pub plausible: usize,
+}
+
+impl fmt::Display for Imported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} articles ({} paragraphs): {} answerable and {} unanswerable questions ({} with plausible answers)",
+            self.articles, self.paragraphs, self.answerable, self.unanswerable, self.plausible
+        )
+    }
+}
+
+/// Import the SQuAD file `file` into the folder `out` (`docs/` and `questions.yaml`). An `out`
+/// that exists is refused unless `force`, and then replaced whole once the import succeeded.
+pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::Error> {
+    if out.exists() && !force {
+        return Err(InputError::new(
+            out,
+            "exists: pass `--force` to replace it (nothing was written)",
+        )
+        .into());
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)
+        .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
+    // Removed on every early return: nothing half-written stays.
+    let tmp = tempfile::Builder::new()
+        .prefix(".rageval-import-")
+        .tempdir_in(&parent)
+        .map_err(|e| anyhow::anyhow!("cannot write in `{}`: {e}", parent.display()))?;
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir(&docs)
+        .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", docs.display()))?;
+
+    let reader = crate::base::input::open_limited(file, MAX_SQUAD_BYTES)
+        .map_err(|e| InputError::new(file, format!("cannot read the SQuAD file: {e}")))?;
+    let mut state = State {
+        file: file.to_path_buf(),
+        docs: docs.clone(),
+        error: RefCell::new(None),
+        reading: None,
+        ids: HashMap::new(),
+        names: HashMap::new(),
+        set: OutSet::default(),
+        imported: Imported::default(),
+    };
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    let parsed = FileSeed(&mut state)
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
+    if let Err(e) = parsed {
+        return Err(match state.error.take() {
+            Some(ours) => ours,
+            None => match state.reading {
+                Some(i) => json_error(file, &e, &format!("`data[{i}]`")),
+                None => json_error(file, &e, "the file"),
+            },
+        }
+        .into());
+    }
+    let State {
+        mut set, imported, ..
+    } = state;
+    set.corpus = "docs";
+    set.description = format!(
+        "Imported from {} by `rageval import squad`: one markdown file per article in docs/, one section per paragraph.",
+        file.file_name().unwrap_or_default().to_string_lossy()
+    );
+    if imported.answerable + imported.unanswerable == 0 {
+        return Err(InputError::new(
+            file,
+            "holds no question (`data[].paragraphs[].qas` are all empty)",
+        )
+        .into());
+    }
+    let header = format!(
+        "# Imported by `rageval import squad` from {}: {imported}.\n",
+        file.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let yaml = serde_yaml::to_string(&set)?;
+    std::fs::write(tmp.path().join("questions.yaml"), format!("{header}{yaml}"))
+        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", out.display()))?;
+    replace_dir(tmp, out)?;
+    Ok(imported)
+}
+
+/// Move the finished folder `tmp` to `out`, replacing an `out` that exists.
+fn replace_dir(tmp: tempfile::TempDir, out: &Path) -> Result<(), anyhow::Error> {
+    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write `{}`: {e}", out.display());
+    let built = tmp.keep();
+    if out.exists() {
+        let parent = built.parent().unwrap_or(Path::new("."));
+        let old = tempfile::Builder::new()
+            .prefix(".rageval-import-old-")
+            .tempdir_in(parent)
+            .map_err(fail)?;
+        let aside = old.path().join("old");
+        std::fs::rename(out, &aside).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&built);
+            fail(e)
+        })?;
+        if let Err(e) = std::fs::rename(&built, out) {
+            let _ = std::fs::rename(&aside, out);
+            let _ = std::fs::remove_dir_all(&built);
+            return Err(fail(e));
+        }
+        // `old` and what was `out` are removed as it drops.
+        return Ok(());
+    }
+    std::fs::rename(&built, out).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&built);
+        fail(e)
+    })
+}
+
+/// A serde_json error as an input error at its line and column, `at` the JSON path reached.
+fn json_error(file: &Path, e: &serde_json::Error, at: &str) -> InputError {
+    let mut message = e.to_string();
+    // The position is the error's line and column: not repeated in the message.
+    let here = format!(" at line {} column {}", e.line(), e.column());
+    message = message.replace(&here, "");
+    let mut err = if e.is_syntax() || e.is_eof() {
+        InputError::new(file, format!("is not JSON: {message}"))
+    } else {
+        InputError::new(file, format!("{at}: {message}"))
+    };
+    if e.line() > 0 {
+        err = err.at(Some(e.line()));
+        err.column = Some(e.column());
+    }
+    err
+}
+
+/// The question set written: the shape `evalsets/*.yaml` reads.
+#[derive(Serialize, Default)]
+struct OutSet {
+    corpus: &'static str,
+    description: String,
+    answerable: Vec<OutItem>,
+    unanswerable: Vec<OutItem>,
+}
+
+#[derive(Serialize)]
+struct OutItem {
+    id: String,
+    question: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expect: Option<OutExpect>,
+    tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+#[derive(Serialize)]
+struct OutExpect {
+    sources: Vec<String>,
+    answer: Vec<String>,
+}
+
+/// One article as SQuAD writes it; every field optional here so that a missing one is named by
+/// its JSON path.
+#[derive(Deserialize)]
+struct Article {
+    title: Option<String>,
+    paragraphs: Option<Vec<Paragraph>>,
+}
+
+#[derive(Deserialize)]
+struct Paragraph {
+    context: Option<String>,
+    qas: Option<Vec<Qa>>,
+}
+
+#[derive(Deserialize)]
+struct Qa {
+    question: Option<String>,
+    id: Option<String>,
+    /// SQuAD 1.1 has no such field: every question is answerable.
+    #[serde(default)]
+    is_impossible: bool,
+    answers: Option<Vec<Answer>>,
+    plausible_answers: Option<Vec<Answer>>,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    text: Option<String>,
+    answer_start: Option<u64>,
+}
+
+/// The import under way: what was seen and what is written.
+struct State {
+    file: PathBuf,
+    docs: PathBuf,
+    /// The first problem the checks found (serde only learns that one happened).
+    error: RefCell<Option<InputError>>,
+    /// The article being read, for a type error inside it.
+    reading: Option<usize>,
+    /// Question ids seen, with the JSON path of each.
+    ids: HashMap<String, String>,
+    /// File names given, by article count.
+    names: HashMap<String, usize>,
+    set: OutSet,
+    imported: Imported,
+}
+
+impl State {
+    fn fail<E: de::Error>(&self, path: String, message: impl Into<String>) -> E {
+        let err = InputError::new(&self.file, message).field(path);
+        *self.error.borrow_mut() = Some(err);
+        E::custom("stopped")
+    }
+
+    /// Check, write and record one article.
+    fn article(&mut self, i: usize, a: Article) -> Result<(), InputError> {
+        let at = format!("data[{i}]");
+        let file = self.file.clone();
+        let err = |path: String, msg: &str| InputError::new(&file, msg).field(path);
+        let title = match a.title.as_deref().map(str::trim) {
+            Some(t) if !t.is_empty() => t.to_string(),
+            Some(_) => return Err(err(format!("{at}.title"), "is empty")),
+            None => return Err(err(format!("{at}.title"), "is missing")),
+        };
+        let paragraphs = a
+            .paragraphs
+            .ok_or_else(|| err(format!("{at}.paragraphs"), "is missing"))?;
+        let name = self.file_name(&title);
+        let stem = name.trim_end_matches(".md").to_string();
+        let shown = title.replace('_', " ");
+        let mut markdown = String::new();
+        // Per paragraph: its heading, and the answers that must be found in its section.
+        let mut sections: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        for (p, para) in paragraphs.into_iter().enumerate() {
+            let at = format!("{at}.paragraphs[{p}]");
+            let context = para
+                .context
+                .ok_or_else(|| err(format!("{at}.context"), "is missing"))?;
+            if context.trim().is_empty() {
+                return Err(err(format!("{at}.context"), "is empty"));
+            }
+            let qas = para
+                .qas
+                .ok_or_else(|| err(format!("{at}.qas"), "is missing"))?;
+            let heading = format!("{shown}, paragraph {}", p + 1);
+            let source = format!("{name}#{}", plain_heading(&heading));
+            markdown.push_str(&format!("# {heading}\n\n{}\n\n", as_paragraph(&context)));
+            let mut expected = Vec::new();
+            for (k, qa) in qas.into_iter().enumerate() {
+                let at = format!("{at}.qas[{k}]");
+                let item = self.question(&at, qa, &context, &source, &stem)?;
+                if let Some(e) = &item.expect {
+                    expected.extend(e.answer.iter().map(|a| (at.clone(), a.clone())));
+                    self.set.answerable.push(item);
+                    self.imported.answerable += 1;
+                } else {
+                    self.imported.plausible += usize::from(item.note.is_some());
+                    self.set.unanswerable.push(item);
+                    self.imported.unanswerable += 1;
+                }
+            }
+            sections.push((plain_heading(&heading), expected));
+            self.imported.paragraphs += 1;
+        }
+        // Every answer is in its section as the corpus splits the file: the sources resolve.
+        let chunks = chunk_markdown(&name, &markdown);
+        for (heading, expected) in &sections {
+            let section = chunks
+                .iter()
+                .find(|c| &c.heading == heading)
+                .map(|c| normal_answer(&c.text));
+            for (at, answer) in expected {
+                if !section
+                    .as_deref()
+                    .is_some_and(|s| s.contains(&normal_answer(answer)))
+                {
+                    return Err(err(
+                        format!("{at}.answers"),
+                        &format!("`{answer}` is not in section `{name}#{heading}` as rageval splits the markdown written for it"),
+                    ));
+                }
+            }
+        }
+        let path = self.docs.join(&name);
+        std::fs::write(&path, markdown)
+            .map_err(|e| InputError::new(&path, format!("cannot write: {e}")))?;
+        self.imported.articles += 1;
+        Ok(())
+    }
+
+    /// One question: checked, with its answers found at their offsets.
+    fn question(
+        &mut self,
+        at: &str,
+        qa: Qa,
+        context: &str,
+        source: &str,
+        article: &str,
+    ) -> Result<OutItem, InputError> {
+        let file = self.file.clone();
+        let err = |path: String, msg: String| InputError::new(&file, msg).field(path);
+        let question = match qa.question.as_deref().map(str::trim) {
+            Some(q) if !q.is_empty() => q.to_string(),
+            Some(_) => return Err(err(format!("{at}.question"), "is empty".into())),
+            None => return Err(err(format!("{at}.question"), "is missing".into())),
+        };
+        let id = qa
+            .id
+            .map(|id| id.trim().to_string())
+            .ok_or_else(|| err(format!("{at}.id"), "is missing".into()))?;
+        if id.is_empty() || id.contains(char::is_whitespace) || id.contains(',') {
+            return Err(err(
+                format!("{at}.id"),
+                format!("`{id}` is not a valid id: it must be non-empty, without spaces or commas"),
+            ));
+        }
+        if let Some(first) = self.ids.insert(id.clone(), at.to_string()) {
+            return Err(err(
+                format!("{at}.id"),
+                format!("duplicate id `{id}` (also `{first}`)"),
+            ));
+        }
+        let answers = qa.answers.unwrap_or_default();
+        let texts = |list: &[Answer],
+                     key: &str,
+                     offsets: bool|
+         -> Result<Vec<String>, InputError> {
+            let mut out: Vec<String> = Vec::new();
+            for (j, a) in list.iter().enumerate() {
+                let at = format!("{at}.{key}[{j}]");
+                let text = a
+                    .text
+                    .as_deref()
+                    .ok_or_else(|| err(format!("{at}.text"), "is missing".into()))?;
+                if text.trim().is_empty() {
+                    return Err(err(format!("{at}.text"), "is empty".into()));
+                }
+                if offsets {
+                    let start = a
+                        .answer_start
+                        .ok_or_else(|| err(format!("{at}.answer_start"), "is missing".into()))?;
+                    if !at_offset(context, start, text) {
+                        return Err(err(
+                            format!("{at}.answer_start"),
+                            format!(
+                                "the context does not hold `{text}` at character {start} (it holds `{}`)",
+                                context.chars().skip(start as usize).take(text.chars().count()).collect::<String>()
+                            ),
+                        ));
+                    }
+                }
+                let text = text.trim().to_string();
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+            Ok(out)
+        };
+        let mut tags = vec![article.to_string()];
+        if qa.is_impossible {
+            if !answers.is_empty() {
+                return Err(err(
+                    format!("{at}.answers"),
+                    "an impossible question (`is_impossible: true`) has answers: move them to `plausible_answers`".into(),
+                ));
+            }
+            let plausible = texts(
+                qa.plausible_answers.as_deref().unwrap_or_default(),
+                "plausible_answers",
+                false,
+            )?;
+            let note = (!plausible.is_empty()).then(|| {
+                tags.push(PLAUSIBLE_TAG.to_string());
+                format!(
+                    "plausible answer (SQuAD, not the answer): {}",
+                    plausible.join("; ")
+                )
+            });
+            return Ok(OutItem {
+                id,
+                question,
+                expect: None,
+                tags,
+                note,
+            });
+        }
+        if answers.is_empty() {
+            return Err(err(
+                format!("{at}.answers"),
+                "is empty: an answerable question (`is_impossible` false or absent) needs an answer".into(),
+            ));
+        }
+        let answer = texts(&answers, "answers", true)?;
+        Ok(OutItem {
+            id,
+            question,
+            expect: Some(OutExpect {
+                sources: vec![source.to_string()],
+                answer,
+            }),
+            tags,
+            note: None,
+        })
+    }
+
+    /// A file name for the article `title`, unique among the articles: its letters, digits,
+    /// `-` and `_`, other characters as `_`.
+    fn file_name(&mut self, title: &str) -> String {
+        let mut stem = String::new();
+        for c in title.chars().take(80) {
+            let c = if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            };
+            if !(c == '_' && stem.ends_with('_')) {
+                stem.push(c);
+            }
+        }
+        let stem = stem.trim_matches('_');
+        let stem = if stem.is_empty() { "article" } else { stem };
+        let seen = self.names.entry(stem.to_lowercase()).or_insert(0);
+        *seen += 1;
+        if *seen == 1 {
+            format!("{stem}.md")
+        } else {
+            format!("{stem}-{seen}.md")
+        }
+    }
+}
+
+/// A context as one markdown paragraph: on one line (line breaks as spaces), and a line that
+/// the splitter would read as a heading or a code fence led by a zero-width space, which the
+/// answer match and the prompt ignore.
+fn as_paragraph(context: &str) -> String {
+    let line: String = context
+        .trim()
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    if line.starts_with('#') || line.starts_with("```") || line.starts_with("~~~") {
+        format!("\u{200B}{line}")
+    } else {
+        line
+    }
+}
+
+/// Whether `context` holds `text` at character (not byte) `start`, as SQuAD counts.
+fn at_offset(context: &str, start: u64, text: &str) -> bool {
+    let Ok(start) = usize::try_from(start) else {
+        return false;
+    };
+    match context.char_indices().nth(start) {
+        Some((byte, _)) => context[byte..].starts_with(text),
+        None => false,
+    }
+}
+
+/// The whole file: `{"version": ..., "data": [articles]}`.
+struct FileSeed<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for FileSeed<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FileSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a SQuAD object `{\"version\": ..., \"data\": [...]}`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut data = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "data" {
+                map.next_value_seed(Articles(&mut *self.0))?;
+                data = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        if !data {
+            return Err(self.0.fail(
+                "data".into(),
+                "is missing: a SQuAD file is `{\"version\": \"v2.0\", \"data\": [articles]}`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `data`: articles, each parsed, checked and written before the next is read.
+struct Articles<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for Articles<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Articles<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of articles")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let state = self.0;
+        let mut i = 0;
+        loop {
+            // A type error inside the article is named by its path, at serde's position.
+            state.reading = Some(i);
+            let Some(article) = seq.next_element::<Article>()? else {
+                state.reading = None;
+                return Ok(());
+            };
+            if let Err(e) = state.article(i, article) {
+                *state.error.borrow_mut() = Some(e);
+                return Err(de::Error::custom("stopped"));
+            }
+            i += 1;
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Batch engines end to end, against `rageval mock-llm` on loopback: `sweep --batch-out` writes
+//! the requests of a live sweep and makes no call, `batch import` reads an engine's answers
+//! into the cache, and `chat.batch: true` runs the whole cycle through the mock's Files and
+//! Batches endpoints, resuming the same batch after a SIGKILL.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::harness::{Outcome, Record};
+use crate::http::{http_project, keyed, raw, MockLlm, KEY_ENV};
+
+/// Each run's outcome, by (question, setting).
+fn outcomes(r: &Record) -> BTreeMap<(String, String), Outcome> {
+    r.runs
+        .iter()
+        .map(|run| {
+            (
+                (run.question.clone(), run.setting.clone()),
+                run.verdict.outcome,
+            )
+        })
+        .collect()
+}
+
+/// The live sweep every batch sweep is compared with: its record, on a mock of its own.
+fn live_sweep() -> Record {
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, false, "");
+    keyed(&p, &["sweep", "--quiet"]).run().results()
+}
+
+fn count(v: &Value, path: &[&str]) -> u64 {
+    path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
+}
+
+/// What an engine of one's own does with a batch input file: each line sent to `mock`'s chat
+/// endpoint, the answers written as output lines and the failures as error lines.
+fn answer(mock: &MockLlm, input: &str) -> (String, String) {
+    let addr = mock
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1");
+    let (mut output, mut errors) = (String::new(), String::new());
+    for line in input.lines() {
+        let req: Value = serde_json::from_str(line).unwrap();
+        let body = req["body"].to_string();
+        let (status, reply) = raw(
+            addr,
+            "POST",
+            "/v1/chat/completions",
+            &[
+                ("Authorization", "Bearer test-key"),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        );
+        let reply: Value = serde_json::from_slice(&reply).unwrap_or(Value::Null);
+        let out = json!({"id": "r", "custom_id": req["custom_id"], "response": {"status_code": status, "body": reply}, "error": null});
+        let to = if status == 200 {
+            &mut output
+        } else {
+            &mut errors
+        };
+        to.push_str(&format!("{out}\n"));
+    }
+    (output, errors)
+}
+
+/// `--batch-out` writes one line per distinct prompt of the live sweep and calls nothing; an
+/// engine's answers (every seventh request failing) imported with `batch import` give a sweep
+/// that calls only the failed lines and whose every run equals the live sweep's. Importing
+/// the same files again changes nothing.
+#[test]
+fn exported_requests_answered_elsewhere_and_imported_give_the_live_sweep() {
+    let live = live_sweep();
+    let distinct = live.calls.len();
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, false, "");
+    let out = keyed(&p, &["sweep", "--batch-out", "calls.jsonl"])
+        .stdout_contains(format!("wrote {distinct} chat requests to calls.jsonl (OpenAI batch input format; no chat call was made)."))
+        .stdout_contains("next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`")
+        .stderr("")
+        .absent("reports/latest/results.json")
+        .run();
+    assert_eq!(count(&mock.stats(), &["chat_requests"]), 0, "no call");
+    let input = out.read("calls.jsonl");
+    assert_eq!(input.lines().count(), distinct);
+    let first: Value = serde_json::from_str(input.lines().next().unwrap()).unwrap();
+    assert_eq!(first["method"], "POST");
+    assert_eq!(first["url"], "/v1/chat/completions");
+    assert_eq!(first["body"]["model"], "mock");
+    assert_eq!(first["body"]["stream"], false);
+    assert_eq!(
+        first["custom_id"].as_str().unwrap().len(),
+        64,
+        "a cache key"
+    );
+    assert!(!input.contains("test-key"), "no key in the file");
+
+    let engine = MockLlm::start(&["--fail-every", "7"]);
+    let (output, errors) = answer(&engine, &input);
+    p.write("answers.jsonl", &output);
+    p.write("errors.jsonl", &errors);
+    let failed = distinct / 7;
+    let imported = distinct - failed;
+    let summary = format!(
+        "imported {imported} answers (0 already in the cache), {failed} failed, 0 unknown.\n"
+    );
+    keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
+        .stdout_contains(summary)
+        .stderr_contains("warning: errors.jsonl:1: 500: server_error: injected failure")
+        .run();
+    keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
+        .stdout_contains(format!(
+            "imported 0 answers ({imported} already in the cache), {failed} failed, 0 unknown.\n"
+        ))
+        .run();
+    let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
+    assert_eq!(
+        count(&mock.stats(), &["chat_requests"]) as usize,
+        failed,
+        "only the failed lines are called"
+    );
+    assert_eq!(outcomes(&swept), outcomes(&live));
+}
+
+/// An import refuses what is not a batch file, naming the line, and counts a stranger's line
+/// as unknown without caching it.
+#[test]
+fn an_import_refuses_a_broken_line_and_never_guesses_an_unknown_id() {
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, false, "");
+    keyed(&p, &["batch", "import", "none.jsonl"])
+        .unusable(&["holds no batch requests: write them with `rageval sweep --batch-out FILE`"])
+        .run();
+    keyed(&p, &["sweep", "--batch-out", "calls.jsonl"]).run();
+    p.write(
+        "bad.jsonl",
+        "{\"custom_id\": \"x\", \"response\": {\"status_code\": 200}}\nnot json\n",
+    );
+    keyed(&p, &["batch", "import", "bad.jsonl"])
+        .unusable(&["error: bad.jsonl:2: the line is not JSON ("])
+        .run();
+    p.write(
+        "other.jsonl",
+        &format!("{}\n", json!({"custom_id": "someone-else", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "hi"}}]}}})),
+    );
+    keyed(&p, &["batch", "import", "other.jsonl"])
+        .stdout_contains("imported 0 answers (0 already in the cache), 0 failed, 1 unknown.\n")
+        .stderr("warning: other.jsonl:1: `custom_id` someone-else is no request of this project (not imported)\n")
+        .run();
+    assert!(
+        !p.path().join(".rageval/cache/chat.jsonl").exists()
+            || !p.read(".rageval/cache/chat.jsonl").contains("someone-else")
+    );
+}
+
+/// `chat.batch: true` against the mock's Batch API (every seventh request failing, a few
+/// seconds a batch): a run killed by SIGKILL while its batch runs leaves the batch id in the
+/// cache folder; the next run resumes that same batch (no second one), calls live only the
+/// lines the batch failed, and every run's outcome equals the live sweep's.
+#[test]
+fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_sweep() {
+    let live = live_sweep();
+    let distinct = live.calls.len() as u64;
+    let mock = MockLlm::start(&["--fail-every", "7", "--batch-delay", "4000"]);
+    let p = http_project(&mock.url, false, "  batch: true\n");
+    let mut child = p
+        .process()
+        .args(["sweep", "--quiet"])
+        .env(KEY_ENV, "test-key")
+        .env("RAGEVAL_BATCH_POLL_MS", "100")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let open = p.path().join(".rageval/cache/batch/open.json");
+    let start = Instant::now();
+    while !open.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no batch was created"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept: Value = serde_json::from_str(&p.read(".rageval/cache/batch/open.json")).unwrap();
+    let id = kept["batches"][0]["id"].as_str().unwrap().to_string();
+    let before = mock.stats();
+    assert_eq!(count(&before, &["batches", "created"]), 1);
+    assert!(
+        count(&before, &["batches", "lines"]) < distinct,
+        "killed mid-batch"
+    );
+
+    let out = keyed(&p, &["sweep"])
+        .env("RAGEVAL_BATCH_POLL_MS", "100")
+        .stderr_contains(format!(
+            "resuming 1 batch left open by an earlier run: {id}"
+        ))
+        .stderr_contains(format!(
+            "batch {id}: {} of {distinct} requests answered, {} failed",
+            distinct - distinct / 7,
+            distinct / 7
+        ))
+        .run();
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        1,
+        "the same batch, not a new one"
+    );
+    assert_eq!(count(&stats, &["batches", "lines"]), distinct);
+    let batch_faults = distinct / 7;
+    let live_faults = count(&stats, &["faults", "failed"]) - batch_faults;
+    let live_calls = count(&stats, &["chat_requests"]) - distinct - live_faults;
+    assert_eq!(
+        live_calls,
+        distinct / 7,
+        "only the failed lines are called live"
+    );
+    assert_eq!(outcomes(&out.results()), outcomes(&live));
+    assert_eq!(
+        p.read(".rageval/cache/batch/open.json").trim(),
+        "{\n  \"batches\": []\n}"
+    );
+}
+
+/// `batch_retry: batch` sends the failed lines as one more batch; a server without a Batch
+/// API is named with what to do.
+#[test]
+fn failed_lines_go_into_one_more_batch_and_a_server_without_batches_is_named() {
+    let live = live_sweep();
+    let mock = MockLlm::start(&["--fail-every", "7", "--batch-delay", "200"]);
+    let p = http_project(&mock.url, false, "  batch: true\n  batch_retry: batch\n");
+    let out = keyed(&p, &["sweep", "--quiet"])
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .run();
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        2,
+        "one for the sweep, one for its failed lines"
+    );
+    assert_eq!(outcomes(&out.results()), outcomes(&live));
+
+    let bare = crate::support::serve_forever(axum::Router::new());
+    let p = http_project(&bare, false, "  batch: true\n");
+    keyed(&p, &["sweep"])
+        .unusable(&[
+            "answered 404 Not Found",
+            "serves no Files and Batches API",
+            "set `chat.batch: false`",
+        ])
+        .run();
+}

@@ -1,0 +1,174 @@
+//! Every rate by tag: tags.csv counts what runs.csv holds, question by question, and the gate
+//! holds a tag to its own limits.
+
+use std::collections::BTreeMap;
+
+use serde_yaml::Value as Yaml;
+
+use crate::harness::Test;
+use crate::support::{col, read_csv, Project, PRODUCTION};
+
+/// The tags of each question of a set, by id.
+fn tags_by_id(set: &str) -> BTreeMap<String, Vec<String>> {
+    let doc: Yaml = serde_yaml::from_str(set).unwrap();
+    let mut out = BTreeMap::new();
+    for list in ["answerable", "unanswerable"] {
+        for item in doc[list].as_sequence().unwrap() {
+            let tags = item["tags"]
+                .as_sequence()
+                .map(|t| t.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+                .unwrap_or_default();
+            out.insert(item["id"].as_str().unwrap().to_string(), tags);
+        }
+    }
+    out
+}
+
+#[test]
+fn tags_csv_counts_what_runs_csv_holds_for_every_tag_and_setting() {
+    let out = Test::sweep().arg("--quiet").run();
+    let p = out.project();
+    let tags = tags_by_id(&p.read("evalsets/club.yaml"));
+    let (rh, runs) = read_csv(&p.read("reports/latest/runs.csv"));
+    // By hand from runs.csv: (setting, tag) -> the counts of tags.csv, in its column order.
+    const COUNTS: [&str; 5] = [
+        "answerable",
+        "unanswerable",
+        "false_refusal",
+        "unwanted_answer",
+        "wrong_answer",
+    ];
+    let mut want: BTreeMap<(String, String, String), [usize; 5]> = BTreeMap::new();
+    for run in &runs {
+        let id = col(&rh, run, "question_id");
+        let answerable = col(&rh, run, "answerable") == "true";
+        let outcome = col(&rh, run, "outcome");
+        let setting = (
+            col(&rh, run, "min_score").to_string(),
+            col(&rh, run, "k").to_string(),
+        );
+        for tag in &tags[id] {
+            let c = want
+                .entry((setting.0.clone(), setting.1.clone(), tag.clone()))
+                .or_default();
+            c[0] += usize::from(answerable);
+            c[1] += usize::from(!answerable);
+            c[2] += usize::from(outcome == "false_refusal");
+            c[3] += usize::from(outcome == "unwanted_answer");
+            c[4] += usize::from(col(&rh, run, "wrong_answer") == "true");
+        }
+    }
+    let (th, rows) = read_csv(&p.read("reports/latest/tags.csv"));
+    assert_eq!(
+        th[5..],
+        [
+            "tag",
+            "answerable",
+            "unanswerable",
+            "false_refusal",
+            "unwanted_answer",
+            "wrong_answer",
+            "false_refusal_rate",
+            "false_refusal_rate_lo",
+            "false_refusal_rate_hi",
+            "unwanted_answer_rate",
+            "unwanted_answer_rate_lo",
+            "unwanted_answer_rate_hi",
+            "wrong_answer_rate",
+            "wrong_answer_rate_lo",
+            "wrong_answer_rate_hi",
+        ]
+    );
+    assert_eq!(rows.len(), want.len(), "one row per (tag, setting)");
+    for row in &rows {
+        let key = (
+            col(&th, row, "min_score").to_string(),
+            col(&th, row, "k").to_string(),
+            col(&th, row, "tag").to_string(),
+        );
+        let got: Vec<usize> = COUNTS
+            .iter()
+            .map(|c| col(&th, row, c).parse().unwrap())
+            .collect();
+        assert_eq!(got, want[&key], "{key:?}");
+        // The rate is its count over its base.
+        let (n, d) = (want[&key][3], want[&key][1]);
+        let rate = col(&th, row, "unwanted_answer_rate");
+        if d == 0 {
+            assert_eq!(rate, "", "{key:?}");
+        } else {
+            assert_eq!(rate, format!("{:.4}", n as f64 / d as f64), "{key:?}");
+        }
+    }
+    // results.json holds the same counts, and report.md the recommended setting's table.
+    let summary = out.summary();
+    let rec = summary["recommended"].as_str().unwrap();
+    let by_tag = &summary["settings"][rec]["tags"];
+    let people = by_tag["people"].clone();
+    let md = p.read("reports/latest/report.md");
+    assert!(md.contains(&format!("**By tag** at `{rec}`:")), "{md}");
+    assert!(
+        md.contains(&format!(
+            "| people | {} / {} |",
+            people["answerable"], people["unanswerable"]
+        )),
+        "{md}"
+    );
+    let html = p.read("reports/latest/report.html");
+    assert!(html.contains("<section id=\"tags\">"), "{html}");
+}
+
+/// The tag and rate of the production setting's tags.csv that is above 0: (tag, statistic,
+/// rate).
+fn a_rate_above_zero(p: &Project) -> (String, &'static str, f64) {
+    let (th, rows) = read_csv(&p.read("reports/latest/tags.csv"));
+    for row in &rows {
+        for stat in ["unwanted_answer_rate", "false_refusal_rate"] {
+            if let Ok(v) = col(&th, row, stat).parse::<f64>() {
+                if v > 0.0 {
+                    return (col(&th, row, "tag").to_string(), stat, v);
+                }
+            }
+        }
+    }
+    panic!("no tag has a rate above 0");
+}
+
+#[test]
+fn the_gate_holds_a_tag_to_its_own_limits() {
+    let p = Project::sample();
+    p.sweep(PRODUCTION).run();
+    let (tag, stat, rate) = a_rate_above_zero(&p);
+    let config = |limit: f64| {
+        format!(
+            "evalsets: [evalsets/club.yaml]\ngate:\n  setting: min_score=0.2,k=4\n  tags:\n    {tag}:\n      max_{stat}: {limit}\n"
+        )
+    };
+    p.write("rageval.yaml", &config(rate - 0.01));
+    Test::at(&p)
+        .arg("gate")
+        .status(1)
+        .stdout_contains(format!(
+            "FAIL  tag {tag}: {stat} {rate:.3} > limit {:.3}\n",
+            rate - 0.01
+        ))
+        .stdout_lacks("warning")
+        .stdout_contains("gate: FAIL (1 of 2 checks failed)\n")
+        .run();
+    p.write("rageval.yaml", &config(rate));
+    Test::at(&p)
+        .arg("gate")
+        .stdout_contains(format!(
+            "PASS  tag {tag}: {stat} {rate:.3} <= limit {rate:.3}\n"
+        ))
+        .stdout_contains("gate: PASS (2 checks)\n")
+        .run();
+    // A limit that is no share is the config's error, with its path.
+    p.write("rageval.yaml", &config(1.5));
+    Test::at(&p)
+        .arg("gate")
+        .unusable(&[&format!(
+            "`gate.tags.{tag}.max_{stat}`: must be a share from 0 to 1, not 1.5"
+        )])
+        .run();
+}
