@@ -41,7 +41,7 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains(", certified at 95%: false refusals 0% [0–11], unwanted 0% [0–11]")
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_contains("; with 95% confidence over all 10 settings its true rates are at most unwanted 16.2% (limit 20%), false refusals 16.2% (limit 50%); the lowest weighted cost (0.004) of 8 certified settings")
+        .stdout_contains("; with 95% confidence over all 10 settings its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%); the lowest weighted cost (0.004) of 8 certified settings")
         .stdout_contains("\nstability: ")
         .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
         .stdout_lacks("to certify")
@@ -51,11 +51,21 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
     assert_eq!(rec["certified"], true, "{rec}");
     let id = rec["setting"].as_str().unwrap();
     assert_eq!(s["settings"][id]["certified"], true);
-    // 0 of 30 at 0.05 / 10: 1 - 0.005^(1/30).
+    // Ordered tests: two limits, two chains (k = 1, 2) each, so a chain's first test is at
+    // 0.05 / 2 / 2; 0 of 30 at 0.0125 bounds the rate at 1 - 0.0125^(1/30).
     let bound = rec["bounds"][0]["upper_bound"].as_f64().unwrap();
+    assert!((rec["bounds"][0]["level"].as_f64().unwrap() - 0.0125).abs() < 1e-15);
     assert!(
-        (bound - (1.0 - 0.005f64.powf(1.0 / 30.0))).abs() < 1e-12,
+        (bound - (1.0 - 0.0125f64.powf(1.0 / 30.0))).abs() < 1e-12,
         "{bound}"
+    );
+    assert_eq!(rec["sequential"], false);
+    assert!(
+        rec["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("ordered family-wise tests: each of the 2 rate limits a family"),
+        "{rec}"
     );
     assert_eq!(rec["cross_validation"]["folds"], 5);
     assert_eq!(rec["cross_validation"]["certified_folds"], 5);
@@ -86,10 +96,11 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
 
 #[test]
 fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() {
-    // Ten unanswerable questions cannot show unwanted ≤ 20% over ten settings: 0 of 10 bounds
-    // the rate at 41.1%; with none answered it takes 24 (0.8^24 ≤ 0.005 < 0.8^23).
+    // Ten unanswerable questions cannot show unwanted ≤ 20%: the unwanted chain of k = 1 starts
+    // at minScore 0.5 at level 0.05 / 2 / 2, where 0 of 10 bounds the rate at 35.5%, and stops
+    // there; with none answered it takes 20 (0.8^20 ≤ 0.0125 < 0.8^19).
     let p = separable(30, 10);
-    let line = "to certify min_score=0.4,k=1 at 95% over 10 settings: unwanted 0 of 10 (bound 41.1% > 20%) needs at least 24 unanswerable questions with none answered (or 34 with at most one)";
+    let line = "to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`";
     p.rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("(best, not certified at 95%)")
         .stdout_contains(line)
@@ -124,10 +135,55 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
 }
 
 #[test]
+fn the_sequential_mode_and_bonferroni_are_options() {
+    let p = separable(30, 30);
+    let out = p
+        .rageval([
+            "sweep",
+            "--min-score",
+            "0.1..0.5",
+            "--k",
+            "1,2",
+            "--wide",
+            "--sequential",
+        ])
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
+        .stdout_contains(" settings, valid at any number of questions its true rates are at most ")
+        .run();
+    let rec = &out.summary()["recommendation"];
+    assert_eq!(
+        (&rec["sequential"], &rec["certified"]),
+        (&Value::Bool(true), &Value::Bool(true))
+    );
+    assert!(
+        rec["method"].as_str().unwrap().contains("anytime-valid"),
+        "{rec}"
+    );
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/set.yaml]\nrecommend:\n  method: bonferroni\n",
+    );
+    let out = p
+        .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
+        .run();
+    let rec = &out.summary()["recommendation"];
+    assert!(
+        rec["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("Bonferroni: exact binomial"),
+        "{rec}"
+    );
+    // 0 of 30 at 0.05 / 10.
+    assert!((rec["bounds"][0]["level"].as_f64().unwrap() - 0.005).abs() < 1e-15);
+}
+
+#[test]
 fn validate_says_what_a_set_of_its_size_can_certify() {
     Test::new()
         .args(["validate"])
-        .stdout_contains("\n      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false refusals ≤ 29.7% over the 20 settings of the configured grid\n")
+        .stdout_contains("\n      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n")
         .run();
 }
 
@@ -151,6 +207,16 @@ fn bad_certification_input_names_the_field() {
             "resamples: 1000000",
             "`recommend.resamples`: must be from 0 to 100000 resamples",
         ),
+        ("method: holm", "recommend.method"),
+        (
+            "power: 1",
+            "`recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 1",
+        ),
+        (
+            "power: 0",
+            "`recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 0",
+        ),
+        ("sequential: maybe", "recommend.sequential"),
     ] {
         Test::new()
             .write(

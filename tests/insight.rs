@@ -66,7 +66,7 @@ fn sample_insight_matches_the_hand_computation() {
         )
         // Worked by hand (docs/insight.md): 1 of 9 unanswerable answered, 8 of 17 answerable
         // refused, 20 settings, so each test runs at 0.05 / 20; mpmath gives the sizes.
-        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% over 20 settings: unwanted 1 of 9 (bound 62.2% > 20%) needs at least 134 unanswerable questions at this rate, or 27 with none answered; false refusals 8 of 17 (bound 80.1% > 50%) needs at least 2246 answerable questions at this rate, or 9 with none refused\n")
+        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% (ordered tests): unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
         .stdout_contains("\nstability: min_score=0.3,k=1 chosen in ")
         .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
         .run();
@@ -95,8 +95,12 @@ fn sample_insight_matches_the_hand_computation() {
         (&bounds[0]["failures"], &bounds[0]["questions"]),
         (&serde_json::json!(1), &serde_json::json!(9))
     );
-    assert_eq!(bounds[0]["questions_needed"], 134);
-    assert_eq!(bounds[1]["questions_needed_with_none"], 9);
+    // An 80% chance at 1 in 9 against 20%, at the level of its chain's head (0.05 / 2 / 4):
+    // scipy's binomial gives 195 too (the smallest n whose critical count is reached with
+    // probability 0.8 at a rate of 1/9).
+    assert_eq!(bounds[0]["questions_needed"], 195);
+    assert_eq!(bounds[0]["stopped_at"], "min_score=0.5,k=1");
+    assert_eq!(bounds[1]["questions_needed_with_none"], 8);
     assert_eq!(rec["bootstrap"]["resamples"], 200);
     // 9 unanswerable questions are fewer than 10 per class: no folds by default.
     assert!(rec.get("cross_validation").is_none(), "{rec}");

@@ -372,6 +372,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "K")]
     pub folds: Option<usize>,
 
+    /// Certify with anytime-valid tests, so that questions may be added and the sweep re-run until a setting is certified (docs/insight.md) [default: `recommend.sequential`]
+    #[arg(long)]
+    pub sequential: bool,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }

@@ -161,6 +161,9 @@ impl SweepOptions {
             }
             None => "recommend.folds",
         };
+        if args.sequential {
+            cfg.config.recommend.sequential = true;
+        }
         pipeline.add_chat_variants(&cache_cfg, &grid)?;
         pipeline.add_embedders(&cache_cfg, &grid)?;
         let identity = crate::app::config::identity::run_identity(&cfg.config, args.repeat);

@@ -8,13 +8,26 @@
 //! [`Dim::ALL`]. Adding a dimension is a variant here, its field in `Setting` (with the two
 //! arms of `Setting::get`/`Setting::set`), its flag in `SweepArgs::dim_flags` and its key in
 //! `SweepConfig` (the serde and clap shapes); tests hold those to [`Dim::ALL`].
+//!
+//! A dimension may also be **ordered** for certification ([`Dim::trend`]): it says, per rate
+//! limit, which way the rate moves as its value rises, everything else fixed. minScore is one
+//! (a higher floor can only turn an answer into an early refusal); a reranker score floor would
+//! be another, declared here alone. The certifier walks chains of settings along it.
 
 use std::fmt;
 
 use serde::Serialize;
 
 use super::choices::{Format, Order, Rewrite};
+use super::limit::Limit;
 use super::values::{self as grid, Decimal, DEFAULT_PROFILE};
+
+/// Which way a rate moves as an ordered dimension's value rises, everything else fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trend {
+    Rises,
+    Falls,
+}
 
 /// One dimension of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,6 +92,18 @@ value_types!(
     /// A whole number, or `None`: the default (`corpus.max_chunk_tokens`).
     OptWhole(Option<usize>),
 );
+
+impl Value {
+    /// The value as a number, for the ordered dimensions' chains; `None` for a name or a
+    /// default.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Value::Decimal(d) | Value::OptDecimal(Some(d)) => Some(d.to_f64()),
+            Value::Whole(n) | Value::OptWhole(Some(n)) => Some(*n as f64),
+            _ => None,
+        }
+    }
+}
 
 impl fmt::Display for Value {
     /// The value as tables, CSV files and setting ids write it; an optional value at its
@@ -176,6 +201,29 @@ impl Dim {
     /// Whether it varies retrieval (an index per value): the embedder and the chunk size.
     pub fn is_retrieval(self) -> bool {
         matches!(self, Dim::Embedder | Dim::ChunkTokens)
+    }
+
+    /// Which way `limit`'s rate moves as this dimension's value rises, when the pipeline
+    /// makes it so; `None` for a dimension that is not ordered, or a limit it does not order.
+    /// Raising minScore can only turn a sent prompt into an early refusal: answers, and with
+    /// them unwanted answers, wrong answers and successful injections, can only become
+    /// refusals, and false refusals can only grow.
+    pub fn trend(self, limit: Limit) -> Option<Trend> {
+        match (self, limit) {
+            (Dim::MinScore, Limit::MaxFalseRefusalRate) => Some(Trend::Rises),
+            (
+                Dim::MinScore,
+                Limit::MaxUnwantedAnswerRate
+                | Limit::MaxWrongAnswerRate
+                | Limit::MaxAttackSuccessRate,
+            ) => Some(Trend::Falls),
+            _ => None,
+        }
+    }
+
+    /// Whether it orders some rate ([`Dim::trend`]).
+    pub fn is_ordered(self) -> bool {
+        Limit::ALL.into_iter().any(|l| self.trend(l).is_some())
     }
 
     /// Its value when neither a flag nor the config names one; `None` for minScore and k,

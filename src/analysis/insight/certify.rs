@@ -33,14 +33,30 @@ fn log_add(a: f64, b: f64) -> f64 {
 
 /// The binomial tail `P(X ≤ x)` for `X ~ Binomial(n, p)`, exactly (to floating point).
 pub fn binomial_cdf(x: u64, n: u64, p: f64) -> f64 {
+    log_binomial_cdf(x, n, p).exp().min(1.0)
+}
+
+/// `ln P(X ≤ x)` for `X ~ Binomial(n, p)`, summed in log space.
+pub fn log_binomial_cdf(x: u64, n: u64, p: f64) -> f64 {
     if x >= n || p <= 0.0 {
-        return 1.0;
-    }
-    if p >= 1.0 {
         return 0.0;
     }
-    let log = log_terms(x, n, p).fold(f64::NEG_INFINITY, log_add);
-    log.exp().min(1.0)
+    if p >= 1.0 {
+        return f64::NEG_INFINITY;
+    }
+    log_terms(x, n, p).fold(f64::NEG_INFINITY, log_add).min(0.0)
+}
+
+/// `ln P(X = x)` for `X ~ Binomial(n, p)`.
+pub fn log_binomial_pmf(x: u64, n: u64, p: f64) -> f64 {
+    if x > n {
+        return f64::NEG_INFINITY;
+    }
+    if p <= 0.0 || p >= 1.0 {
+        let sure = if p <= 0.0 { 0 } else { n };
+        return if x == sure { 0.0 } else { f64::NEG_INFINITY };
+    }
+    log_terms(x, n, p).last().unwrap_or(f64::NEG_INFINITY)
 }
 
 /// Whether `x` failures in `n` questions certify "rate ≤ `max`" at level `alpha`: the exact
@@ -119,7 +135,7 @@ pub enum Needed {
 
 /// The smallest value in `(lo, hi]` that `passes`, when `lo` fails, `hi` passes and `passes`
 /// holds from some value on: bisection.
-fn first_passing(mut lo: u64, mut hi: u64, passes: impl Fn(u64) -> bool) -> u64 {
+pub fn first_passing(mut lo: u64, mut hi: u64, passes: impl Fn(u64) -> bool) -> u64 {
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if passes(mid) {
@@ -133,7 +149,7 @@ fn first_passing(mut lo: u64, mut hi: u64, passes: impl Fn(u64) -> bool) -> u64 
 
 /// Doubling from `start` (at least 1), the first value whose `passes` holds and the one
 /// before it, or `None` once `bound(value)` reaches [`MAX_QUESTIONS`] without one.
-fn double_until(
+pub fn double_until(
     start: u64,
     passes: impl Fn(u64) -> bool,
     bound: impl Fn(u64) -> u64,
@@ -151,14 +167,19 @@ fn double_until(
 /// The smallest number of questions with at most `failures` failures that certifies `max` at
 /// `alpha`. The tail falls as questions are added, so a binary search finds it exactly.
 pub fn needed_with_failures(failures: u64, max: f64, alpha: f64) -> Needed {
+    needed_with(failures, max, |n| certifies(failures, n, max, alpha))
+}
+
+/// The smallest number of questions with at most `failures` failures that `passes`, when
+/// passing holds from some size on.
+pub fn needed_with(failures: u64, max: f64, passes: impl Fn(u64) -> bool) -> Needed {
     if max >= 1.0 {
         return Needed::Questions(failures.max(1));
     }
     if max <= 0.0 {
         return Needed::Never;
     }
-    let passes = |n: u64| certifies(failures, n, max, alpha);
-    let Some((lo, hi)) = double_until(failures + 1, passes, |n| n) else {
+    let Some((lo, hi)) = double_until(failures + 1, &passes, |n| n) else {
         return Needed::MoreThan(MAX_QUESTIONS);
     };
     // Up to `failures` questions never certify a limit below 1.
@@ -196,46 +217,6 @@ pub fn questions_needed(x: u64, n: u64, max: f64, alpha: f64) -> Needed {
         return Needed::Questions(lo);
     }
     Needed::Questions(first_passing(lo, last(f), passes))
-}
-
-/// What question sets of this size can certify at best (no question failing), for
-/// `rageval validate`: `at 95%, 9 unanswerable and 17 answerable questions can certify at best
-/// unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false
-/// refusals ≤ 29.6% over the 20 settings of the configured grid`.
-pub fn size_line(answerable: u64, unanswerable: u64, confidence: f64, settings: usize) -> String {
-    // A large set certifies bounds below 0.05%, and a confidence may be just below 1: neither
-    // reads as 0% or 100%.
-    use super::format::percent_apart as percent;
-    if confidence <= 0.0 {
-        return "certification is off (recommend.confidence: 0)".into();
-    }
-    let best = |alpha: f64| {
-        let part = |n: u64, label: &str, class: &str| {
-            if n == 0 {
-                format!("nothing on {label} (no {class} questions)")
-            } else {
-                format!("{label} ≤ {}", percent(upper_bound(0, n, alpha)))
-            }
-        };
-        format!(
-            "{} and {}",
-            part(unanswerable, "unwanted", "unanswerable"),
-            part(answerable, "false refusals", "answerable")
-        )
-    };
-    let delta = 1.0 - confidence;
-    let mut line = format!(
-        "at {}, {unanswerable} unanswerable and {answerable} answerable questions can certify at best {} for one setting",
-        percent(confidence),
-        best(delta)
-    );
-    if settings > 1 {
-        line.push_str(&format!(
-            ", {} over the {settings} settings of the configured grid",
-            best(delta / settings as f64)
-        ));
-    }
-    line
 }
 
 #[cfg(test)]
@@ -321,25 +302,6 @@ mod tests {
         );
         assert!(certifies(5, 5, 1.0, 0.05), "a limit of 1 always holds");
         assert!(!certifies(0, 0, 0.2, 0.05), "no questions certify nothing");
-    }
-
-    #[test]
-    fn a_sets_size_says_what_it_can_certify() {
-        assert_eq!(
-            size_line(17, 9, 0.95, 20),
-            "at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false refusals ≤ 29.7% over the 20 settings of the configured grid"
-        );
-        assert!(size_line(3, 0, 0.9, 1).contains(
-            "nothing on unwanted (no unanswerable questions) and false refusals ≤ 53.6%"
-        ));
-        // A huge set's bound is no 0%, and a confidence just below 1 is no 100% (issue 33).
-        assert_eq!(
-            size_line(25_000, 25_000, 0.95, 1),
-            "at 95%, 25000 unanswerable and 25000 answerable questions can certify at best unwanted ≤ 0.012% and false refusals ≤ 0.012% for one setting"
-        );
-        assert!(
-            size_line(10, 10, 0.999_999_999_999_999_9, 1).starts_with("at 99.99999999999999%, ")
-        );
     }
 
     #[test]

@@ -29,6 +29,16 @@ pub struct RecommendConfig {
     /// limit with this confidence, for the whole grid at once. 0 chooses on the measured rates
     /// alone and certifies nothing.
     pub confidence: f64,
+    /// How the level is shared over the grid: `ordered` (one family per rate limit, chains
+    /// along the ordered dimension; the default) or `bonferroni` (every setting at
+    /// `(1 - confidence) / settings`, as rageval did before).
+    pub method: Method,
+    /// Test every rate with a bound valid at every number of questions at once, so that a
+    /// team may add questions and re-sweep until certified (`--sequential`).
+    pub sequential: bool,
+    /// The chance of certifying that the question count a report asks for gives, from above 0
+    /// to below 1.
+    pub power: f64,
     /// Resampled question sets of the stability figure (seeded bootstrap); 0: none.
     pub resamples: usize,
     /// Folds of the cross-validated estimate (2 or more; 0: none). Absent: 5 when each class
@@ -38,6 +48,21 @@ pub struct RecommendConfig {
     /// Seed of the bootstrap and of the folds.
     pub resampling_seed: u64,
 }
+
+/// How certification shares its level over the grid (docs/insight.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Ordered family-wise tests: each rate limit a family with its share of the level,
+    /// chains along the ordered dimension, level passed on from a chain that certified all.
+    #[default]
+    Ordered,
+    /// Every setting's tests at `(1 - confidence) / settings`.
+    Bonferroni,
+}
+
+/// The default power of the question count.
+pub const POWER: f64 = 0.8;
 
 /// Check a number of cross-validation folds: 0 (none), or 2 or more.
 pub fn check_folds(k: usize) -> Result<(), String> {
@@ -69,6 +94,9 @@ impl Default for RecommendConfig {
             max_wrong_answer_rate: None,
             weights: WeightsConfig::default(),
             confidence: CONFIDENCE,
+            method: Method::default(),
+            sequential: false,
+            power: POWER,
             resamples: RESAMPLES,
             folds: None,
             resampling_seed: 0,
@@ -92,6 +120,15 @@ impl RecommendConfig {
                 format!(
                     "must be a confidence from 0 to below 1 (0.95 is 95%; 0 certifies nothing), got {}",
                     self.confidence
+                ),
+            ));
+        }
+        if !(self.power > 0.0 && self.power < 1.0) {
+            return Err(Problem::new(
+                "power",
+                format!(
+                    "must be a chance above 0 and below 1 (0.8 is 80%), got {}",
+                    self.power
                 ),
             ));
         }

@@ -8,15 +8,23 @@
 //! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%;
 //! - [`counts`]: what every run counts toward the rate limits, recounted by the resampling.
 
+pub mod certifier;
 pub mod certify;
+pub mod choice;
 pub mod config;
 pub mod counts;
 pub mod format;
 pub mod pareto;
+pub mod rate_test;
 pub mod recommend;
+pub mod recommendation;
 pub mod resample;
 pub mod separability;
+pub mod sequence;
+#[cfg(test)]
+mod simulation;
 pub mod wilson;
+pub mod words;
 
 use serde::Serialize;
 
@@ -25,7 +33,7 @@ use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
 use crate::sweep::Setting;
 
-pub use recommend::Recommendation;
+pub use recommendation::Recommendation;
 pub use separability::Separability;
 
 /// Everything the reports say beyond the per-setting numbers.

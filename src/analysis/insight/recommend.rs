@@ -1,23 +1,14 @@
 //! The recommendation: one setting to ship, chosen by the policy in `rageval.yaml`, and
-//! certified when the questions allow it.
+//! certified when the questions allow it. This file holds what the recommendation says (the
+//! types results.json records) and puts it together: [`super::certifier`] decides which
+//! settings are certified, [`super::choice`] picks among them, [`super::words`] writes the
+//! lines.
 //!
 //! **Certification** (`recommend.confidence`, default 0.95). A setting is certified when every
 //! rate limit of the policy holds with that confidence for the whole grid at once: the chance
 //! that any certified setting's true rate is above its limit is at most `1 - confidence`,
-//! although the grid was searched. This is the Learn-then-Test construction (Angelopoulos et
-//! al., 2021) with exact binomial tests:
-//! - each setting's null hypothesis is "some rate limit is broken"; it is rejected when every
-//!   rate limit's exact binomial test rejects (an intersection-union test, Berger 1982: no
-//!   correction over the limits of one setting is needed, since certifying a setting that breaks
-//!   one limit needs that limit's own test to err);
-//! - the level is split evenly over the settings searched (Bonferroni): each test runs at
-//!   `(1 - confidence) / settings`.
-//!
-//! Fixed-sequence testing is more powerful when one order, fixed before the data, tests the
-//! likely passes first. The policy's limits pull minScore in opposite directions (unwanted
-//! answers fall as it rises, false refusals grow), so no single order does: a sequence from the
-//! highest minScore stops at its first false-refusal failure, one from the lowest at its first
-//! unwanted answer. Bonferroni costs a few questions more and never stops early.
+//! although the grid was searched (the Learn-then-Test construction, Angelopoulos et al.
+//! 2021, with ordered family-wise tests; see [`super::certifier`]).
 //!
 //! **Choice.** Among certified settings the lowest weighted cost wins: `w_fr *
 //! false_refusal_rate + w_ua * unwanted_answer_rate + w_wa * wrong_answer_rate + w_tok *
@@ -28,666 +19,17 @@
 //! then grid order. When no setting meets the limits even on the measured rates, the one
 //! closest to meeting them is named with the limits it misses and by how much.
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
-
-use serde::Serialize;
-
-use super::certify::{self, Needed};
-use super::counts::{slot, Counts, RunTable, Tally};
-use super::format::{percent, percent_points};
+use super::certifier::{Certifier, Verdicts};
+use super::certify::Needed;
+use super::choice::{choose, misses, Choice};
+use super::counts::{Counts, RunTable};
+pub use super::recommendation::*;
+use super::words;
+pub use super::words::limits_text;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::stats::SettingStats;
 use crate::sweep::Setting;
-use crate::vocab::limit::{Kind, Limit, Scope};
-
-/// Costs closer than this are equal: sums of the same rates may differ in the last bit.
-const COST_EPSILON: f64 = 1e-12;
-
-/// How the recommendation shows a limit's value: rates in percent, tokens with one decimal.
-fn show(limit: Limit, v: f64) -> String {
-    match limit.kind() {
-        Kind::Tokens => format!("{v:.1} tokens"),
-        Kind::Share | Kind::Count => percent(v),
-    }
-}
-
-/// The limits of the policy in results.json's schema: the `recommend:` keys.
-struct LimitSchema;
-
-impl schemars::JsonSchema for LimitSchema {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Limit".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let keys: Vec<&str> = Limit::of(Scope::Recommend).map(Limit::key).collect();
-        schemars::json_schema!({
-            "description": "A hard limit of the policy.",
-            "type": "string",
-            "enum": keys,
-        })
-    }
-}
-
-/// A limit a setting breaks.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Miss {
-    #[schemars(with = "LimitSchema")]
-    pub limit: Limit,
-    /// The limit as configured.
-    pub max: f64,
-    /// The setting's value.
-    pub value: f64,
-    /// `value - max`: by how much the limit is missed.
-    pub excess: f64,
-}
-
-impl Miss {
-    /// The excess on a common scale: rate points for rates, a share of the limit for tokens.
-    fn relative(&self) -> f64 {
-        if self.limit.kind() != Kind::Tokens || self.max <= 0.0 {
-            self.excess
-        } else {
-            self.excess / self.max
-        }
-    }
-
-    /// `false refusals 64.7% (limit 50%)`.
-    fn short(&self) -> String {
-        format!(
-            "{} {} (limit {})",
-            self.limit.label(),
-            show(self.limit, self.value),
-            show(self.limit, self.max)
-        )
-    }
-
-    fn describe(&self) -> String {
-        let by = match self.limit.kind() {
-            Kind::Tokens => format!("{:.1} tokens", self.excess),
-            Kind::Share | Kind::Count => format!("{} points", percent_points(self.excess)),
-        };
-        format!(
-            "{} by {by} ({} against a limit of {})",
-            self.limit.key(),
-            show(self.limit, self.value),
-            show(self.limit, self.max)
-        )
-    }
-}
-
-/// When no setting meets the limits: the one that comes closest.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Closest {
-    pub setting: String,
-    /// The limits it misses, smallest miss first.
-    pub misses: Vec<Miss>,
-}
-
-/// One rate limit of the chosen setting, as certification sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Bound {
-    #[schemars(with = "LimitSchema")]
-    pub limit: Limit,
-    /// The limit as configured.
-    pub max: f64,
-    /// Failures (a failed call counts as one) among the questions the rate is over.
-    pub failures: u64,
-    pub questions: u64,
-    /// The exact one-sided upper bound (Clopper–Pearson) at the corrected level: the true rate
-    /// is below it with the stated confidence, for the whole grid at once.
-    pub upper_bound: f64,
-    /// Whether the limit is certified: `upper_bound <= max`.
-    pub certified: bool,
-    /// Questions that would certify the limit if the measured rate held; null when no number
-    /// does (the rate is at or above the limit, or the limit is 0). Absent when certified.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub questions_needed: Option<u64>,
-    /// Questions that would certify it with no failure at all; null when no number does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub questions_needed_with_none: Option<u64>,
-}
-
-/// How often resampled questions choose the same setting (a seeded, stratified bootstrap:
-/// no new model call, only the choice is made again).
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ChoiceStability {
-    pub resamples: usize,
-    /// Share of resamples whose choice is the recommended setting.
-    pub chosen_share: f64,
-    /// Share of resamples whose choice is certified.
-    pub certified_share: f64,
-    /// The setting chosen most often after the recommended one (null: no setting at all), and
-    /// its share; absent when every resample chose the recommended setting.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub runner_up: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub runner_up_share: Option<f64>,
-}
-
-/// One rate measured on questions the choice did not see.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct HeldOut {
-    #[schemars(with = "LimitSchema")]
-    pub limit: Limit,
-    pub failures: u64,
-    pub questions: u64,
-    pub rate: Option<f64>,
-    /// Its 95% Wilson interval.
-    pub interval: Option<crate::analysis::insight::wilson::Interval>,
-}
-
-/// The settings the folds chose.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct FoldChoice {
-    /// The setting, or null for folds where no setting met the limits.
-    pub setting: Option<String>,
-    pub folds: usize,
-}
-
-/// K-fold cross-validation of the whole choice: choose on K-1 folds, measure the chosen setting
-/// on the held-out fold, pool the held-out runs.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct CrossValidation {
-    pub folds: usize,
-    /// The pooled held-out rates of the settings the folds chose.
-    pub held_out: Vec<HeldOut>,
-    /// What the folds chose, most often first.
-    pub choices: Vec<FoldChoice>,
-    /// Folds whose choice was certified on their training questions.
-    pub certified_folds: usize,
-}
-
-/// The recommendation and why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Recommendation {
-    /// The chosen setting's id, certified or not; `None` when no setting meets the limits
-    /// even on the measured rates.
-    pub setting: Option<String>,
-    /// Its index in the grid.
-    #[serde(skip)]
-    pub index: Option<usize>,
-    /// One line: the choice and the reason, or why there is none.
-    pub reason: String,
-    /// The chosen setting's weighted cost.
-    pub cost: Option<f64>,
-    /// Settings that meet every limit on the measured rates.
-    pub feasible: usize,
-    /// Settings in the grid.
-    pub settings: usize,
-    /// Which tie-break decided, when settings tied on cost.
-    pub tie_break: Option<&'static str>,
-    /// When nothing is feasible: the setting that comes closest.
-    pub closest: Option<Closest>,
-    /// Whether the chosen setting is certified.
-    pub certified: bool,
-    /// `recommend.confidence`; 0: the choice on the measured rates alone.
-    pub confidence: f64,
-    /// How settings are certified.
-    pub method: String,
-    /// Settings certified.
-    pub certified_settings: usize,
-    /// The chosen (or closest) setting's rate limits under certification.
-    pub bounds: Vec<Bound>,
-    /// When not certified: the questions it would take, one line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub needed: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bootstrap: Option<ChoiceStability>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cross_validation: Option<CrossValidation>,
-}
-
-impl Recommendation {
-    /// The choice alone, for a table cell: the setting (marked when not certified), or `none
-    /// meets the limits; closest SETTING: false refusals 64.7% (limit 50%)` naming the limits
-    /// it misses.
-    pub fn cell(&self) -> String {
-        match (&self.setting, &self.closest) {
-            (Some(s), _) if self.certified || self.confidence == 0.0 => s.clone(),
-            (Some(s), _) => format!("{s} (best, not certified)"),
-            (None, Some(c)) if !c.misses.is_empty() => {
-                let described: Vec<String> = c.misses.iter().map(Miss::short).collect();
-                format!(
-                    "none meets the limits; closest {}: {}",
-                    c.setting,
-                    described.join(", ")
-                )
-            }
-            (None, Some(c)) => format!("none meets the limits; closest {}", c.setting),
-            (None, None) => "none meets the limits".into(),
-        }
-    }
-
-    /// The mark of the chosen setting in a table's `pick` column.
-    pub fn pick(&self) -> &'static str {
-        if self.confidence == 0.0 {
-            "recommended"
-        } else if self.certified {
-            "certified"
-        } else {
-            "best, not certified"
-        }
-    }
-
-    /// Every line the terminal and report.md print: the reason, then what certification would
-    /// take, how stable the choice is and its cross-validated rates, when there are such.
-    pub fn lines(&self) -> Vec<String> {
-        let mut lines = vec![self.reason.clone()];
-        lines.extend(self.needed.clone());
-        lines.extend(self.stability_line());
-        lines.extend(self.cross_validation_line());
-        lines
-    }
-
-    /// `stability: chosen in 62% of 200 resamples (min_score=0.2,k=1 in 25%); certified in 40%`.
-    pub fn stability_line(&self) -> Option<String> {
-        let st = self.bootstrap.as_ref()?;
-        let what = match &self.setting {
-            Some(s) => format!("{s} chosen in {}", whole_percent(st.chosen_share)),
-            None => format!("no setting chosen in {}", whole_percent(st.chosen_share)),
-        };
-        let runner_up = match (&st.runner_up, st.runner_up_share) {
-            (Some(Some(s)), Some(share)) => format!(" ({s} in {})", whole_percent(share)),
-            (Some(None), Some(share)) => format!(" (no setting in {})", whole_percent(share)),
-            _ => String::new(),
-        };
-        let certified = if self.confidence > 0.0 {
-            format!("; certified in {}", whole_percent(st.certified_share))
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "stability: {what} of {} resampled question sets{runner_up}{certified}",
-            st.resamples
-        ))
-    }
-
-    /// `cross-validation (5 folds): held-out false refusals 30% [..], unwanted 12% [..]; the folds
-    /// chose min_score=0.3,k=1 (4), min_score=0.2,k=1 (1)`.
-    pub fn cross_validation_line(&self) -> Option<String> {
-        let cv = self.cross_validation.as_ref()?;
-        let rates: Vec<String> = cv
-            .held_out
-            .iter()
-            .map(|h| {
-                format!(
-                    "{} {} ({} of {})",
-                    h.limit.label(),
-                    super::format::rate_with_interval(h.rate, h.interval),
-                    h.failures,
-                    h.questions
-                )
-            })
-            .collect();
-        let chose: Vec<String> = cv
-            .choices
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} ({})",
-                    c.setting.as_deref().unwrap_or("no setting"),
-                    c.folds
-                )
-            })
-            .collect();
-        let certified = if self.confidence > 0.0 {
-            format!(", {} of {} certified", cv.certified_folds, cv.folds)
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "cross-validation ({} folds): held-out {}; the folds chose {}{certified}",
-            cv.folds,
-            rates.join(", "),
-            chose.join(", ")
-        ))
-    }
-}
-
-/// A share in whole percents: `62%`.
-fn whole_percent(v: f64) -> String {
-    format!("{:.0}%", v * 100.0)
-}
-
-/// The weighted cost of a setting's counts; undefined rates count as 0.
-pub fn cost(c: &Counts, policy: &RecommendConfig) -> f64 {
-    let w = &policy.weights;
-    let rate = |l: Limit| c.value(l).unwrap_or(0.0);
-    w.false_refusal_rate * rate(Limit::MaxFalseRefusalRate)
-        + w.unwanted_answer_rate * rate(Limit::MaxUnwantedAnswerRate)
-        + w.prompt_tokens_per_question * c.tokens_per_question()
-        + w.wrong_answer_rate * rate(Limit::MaxWrongAnswerRate)
-}
-
-/// The limits `c` breaks on its measured values, smallest relative miss first. A limit on an
-/// undefined statistic (no probes, say) holds.
-pub fn misses(c: &Counts, limits: &[(Limit, f64)]) -> Vec<Miss> {
-    let mut out: Vec<Miss> = limits
-        .iter()
-        .filter_map(|&(limit, max)| {
-            let value = c.value(limit)?;
-            (!limit.holds(value, max, 0.0)).then_some(Miss {
-                limit,
-                max,
-                value,
-                excess: value - max,
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.relative().total_cmp(&b.relative()));
-    out
-}
-
-/// Whether `c` meets every limit on its measured values.
-fn meets(c: &Counts, limits: &[(Limit, f64)]) -> bool {
-    limits
-        .iter()
-        .all(|&(limit, max)| c.value(limit).is_none_or(|v| limit.holds(v, max, 0.0)))
-}
-
-/// How settings are certified: the level and the limits, with the critical counts worked out
-/// once per base size (resampling tests the same sizes again and again).
-pub struct Certifier {
-    pub confidence: f64,
-    /// The settings the level is shared over.
-    pub settings: usize,
-    limits: Vec<(Limit, f64)>,
-    critical: HashMap<(usize, u64), Option<u64>>,
-}
-
-impl Certifier {
-    pub fn new(policy: &RecommendConfig, settings: usize) -> Self {
-        Certifier {
-            confidence: policy.confidence,
-            settings,
-            limits: policy.limits().iter().collect(),
-            critical: HashMap::new(),
-        }
-    }
-
-    /// The level of each test: `(1 - confidence) / settings`.
-    pub fn alpha(&self) -> f64 {
-        (1.0 - self.confidence) / self.settings.max(1) as f64
-    }
-
-    pub fn enabled(&self) -> bool {
-        self.confidence > 0.0
-    }
-
-    /// `exact binomial (Clopper–Pearson) tests, Bonferroni over 20 settings`.
-    pub fn method(&self) -> String {
-        if !self.enabled() {
-            return "measured rates (point estimates): nothing is certified".into();
-        }
-        let s = self.settings;
-        format!(
-            "exact binomial (Clopper–Pearson) tests of every rate limit, each at level (1 - confidence) / {s} (Bonferroni over {s} setting{})",
-            if s == 1 { "" } else { "s" }
-        )
-    }
-
-    /// The rate limits of the policy with their slot in [`Counts`].
-    fn rates(&self) -> impl Iterator<Item = (Limit, f64, usize)> + '_ {
-        self.limits
-            .iter()
-            .filter_map(|&(l, max)| slot(l).map(|i| (l, max, i)))
-    }
-
-    /// Whether a rate limit holds under certification. A probe limit with no probes is not
-    /// held (as on the measured rates); any other rate with no questions is not certified.
-    fn rate_certified(&mut self, limit: Limit, max: f64, t: Tally) -> bool {
-        if t.questions == 0 {
-            return limit == Limit::MaxAttackSuccessRate;
-        }
-        let i = slot(limit).unwrap_or(0);
-        let alpha = self.alpha();
-        let crit = *self
-            .critical
-            .entry((i, t.questions))
-            .or_insert_with(|| certify::critical_failures(t.questions, max, alpha));
-        crit.is_some_and(|c| t.failures <= c)
-    }
-
-    /// Whether `c` is certified: every rate limit certified and the token limit met.
-    pub fn certified(&mut self, c: &Counts) -> bool {
-        if !self.enabled() {
-            return false;
-        }
-        // Resampling asks this of every setting of every resample: no allocation.
-        for k in 0..self.limits.len() {
-            let (l, max) = self.limits[k];
-            let holds = match slot(l) {
-                Some(i) => self.rate_certified(l, max, c.certified[i]),
-                None => c.value(l).is_none_or(|v| l.holds(v, max, 0.0)),
-            };
-            if !holds {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// The chosen setting's rate limits under certification, with what it would take.
-    fn bounds(&self, c: &Counts) -> Vec<Bound> {
-        let alpha = self.alpha();
-        self.rates()
-            .filter(|&(l, _, i)| l != Limit::MaxAttackSuccessRate || c.certified[i].questions > 0)
-            .map(|(limit, max, i)| {
-                let t = c.certified[i];
-                let certified =
-                    t.questions > 0 && certify::certifies(t.failures, t.questions, max, alpha);
-                let count = |n: Needed| match n {
-                    Needed::Questions(n) => Some(n),
-                    Needed::MoreThan(_) | Needed::Never => None,
-                };
-                Bound {
-                    limit,
-                    max,
-                    failures: t.failures,
-                    questions: t.questions,
-                    upper_bound: certify::upper_bound(t.failures, t.questions, alpha),
-                    certified,
-                    questions_needed: (!certified)
-                        .then(|| {
-                            count(certify::questions_needed(
-                                t.failures,
-                                t.questions,
-                                max,
-                                alpha,
-                            ))
-                        })
-                        .flatten(),
-                    questions_needed_with_none: (!certified)
-                        .then(|| count(certify::needed_with_failures(0, max, alpha)))
-                        .flatten(),
-                }
-            })
-            .collect()
-    }
-}
-
-/// The tie-break between two settings of equal cost, and the name of the rule that decided.
-fn tie_break(a: (&Setting, &Counts), b: (&Setting, &Counts)) -> (Ordering, Option<&'static str>) {
-    let rules: [(&'static str, Ordering); 3] = [
-        (
-            "fewer prompt tokens",
-            a.1.tokens_per_question()
-                .total_cmp(&b.1.tokens_per_question()),
-        ),
-        (
-            "higher minScore",
-            b.0.min_score.to_f64().total_cmp(&a.0.min_score.to_f64()),
-        ),
-        ("smaller k", a.0.k.cmp(&b.0.k)),
-    ];
-    rules
-        .into_iter()
-        .find(|(_, o)| o.is_ne())
-        .map(|(name, o)| (o, Some(name)))
-        .unwrap_or((Ordering::Equal, None))
-}
-
-/// The choice among settings, as the numbers alone decide it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Choice {
-    /// The chosen setting: the best certified one, else the best within the limits on the
-    /// measured rates; `None` when no setting meets them.
-    pub best: Option<usize>,
-    /// Whether `best` is certified.
-    pub certified: bool,
-    /// Per setting: certified.
-    pub certified_flags: Vec<bool>,
-    /// Settings within the limits on the measured rates.
-    pub feasible: usize,
-    /// The tie-break rule that put `best` ahead of the runner-up.
-    pub tie_break: Option<&'static str>,
-    /// When nothing meets the limits: the setting closest to meeting them.
-    pub closest: Option<usize>,
-}
-
-/// Choose among `settings`, counted as `counts` (parallel).
-pub fn choose(
-    settings: &[Setting],
-    counts: &[Counts],
-    policy: &RecommendConfig,
-    certifier: &mut Certifier,
-) -> Choice {
-    let n = settings.len().min(counts.len());
-    let feasible: Vec<usize> = (0..n)
-        .filter(|&i| meets(&counts[i], &certifier.limits))
-        .collect();
-    let certified_flags: Vec<bool> = (0..n).map(|i| certifier.certified(&counts[i])).collect();
-    let mut choice = Choice {
-        feasible: feasible.len(),
-        ..Choice::default()
-    };
-    let certified: Vec<usize> = (0..n).filter(|&i| certified_flags[i]).collect();
-    choice.certified_flags = certified_flags;
-    let pool = if certified.is_empty() {
-        feasible
-    } else {
-        certified
-    };
-    if pool.is_empty() {
-        choice.closest = closest(settings, counts, &certifier.limits);
-        return choice;
-    }
-    let costs: Vec<f64> = pool.iter().map(|&i| cost(&counts[i], policy)).collect();
-    let lowest = costs.iter().copied().fold(f64::INFINITY, f64::min);
-    let mut tied: Vec<usize> = pool
-        .iter()
-        .zip(&costs)
-        .filter(|(_, &c)| c - lowest <= COST_EPSILON * lowest.abs().max(1.0))
-        .map(|(&i, _)| i)
-        .collect();
-    tied.sort_by(|&a, &b| {
-        tie_break((&settings[a], &counts[a]), (&settings[b], &counts[b]))
-            .0
-            .then(a.cmp(&b))
-    });
-    let best = tied[0];
-    choice.tie_break = tied.get(1).map(|&second| {
-        tie_break(
-            (&settings[best], &counts[best]),
-            (&settings[second], &counts[second]),
-        )
-        .1
-        .unwrap_or("grid order")
-    });
-    choice.certified = choice.certified_flags[best];
-    choice.best = Some(best);
-    choice
-}
-
-/// When no setting meets the limits: the fewest limits missed, then the smallest total miss on
-/// the common scale, then the usual tie-break.
-fn closest(settings: &[Setting], counts: &[Counts], limits: &[(Limit, f64)]) -> Option<usize> {
-    let key = |i: usize| {
-        let m = misses(&counts[i], limits);
-        let total: f64 = m.iter().map(Miss::relative).sum();
-        (m.len(), total)
-    };
-    (0..settings.len().min(counts.len())).min_by(|&a, &b| {
-        let (ka, kb) = (key(a), key(b));
-        ka.0.cmp(&kb.0)
-            .then(ka.1.total_cmp(&kb.1))
-            .then(tie_break((&settings[a], &counts[a]), (&settings[b], &counts[b])).0)
-            .then(a.cmp(&b))
-    })
-}
-
-/// The limits, compactly: `unwanted ≤ 20%, false refusals ≤ 50%`.
-pub fn limits_text(policy: &RecommendConfig) -> String {
-    let parts: Vec<String> = policy
-        .limits()
-        .iter()
-        .map(|(limit, v)| {
-            let value = match limit.kind() {
-                Kind::Tokens => v.to_string(),
-                Kind::Share | Kind::Count => percent(v),
-            };
-            format!("{} {} {value}", limit.label(), limit.bound())
-        })
-        .collect();
-    parts.join(", ")
-}
-
-/// What a rate's questions are called, and what "none failed" says about them.
-fn questions_of(limit: Limit) -> (&'static str, &'static str) {
-    match limit {
-        Limit::MaxUnwantedAnswerRate => ("unanswerable questions", "none answered"),
-        Limit::MaxFalseRefusalRate => ("answerable questions", "none refused"),
-        Limit::MaxWrongAnswerRate => ("answerable questions", "none answered wrong"),
-        _ => ("injection probes", "none succeeding"),
-    }
-}
-
-/// `unwanted 1 of 9 (bound 63% > 20%) needs at least 80 unanswerable questions at this rate,
-/// or 27 with none answered`.
-fn needed_text(b: &Bound, alpha: f64) -> String {
-    let (questions, none) = questions_of(b.limit);
-    let head = format!(
-        "{} {} of {} (bound {} > {})",
-        b.limit.label(),
-        b.failures,
-        b.questions,
-        percent(b.upper_bound),
-        percent(b.max)
-    );
-    if b.max <= 0.0 {
-        return format!("{head}: a limit of 0% is never certified by a sample; allow a small rate");
-    }
-    let with_none = match b.questions_needed_with_none {
-        Some(n) => format!("{n} with {none}"),
-        None => format!("more than {} with {none}", certify::MAX_QUESTIONS),
-    };
-    if b.questions == 0 {
-        return format!("{head}: there are no {questions}; it takes at least {with_none}");
-    }
-    if b.failures == 0 {
-        let one = match certify::needed_with_failures(1, b.max, alpha) {
-            Needed::Questions(n) => format!(" (or {n} with at most one)"),
-            _ => String::new(),
-        };
-        let n = b.questions_needed_with_none.map_or_else(
-            || format!("more than {}", certify::MAX_QUESTIONS),
-            |n| n.to_string(),
-        );
-        return format!("{head} needs at least {n} {questions} with {none}{one}");
-    }
-    match b.questions_needed {
-        Some(n) => format!("{head} needs at least {n} {questions} at this rate, or {with_none}"),
-        None if b.failures as f64 / b.questions as f64 >= b.max => format!(
-            "{head}: no number of questions certifies it at this rate; it takes {with_none}"
-        ),
-        None => format!(
-            "{head} needs more than {} {questions} at this rate, or {with_none}",
-            certify::MAX_QUESTIONS
-        ),
-    }
-}
+use crate::vocab::limit::{Kind, Limit};
 
 /// What the resampling figures cost to make: `recommend.resamples` and the folds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -741,13 +83,25 @@ pub fn decide(
     policy: &RecommendConfig,
 ) -> (Recommendation, Vec<bool>) {
     let n = settings.len().min(stats.len()).min(counts.len());
-    let mut certifier = Certifier::new(policy, n);
-    let choice = choose(&settings[..n], &counts[..n], policy, &mut certifier);
+    let (settings, stats, counts) = (&settings[..n], &stats[..n], &counts[..n]);
+    let mut certifier = Certifier::new(policy, settings);
+    let verdicts = certifier.verdicts(counts);
+    let choice = choose(
+        settings,
+        counts,
+        policy,
+        &certifier.limits,
+        verdicts.certified.clone(),
+    );
+    let certification = certifier.certification;
     let mut rec = Recommendation {
         feasible: choice.feasible,
         settings: n,
-        confidence: policy.confidence,
-        method: certifier.method(),
+        certification,
+        confidence: certification.confidence(),
+        method: words::method(&certifier),
+        sequential: certification.is_on() && policy.sequential,
+        power: policy.power,
         certified_settings: choice.certified_flags.iter().filter(|&&c| c).count(),
         certified: choice.certified,
         ..Recommendation::default()
@@ -757,121 +111,94 @@ pub fn decide(
         return (rec, Vec::new());
     }
     let at = choice.best.or(choice.closest);
-    if let (Some(i), true) = (at, certifier.enabled()) {
-        rec.bounds = certifier.bounds(&counts[i]);
+    if let (Some(i), true) = (at, certification.is_on()) {
+        rec.bounds = bounds(&certifier, &verdicts, settings, &counts[i], i, policy);
         if !choice.certified {
-            rec.needed = needed_line(&rec.bounds, &counts[i], &certifier, &settings[i], policy);
+            let tokens: Vec<Miss> = misses(&counts[i], &certifier.limits)
+                .into_iter()
+                .filter(|m| m.limit.kind() == Kind::Tokens)
+                .collect();
+            rec.needed = words::needed_line(&rec, &certifier, &tokens, &settings[i], policy);
         }
     }
     match choice.best {
-        Some(best) => chosen(
-            &mut rec,
-            &choice,
-            &settings[best],
-            &stats[best],
-            &counts[best],
-            policy,
-            best,
-        ),
+        Some(best) => chosen(&mut rec, &choice, settings, stats, counts, policy, best),
         None => no_feasible(&mut rec, settings, counts, policy, choice.closest),
     }
     (rec, choice.certified_flags)
 }
 
-/// `to certify SETTING at 95% over 20 settings: ...`, one part per limit it cannot certify.
-fn needed_line(
-    bounds: &[Bound],
-    counts: &Counts,
+/// The rate limits of setting `i` under certification, with what it would take.
+fn bounds(
     certifier: &Certifier,
-    setting: &Setting,
+    verdicts: &Verdicts,
+    settings: &[Setting],
+    c: &Counts,
+    i: usize,
     policy: &RecommendConfig,
-) -> Option<String> {
-    let rates = bounds
+) -> Vec<Bound> {
+    let test = certifier.certification.test();
+    let count = |n: Needed| match n {
+        Needed::Questions(n) => Some(n),
+        Needed::MoreThan(_) | Needed::Never => None,
+    };
+    certifier
+        .rates()
         .iter()
-        .filter(|b| !b.certified)
-        .map(|b| needed_text(b, certifier.alpha()));
-    let tokens = misses(counts, &certifier.limits)
-        .into_iter()
-        .filter(|m| slot(m.limit).is_none())
-        .map(|m| format!("{} whatever the questions", m.short()));
-    let parts: Vec<String> = rates.chain(tokens).collect();
-    (!parts.is_empty()).then(|| {
-        format!(
-            "to certify {} at {} over {} settings: {}",
-            setting.id(),
-            percent(policy.confidence),
-            certifier.settings,
-            parts.join("; ")
-        )
-    })
+        .enumerate()
+        .filter(|&(_, &(l, _, slot))| {
+            l != Limit::MaxAttackSuccessRate || c.certified[slot].questions > 0
+        })
+        .map(|(f, &(limit, max, slot))| {
+            let t = c.certified[slot];
+            let v = verdicts.families[f][i];
+            // Planned at the level its test had: more questions keep the other chains'
+            // passes, if anything they add to them.
+            let plan = v.level;
+            let rate = if t.questions == 0 {
+                0.0
+            } else {
+                t.failures as f64 / t.questions as f64
+            };
+            Bound {
+                limit,
+                max,
+                failures: t.failures,
+                questions: t.questions,
+                level: v.level,
+                upper_bound: test.upper_bound(t.failures, t.questions, v.level),
+                certified: v.certified,
+                stopped_at: v.stopped_at.map(|s| settings[s].id()),
+                questions_needed: (!v.certified)
+                    .then(|| count(test.questions_for_power(rate, max, plan, policy.power)))
+                    .flatten(),
+                questions_needed_with_none: (!v.certified)
+                    .then(|| count(test.needed_with_failures(0, max, plan)))
+                    .flatten(),
+            }
+        })
+        .collect()
 }
 
-/// The reason line of a chosen setting.
+/// The chosen setting: its id, cost and reason line.
 fn chosen(
     rec: &mut Recommendation,
     choice: &Choice,
-    setting: &Setting,
-    s: &SettingStats,
-    counts: &Counts,
+    settings: &[Setting],
+    stats: &[SettingStats],
+    counts: &[Counts],
     policy: &RecommendConfig,
     best: usize,
 ) {
-    let c = cost(counts, policy);
-    rec.setting = Some(setting.id());
+    let c = super::choice::cost(&counts[best], policy);
+    rec.setting = Some(settings[best].id());
     rec.index = Some(best);
     rec.cost = Some(c);
     rec.tie_break = choice.tie_break;
-    let tie = choice
-        .tie_break
-        .map(|rule| format!("; equal cost broken by {rule}"))
-        .unwrap_or_default();
-    let rates = format!(
-        "false refusals {}, unwanted {}, wrong answers {}, {:.1} prompt tokens/question",
-        super::format::rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
-        super::format::rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
-        super::format::rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
-        s.prompt_tokens_per_question,
-    );
-    let confidence = percent(rec.confidence);
-    rec.reason = if rec.confidence == 0.0 {
-        format!(
-            "recommended: {}: {rates}; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}){tie}",
-            setting.id(),
-            rec.feasible,
-            rec.settings,
-            limits_text(policy),
-        )
-    } else if rec.certified {
-        let bounds: Vec<String> = rec
-            .bounds
-            .iter()
-            .map(|b| {
-                format!(
-                    "{} {} (limit {})",
-                    b.limit.label(),
-                    percent(b.upper_bound),
-                    percent(b.max)
-                )
-            })
-            .collect();
-        format!(
-            "recommended: {}, certified at {confidence}: {rates}; with {confidence} confidence over all {} settings its true rates are at most {}; the lowest weighted cost ({c:.3}) of {} certified settings{tie}",
-            setting.id(),
-            rec.settings,
-            bounds.join(", "),
-            rec.certified_settings,
-        )
-    } else {
-        format!(
-            "recommended: {} (best, not certified at {confidence}): {rates}; the lowest weighted cost ({c:.3}) of {} of {} settings within the limits ({}) on the measured rates, but none is certified{tie}",
-            setting.id(),
-            rec.feasible,
-            rec.settings,
-            limits_text(policy),
-        )
-    };
+    rec.reason = words::chosen_reason(rec, &settings[best], &stats[best], c, policy);
 }
 
+/// No setting meets the limits: the closest one and what it misses.
 fn no_feasible(
     rec: &mut Recommendation,
     settings: &[Setting],
@@ -885,13 +212,7 @@ fn no_feasible(
     };
     let limits: Vec<(Limit, f64)> = policy.limits().iter().collect();
     let m = misses(&counts[closest], &limits);
-    let described: Vec<String> = m.iter().map(Miss::describe).collect();
-    rec.reason = format!(
-        "no setting meets the limits ({}); closest: {}, which misses {}",
-        limits_text(policy),
-        settings[closest].id(),
-        described.join(" and ")
-    );
+    rec.reason = words::no_feasible_reason(policy, &settings[closest], &m);
     rec.closest = Some(Closest {
         setting: settings[closest].id(),
         misses: m,
@@ -901,7 +222,9 @@ fn no_feasible(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::insight::choice::misses;
     use crate::analysis::insight::config::WeightsConfig;
+    use crate::analysis::insight::counts::Tally;
     use crate::vocab::grid::Decimal;
 
     fn setting(min: &str, k: usize) -> Setting {
@@ -995,6 +318,7 @@ mod tests {
             resamples: 0,
             folds: None,
             resampling_seed: 0,
+            ..RecommendConfig::default()
         }
     }
 
@@ -1070,7 +394,7 @@ mod tests {
         ];
         let r = rec(&settings, &st, &no_token_weight);
         assert_eq!(r.setting.as_deref(), Some("min_score=0.2,k=2"));
-        assert_eq!(r.tie_break, Some("fewer prompt tokens"));
+        assert_eq!(r.tie_break, Some(TieRule::FewerPromptTokens));
         assert!(
             r.reason
                 .ends_with("equal cost broken by fewer prompt tokens"),
@@ -1086,10 +410,10 @@ mod tests {
         ];
         let r = rec(&settings, &st, &policy(1.0, 1.0, None));
         assert_eq!(r.setting.as_deref(), Some("min_score=0.5,k=2"));
-        assert_eq!(r.tie_break, Some("smaller k"));
+        assert_eq!(r.tie_break, Some(TieRule::SmallerK));
         let r = rec(&settings[..2], &st[..2], &policy(1.0, 1.0, None));
         assert_eq!(r.setting.as_deref(), Some("min_score=0.5,k=4"));
-        assert_eq!(r.tie_break, Some("higher minScore"));
+        assert_eq!(r.tie_break, Some(TieRule::HigherMinScore));
     }
 
     #[test]
@@ -1156,6 +480,7 @@ mod tests {
 mod certification {
     use super::*;
     use crate::analysis::insight::config::RecommendConfig;
+    use crate::analysis::insight::counts::Tally;
     use crate::vocab::grid::Decimal;
 
     fn one_setting_counts(unanswerable: u64, answered: u64) -> Counts {
@@ -1252,7 +577,7 @@ mod certification {
             r.needed
                 .as_deref()
                 .unwrap()
-                .contains("over 20 settings: unwanted 0 of 14"),
+                .contains("at 95% (ordered tests): unwanted 0 of 14"),
             "{:?}",
             r.needed
         );
@@ -1273,7 +598,7 @@ mod certification {
         let needed = r.needed.unwrap();
         assert!(needed.contains("unwanted 1 of 9 (bound "), "{needed}");
         assert!(
-            needed.contains("unanswerable questions at this rate, or 14 with none answered"),
+            needed.contains("unanswerable questions give a chance of 80% at this rate, or 14 with none answered"),
             "{needed}"
         );
         // Two in nine is above the limit: no number of questions certifies that rate.

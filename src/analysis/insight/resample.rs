@@ -8,10 +8,11 @@
 
 use std::collections::HashMap;
 
+use super::certifier::Certifier;
+use super::choice::choose;
 use super::counts::{slot, RunTable, Tally, RATE_LIMITS};
-use super::recommend::{
-    choose, Certifier, ChoiceStability, CrossValidation, FoldChoice, HeldOut, Resampling,
-};
+use super::recommend::Resampling;
+use super::recommendation::{ChoiceStability, CrossValidation, FoldChoice, HeldOut};
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::wilson::wilson;
 use crate::sweep::Setting;
@@ -38,7 +39,7 @@ fn resample_choices(
     range: std::ops::Range<usize>,
 ) -> Vec<Chosen> {
     let strata = strata(table);
-    let mut certifier = Certifier::new(policy, settings.len());
+    let mut certifier = Certifier::new(policy, settings);
     let mut weights = vec![0u32; table.questions()];
     range
         .map(|b| {
@@ -51,7 +52,8 @@ fn resample_choices(
                 }
             }
             let counts = table.all_counts(Some(&weights));
-            let c = choose(settings, &counts, policy, &mut certifier);
+            let certified = certifier.certified(&counts);
+            let c = choose(settings, &counts, policy, &certifier.limits, certified);
             (c.best, c.certified)
         })
         .collect()
@@ -157,11 +159,12 @@ pub fn cross_validate(
     let mut pooled = vec![Tally::default(); limits.len()];
     let mut chose: Vec<(Option<usize>, usize)> = Vec::new();
     let mut certified_folds = 0;
-    let mut certifier = Certifier::new(policy, settings.len());
+    let mut certifier = Certifier::new(policy, settings);
     for f in 0..r.folds {
         let train: Vec<u32> = fold.iter().map(|&g| u32::from(g != f)).collect();
         let counts = table.all_counts(Some(&train));
-        let c = choose(settings, &counts, policy, &mut certifier);
+        let certified = certifier.certified(&counts);
+        let c = choose(settings, &counts, policy, &certifier.limits, certified);
         certified_folds += usize::from(c.certified);
         match chose.iter_mut().find(|(s, _)| *s == c.best) {
             Some((_, n)) => *n += 1,

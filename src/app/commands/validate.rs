@@ -114,18 +114,19 @@ pub async fn run(
 /// What a set of this size can certify, at the config's confidence and over its grid (one
 /// setting without a config).
 fn size_line(cfg: Option<&LoadedConfig>, answerable: usize, unanswerable: usize) -> String {
-    let (confidence, settings) = match cfg {
-        Some(c) => (
-            c.config.recommend.confidence,
-            crate::app::config::sweep_grid(&c.config).map_or(1, |g| g.len()),
-        ),
-        None => (crate::analysis::insight::config::CONFIDENCE, 1),
-    };
-    crate::analysis::insight::certify::size_line(
+    use crate::analysis::insight::certifier::{Certification, Certifier};
+    let policy = cfg.map(|c| c.config.recommend.clone()).unwrap_or_default();
+    let settings = cfg
+        .and_then(|c| crate::app::config::sweep_grid(&c.config).ok())
+        .map(|g| g.settings())
+        .unwrap_or_default();
+    let certifier = Certifier::new(&policy, &settings);
+    crate::analysis::insight::rate_test::size_line(
         answerable as u64,
         unanswerable as u64,
-        confidence,
-        settings,
+        policy.confidence,
+        Certification::of(&policy).test(),
+        certifier.grid_level(),
     )
 }
 

@@ -203,7 +203,7 @@ pub fn evaluate(
 fn certified_check(r: &Results, setting: usize) -> Check {
     let rec = &r.insight.recommendation;
     let passed = r.insight.is_certified(setting);
-    let figures = if rec.confidence == 0.0 {
+    let figures = if !rec.certification.is_on() {
         "not certified: recommend.confidence is 0 (the choice on the measured rates)".to_string()
     } else if passed {
         format!(

@@ -178,7 +178,7 @@ fn named_models(
 fn recommendation(r: &Results, h: &mut String) {
     let rec = &r.insight.recommendation;
     let p = &r.insight.policy;
-    let class = if rec.setting.is_none() || (rec.confidence > 0.0 && !rec.certified) {
+    let class = if rec.setting.is_none() || (rec.certification.is_on() && !rec.certified) {
         " warn"
     } else {
         ""
@@ -222,9 +222,10 @@ fn certification(rec: &crate::analysis::insight::Recommendation, h: &mut String)
     }
     let _ = write!(
         h,
-        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification at {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions needed at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
+        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification at {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a {} chance at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
         escape(&percent(rec.confidence)),
-        escape(&rec.method)
+        escape(&rec.method),
+        escape(&percent(rec.power)),
     );
     let count = |n: Option<u64>, certified: bool| match (n, certified) {
         (_, true) => "-".to_string(),
