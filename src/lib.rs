@@ -60,7 +60,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::generate::run(options::GenerateOptions::new(args, cli.config, cli.quiet)?)
                 .await
         }
-        Command::Init(args) => commands::init::run(args.corpus, args.generate, cli.quiet).await,
+        Command::Init(args) => {
+            commands::init::run(args.corpus, args.generate, cli.config, cli.quiet).await
+        }
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
         Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(

@@ -319,6 +319,18 @@ fn scripted_server(reject_schema: bool) -> String {
                         ("rageval_near_miss_question", "Rules", 1) => Some(r#"{"question": "Can I bring my dog?"}"#),
                         ("rageval_near_miss_question", "Hours", 1) => Some(r#"{"question": "Is there parking nearby?"}"#),
                         ("rageval_near_miss_question", "Guests", 1) => Some(r#"{"question": "Do guests need an id card?"}"#),
+                        ("rageval_false_premise_question", "Fee", 0) => Some(r#"{"question": "Why does membership cost twenty dollars per term?", "premise": "membership costs twenty dollars per term", "truth": "ten dollars per term"}"#),
+                        ("rageval_false_premise_question", "Rules", 0) => Some(r#"{"question": "Why must members clean the benches after every session?", "premise": "members clean the workshop benches after every single session", "truth": "after every single session"}"#),
+                        ("rageval_false_premise_question", "Hours", 0) => Some(r#"{"question": "Why does the workshop open at ten?", "premise": "the workshop opens at ten"}"#),
+                        ("rageval_false_premise_question", "Guests", 0) => Some(r#"{"question": "Why may a member bring five guests?", "premise": "a member may bring five guests", "truth": "members bring 2 friends"}"#),
+                        ("rageval_premise_verdict", _, _) => {
+                            let claim = prompt.lines().find_map(|l| l.strip_prefix("Claim: ")).unwrap_or("");
+                            if claim.starts_with("members clean") {
+                                Some(r#"{"premise": "supported"}"#)
+                            } else {
+                                Some(r#"{"premise": "false"}"#)
+                            }
+                        }
                         ("rageval_verdict", _, _) => match question {
                             "Who cleans the benches?" => Some(r#"{"answerable": true}"#),
                             "Can I bring my dog?" => Some("The passages do not say."),
@@ -422,6 +434,51 @@ fn every_bad_candidate_is_rejected_for_its_reason_and_counted() {
 }
 
 #[test]
+fn a_false_premise_is_kept_tagged_and_noted_and_a_supported_one_is_rejected() {
+    let url = scripted_server(false);
+    let p = scripted_project(&url);
+    p.rageval([
+        "generate", "--corpus", "docs", "--answerable", "0", "--unanswerable", "2", "--off-topic", "0", "--false-premise", "1", "--no-cache", "--out", "set.yaml",
+    ])
+    .stdout_contains("wrote 1 of 2 questions asked for to set.yaml\n")
+    .stdout_contains("  false-premise: 2 asked, 8 tried, 1 kept; rejected: 1 truth not in passage, 1 verifier said the premise holds, 5 malformed reply\n")
+    .stderr_contains("(answerable, near-miss, off-topic, false-premise)")
+    .run();
+    let written = p.read("set.yaml");
+    assert!(written.starts_with("# Written by `rageval generate` with scripted, seed 0, off-topic share 0, false-premise share 1.\n"), "{written}");
+    let all = items(&written);
+    assert_eq!(all.len(), 1, "{written}");
+    let (list, item) = &all[0];
+    assert_eq!(*list, "unanswerable");
+    assert_eq!(
+        text(&item["question"]),
+        "Why does membership cost twenty dollars per term?"
+    );
+    assert_eq!(
+        item["tags"],
+        serde_yaml::from_str::<Yaml>("[false-premise]").unwrap()
+    );
+    assert_eq!(
+        text(&item["note"]),
+        "false premise: membership costs twenty dollars per term; the passage says: ten dollars per term"
+    );
+    p.rageval(["validate", "set.yaml"]).run();
+    p.rageval([
+        "generate",
+        "--corpus",
+        "docs",
+        "--off-topic",
+        "0.6",
+        "--false-premise",
+        "0.5",
+        "--out",
+        "x.yaml",
+    ])
+    .fails("invalid --false-premise: with --off-topic 0.6 the shares add up to more than 1")
+    .run();
+}
+
+#[test]
 fn a_server_that_rejects_structured_output_is_told_how_to_turn_it_off() {
     let url = scripted_server(true);
     let p = scripted_project(&url);
@@ -515,11 +572,158 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
         .args(["init", "--generate"])
         .stdout_contains("wrote rageval.yaml, evalsets/starter.yaml")
         .stdout_contains("to evalsets/generated.yaml")
+        // Said plainly: the offline mock's questions are placeholders, and how to get real ones.
+        .stdout_contains("note: these questions are placeholders: the offline mock model")
+        .stdout_contains("point `chat:` (or `generate.model`) at a model")
         .run();
+    assert!(t
+        .project()
+        .read("evalsets/generated.yaml")
+        .contains("\n# Placeholders: the offline mock model wrote them;"));
     let p = t.project();
     p.rageval(["validate"])
         .stdout_contains("evalsets/generated.yaml")
         .stdout_contains("generated, ")
         .run();
     p.sweep(["--only", "generated"]).run();
+}
+
+/// A model server that answers like a small model misreading the prompt (SmolLM2-135M did):
+/// answerable questions that are the prompt's own instruction, or answers of a whole
+/// sentence; near-miss questions that repeat their instruction.
+fn echoing_server() -> String {
+    use axum::routing::post;
+    crate::support::serve_forever(axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |body: axum::body::Bytes| async move {
+            let req: Value = serde_json::from_slice(&body).unwrap();
+            let name = req["response_format"]["json_schema"]["name"]
+                .as_str()
+                .unwrap_or("");
+            let prompt = req["messages"][0]["content"].as_str().unwrap_or("");
+            let content = match name {
+                "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") || prompt.contains("(from a.md#Hours)") => {
+                    r#"{"question": "This is a short phrase of at most ten words, copied word for word from the passage.", "answer": "ten dollars per term"}"#
+                }
+                "rageval_answerable_question" => {
+                    r#"{"question": "What must members do after a session?", "answer": "Members clean the workshop benches after every single session and put tools back"}"#
+                }
+                "rageval_near_miss_question" => {
+                    r#"{"question": "Write one question on the same topic as this passage that the passage does not answer?"}"#
+                }
+                _ => "unexpected request",
+            };
+            axum::Json(serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+            }))
+        }),
+    ))
+}
+
+#[test]
+fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed() {
+    let url = echoing_server();
+    let p = scripted_project(&url);
+    let args = [
+        "generate",
+        "--corpus",
+        "docs",
+        "--answerable",
+        "1",
+        "--unanswerable",
+        "1",
+        "--off-topic",
+        "0",
+        "--no-cache",
+    ];
+    // Nothing passes: exit 2, with the account, the calls made and where to read the rejected.
+    let account = "answerable: 1 asked, 8 tried, 0 kept; rejected: 4 answer too long, 4 repeats the prompt\nnear-miss: 1 asked, 8 tried, 0 kept; rejected: 8 repeats the prompt\n";
+    p.rageval(args)
+        .status(2)
+        .stderr_contains(
+            "generate: 16 generation and 0 verification calls, 0 answered from the cache\n",
+        )
+        .stderr_contains(account)
+        .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
+        .absent("evalsets/generated.yaml")
+        .run();
+    p.rageval(args)
+        .args(["--rejected", "out/rejected.jsonl"])
+        .status(2)
+        .stderr_contains(
+            "generate: 16 generation and 0 verification calls, 0 answered from the cache\n",
+        )
+        .stderr_contains(account)
+        .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
+        .run();
+    let lines: Vec<Value> = p
+        .read("out/rejected.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 16);
+    let fee = lines
+        .iter()
+        .find(|l| l["from"] == "a.md#Fee" && l["kind"] == "answerable")
+        .unwrap();
+    assert_eq!(
+        fee,
+        &serde_json::json!({
+            "kind": "answerable",
+            "reason": "repeats the prompt",
+            "from": "a.md#Fee",
+            "question": "This is a short phrase of at most ten words, copied word for word from the passage.",
+            "answer": "ten dollars per term",
+        })
+    );
+    let rules = lines
+        .iter()
+        .find(|l| l["from"] == "a.md#Rules" && l["kind"] == "answerable")
+        .unwrap();
+    assert_eq!(rules["reason"], "answer too long");
+    assert!(lines
+        .iter()
+        .filter(|l| l["kind"] == "near-miss")
+        .all(|l| l["reason"] == "repeats the prompt"));
+}
+
+#[test]
+fn init_generate_asks_the_model_of_config_or_refuses() {
+    let url = scripted_server(false);
+    let p = Project::empty();
+    p.write("docs/a.md", DOC);
+    p.write(
+        "models.yaml",
+        &format!("chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"),
+    );
+    // --config without --generate would be ignored: refused.
+    p.rageval(["init", "--config", "models.yaml"])
+        .fails("`rageval init` writes rageval.yaml and reads no config: `--config` names the model of `--generate` only")
+        .absent("rageval.yaml")
+        .run();
+    // A config that does not load: refused before anything is written.
+    p.rageval(["init", "--generate", "--config", "missing.yaml"])
+        .status(2)
+        .stderr_contains("missing.yaml")
+        .absent("rageval.yaml")
+        .absent("evalsets/starter.yaml")
+        .run();
+    p.rageval(["init", "--generate", "--config", "models.yaml"])
+        .env("RAGEVAL_TEST_NO_KEY", "")
+        .stdout_contains("to evalsets/generated.yaml")
+        .stdout_lacks("placeholders")
+        .run();
+    let written = p.read("evalsets/generated.yaml");
+    assert!(
+        written.starts_with("# Written by `rageval generate` with scripted, seed 0"),
+        "{written}"
+    );
+    assert!(!written.contains("Placeholders"));
+    let all = items(&written);
+    assert!(!all.is_empty());
+    assert!(all
+        .iter()
+        .all(|(_, i)| text(&i["generated"]["model"]) == "scripted"));
+    p.rageval(["validate", "evalsets/generated.yaml"]).run();
 }

@@ -28,6 +28,11 @@ pub enum Slot {
     Passage,
     /// The numbered passages a verifier reads (`rageval generate`).
     Passages,
+    /// The most words a generated answer may have, as a word (`ten`): what the generator's
+    /// check holds answers to (`rageval generate`).
+    MaxAnswerWords,
+    /// The claim a false-premise question takes for granted (`rageval generate`).
+    Premise,
 }
 
 impl Slot {
@@ -42,10 +47,12 @@ impl Slot {
             Slot::Text => "text",
             Slot::Passage => "passage",
             Slot::Passages => "passages",
+            Slot::MaxAnswerWords => "max_answer_words",
+            Slot::Premise => "premise",
         }
     }
 
-    const ALL: [Slot; 9] = [
+    const ALL: [Slot; 11] = [
         Slot::Context,
         Slot::Question,
         Slot::Refusal,
@@ -55,6 +62,8 @@ impl Slot {
         Slot::Text,
         Slot::Passage,
         Slot::Passages,
+        Slot::MaxAnswerWords,
+        Slot::Premise,
     ];
 }
 
@@ -63,9 +72,11 @@ pub const MESSAGE_SLOTS: &[Slot] = &[Slot::Context, Slot::Question, Slot::Refusa
 /// The placeholders of one passage.
 pub const PASSAGE_SLOTS: &[Slot] = &[Slot::N, Slot::Source, Slot::Heading, Slot::Text];
 /// The placeholders of a question generator's prompt.
-pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source];
+pub const GENERATE_SLOTS: &[Slot] = &[Slot::Passage, Slot::Source, Slot::MaxAnswerWords];
 /// The placeholders of the verifier's prompt.
 pub const VERIFY_SLOTS: &[Slot] = &[Slot::Question, Slot::Passages];
+/// The placeholders of the premise verifier's prompt.
+pub const PREMISE_SLOTS: &[Slot] = &[Slot::Question, Slot::Premise, Slot::Passages];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Part {
@@ -135,6 +146,11 @@ impl Template {
             parts.push(Part::Text(literal));
         }
         Ok(Template { parts })
+    }
+
+    /// Whether the template asks for `slot`.
+    pub fn uses(&self, slot: Slot) -> bool {
+        self.parts.contains(&Part::Slot(slot))
     }
 
     /// The text with every placeholder replaced by `value(slot)`.

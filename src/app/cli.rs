@@ -64,29 +64,12 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Load the corpus of the configured question sets into the pgvector table (retriever.kind: pgvector)
     Index(IndexArgs),
-    /// Batch engines: read a batch's output and error files into the response cache (docs/batch.md)
-    #[command(subcommand)]
-    Batch(BatchCommand),
     /// Turn QA data you already have into a question set and its corpus (docs/question-sets.md)
     #[command(subcommand)]
     Import(ImportCommand),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum BatchCommand {
-    /// Put the answers of batch output files (and the failures of error files) into the response cache, by `custom_id`
-    Import(BatchImportArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct BatchImportArgs {
-    /// Output and error files of a batch engine (OpenAI's batch output format)
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-
-    /// The response cache folder, as given to `sweep --cache-dir` [default: the config's `cache.dir`]
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    /// Batch engines: read a batch's output and error files into the response cache (docs/batch.md)
+    #[command(subcommand)]
+    Batch(BatchCommand),
 }
 
 /// The formats `rageval import` reads.
@@ -109,6 +92,23 @@ pub struct ImportSquadArgs {
     /// Replace `--out` when it exists (only once the import succeeded)
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Put the answers of batch output files (and the failures of error files) into the response cache, by `custom_id`
+    Import(BatchImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BatchImportArgs {
+    /// Output and error files of a batch engine (OpenAI's batch output format)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The response cache folder, as given to `sweep --cache-dir` [default: the config's `cache.dir`]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -138,7 +138,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
-    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the configured (mock) model
+    /// Then run `rageval generate` over it, writing evalsets/generated.yaml with the model of `--config` (default: the offline mock, which writes placeholders)
     #[arg(long)]
     pub generate: bool,
 }
@@ -156,6 +156,10 @@ pub struct GenerateArgs {
     /// Share of the unanswerable questions that are plainly off-topic (0 to 1)
     #[arg(long, value_name = "SHARE", default_value_t = 0.2)]
     pub off_topic: f64,
+
+    /// Share of the unanswerable questions that take for granted a fact their passage contradicts (0 to 1; with --off-topic at most 1)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    pub false_premise: f64,
 
     /// The question set to write
     #[arg(long, value_name = "FILE", default_value = "evalsets/generated.yaml")]
@@ -180,6 +184,10 @@ pub struct GenerateArgs {
     /// Print the calls the first round would make, without any chat call
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Write every rejected candidate with its reason to FILE (JSON lines), kept or not
+    #[arg(long, value_name = "FILE")]
+    pub rejected: Option<PathBuf>,
 
     /// Model calls in flight at once [default: from config, else 8]
     #[arg(long, short = 'j', value_name = "N")]

@@ -405,11 +405,14 @@ pub struct GenerateOptions {
     pub answerable: usize,
     pub unanswerable: usize,
     pub off_topic: f64,
+    pub false_premise: f64,
     pub out: PathBuf,
     pub corpus: Option<PathBuf>,
     pub seed: u64,
     pub write: WriteMode,
     pub dry_run: bool,
+    /// `--rejected`: where every rejected candidate is written.
+    pub rejected: Option<PathBuf>,
     pub concurrency: usize,
     pub quiet: bool,
 }
@@ -435,6 +438,18 @@ impl GenerateOptions {
                 args.off_topic
             );
         }
+        if !(0.0..=1.0).contains(&args.false_premise) {
+            bail!(
+                "invalid --false-premise: must be a share from 0 to 1, got {}",
+                args.false_premise
+            );
+        }
+        if args.off_topic + args.false_premise > 1.0 + 1e-9 {
+            bail!(
+                "invalid --false-premise: with --off-topic {} the shares add up to more than 1",
+                args.off_topic
+            );
+        }
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
         if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
             bail!("invalid --concurrency: {why}");
@@ -451,10 +466,12 @@ impl GenerateOptions {
             answerable: args.answerable,
             unanswerable: args.unanswerable,
             off_topic: args.off_topic,
+            false_premise: args.false_premise,
             out: args.out,
             corpus: args.corpus,
             seed: args.seed,
             dry_run: args.dry_run,
+            rejected: args.rejected,
             concurrency,
             quiet,
             generator,

@@ -18,10 +18,11 @@ use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
 use crate::adapters::corpus::Corpus;
 use crate::adapters::embed::{cosine, normalize};
 use crate::adapters::generate::{
-    answer_in_passage, copies_passage, normal_question, parse_candidate, parse_verdict, Kind,
-    Prompts, Reject,
+    answer_in_passage, answer_too_long, copies_passage, echoes_prompt, normal_question,
+    parse_candidate, parse_premise_verdict, parse_verdict, Kind, PremiseVerdict, Prompts, Reject,
+    REJECTED_REPLY_CHARS,
 };
-use crate::base::text::content_words;
+use crate::base::text::{content_words, excerpt};
 
 /// A passage needs this many content words to be asked about.
 pub const MIN_PASSAGE_WORDS: usize = 5;
@@ -34,9 +35,9 @@ pub struct Job<'a> {
     /// too close to one is a duplicate.
     pub existing: &'a [String],
     /// How many of each kind, in the order of [`Kind::ALL`].
-    pub wanted: [usize; 3],
+    pub wanted: [usize; 4],
     /// Candidates tried at most per kind.
-    pub budget: [usize; 3],
+    pub budget: [usize; 4],
     pub seed: u64,
     pub prompts: &'a Prompts,
     pub verify_k: usize,
@@ -50,6 +51,8 @@ pub struct Kept {
     pub question: String,
     /// The answer span (answerable questions).
     pub answer: Option<String>,
+    /// The premise taken for granted and the passage's truth (false-premise questions).
+    pub premise: Option<(String, String)>,
     /// The chunk asked about: an index into the job's corpus.
     pub chunk: usize,
 }
@@ -61,6 +64,21 @@ pub struct Tally {
     pub tried: usize,
     pub kept: usize,
     pub rejected: BTreeMap<Reject, usize>,
+}
+
+/// A candidate that was not kept, and why (`generate --rejected`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    pub kind: Kind,
+    pub reason: Reject,
+    /// The chunk asked about: an index into the job's corpus.
+    pub chunk: usize,
+    /// The question and answer read from the reply, when it parsed.
+    pub question: Option<String>,
+    pub answer: Option<String>,
+    /// The reply that did not parse, or the failed call's message, cut to
+    /// [`REJECTED_REPLY_CHARS`].
+    pub reply: Option<String>,
 }
 
 /// Calls made, by purpose, and how many of them the response cache answered.
@@ -78,7 +96,9 @@ pub struct Generated {
     /// candidates were tried.
     pub kept: Vec<Kept>,
     /// Per kind, in the order of [`Kind::ALL`].
-    pub tallies: [Tally; 3],
+    pub tallies: [Tally; 4],
+    /// Every candidate not kept, in the order decided.
+    pub rejected: Vec<Rejected>,
     pub calls: Calls,
     /// The first failed call's message, for the summary.
     pub first_error: Option<String>,
@@ -150,11 +170,21 @@ struct Trial {
     kind: Kind,
     chunk: usize,
     verdict: Result<Pending, Reject>,
+    shown: Shown,
+}
+
+/// What a rejected candidate shows of itself: its question and answer, or its reply.
+#[derive(Default)]
+struct Shown {
+    question: Option<String>,
+    answer: Option<String>,
+    reply: Option<String>,
 }
 
 struct Pending {
     question: String,
     answer: Option<String>,
+    premise: Option<(String, String)>,
     vector: Vec<f32>,
     /// For an unanswerable candidate, the verifier's answer once asked.
     verified: Option<Result<bool, Reject>>,
@@ -184,6 +214,11 @@ pub async fn generate(
     // Every question already written, and every kept one: texts and unit vectors.
     let mut seen_text: HashSet<String> = job.existing.iter().map(|q| normal_question(q)).collect();
     let mut seen_vectors = embed(engine, job.existing).await?;
+    let instructions: Vec<String> = Kind::ALL
+        .iter()
+        .map(|&k| job.prompts.instructions(k))
+        .collect();
+    let limit = job.prompts.answer_limit();
     let mut round = 0;
     // Whether any generation call has succeeded: a server that fails every call of the first
     // round is down or refuses the requests, and trying the rest of the budget would not help.
@@ -216,15 +251,26 @@ pub async fn generate(
         let mut failed = 0;
         let mut trials: Vec<Trial> = Vec::new();
         for ((kind, chunk, _), reply) in asked.iter().zip(replies) {
-            let verdict = match reply {
+            let (verdict, shown) = match reply {
                 Err(e) => {
                     failed += 1;
+                    let shown = Shown {
+                        reply: Some(excerpt(&e.message, REJECTED_REPLY_CHARS)),
+                        ..Shown::default()
+                    };
                     out.first_error.get_or_insert(e.message);
-                    Err(Reject::CallFailed)
+                    (Err(Reject::CallFailed), shown)
                 }
                 Ok(r) => {
                     out.calls.cached += usize::from(r.cached);
-                    check(*kind, &r.text, &job.corpus.chunks[*chunk].text)
+                    let passage = &job.corpus.chunks[*chunk].text;
+                    check(
+                        *kind,
+                        &r.text,
+                        passage,
+                        &instructions[*kind as usize],
+                        limit,
+                    )
                 }
             };
             out.tallies[*kind as usize].tried += 1;
@@ -232,6 +278,7 @@ pub async fn generate(
                 kind: *kind,
                 chunk: *chunk,
                 verdict,
+                shown,
             });
         }
         answered |= failed < trials.len();
@@ -295,10 +342,21 @@ pub async fn generate(
                         kind: t.kind,
                         question: p.question,
                         answer: p.answer,
+                        premise: p.premise,
                         chunk: t.chunk,
                     });
                 }
-                Err(r) => *tally.rejected.entry(r).or_default() += 1,
+                Err(r) => {
+                    *tally.rejected.entry(r).or_default() += 1;
+                    out.rejected.push(Rejected {
+                        kind: t.kind,
+                        reason: r,
+                        chunk: t.chunk,
+                        question: t.shown.question,
+                        answer: t.shown.answer,
+                        reply: t.shown.reply,
+                    });
+                }
             }
         }
         if let Some(p) = progress {
@@ -309,23 +367,59 @@ pub async fn generate(
     Ok(out)
 }
 
-/// A generation reply's checks, up to (not including) duplicates and verification.
-fn check(kind: Kind, reply: &str, passage: &str) -> Result<Pending, Reject> {
-    let c = parse_candidate(kind, reply).map_err(|_| Reject::Malformed)?;
-    if let Some(answer) = &c.answer {
-        if !answer_in_passage(answer, passage) {
-            return Err(Reject::AnswerNotInPassage);
+/// A generation reply's checks, up to (not including) duplicates and verification, and what
+/// the candidate shows of itself should it be rejected. `instructions` are its prompt's
+/// ([`Prompts::instructions`]), `limit` the most words of an answer.
+fn check(
+    kind: Kind,
+    reply: &str,
+    passage: &str,
+    instructions: &str,
+    limit: Option<usize>,
+) -> (Result<Pending, Reject>, Shown) {
+    let c = match parse_candidate(kind, reply) {
+        Ok(c) => c,
+        Err(_) => {
+            let shown = Shown {
+                reply: Some(excerpt(reply, REJECTED_REPLY_CHARS)),
+                ..Shown::default()
+            };
+            return (Err(Reject::Malformed), shown);
         }
-        if copies_passage(&c.question, passage) {
-            return Err(Reject::CopiesPassage);
+    };
+    let shown = Shown {
+        question: Some(c.question.clone()),
+        answer: c.answer.clone(),
+        reply: None,
+    };
+    let rejected = if echoes_prompt(&c.question, instructions, passage) {
+        Some(Reject::EchoesPrompt)
+    } else if let Some(answer) = &c.answer {
+        if answer_too_long(answer, limit) {
+            Some(Reject::AnswerTooLong)
+        } else if !answer_in_passage(answer, passage) {
+            Some(Reject::AnswerNotInPassage)
+        } else if copies_passage(&c.question, passage) {
+            Some(Reject::CopiesPassage)
+        } else {
+            None
         }
-    }
-    Ok(Pending {
-        question: c.question,
-        answer: c.answer,
-        vector: Vec::new(),
-        verified: None,
-    })
+    } else if let Some((_, truth)) = &c.premise {
+        (!answer_in_passage(truth, passage)).then_some(Reject::TruthNotInPassage)
+    } else {
+        None
+    };
+    let verdict = match rejected {
+        Some(r) => Err(r),
+        None => Ok(Pending {
+            question: c.question,
+            answer: c.answer,
+            premise: c.premise,
+            vector: Vec::new(),
+            verified: None,
+        }),
+    };
+    (verdict, shown)
 }
 
 fn duplicate(p: &Pending, texts: &HashSet<String>, vectors: &[Vec<f32>], max: f64) -> bool {
@@ -350,7 +444,8 @@ async fn embed(engine: &Engine, texts: &[String]) -> Result<Vec<Vec<f32>>> {
 }
 
 /// Retrieve each candidate's top passages and ask the verifier about them: per candidate, its
-/// verdict, or why there is none.
+/// verdict (whether the passages answer it, or for a false-premise one whether they support
+/// its premise), or why there is none.
 async fn verify(
     engine: &Engine,
     model: &Arc<dyn ChatModel>,
@@ -382,30 +477,50 @@ async fn verify(
     } = engine
         .rank(std::slice::from_ref(job.corpus), &queries, job.verify_k)
         .await?;
+    let premises: Vec<Option<&str>> = which
+        .iter()
+        .map(|&i| {
+            let p = trials[i].verdict.as_ref().ok()?;
+            p.premise.as_ref().map(|(claim, _)| claim.as_str())
+        })
+        .collect();
     let requests: Vec<ChatRequest> = questions
         .iter()
         .zip(&ranked)
-        .map(|(q, hits)| {
+        .zip(&premises)
+        .map(|((q, hits), premise)| {
             let passages: Vec<_> = hits
                 .iter()
                 .take(job.verify_k)
                 .map(|h| &corpora[0].chunks[h.chunk])
                 .collect();
-            job.prompts.verify(q, &passages)
+            match premise {
+                Some(claim) => job.prompts.verify_premise(q, claim, &passages),
+                None => job.prompts.verify(q, &passages),
+            }
         })
         .collect();
     let replies = call_all(model, engine.concurrency, requests.iter()).await;
     out.calls.verification += replies.len();
     Ok(replies
         .into_iter()
-        .map(|r| match r {
+        .zip(&premises)
+        .map(|(r, premise)| match r {
             Err(e) => {
                 out.first_error.get_or_insert(e.message);
                 Err(Reject::CallFailed)
             }
             Ok(r) => {
                 out.calls.cached += usize::from(r.cached);
-                parse_verdict(&r.text).map_err(|_| Reject::Malformed)
+                if premise.is_none() {
+                    return parse_verdict(&r.text).map_err(|_| Reject::Malformed);
+                }
+                // A premise the passages support makes the question answerable as asked.
+                match parse_premise_verdict(&r.text) {
+                    Ok(PremiseVerdict::Supported) => Err(Reject::PremiseSupported),
+                    Ok(PremiseVerdict::False | PremiseVerdict::Unsupported) => Ok(false),
+                    Err(_) => Err(Reject::Malformed),
+                }
             }
         })
         .collect())
@@ -477,8 +592,8 @@ mod tests {
         let job = |n: usize| Job {
             corpus: &c,
             existing: &[],
-            wanted: [n; 3],
-            budget: [4 * n; 3],
+            wanted: [n; 4],
+            budget: [4 * n; 4],
             seed: 0,
             prompts: &prompts,
             verify_k: 3,
@@ -489,6 +604,6 @@ mod tests {
         let answerable = Kind::Answerable.format();
         assert!(first.iter().all(|r| r.format == Some(answerable)));
         // A small job is one round of every kind, as before.
-        assert_eq!(first_round(&job(5)).len(), 15);
+        assert_eq!(first_round(&job(5)).len(), 20);
     }
 }

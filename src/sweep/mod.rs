@@ -12,6 +12,7 @@ mod calls;
 mod dry_run;
 pub mod generate;
 mod grade;
+pub mod health;
 mod order;
 mod plan;
 mod rank;

@@ -86,6 +86,28 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::Connect,
+        ErrorKind::Timeout,
+        ErrorKind::RateLimited,
+        ErrorKind::Server,
+        ErrorKind::Auth,
+        ErrorKind::Client,
+        ErrorKind::Transport,
+        ErrorKind::Malformed,
+    ];
+
+    /// The kind [`ErrorKind::as_str`] names `name`.
+    pub fn named(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The server could not be reached or did not answer in time: is it running?
+    pub fn is_unreachable(self) -> bool {
+        matches!(self, ErrorKind::Connect | ErrorKind::Timeout)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",

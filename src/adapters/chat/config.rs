@@ -79,7 +79,10 @@ impl ChatConfig {
         if self.batch && self.kind != ChatKind::Openai {
             return Err(Problem::new(
                 "batch",
-                format!("batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`", self.kind),
+                format!(
+                    "batch engines answer `openai` models only, and this section is of kind `{}`: set `batch: false`",
+                    self.kind
+                ),
             ));
         }
         Ok(())

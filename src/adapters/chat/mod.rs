@@ -245,6 +245,12 @@ pub trait ChatModel: Send + Sync {
         Vec::new()
     }
 
+    /// Whether this is the builtin offline mock, whose replies (and generated questions) are
+    /// placeholders that show the shape of the output, not what a model would write.
+    fn is_mock(&self) -> bool {
+        false
+    }
+
     /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
     /// live call sends, unstreamed; `None` for a model no batch engine serves.
     fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {

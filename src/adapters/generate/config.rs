@@ -3,7 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ANSWERABLE_PROMPT, OFF_TOPIC_PROMPT, UNANSWERABLE_PROMPT, VERIFY_PROMPT};
+use super::{
+    ANSWERABLE_PROMPT, FALSE_PREMISE_PROMPT, OFF_TOPIC_PROMPT, PREMISE_PROMPT, UNANSWERABLE_PROMPT,
+    VERIFY_PROMPT,
+};
 
 /// How `rageval generate` writes and verifies questions.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -18,7 +21,7 @@ pub struct GenerateConfig {
     /// A candidate whose embedding is at least this close (cosine) to a kept question, or to a
     /// question of the existing sets, is a duplicate.
     pub max_similarity: f64,
-    /// Candidates tried at most per class (answerable, near-miss, off-topic). Unset: four
+    /// Candidates tried at most per class (answerable, near-miss, off-topic, false-premise). Unset: four
     /// times the number asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_candidates: Option<usize>,
@@ -36,6 +39,14 @@ pub struct GenerateConfig {
     /// One user message asking for an off-topic question, with `{passage}` and `{source}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off_topic_prompt: Option<String>,
+    /// One user message asking for a question that takes for granted a fact the passage
+    /// contradicts, with the premise and the passage's truth, with `{passage}` and `{source}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub false_premise_prompt: Option<String>,
+    /// One user message asking whether retrieved passages support the premise of a
+    /// false-premise question, with `{question}`, `{premise}` and `{passages}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub premise_prompt: Option<String>,
     /// One user message asking whether retrieved passages answer a question, with
     /// `{question}` and `{passages}`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +73,8 @@ impl Default for GenerateConfig {
             answerable_prompt: None,
             unanswerable_prompt: None,
             off_topic_prompt: None,
+            false_premise_prompt: None,
+            premise_prompt: None,
             verify_prompt: None,
         }
     }
@@ -70,7 +83,7 @@ impl Default for GenerateConfig {
 impl GenerateConfig {
     /// The four templates, parsed; an unknown placeholder names its field.
     pub fn prompts(&self) -> Result<super::Prompts, super::PromptFieldError> {
-        use crate::adapters::template::{Template, GENERATE_SLOTS, VERIFY_SLOTS};
+        use crate::adapters::template::{Template, GENERATE_SLOTS, PREMISE_SLOTS, VERIFY_SLOTS};
         let parse = |field: &'static str, text: &Option<String>, default: &str, slots| {
             Template::parse(text.as_deref().unwrap_or(default), slots)
                 .map_err(|error| super::PromptFieldError { field, error })
@@ -93,6 +106,18 @@ impl GenerateConfig {
                 &self.off_topic_prompt,
                 OFF_TOPIC_PROMPT,
                 GENERATE_SLOTS,
+            )?,
+            false_premise: parse(
+                "false_premise_prompt",
+                &self.false_premise_prompt,
+                FALSE_PREMISE_PROMPT,
+                GENERATE_SLOTS,
+            )?,
+            premise: parse(
+                "premise_prompt",
+                &self.premise_prompt,
+                PREMISE_PROMPT,
+                PREMISE_SLOTS,
             )?,
             verify: parse(
                 "verify_prompt",

@@ -23,8 +23,17 @@ pub const MAX_QUESTIONS: usize = 10_000;
 /// The longest question kept, in characters: a longer "question" is a reply gone wrong.
 pub const MAX_QUESTION_CHARS: usize = 500;
 
-/// A question that shares this many consecutive words with its passage copies it.
+/// A question that shares this many consecutive words with its passage copies it (and with
+/// its prompt's instructions, repeats them).
 pub const COPY_RUN: usize = 8;
+
+/// The most words an answerable candidate's answer may have. The built-in prompt states it
+/// through `{max_answer_words}`, rendered from this constant, and the check holds answers to
+/// it whenever the prompt states it.
+pub const MAX_ANSWER_WORDS: usize = 10;
+
+/// The most characters of a rejected reply or failed call kept for `--rejected`.
+pub const REJECTED_REPLY_CHARS: usize = 300;
 
 /// What a generated question is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,10 +44,18 @@ pub enum Kind {
     NearMiss,
     /// Off the corpus's topic altogether.
     OffTopic,
+    /// Takes for granted a fact its passage contradicts ("Why did the fee go up to 20
+    /// dollars?" when the passage says 10); it carries the premise and the passage's truth.
+    FalsePremise,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Answerable, Kind::NearMiss, Kind::OffTopic];
+    pub const ALL: [Kind; 4] = [
+        Kind::Answerable,
+        Kind::NearMiss,
+        Kind::OffTopic,
+        Kind::FalsePremise,
+    ];
 
     /// How the kind is named in files and messages.
     pub fn name(self) -> &'static str {
@@ -46,6 +63,7 @@ impl Kind {
             Kind::Answerable => "answerable",
             Kind::NearMiss => "near-miss",
             Kind::OffTopic => "off-topic",
+            Kind::FalsePremise => "false-premise",
         }
     }
 
@@ -55,6 +73,7 @@ impl Kind {
             Kind::Answerable => ANSWERABLE_FORMAT,
             Kind::NearMiss => NEAR_MISS_FORMAT,
             Kind::OffTopic => OFF_TOPIC_FORMAT,
+            Kind::FalsePremise => FALSE_PREMISE_FORMAT,
         }
     }
 }
@@ -77,6 +96,18 @@ pub const OFF_TOPIC_FORMAT: ReplyFormat = ReplyFormat {
     schema: QUESTION_SCHEMA,
 };
 
+/// A false-premise candidate: `{"question": "...", "premise": "...", "truth": "..."}`.
+pub const FALSE_PREMISE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_false_premise_question",
+    schema: r#"{"type":"object","properties":{"question":{"type":"string"},"premise":{"type":"string"},"truth":{"type":"string"}},"required":["question","premise","truth"],"additionalProperties":false}"#,
+};
+
+/// The premise verifier's verdict: `{"premise": "supported"|"false"|"unsupported"}`.
+pub const PREMISE_FORMAT: ReplyFormat = ReplyFormat {
+    name: "rageval_premise_verdict",
+    schema: r#"{"type":"object","properties":{"premise":{"type":"string","enum":["supported","false","unsupported"]}},"required":["premise"],"additionalProperties":false}"#,
+};
+
 const QUESTION_SCHEMA: &str = r#"{"type":"object","properties":{"question":{"type":"string"}},"required":["question"],"additionalProperties":false}"#;
 
 /// The verifier's verdict: `{"answerable": true|false}`.
@@ -94,7 +125,7 @@ Passage (from {source}):
 </passage>
 
 Write one question that a user of these documents might ask and that this passage answers, and its answer.
-- The answer is a short phrase of at most ten words, copied word for word from the passage.
+- The answer is a short phrase of at most {max_answer_words} words, copied word for word from the passage.
 - The question is in your own words and makes sense without the passage: do not copy a sentence of the passage.
 Reply with one JSON object and nothing else: {"question": "...", "answer": "..."}"#;
 
@@ -120,6 +151,30 @@ One passage of the documents, so that you know what they are about (from {source
 Write one question a user might type into this assistant that has nothing to do with the topic of these documents (general knowledge, another product, everyday life).
 Reply with one JSON object and nothing else: {"question": "..."}"#;
 
+/// The built-in `generate.false_premise_prompt`.
+pub const FALSE_PREMISE_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents and must not go along with a claim the documents contradict.
+
+Passage (from {source}):
+<passage>
+{passage}
+</passage>
+
+Write one question that takes for granted a fact this passage contradicts: change one detail the passage states (a number, a date, a name, a condition) and ask about it as a real user would, as if the changed detail were true (for example "Why did the fee go up to 20 dollars?" when the passage says the fee is 10 dollars).
+- premise: the changed fact the question takes for granted, as a short statement.
+- truth: what the passage says instead, copied word for word from the passage.
+Reply with one JSON object and nothing else: {"question": "...", "premise": "...", "truth": "..."}"#;
+
+/// The built-in `generate.premise_prompt`.
+pub const PREMISE_PROMPT: &str = r#"A question takes a claim for granted. Decide whether the passages below support the claim. Say "supported" only when a passage states it; say "false" when a passage contradicts it; say "unsupported" when no passage says either.
+
+Question: {question}
+Claim: {premise}
+
+Passages:
+{passages}
+
+Reply with one JSON object and nothing else: {"premise": "supported"}, {"premise": "false"} or {"premise": "unsupported"}"#;
+
 /// The built-in `generate.verify_prompt`.
 pub const VERIFY_PROMPT: &str = r#"Decide whether the passages below answer the question. Say true only when a passage states the answer; say false when the passages are on the topic but do not give it.
 
@@ -144,41 +199,59 @@ pub struct Prompts {
     pub answerable: Template,
     pub near_miss: Template,
     pub off_topic: Template,
+    pub false_premise: Template,
     pub verify: Template,
+    pub premise: Template,
 }
 
 impl Prompts {
     /// The generation call of `kind` for `chunk`. `seed` asks again about a passage already
     /// asked about (a second pass over the corpus): a distinct request, cached apart.
     pub fn request(&self, kind: Kind, chunk: &Chunk, seed: Option<u32>) -> ChatRequest {
-        let template = match kind {
-            Kind::Answerable => &self.answerable,
-            Kind::NearMiss => &self.near_miss,
-            Kind::OffTopic => &self.off_topic,
-        };
+        let template = self.template(kind);
         let passage = squash(&chunk.text);
         let source = chunk.label();
+        let limit = max_answer_words_text();
         let text = template.render(|slot| match slot {
             Slot::Passage => &passage,
             Slot::Source => &source,
+            Slot::MaxAnswerWords => &limit,
             _ => "",
         });
         user_request(text, seed, kind.format())
     }
 
+    fn template(&self, kind: Kind) -> &Template {
+        match kind {
+            Kind::Answerable => &self.answerable,
+            Kind::NearMiss => &self.near_miss,
+            Kind::OffTopic => &self.off_topic,
+            Kind::FalsePremise => &self.false_premise,
+        }
+    }
+
+    /// The instructions of `kind`'s prompt: the template without its passage and source, what
+    /// a question must not repeat (see [`echoes_prompt`]).
+    pub fn instructions(&self, kind: Kind) -> String {
+        let limit = max_answer_words_text();
+        self.template(kind).render(|slot| match slot {
+            Slot::MaxAnswerWords => &limit,
+            _ => "",
+        })
+    }
+
+    /// The most words an answer may have: [`MAX_ANSWER_WORDS`] when the answerable prompt
+    /// states it (holds `{max_answer_words}`, as the built-in one does), else no limit.
+    pub fn answer_limit(&self) -> Option<usize> {
+        self.answerable
+            .uses(Slot::MaxAnswerWords)
+            .then_some(MAX_ANSWER_WORDS)
+    }
+
     /// The verifier's call: does any of `passages` (the retriever's top, best first) answer
     /// `question`?
     pub fn verify(&self, question: &str, passages: &[&Chunk]) -> ChatRequest {
-        let listed = if passages.is_empty() {
-            "(none)".to_string()
-        } else {
-            passages
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("[{}] (source: {}) {}", i + 1, c.label(), squash(&c.text)))
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
+        let listed = listed(passages);
         let question = squash(question);
         let text = self.verify.render(|slot| match slot {
             Slot::Question => &question,
@@ -187,6 +260,39 @@ impl Prompts {
         });
         user_request(text, None, VERDICT_FORMAT)
     }
+
+    /// The premise verifier's call: do `passages` support the claim `premise` that
+    /// `question` takes for granted?
+    pub fn verify_premise(
+        &self,
+        question: &str,
+        premise: &str,
+        passages: &[&Chunk],
+    ) -> ChatRequest {
+        let listed = listed(passages);
+        let (question, premise) = (squash(question), squash(premise));
+        let text = self.premise.render(|slot| match slot {
+            Slot::Question => &question,
+            Slot::Premise => &premise,
+            Slot::Passages => &listed,
+            _ => "",
+        });
+        user_request(text, None, PREMISE_FORMAT)
+    }
+}
+
+/// Passages as a verifier reads them: `[n] (source: file.md#Heading) text`, blank lines
+/// between, `(none)` for none.
+fn listed(passages: &[&Chunk]) -> String {
+    if passages.is_empty() {
+        return "(none)".to_string();
+    }
+    passages
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("[{}] (source: {}) {}", i + 1, c.label(), squash(&c.text)))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn user_request(text: String, seed: Option<u32>, format: ReplyFormat) -> ChatRequest {
@@ -206,8 +312,13 @@ pub enum Reject {
     /// The answer is not in its passage, word for word (after the answer match's
     /// normalisation).
     AnswerNotInPassage,
+    /// The answer has more words than the prompt allows ([`MAX_ANSWER_WORDS`]).
+    AnswerTooLong,
     /// The question repeats the passage's words.
     CopiesPassage,
+    /// The question repeats the prompt's own instructions (a small model echoing "a short
+    /// phrase of at most ten words") rather than asking about the passage.
+    EchoesPrompt,
     /// The verifier found a passage that answers the unanswerable candidate.
     VerifierSaidAnswerable,
     /// The same question as a kept one or an existing one, or too close to one.
@@ -216,13 +327,21 @@ pub enum Reject {
     Malformed,
     /// The generation or the verification call failed.
     CallFailed,
+    /// A false-premise candidate's truth is not in its passage, word for word.
+    TruthNotInPassage,
+    /// The verifier found the false-premise candidate's premise supported by a passage.
+    PremiseSupported,
 }
 
 impl Reject {
-    pub const ALL: [Reject; 6] = [
+    pub const ALL: [Reject; 10] = [
         Reject::AnswerNotInPassage,
+        Reject::AnswerTooLong,
+        Reject::TruthNotInPassage,
         Reject::CopiesPassage,
+        Reject::EchoesPrompt,
         Reject::VerifierSaidAnswerable,
+        Reject::PremiseSupported,
         Reject::Duplicate,
         Reject::Malformed,
         Reject::CallFailed,
@@ -231,11 +350,15 @@ impl Reject {
     pub fn label(self) -> &'static str {
         match self {
             Reject::AnswerNotInPassage => "answer not in passage",
+            Reject::AnswerTooLong => "answer too long",
             Reject::CopiesPassage => "copies the passage",
+            Reject::EchoesPrompt => "repeats the prompt",
             Reject::VerifierSaidAnswerable => "verifier said answerable",
             Reject::Duplicate => "duplicate",
             Reject::Malformed => "malformed reply",
             Reject::CallFailed => "call failed",
+            Reject::TruthNotInPassage => "truth not in passage",
+            Reject::PremiseSupported => "verifier said the premise holds",
         }
     }
 }
@@ -246,6 +369,8 @@ pub struct Candidate {
     pub question: String,
     /// The answer span (answerable candidates only).
     pub answer: Option<String>,
+    /// The premise taken for granted and the passage's truth (false-premise candidates only).
+    pub premise: Option<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -259,6 +384,32 @@ struct RawAnswerable {
 #[serde(deny_unknown_fields)]
 struct RawQuestion {
     question: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFalsePremise {
+    question: String,
+    premise: String,
+    truth: String,
+}
+
+/// What the premise verifier said of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PremiseVerdict {
+    /// A passage states it: the question is answerable as asked.
+    Supported,
+    /// A passage contradicts it.
+    False,
+    /// No passage says either.
+    Unsupported,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPremiseVerdict {
+    premise: PremiseVerdict,
 }
 
 #[derive(Deserialize)]
@@ -280,11 +431,25 @@ fn malformed(what: &str, reply: &str, why: impl std::fmt::Display) -> String {
 pub fn parse_candidate(kind: Kind, reply: &str) -> Result<Candidate, String> {
     let body = unfence(reply);
     let what = kind.name();
+    let mut premise = None;
     let (question, answer) = match kind {
         Kind::Answerable => {
             let raw: RawAnswerable =
                 serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
             (raw.question, Some(raw.answer))
+        }
+        Kind::FalsePremise => {
+            let raw: RawFalsePremise =
+                serde_json::from_str(body).map_err(|e| malformed(what, reply, e))?;
+            let (claim, truth) = (squash(&raw.premise), squash(&raw.truth));
+            if claim.is_empty() || truth.is_empty() {
+                return Err(malformed(what, reply, "the premise or the truth is empty"));
+            }
+            if normal_answer(&claim) == normal_answer(&truth) {
+                return Err(malformed(what, reply, "the premise is the truth"));
+            }
+            premise = Some((claim, truth));
+            (raw.question, None)
         }
         Kind::NearMiss | Kind::OffTopic => {
             let raw: RawQuestion =
@@ -307,7 +472,19 @@ pub fn parse_candidate(kind: Kind, reply: &str) -> Result<Candidate, String> {
     if answer.as_deref().is_some_and(str::is_empty) {
         return Err(malformed(what, reply, "the answer is empty"));
     }
-    Ok(Candidate { question, answer })
+    Ok(Candidate {
+        question,
+        answer,
+        premise,
+    })
+}
+
+/// Read a premise verifier's reply: `{"premise": "supported"|"false"|"unsupported"}`,
+/// optionally fenced.
+pub fn parse_premise_verdict(reply: &str) -> Result<PremiseVerdict, String> {
+    serde_json::from_str::<RawPremiseVerdict>(unfence(reply))
+        .map(|v| v.premise)
+        .map_err(|e| malformed("premise verifier's", reply, e))
 }
 
 /// Read a verifier's reply: `{"answerable": true|false}`, optionally fenced.
@@ -337,6 +514,36 @@ pub fn copies_passage(question: &str, passage: &str) -> bool {
         let run: Vec<String> = words(s).collect();
         run.len() >= 3 && holds(&run)
     })
+}
+
+/// Whether `question` repeats the instructions of its prompt rather than its passage: it
+/// holds a run of [`COPY_RUN`] consecutive words of `instructions`, or a whole sentence of
+/// them of three words or more, that `passage` does not hold. Number words count as their
+/// digits (`ten` is `10`).
+pub fn echoes_prompt(question: &str, instructions: &str, passage: &str) -> bool {
+    let norm = |text: &str| words(&normal_answer(text)).collect::<Vec<String>>();
+    let holds = |hay: &[String], run: &[String]| {
+        !run.is_empty() && hay.windows(run.len()).any(|w| w == run)
+    };
+    let (q, p) = (norm(question), norm(passage));
+    let echoed = |run: &[String]| holds(&q, run) && !holds(&p, run);
+    norm(instructions).windows(COPY_RUN).any(echoed)
+        || crate::base::text::sentences(instructions).any(|s| {
+            let run = norm(s);
+            run.len() >= 3 && echoed(&run)
+        })
+}
+
+/// Whether `answer` has more words than `limit`.
+pub fn answer_too_long(answer: &str, limit: Option<usize>) -> bool {
+    limit.is_some_and(|n| words(answer).count() > n)
+}
+
+/// [`MAX_ANSWER_WORDS`] as the prompt writes it: a word up to twenty (`ten`), else digits.
+pub fn max_answer_words_text() -> String {
+    crate::base::text::NUMBER_WORDS
+        .get(MAX_ANSWER_WORDS)
+        .map_or_else(|| MAX_ANSWER_WORDS.to_string(), |w| (*w).to_string())
 }
 
 /// A question as the exact-duplicate check compares it: its words, lowercased, one space apart.
@@ -388,7 +595,9 @@ mod tests {
             ANSWERABLE_FORMAT,
             NEAR_MISS_FORMAT,
             OFF_TOPIC_FORMAT,
+            FALSE_PREMISE_FORMAT,
             VERDICT_FORMAT,
+            PREMISE_FORMAT,
         ] {
             let rf = f.response_format();
             assert_eq!(rf["type"], "json_schema");
@@ -397,7 +606,7 @@ mod tests {
         }
         let names: std::collections::HashSet<_> =
             Kind::ALL.iter().map(|k| k.format().name).collect();
-        assert_eq!(names.len(), 3, "each kind has its own format name");
+        assert_eq!(names.len(), 4, "each kind has its own format name");
     }
 
     #[test]
@@ -409,16 +618,46 @@ mod tests {
             ),
             Ok(Candidate {
                 question: "How much is it?".into(),
-                answer: Some("40 euros".into())
+                answer: Some("40 euros".into()),
+                premise: None,
             })
         );
         assert_eq!(
             parse_candidate(Kind::NearMiss, r#"{"question": "When?"}"#),
             Ok(Candidate {
                 question: "When?".into(),
-                answer: None
+                answer: None,
+                premise: None,
             })
         );
+        assert_eq!(
+            parse_candidate(
+                Kind::FalsePremise,
+                r#"{"question": "Why is the fee 20 euros?", "premise": "the fee is 20 euros", "truth": "40 euros a year"}"#
+            ),
+            Ok(Candidate {
+                question: "Why is the fee 20 euros?".into(),
+                answer: None,
+                premise: Some(("the fee is 20 euros".into(), "40 euros a year".into())),
+            })
+        );
+        for bad in [
+            r#"{"question": "Why?", "premise": "x is 2"}"#,
+            r#"{"question": "Why?", "premise": " ", "truth": "x is 1"}"#,
+            r#"{"question": "Why?", "premise": "X is  two", "truth": "x is 2"}"#,
+        ] {
+            assert!(parse_candidate(Kind::FalsePremise, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_premise_verdict(r#"{"premise": "false"}"#),
+            Ok(PremiseVerdict::False)
+        );
+        assert_eq!(
+            parse_premise_verdict("```json\n{\"premise\":\"supported\"}\n```"),
+            Ok(PremiseVerdict::Supported)
+        );
+        assert!(parse_premise_verdict(r#"{"premise": "maybe"}"#).is_err());
+        assert!(parse_premise_verdict(r#"{"answerable": false}"#).is_err());
         for (kind, bad) in [
             (Kind::Answerable, r#"{"question": "When?"}"#),
             (Kind::Answerable, r#"{"question": "When?", "answer": ""}"#),
@@ -459,6 +698,78 @@ mod tests {
         assert!(!answer_in_passage("  ", passage));
         // A number stays whole: 17 is not in "7 days".
         assert!(!answer_in_passage("17 days", "within 7 days"));
+    }
+
+    #[test]
+    fn the_answer_limit_is_rendered_from_its_constant_and_held_when_the_prompt_states_it() {
+        let chunks = chunk_markdown("club.md", "# Fees\nMembership costs\n40 euros a year.\n");
+        let r = prompts().request(Kind::Answerable, &chunks[0], None);
+        assert!(r.messages[0].content.contains(
+            "\n- The answer is a short phrase of at most ten words, copied word for word from the passage.\n"
+        ));
+        assert_eq!(max_answer_words_text(), "ten");
+        assert_eq!(prompts().answer_limit(), Some(MAX_ANSWER_WORDS));
+        let own = |text: &str| {
+            config::GenerateConfig {
+                answerable_prompt: Some(text.into()),
+                ..Default::default()
+            }
+            .prompts()
+            .unwrap()
+        };
+        // A prompt of the user's own that states no limit sets none.
+        assert_eq!(own("Ask about {passage}.").answer_limit(), None);
+        let stated = own("Answer in at most {max_answer_words} words: {passage}");
+        assert_eq!(stated.answer_limit(), Some(MAX_ANSWER_WORDS));
+        assert_eq!(
+            stated.request(Kind::Answerable, &chunks[0], None).messages[0].content,
+            "Answer in at most ten words: Membership costs 40 euros a year."
+        );
+        let eleven = "one two three four five six seven eight nine ten eleven";
+        assert!(answer_too_long(eleven, Some(10)));
+        let six = "forty euros, paid yearly (by card)";
+        assert!(!answer_too_long(six, Some(6)));
+        assert!(answer_too_long(six, Some(5)));
+        assert!(!answer_too_long(eleven, None));
+    }
+
+    #[test]
+    fn a_question_repeating_its_prompts_instructions_echoes_them() {
+        let p = prompts();
+        let ins = p.instructions(Kind::Answerable);
+        assert!(ins.contains("at most ten words,"), "{ins}");
+        assert!(!ins.contains("Membership"));
+        let passage = "Membership costs 40 euros a year, paid to the treasurer.";
+        for echo in [
+            // SmolLM2-135M's one kept question of 80.
+            "This is a short phrase of at most ten words, copied word for word from the passage.",
+            "A short phrase of at most 10 words?",
+            "Reply with one JSON object and nothing else?",
+        ] {
+            assert!(echoes_prompt(echo, &ins, passage), "{echo}");
+        }
+        let near = p.instructions(Kind::NearMiss);
+        assert!(echoes_prompt(
+            "Write one question on the same topic as this passage?",
+            &near,
+            passage
+        ));
+        for fine in [
+            "How much does membership cost?",
+            "Who is the membership fee paid to?",
+            "What is the answer to the question about fees?",
+            "Is the passage about membership?",
+        ] {
+            assert!(!echoes_prompt(fine, &ins, passage), "{fine}");
+            assert!(!echoes_prompt(fine, &near, passage), "{fine}");
+        }
+        // Words the passage itself holds are the passage's, not the prompt's.
+        let about = "The answer is a short phrase of at most ten words, copied word for word from the passage.";
+        assert!(!echoes_prompt(
+            "Is the answer a short phrase of at most ten words, copied word for word?",
+            &ins,
+            about
+        ));
     }
 
     #[test]

@@ -49,9 +49,8 @@ impl JudgeConfig {
             temperature: 0.0,
             max_tokens: None,
             stream: false,
-            // The judge's calls follow the chat section's `batch` (`sweep --batch`).
             batch: false,
-            batch_retry: Default::default(),
+            batch_retry: crate::adapters::batch::BatchRetry::Live,
             base_url: self.base_url.clone(),
             api_key_env: self.api_key_env.clone(),
             timeout_s: self.timeout_s,

@@ -139,6 +139,10 @@ impl ChatModel for MockModel {
         "mock".to_string()
     }
 
+    fn is_mock(&self) -> bool {
+        true
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,

@@ -13,25 +13,35 @@
 //! - near-miss: a detail the passage is unlikely to give (a list, picked by the passage and
 //!   the seed) about the passage's two most frequent content words;
 //! - off-topic: a general-knowledge question from a list, picked the same way;
-//! - verifier: answerable exactly when one passage holds every content word of the question.
+//! - false-premise: among the passage's sentences with a number (the seed picks one), the
+//!   truth is the sentence and the premise the same sentence with its first number doubled
+//!   (plus one), asked as `Why is it that PREMISE?`; a passage with no number gets a premise
+//!   it supports (its first sentence, the truth its last three words), which the verifier
+//!   then rejects;
+//! - verifier: answerable exactly when one passage holds every content word of the question;
+//! - premise verifier: `supported` when one passage holds every content word of the claim,
+//!   `false` when one holds all but one, `unsupported` otherwise.
 
 use std::collections::HashSet;
 
 use crate::adapters::chat::{ChatRequest, ReplyFormat};
 use crate::adapters::generate::{
-    ANSWERABLE_FORMAT, NEAR_MISS_FORMAT, OFF_TOPIC_FORMAT, VERDICT_FORMAT,
+    ANSWERABLE_FORMAT, FALSE_PREMISE_FORMAT, NEAR_MISS_FORMAT, OFF_TOPIC_FORMAT, PREMISE_FORMAT,
+    VERDICT_FORMAT,
 };
 use crate::adapters::judge::GRADE_FORMAT;
 use crate::base::text::{content_words, sentences};
 
 /// Every reply format a rageval call asks for, for `rageval mock-llm` to read a request's
 /// `response_format` back.
-pub const FORMATS: [ReplyFormat; 5] = [
+pub const FORMATS: [ReplyFormat; 7] = [
     GRADE_FORMAT,
     ANSWERABLE_FORMAT,
     NEAR_MISS_FORMAT,
     OFF_TOPIC_FORMAT,
+    FALSE_PREMISE_FORMAT,
     VERDICT_FORMAT,
+    PREMISE_FORMAT,
 ];
 
 /// The format named `name`, if rageval asks for one by that name.
@@ -109,6 +119,31 @@ pub fn reply(request: &ChatRequest) -> Option<String> {
         let q = OFF_TOPIC[(fnv(passage(text)) as usize + seed) % OFF_TOPIC.len()];
         return Some(json(serde_json::json!({ "question": q })));
     }
+    if format == FALSE_PREMISE_FORMAT {
+        let (question, premise, truth) = false_premise(passage(text), seed)?;
+        return Some(json(
+            serde_json::json!({"question": question, "premise": premise, "truth": truth}),
+        ));
+    }
+    if format == PREMISE_FORMAT {
+        let (_, passages) = verify_input(text);
+        let claim = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Claim: "))
+            .unwrap_or("");
+        let wanted: HashSet<String> = content_words(claim).collect();
+        let missing = |p: &&str| {
+            let have: HashSet<String> = content_words(p).collect();
+            wanted.difference(&have).count()
+        };
+        let fewest = passages.iter().map(missing).min().unwrap_or(usize::MAX);
+        let verdict = match fewest {
+            0 if !wanted.is_empty() => "supported",
+            1 => "false",
+            _ => "unsupported",
+        };
+        return Some(json(serde_json::json!({ "premise": verdict })));
+    }
     if format == VERDICT_FORMAT {
         let (question, passages) = verify_input(text);
         let wanted: HashSet<String> = content_words(question).collect();
@@ -171,6 +206,54 @@ fn answerable(passage: &str, seed: usize) -> Option<(String, String)> {
         format!("What do the documents say about {}?", asked.join(" ")),
         answer,
     ))
+}
+
+/// A false-premise question about `passage`: (question, premise, truth), from the `seed`-th
+/// sentence with a number; with none, a premise the passage supports.
+fn false_premise(passage: &str, seed: usize) -> Option<(String, String, String)> {
+    let all: Vec<&str> = sentences(passage)
+        .map(|s| s.trim_end_matches(['.', '!', '?']))
+        .filter(|s| content_words(s).count() >= 3)
+        .collect();
+    let numbered: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|s| s.bytes().any(|b| b.is_ascii_digit()))
+        .collect();
+    let Some(&truth) = numbered.get(seed % numbered.len().max(1)) else {
+        // No number to change: a premise the passage supports, for the verifier to reject.
+        let sentence = *all.first()?;
+        let words: Vec<&str> = sentence.split_whitespace().collect();
+        let truth = words[words.len().saturating_sub(3)..].join(" ");
+        let premise = lower_first(sentence);
+        return Some((format!("Why is it that {premise}?"), premise, truth));
+    };
+    // The first number, doubled plus one: 10 -> 21, never the same.
+    let start = truth.find(|c: char| c.is_ascii_digit())?;
+    let len = truth[start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(truth.len() - start);
+    let n: u64 = truth[start..start + len].parse().ok()?;
+    let changed = format!(
+        "{}{}{}",
+        &truth[..start],
+        n.saturating_mul(2).saturating_add(1),
+        &truth[start + len..]
+    );
+    let premise = lower_first(&changed);
+    Some((
+        format!("Why is it that {premise}?"),
+        premise,
+        truth.to_string(),
+    ))
+}
+
+fn lower_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// FNV-1a: a hash that is the same on every machine and in every version.
@@ -242,6 +325,43 @@ Guests sign the visitor book at the front desk.\n";
         // Another seed, another question.
         let r2 = prompts.request(Kind::OffTopic, &chunks[0], Some(1));
         assert_ne!(reply(&r), reply(&r2));
+    }
+
+    #[test]
+    fn its_false_premise_contradicts_a_number_and_a_supported_premise_is_caught() {
+        use crate::adapters::generate::{parse_premise_verdict, PremiseVerdict};
+        let doc = "# Fees\nMembership costs 10 dollars per term. Guests pay nothing.\n";
+        let chunks = chunk_markdown("club.md", doc);
+        let prompts = GenerateConfig::default().prompts().unwrap();
+        let r = prompts.request(Kind::FalsePremise, &chunks[0], None);
+        let c = parse_candidate(Kind::FalsePremise, &reply(&r).unwrap()).unwrap();
+        assert_eq!(
+            c.question,
+            "Why is it that membership costs 21 dollars per term?"
+        );
+        let (premise, truth) = c.premise.unwrap();
+        assert_eq!(truth, "Membership costs 10 dollars per term");
+        assert!(answer_in_passage(&truth, &chunks[0].text));
+        let v = prompts.verify_premise(&c.question, &premise, &[&chunks[0]]);
+        assert_eq!(
+            parse_premise_verdict(&reply(&v).unwrap()),
+            Ok(PremiseVerdict::False)
+        );
+        let v = prompts.verify_premise(&c.question, &premise, &[]);
+        assert_eq!(
+            parse_premise_verdict(&reply(&v).unwrap()),
+            Ok(PremiseVerdict::Unsupported)
+        );
+        // No number: a premise the passage supports, which its verifier says so of.
+        let plain = chunk_markdown("club.md", DOC);
+        let r = prompts.request(Kind::FalsePremise, &plain[0], None);
+        let c = parse_candidate(Kind::FalsePremise, &reply(&r).unwrap()).unwrap();
+        let (premise, _) = c.premise.unwrap();
+        let v = prompts.verify_premise(&c.question, &premise, &[&plain[0]]);
+        assert_eq!(
+            parse_premise_verdict(&reply(&v).unwrap()),
+            Ok(PremiseVerdict::Supported)
+        );
     }
 
     #[test]

@@ -59,7 +59,14 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
 
     let g = &s.config.config.generate;
     let off_topic = (s.unanswerable as f64 * s.off_topic).round() as usize;
-    let wanted = [s.answerable, s.unanswerable - off_topic, off_topic];
+    let false_premise = ((s.unanswerable as f64 * s.false_premise).round() as usize)
+        .min(s.unanswerable - off_topic);
+    let wanted = [
+        s.answerable,
+        s.unanswerable - off_topic - false_premise,
+        off_topic,
+        false_premise,
+    ];
     let budget = wanted.map(|n| g.max_candidates.unwrap_or(n.saturating_mul(4)));
     let prompts = g
         .prompts()
@@ -88,16 +95,20 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         if quiet {
             return;
         }
+        // The false-premise kind is named only when asked for.
+        let shown = if false_premise > 0 { 4 } else { 3 };
         let part = |f: fn(&Tally) -> usize| {
-            g.tallies
+            g.tallies[..shown]
                 .iter()
                 .map(|t| f(t).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let names: Vec<&str> = Kind::ALL[..shown].iter().map(|k| k.name()).collect();
         super::eprint_line(&format!(
-            "generate: round {round}: tried {} (answerable, near-miss, off-topic); kept {}",
+            "generate: round {round}: tried {} ({}); kept {}",
             part(|t| t.tried),
+            names.join(", "),
             part(|t| t.kept)
         ));
     };
@@ -106,9 +117,20 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         super::eprint_line(&format!("warning: {w}"));
     }
     let account = account(&generated);
+    if let Some(path) = &s.rejected {
+        write_rejected(path, &corpus, &generated)?;
+    }
     if generated.kept.is_empty() {
+        print_calls(&s, &generated);
+        let rejected = match &s.rejected {
+            Some(path) => format!(
+                "each rejected candidate and its reason: `{}`",
+                path.display()
+            ),
+            None => "pass `--rejected FILE` to read each rejected candidate and its reason".into(),
+        };
         bail!(
-            "no candidate passed, so `{}` was not written:\n{}",
+            "no candidate passed, so `{}` was not written:\n{}\n{rejected}",
             s.out.display(),
             account.join("\n")
         );
@@ -129,6 +151,9 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
                 Kind::Answerable => Vec::new(),
                 kind => vec![kind.name().to_string()],
             },
+            note: k.premise.as_ref().map(|(premise, truth)| {
+                format!("false premise: {premise}; the passage says: {truth}")
+            }),
             generated: Origin {
                 model: model.clone(),
                 from,
@@ -182,13 +207,7 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
             false => e,
         }
     })?;
-    if !s.quiet {
-        let c = generated.calls;
-        super::eprint_line(&format!(
-            "generate: {} generation and {} verification calls, {} answered from the cache",
-            c.generation, c.verification, c.cached
-        ));
-    }
+    print_calls(&s, &generated);
     let kept = generated.kept.len();
     let asked: usize = wanted.iter().sum();
     let mut lines = vec![format!(
@@ -208,9 +227,70 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
             ));
         }
     }
+    if let Some(path) = &s.rejected {
+        lines.push(format!(
+            "rejected candidates, each with its reason: {}",
+            path.display()
+        ));
+    }
+    if s.generator.is_mock() {
+        lines.push(MOCK_NOTE.into());
+    }
     lines.push("next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`".into());
     super::print(&format!("{}\n", lines.join("\n")))?;
     Ok(ExitStatus::Success)
+}
+
+/// What `generate` says when the questions come from the builtin mock model.
+const MOCK_NOTE: &str = "note: these questions are placeholders: the offline mock model (`chat: {kind: mock}`, the default) wrote them from the passages' words, to show the file's shape. For real ones, point `chat:` (or `generate.model`) at a model, e.g. `chat: {kind: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}` or a local server's `base_url` (docs/generate.md), then run `rageval generate --force`";
+
+/// The calls made, on stderr (unless `--quiet`).
+fn print_calls(s: &GenerateOptions, g: &Generated) {
+    if !s.quiet {
+        let c = g.calls;
+        super::eprint_line(&format!(
+            "generate: {} generation and {} verification calls, {} answered from the cache",
+            c.generation, c.verification, c.cached
+        ));
+    }
+}
+
+/// `--rejected`: one JSON object per rejected candidate, in the order decided: its kind, the
+/// reason, the passage asked about, and its question and answer (or the reply that did not
+/// parse, or the failed call's message).
+fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated) -> Result<()> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        kind: &'static str,
+        reason: &'static str,
+        from: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        question: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply: Option<&'a str>,
+    }
+    let mut text = String::new();
+    for r in &g.rejected {
+        let line = Line {
+            kind: r.kind.name(),
+            reason: r.reason.label(),
+            from: corpus.chunks[r.chunk].label(),
+            question: r.question.as_deref(),
+            answer: r.answer.as_deref(),
+            reply: r.reply.as_deref(),
+        };
+        text.push_str(&serde_json::to_string(&line)?);
+        text.push('\n');
+    }
+    let dir = parent(path);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
+    write_to(path, Existing::Replace, |w| {
+        Ok(w.write_all(text.as_bytes())?)
+    })
+    .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 /// One line per kind: asked, tried, kept, and each reason of rejection with its count.
@@ -241,11 +321,18 @@ fn account(g: &Generated) -> Vec<String> {
 
 fn header(s: &GenerateOptions, model: &str, account: &[String]) -> String {
     let mut out = format!(
-        "# Written by `rageval generate` with {model}, seed {}, off-topic share {}.\n",
+        "# Written by `rageval generate` with {model}, seed {}, off-topic share {}",
         s.seed, s.off_topic
     );
+    if s.false_premise > 0.0 {
+        out.push_str(&format!(", false-premise share {}", s.false_premise));
+    }
+    out.push_str(".\n");
     for line in account {
         out.push_str(&format!("# {line}\n"));
+    }
+    if s.generator.is_mock() {
+        out.push_str("# Placeholders: the offline mock model wrote them; point `chat:` at a real model for real questions.\n");
     }
     out.push_str(
         "# Generated questions carry `reviewed: false` until a person has checked them.\n",
@@ -479,6 +566,9 @@ struct Item {
     expect: Option<Expect>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tags: Vec<String>,
+    /// A false-premise question's premise and the passage's truth, for its reviewer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     generated: Origin,
     reviewed: bool,
 }

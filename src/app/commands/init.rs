@@ -21,7 +21,17 @@ pub const EVALSET_SCHEMA: &str = ".rageval/evalset.schema.json";
 /// Headings listed in the starter set's comments; the rest are counted.
 const MAX_LISTED: usize = 40;
 
-pub async fn run(corpus: Option<PathBuf>, generate: bool, quiet: bool) -> Result<ExitStatus> {
+/// `config`: the global `--config`, read only by `--generate` (its model writes the
+/// questions); refused without it, since init writes `rageval.yaml` and reads no config.
+pub async fn run(
+    corpus: Option<PathBuf>,
+    generate: bool,
+    config: Option<PathBuf>,
+    quiet: bool,
+) -> Result<ExitStatus> {
+    if config.is_some() && !generate {
+        bail!("`rageval init` writes {CONFIG} and reads no config: `--config` names the model of `--generate` only");
+    }
     let (corpus_dir, sample) = match corpus {
         Some(dir) => (dir, false),
         None if has_markdown(Path::new("docs")) => (PathBuf::from("docs"), false),
@@ -46,6 +56,17 @@ pub async fn run(corpus: Option<PathBuf>, generate: bool, quiet: bool) -> Result
             );
         }
     }
+    // `--generate --config C`: C's generator writes the questions. It is loaded (and its model
+    // built) before anything is written, so a config that cannot generate leaves no project
+    // half made.
+    let options = match &config {
+        Some(c) if generate => Some(generate_options(
+            c,
+            (!sample).then(|| corpus_dir.clone()),
+            quiet,
+        )?),
+        _ => None,
+    };
     let existing: Vec<String> = targets
         .iter()
         .filter(|t| std::fs::symlink_metadata(t).is_ok())
@@ -113,24 +134,44 @@ pub async fn run(corpus: Option<PathBuf>, generate: bool, quiet: bool) -> Result
         ))?;
     }
     if generate {
-        // The config just written, its (mock) model, the defaults of `rageval generate`.
-        let args = crate::app::cli::GenerateArgs {
-            answerable: 10,
-            unanswerable: 10,
-            off_topic: 0.2,
-            out: PathBuf::from(GENERATED),
-            corpus: None,
-            seed: 0,
-            force: false,
-            append: false,
-            dry_run: false,
-            concurrency: None,
-            no_cache: false,
+        // `--config`'s model, else the config just written (the offline mock), with the
+        // defaults of `rageval generate`.
+        let options = match options {
+            Some(mut o) => {
+                // The sample document exists only now.
+                o.corpus.get_or_insert(corpus_dir);
+                o
+            }
+            None => generate_options(Path::new(CONFIG), None, quiet)?,
         };
-        let options = crate::app::options::GenerateOptions::new(args, None, quiet)?;
         return super::generate::run(options).await;
     }
     Ok(ExitStatus::Success)
+}
+
+/// `rageval generate`'s defaults, writing [`GENERATED`] over `corpus` (else the corpus of the
+/// config's question sets) with the model of `config`.
+fn generate_options(
+    config: &Path,
+    corpus: Option<PathBuf>,
+    quiet: bool,
+) -> Result<crate::app::options::GenerateOptions> {
+    let args = crate::app::cli::GenerateArgs {
+        answerable: 10,
+        unanswerable: 10,
+        off_topic: 0.2,
+        false_premise: 0.0,
+        out: PathBuf::from(GENERATED),
+        corpus,
+        seed: 0,
+        force: false,
+        append: false,
+        dry_run: false,
+        rejected: None,
+        concurrency: None,
+        no_cache: false,
+    };
+    crate::app::options::GenerateOptions::new(args, Some(config.to_path_buf()), quiet)
 }
 
 fn has_markdown(dir: &Path) -> bool {

@@ -6,9 +6,10 @@ use crate::adapters::evalset::Workspace;
 use crate::app::cli::OutputFormat;
 use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
-use crate::output::report::{self, Exporter};
+use crate::output::report::{self, terminal, Exporter};
 use crate::results::build::{set_meta, shard_workspace, Shape};
 use crate::results::{Meta, Results, SetMeta};
+use crate::sweep::health::{self, first_failure, kinds, Cause, Unusable};
 use crate::sweep::{Engine, Sweep};
 use crate::vocab::dim::Dim;
 use crate::vocab::grid::DEFAULT_PROFILE;
@@ -35,14 +36,84 @@ fn keep_only(ws: &mut Workspace, only: crate::app::cli::Only) -> Result<()> {
     Ok(())
 }
 
+/// The questions to sweep, ready: loaded, chunked to fit, sharded, within budget.
+struct Loaded {
+    ws: Workspace,
+    /// `--chunk-tokens`: each size's members of the joined corpora.
+    chunk_members: Option<Vec<Vec<Vec<usize>>>>,
+    evalsets: Vec<SetMeta>,
+    shape: Shape,
+}
+
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
-    // Everything that can be wrong with the input is found here, before any file is written.
+    let loaded = load(&s)?;
+    crate::base::timing::mark("loaded");
+    let retriever =
+        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
+            .await?;
+    let retrieval = open_retrieval_variants(&s, &retriever, loaded.chunk_members).await?;
+    if s.dry_run {
+        return dry_run(&s, &loaded.ws, retriever, retrieval).await;
+    }
+    if let Some(file) = &s.batch_out {
+        return super::batch::export(&s, &loaded.ws, retriever, retrieval, file).await;
+    }
+    if s.batch {
+        // The batches answer into the cache; the sweep below finishes from it.
+        super::batch::run(&s, &loaded.ws, retriever.clone(), retrieval.clone()).await?;
+    }
+    let sweep = sweep(&s, &loaded.ws, retriever, retrieval).await?;
+    check_health(&s, &sweep)?;
+    crate::base::timing::mark("sweep");
+    let results = collect(&s, &loaded.ws, sweep, loaded.shape, loaded.evalsets);
+    crate::base::timing::mark("results");
+    let written = report::write_all(&results, &s.out)?;
+    crate::base::timing::mark("reports");
+    for line in crate::base::timing::take_lines() {
+        super::eprint_line(&line);
+    }
+    print_results(&s, &results, &written)?;
+    let mut status = failed_calls(&s, &results);
+    if let Some(gate) = &s.gate {
+        // The gate reads the file just written, exactly as a later `rageval gate` would.
+        let gated = super::gate::run(gate)?;
+        if status == ExitStatus::Success {
+            status = gated;
+        }
+    }
+    Ok(status)
+}
+
+/// Everything that can be wrong with the input is found here, before any file is written:
+/// the question sets, `--only`, the folds, the shard, the budget of runs, the gate's inputs.
+fn load(s: &SweepOptions) -> Result<Loaded> {
     let foreign = !s.config.config.retriever.kind.chunks_itself();
     let mut ws = Workspace::load_for(&s.evalsets, foreign)?;
     if let Some(only) = s.only {
         keep_only(&mut ws, only)?;
     }
-    // Sections are cut to fit the embedder that reads the least, with a margin.
+    let chunk_members = fit_chunks(s, &mut ws);
+    if let Some(k) = s.config.config.recommend.folds.filter(|&k| k >= 2) {
+        check_folds(k, s.folds_from, &ws)?;
+    }
+    let evalsets = set_meta(&ws);
+    let (ws, positions, sets) = shard_workspace(ws, s.shard);
+    check_budget(s, ws.questions().count() as u64)?;
+    if let Some(gate) = &s.gate {
+        // A gate that cannot judge the results is found before any model call is paid for.
+        super::gate::preflight(gate, &s.grid.settings())?;
+    }
+    Ok(Loaded {
+        ws,
+        chunk_members,
+        evalsets,
+        shape: Shape { positions, sets },
+    })
+}
+
+/// Sections are cut to fit the embedder that reads the least, with a margin; with
+/// `--chunk-tokens`, every size's chunks are joined into one corpus per slot (their members).
+fn fit_chunks(s: &SweepOptions, ws: &mut Workspace) -> Option<Vec<Vec<Vec<usize>>>> {
     let read = s
         .grid
         .embedders()
@@ -50,23 +121,18 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         .min();
     let fit = |tokens: usize| crate::adapters::corpus::chunk_limit(tokens, read);
     let max_chunk_tokens = fit(s.config.config.corpus.max_chunk_tokens);
-    // `--chunk-tokens`: every size's chunks joined into one corpus per slot.
-    let chunk_members = if s.grid.at_default(Dim::ChunkTokens) {
+    if s.grid.at_default(Dim::ChunkTokens) {
         ws.split_long_sections(max_chunk_tokens);
-        None
-    } else {
-        let sizes: Vec<Option<usize>> = s.grid.chunk_tokens().map(|t| t.map(fit)).collect();
-        let (joined, members) = crate::sweep::chunk_union(&ws.corpora, max_chunk_tokens, &sizes);
-        ws.corpora = joined;
-        Some(members)
-    };
-    if let Some(k) = s.config.config.recommend.folds.filter(|&k| k >= 2) {
-        check_folds(k, s.folds_from, &ws)?;
+        return None;
     }
-    let evalsets = set_meta(&ws);
-    let (ws, positions, sets) = shard_workspace(ws, s.shard);
-    let shape = Shape { positions, sets };
-    let questions = ws.questions().count() as u64;
+    let sizes: Vec<Option<usize>> = s.grid.chunk_tokens().map(|t| t.map(fit)).collect();
+    let (joined, members) = crate::sweep::chunk_union(&ws.corpora, max_chunk_tokens, &sizes);
+    ws.corpora = joined;
+    Some(members)
+}
+
+/// `--max-runs`: the sweep may not plan more runs (questions x settings x repeats).
+fn check_budget(s: &SweepOptions, questions: u64) -> Result<()> {
     let settings = s.grid.len() as u64;
     let runs = questions
         .saturating_mul(settings)
@@ -82,25 +148,17 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             s.max_runs
         );
     }
-    if let Some(gate) = &s.gate {
-        // A gate that cannot judge the results is found before any model call is paid for.
-        super::gate::preflight(gate, &s.grid.settings())?;
-    }
-    crate::base::timing::mark("loaded");
-    let retriever =
-        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
-            .await?;
-    let retrieval = open_retrieval_variants(&s, &retriever, chunk_members).await?;
-    if s.dry_run {
-        return dry_run(&s, &ws, retriever, retrieval).await;
-    }
-    if let Some(file) = &s.batch_out {
-        return super::batch::export(&s, &ws, retriever, retrieval, file).await;
-    }
-    if s.batch {
-        // The batches answer into the cache; the sweep below finishes from it.
-        super::batch::run(&s, &ws, retriever.clone(), retrieval.clone()).await?;
-    }
+    Ok(())
+}
+
+/// Run the sweep with its progress bar; then, the bar gone, its notes and warnings get lines
+/// of their own.
+async fn sweep(
+    s: &SweepOptions,
+    ws: &Workspace,
+    retriever: Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>,
+    retrieval: Vec<crate::sweep::RetrievalVariant>,
+) -> Result<Sweep> {
     let bar = crate::app::progress::call_bar(
         s.quiet || s.format == OutputFormat::Json,
         s.pipeline.rate_limited.clone(),
@@ -110,12 +168,11 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         repeat: s.repeat,
         ..s.pipeline.engine(retriever, retrieval, s.concurrency)
     };
-    let sweep = engine.sweep(&ws, &s.grid).await;
+    let sweep = engine.sweep(ws, &s.grid).await;
     if let Some((bar, _)) = bar {
         bar.finish();
     }
     let mut sweep = sweep?;
-    // The bar is gone: notes and warnings get lines of their own.
     if !s.quiet {
         for note in std::mem::take(&mut sweep.notes) {
             super::eprint_line(&format!("note: {note}"));
@@ -124,11 +181,16 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     for warning in std::mem::take(&mut sweep.warnings) {
         super::eprint_line(&format!("warning: {warning}"));
     }
+    Ok(sweep)
+}
+
+/// A sweep whose servers died, or whose every call (of the model, of one profile, of the
+/// judge) failed, is not worth a report: it would only look valid. The cache keeps the calls
+/// that finished, so a rerun resumes.
+fn check_health(s: &SweepOptions, sweep: &Sweep) -> Result<()> {
     let c = &sweep.calls;
     let chats: Vec<String> = s.grid.chats().map(str::to_string).collect();
     if let Some(server) = s.pipeline.chat_servers.iter().find(|d| d.dead.is_dead()) {
-        // Every later call of that model failed at once: a report would only look valid, and
-        // the cache keeps the calls that finished, so a rerun resumes.
         let to = if s.grid.axis(Dim::Chat).len() > 1 || server.profile != DEFAULT_PROFILE {
             format!(" to chat profile `{}`", server.profile)
         } else {
@@ -141,90 +203,85 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             server.shown
         );
     }
-    if c.failed > 0 && c.failed == c.distinct_prompts {
-        // Nothing was learned: a report would only look valid.
-        anyhow::bail!(
+    let first = first_failure(&sweep.call_log);
+    let judge_dead = s.pipeline.judge_dead.as_ref().is_some_and(|d| d.is_dead());
+    match health::check(sweep, &chats) {
+        Some(Unusable::EveryCall(by_kind)) => anyhow::bail!(
             "every model call failed ({}); no report written; {}",
-            kinds(&c.errors_by_kind),
-            failure_hint(
-                &s,
-                &chats,
-                &c.errors_by_kind,
-                first_failure(&sweep.call_log)
-            )
-        );
-    }
-    if let Some((profile, by_kind)) = failed_profile(&sweep, &chats) {
+            kinds(&by_kind),
+            failure_hint(s, &chats, &by_kind, first)
+        ),
         // One profile's column of the report would be all errors: its server is down or
         // refuses us, whatever the others did.
-        anyhow::bail!(
+        Some(Unusable::Profile(profile, by_kind)) => anyhow::bail!(
             "every model call of chat profile `{profile}` failed ({}); no report written; {}",
             kinds(&by_kind),
-            failure_hint(
-                &s,
-                std::slice::from_ref(&profile),
-                &by_kind,
-                first_failure(&sweep.call_log)
-            )
-        );
-    }
-    let judge_url = || {
-        let j = s.config.config.judge.as_ref();
-        j.map(|j| j.http().shown()).unwrap_or_default()
-    };
-    if s.pipeline.judge_dead.as_ref().is_some_and(|d| d.is_dead()) {
-        anyhow::bail!(
+            failure_hint(s, std::slice::from_ref(&profile), &by_kind, first)
+        ),
+        _ if judge_dead => anyhow::bail!(
             "the sweep stopped early: {} connection attempts in a row to the judge failed ({}); no report written; is the judge server at `{}` running?",
             crate::adapters::http::DEAD_AFTER,
             kinds(&c.judge_errors_by_kind),
-            judge_url()
-        );
+            judge_url(s)
+        ),
+        Some(Unusable::EveryJudgeCall(by_kind)) => {
+            let hint = match (s.config.config.judge.as_ref(), Cause::of(&by_kind)) {
+                (Some(_), Cause::Unreachable) => {
+                    format!("is the judge server at `{}` running?", judge_url(s))
+                }
+                (Some(j), Cause::Auth) => format!("check the key in `${}`", j.api_key_env),
+                _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
+            };
+            anyhow::bail!(
+                "every judge call failed ({}); no report written; {hint}",
+                kinds(&by_kind)
+            )
+        }
+        None => Ok(()),
     }
-    if c.judge_calls > 0 && c.judge_failed == c.judge_calls {
-        // Without a single grade the judge's columns would only look valid.
-        let hint = match s.config.config.judge.as_ref() {
-            Some(_)
-                if c.judge_errors_by_kind
-                    .keys()
-                    .all(|k| k == "connect" || k == "timeout") =>
-            {
-                format!("is the judge server at `{}` running?", judge_url())
-            }
-            Some(j) if c.judge_errors_by_kind.keys().all(|k| k == "auth") => {
-                format!("check the key in `${}`", j.api_key_env)
-            }
-            _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
-        };
-        anyhow::bail!(
-            "every judge call failed ({}); no report written; {hint}",
-            kinds(&c.judge_errors_by_kind)
-        );
-    }
-    crate::base::timing::mark("sweep");
-    let results = collect(&s, &ws, sweep, shape, evalsets);
-    crate::base::timing::mark("results");
-    let written = report::write_all(&results, &s.out)?;
-    crate::base::timing::mark("reports");
-    for line in crate::base::timing::take_lines() {
-        super::eprint_line(&line);
-    }
+}
 
+/// The judge's servers as messages show them.
+fn judge_url(s: &SweepOptions) -> String {
+    let j = s.config.config.judge.as_ref();
+    j.map(|j| j.http().shown()).unwrap_or_default()
+}
+
+/// The results on stdout: the results document with `--format json`, else the settings
+/// table and what was written (unless `--quiet`).
+fn print_results(
+    s: &SweepOptions,
+    results: &Results,
+    written: &[std::path::PathBuf],
+) -> Result<()> {
     match s.format {
         OutputFormat::Json => {
             let mut buf = Vec::new();
-            report::JsonResults.write(&results, &mut buf)?;
-            super::print_raw(&String::from_utf8(buf)?)?;
+            report::JsonResults.write(results, &mut buf)?;
+            Ok(super::print_raw(&String::from_utf8(buf)?)?)
         }
         OutputFormat::Table if !s.quiet => {
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-            super::print(&table_text(&results, &names, s.wide))?;
+            Ok(super::print(&terminal::table_text(
+                results, &names, s.wide,
+            ))?)
         }
-        OutputFormat::Table => {}
+        OutputFormat::Table => Ok(()),
     }
-    let mut status = ExitStatus::Success;
+}
+
+/// Failed model and judge calls: an error (exit status 1) unless `--allow-errors`, which
+/// makes them a warning.
+fn failed_calls(s: &SweepOptions, results: &Results) -> ExitStatus {
+    let level = if s.allow_errors { "warning" } else { "error" };
+    let accept = if s.allow_errors {
+        ""
+    } else {
+        " (pass --allow-errors to accept them)"
+    };
     let c = &results.calls;
+    let mut failed = false;
     if c.failed + c.rewrite_failed > 0 {
-        let level = if s.allow_errors { "warning" } else { "error" };
         let what = match (c.failed, c.rewrite_failed) {
             (_, 0) => "their runs are `error` in the reports",
             (0, _) => "those follow-ups were asked as written",
@@ -240,45 +297,27 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
             .map(|m| format!("; the first: {m}"))
             .unwrap_or_default();
         super::eprint_line(&format!(
-            "{level}: {} of {} model calls failed ({}); {what}{first}{}",
+            "{level}: {} of {} model calls failed ({}); {what}{first}{accept}",
             c.failed + c.rewrite_failed,
             c.distinct_prompts + c.rewrite_calls,
             kinds(&c.errors_by_kind),
-            if s.allow_errors {
-                ""
-            } else {
-                " (pass --allow-errors to accept them)"
-            }
         ));
-        if !s.allow_errors {
-            status = ExitStatus::Error;
-        }
+        failed = true;
     }
     if c.judge_failed > 0 {
-        let level = if s.allow_errors { "warning" } else { "error" };
         super::eprint_line(&format!(
-            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{}",
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{accept}",
             c.judge_failed,
             c.judge_calls,
             kinds(&c.judge_errors_by_kind),
-            if s.allow_errors {
-                ""
-            } else {
-                " (pass --allow-errors to accept them)"
-            }
         ));
-        if !s.allow_errors {
-            status = ExitStatus::Error;
-        }
+        failed = true;
     }
-    if let Some(gate) = &s.gate {
-        // The gate reads the file just written, exactly as a later `rageval gate` would.
-        let gated = super::gate::run(gate)?;
-        if status == ExitStatus::Success {
-            status = gated;
-        }
+    if failed && !s.allow_errors {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
     }
-    Ok(status)
 }
 
 /// The retrieval variants of the grid's (embedder profile, chunk size) pairs; empty when the
@@ -335,165 +374,13 @@ async fn dry_run(
             let doc = serde_json::json!({ "dry_run": &dry, "currency": s.pipeline.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&dry_run_text(
+        OutputFormat::Table => super::print(&terminal::dry_run_text(
             &dry,
             &s.pipeline.currency,
             s.pipeline.reranker.is_some(),
         ))?,
     }
     Ok(ExitStatus::Success)
-}
-
-/// The dry run's table, one row per chat model, and what it did and did not do.
-fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: bool) -> String {
-    use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
-        "chat model",
-        "runs",
-        "early refusals",
-        "distinct prompts",
-        "cached prompts",
-        "rewrites (cached)",
-        "calls to make",
-        "prompt tokens (est.)",
-        "prompt cost (est.)",
-    ]);
-    // With profiles, a row names its profile and the model behind it.
-    let profiled = rows.len() > 1 || rows.iter().any(|d| d.profile != DEFAULT_PROFILE);
-    for d in rows {
-        t.add_row([
-            if profiled {
-                format!("{} ({})", d.profile, d.model)
-            } else {
-                d.model.clone()
-            },
-            d.runs.to_string(),
-            d.early_refusals.to_string(),
-            d.distinct_prompts.to_string(),
-            d.cached_prompts.to_string(),
-            format!("{} ({})", d.rewrite_calls, d.cached_rewrites),
-            d.calls.to_string(),
-            d.prompt_tokens.to_string(),
-            format!("{:.4} {currency}", d.prompt_cost),
-        ]);
-    }
-    for i in 1..9 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let embedded: usize = rows.iter().map(|d| d.question_embeddings).sum();
-    let reranks = if reranked {
-        let calls: usize = rows.iter().map(|d| d.rerank_calls).sum();
-        let cached: usize = rows.iter().map(|d| d.cached_reranks).sum();
-        let made = calls - cached.min(calls);
-        format!(", and their passages reranked ({calls} rerank calls: {cached} from the cache, {made} made); the sweep reranks from the cache")
-    } else {
-        String::new()
-    };
-    let mut text = format!(
-        "dry run: no chat call was made and no report written; the corpus and {embedded} question texts were embedded to plan the prompts{reranks}.\n{t}\n"
-    );
-    text.push_str("prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n");
-    if rows.iter().any(|d| d.rewrite_calls > 0) {
-        text.push_str(
-            "follow-ups are planned as asked: their `model` rewrites are counted, not made.\n",
-        );
-    }
-    text
-}
-
-/// What a sweep prints for people: the settings table fitted to the terminal (every column with
-/// `wide`), and the prose lines wrapped at the same width.
-fn table_text(results: &Results, written: &[String], wide: bool) -> String {
-    let width = crate::base::term::width();
-    let (table, note) = if wide {
-        (report::table::settings_table(results), None)
-    } else {
-        let fitted = report::table::settings_table_fitted(results, width);
-        let note = fitted.note();
-        (fitted.table, note)
-    };
-    let insight = &results.insight;
-    let c = &results.calls;
-    let mut lines: Vec<String> = note.into_iter().collect();
-    lines.extend(insight.recommendation.lines());
-    let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
-        .into_iter()
-        .flatten()
-        .collect();
-    lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
-    let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
-    let mut after = match &insight.retrieval_separability {
-        // Several retrieval variants: the whole-grid figure pools scores that do not compare;
-        // the per-variant table below stands in for it.
-        _ if per_retrieval.is_some() => Vec::new(),
-        None => vec![format!("separability: {}", insight.separability.summary())],
-        Some(retrieval) => vec![
-            format!(
-                "separability (rerank score): {}",
-                insight.separability.summary()
-            ),
-            format!("separability (retrieval score): {}", retrieval.summary()),
-        ],
-    };
-    after.extend(results.judge_summary());
-    after.extend(results.rerank_summary());
-    after.extend(results.flagged_summary());
-    // What a server's prompt cache saved, when it reported any.
-    let reused = match c.cached_prompt_tokens {
-        0 => String::new(),
-        n => format!(
-            "; the server reused {n} of their {} prompt tokens from its prompt cache ({:.0}%)",
-            c.prompt_tokens,
-            100.0 * n as f64 / c.prompt_tokens.max(1) as f64
-        ),
-    };
-    // The calls a batch engine answered, at its price.
-    let batched = match c.batch_calls {
-        0 => String::new(),
-        n => format!(
-            "; {n} calls were answered through batches, {:.4} {} at the batch price",
-            results.batch_cost(None),
-            results.meta.currency
-        ),
-    };
-    after.push(format!(
-        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}{batched}.",
-        results.questions.len(),
-        results.settings.len(),
-        results.runs.len(),
-        c.runs_with_call,
-        c.distinct_prompts,
-        c.cache_hits,
-        c.failed,
-    ));
-    after.extend(crate::results::repeat_line(results));
-    after.push(format!("wrote {}", written.join(", ")));
-    let wrap = |lines: Vec<String>| -> String {
-        lines
-            .iter()
-            .map(|l| {
-                if wide {
-                    format!("{l}\n")
-                } else {
-                    format!("{}\n", crate::base::term::wrap(l, width))
-                }
-            })
-            .collect()
-    };
-    let per_retrieval = per_retrieval
-        .map(|t| format!("{}{t}\n", wrap(vec![report::retrieval::LEAD.to_string()])))
-        .unwrap_or_default();
-    format!(
-        "{}{table}\n{}\n{}\n{per_retrieval}{}",
-        wrap(profiles),
-        wrap(lines),
-        report::table::scores_table(results),
-        wrap(after)
-    )
 }
 
 /// What to check when every call of `profiles` failed with `by_kind`: the key when all were
@@ -503,7 +390,7 @@ fn table_text(results: &Results, written: &[String], wide: bool) -> String {
 fn failure_hint(
     s: &SweepOptions,
     profiles: &[String],
-    by_kind: &std::collections::BTreeMap<String, usize>,
+    by_kind: &crate::sweep::health::ByKind,
     first: Option<&str>,
 ) -> String {
     let sections: Vec<(&str, &crate::app::config::ChatConfig)> = profiles
@@ -526,53 +413,17 @@ fn failure_hint(
     };
     let url = each(&|c| c.endpoint().shown());
     let endpoint = sections.iter().any(|(_, c)| c.kind.takes_passages());
-    if by_kind.keys().all(|k| k == "auth") {
-        format!(
+    match Cause::of(by_kind) {
+        Cause::Auth => format!(
             "check the key in {}",
             each(&|c| format!("${}", c.api_key_env))
-        )
-    } else if by_kind.keys().all(|k| k == "connect" || k == "timeout") {
-        format!("is the model server at {url} running?")
-    } else if let Some(first) = first.filter(|_| endpoint) {
-        format!("the first: {first}")
-    } else {
-        format!("see the errors of the server at {url}")
+        ),
+        Cause::Unreachable => format!("is the model server at {url} running?"),
+        Cause::Other => match first.filter(|_| endpoint) {
+            Some(first) => format!("the first: {first}"),
+            None => format!("see the errors of the server at {url}"),
+        },
     }
-}
-
-/// The message of the first answer call that failed, in the order calls were planned.
-fn first_failure(log: &crate::sweep::CallLog) -> Option<&str> {
-    log.values()
-        .filter(|c| c.role == crate::vocab::call::CallRole::Answer)
-        .find_map(|c| c.error.as_ref())
-        .map(|e| e.message.as_str())
-}
-
-/// With several chat profiles, the first whose every answer call failed, and its failures by
-/// kind.
-fn failed_profile(
-    sweep: &Sweep,
-    profiles: &[String],
-) -> Option<(String, std::collections::BTreeMap<String, usize>)> {
-    if profiles.len() < 2 {
-        return None;
-    }
-    profiles.iter().find_map(|profile| {
-        let mut calls: Vec<u32> = sweep
-            .runs
-            .iter()
-            .filter(|r| sweep.settings[r.setting].chat == *profile)
-            .filter_map(|r| r.call)
-            .collect();
-        calls.sort_unstable();
-        calls.dedup();
-        let mut by_kind = std::collections::BTreeMap::new();
-        for &c in &calls {
-            let error = sweep.call_log.get_index(c as usize)?.1.error.as_ref()?;
-            *by_kind.entry(error.kind.as_str().to_string()).or_insert(0) += 1;
-        }
-        (!calls.is_empty()).then(|| (profile.clone(), by_kind))
-    })
 }
 
 /// Each profile of dimension `dim` with its model, unless the grid sweeps the `default`
@@ -603,15 +454,6 @@ fn check_folds(k: usize, from: &str, ws: &Workspace) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `3 timeout, 1 server`
-fn kinds(by_kind: &std::collections::BTreeMap<String, usize>) -> String {
-    by_kind
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The finished sweep as the one value every report reads: the facts of this run (`Meta`)

@@ -13,6 +13,7 @@ mod markdown;
 pub mod retrieval;
 pub mod table;
 mod tags;
+pub mod terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
