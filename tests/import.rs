@@ -242,7 +242,7 @@ fn a_one_article_squad_2_file_imports_with_its_counts_and_every_answer_in_its_se
     p.write("train-one.json", &one_article().to_string());
     Test::at(&p)
         .args(["import", "squad", "train-one.json", "--out", "port"])
-        .stdout_contains("imported 1 articles (12 paragraphs): 96 answerable and 112 unanswerable questions (88 with plausible answers) into port")
+        .stdout_contains("imported 1 article (12 paragraphs): 96 answerable and 112 unanswerable questions (88 with plausible answers) into port")
         .run();
     assert_eq!(answers_in_sections(&p, "port"), 96 + 24);
     p.write("rageval.yaml", "evalsets: [port/questions.yaml]\n");

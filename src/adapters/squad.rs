@@ -44,8 +44,14 @@ impl fmt::Display for Imported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} articles ({} paragraphs): {} answerable and {} unanswerable questions ({} with plausible answers)",
-            self.articles, self.paragraphs, self.answerable, self.unanswerable, self.plausible
+            "{} article{} ({} paragraph{}): {} answerable and {} unanswerable questions ({} with plausible answers)",
+            self.articles,
+            if self.articles == 1 { "" } else { "s" },
+            self.paragraphs,
+            if self.paragraphs == 1 { "" } else { "s" },
+            self.answerable,
+            self.unanswerable,
+            self.plausible
         )
     }
 }
