@@ -67,6 +67,14 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
             .starts_with("ordered family-wise tests: each of the 2 rate limits a family"),
         "{rec}"
     );
+    // The gate names the procedure that certified the setting, not a plain split of the grid.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/set.yaml]\ngate:\n  setting: min_score=0.4,k=1\n",
+    );
+    p.rageval(["gate", "--require-certified"])
+        .stdout_contains("certified at 95% by ordered tests over 10 settings")
+        .run();
     assert_eq!(rec["cross_validation"]["folds"], 5);
     assert_eq!(rec["cross_validation"]["certified_folds"], 5);
     assert_eq!(rec["bootstrap"]["resamples"], 200);

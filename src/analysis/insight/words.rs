@@ -211,8 +211,8 @@ pub fn method(c: &Certifier) -> String {
     }
 }
 
-/// `ordered, anytime-valid`: the procedure in a few words, for the lines.
-fn procedure(c: Certification) -> &'static str {
+/// `ordered tests`: the procedure in a few words, for the lines (and the gate's).
+pub fn procedure(c: Certification) -> &'static str {
     match (c.method(), c.test()) {
         (Some(Method::Ordered), Test::Fixed) => "ordered tests",
         (Some(Method::Ordered), Test::Sequential) => "ordered anytime-valid tests",

@@ -207,8 +207,9 @@ fn certified_check(r: &Results, setting: usize) -> Check {
         "not certified: recommend.confidence is 0 (the choice on the measured rates)".to_string()
     } else if passed {
         format!(
-            "certified at {} over {} settings",
+            "certified at {} by {} over {} settings",
             crate::analysis::insight::format::percent(rec.confidence),
+            crate::analysis::insight::words::procedure(rec.certification),
             rec.settings
         )
     } else if rec.index == Some(setting) {
@@ -220,8 +221,9 @@ fn certified_check(r: &Results, setting: usize) -> Check {
         )
     } else {
         format!(
-            "not certified at {} over {} settings: an exact upper bound is above its limit",
+            "not certified at {} by {} over {} settings: an exact upper bound is above its limit",
             crate::analysis::insight::format::percent(rec.confidence),
+            crate::analysis::insight::words::procedure(rec.certification),
             rec.settings
         )
     };
