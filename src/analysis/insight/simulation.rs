@@ -2,9 +2,9 @@
 //! ordered procedure keeps the family-wise error at the level and certifies more often than
 //! Bonferroni; a shuffled, non-monotone order still keeps the error; the anytime-valid mode
 //! survives re-sweeping until certified while fixed-size tests do not. Each test asserts a
-//! figure that a broken procedure would miss. The large runs behind the figures in
-//! docs/insight.md are the `#[ignore]`d `measure_*` tests:
-//! `cargo test --release --lib simulation::measure -- --ignored --nocapture`.
+//! figure that a broken procedure would miss. The larger runs behind the figures in
+//! docs/insight.md are `the_figures_of_the_docs_hold`, which prints them with
+//! `cargo test --lib simulation::the_figures -- --nocapture`.
 
 use super::certifier::Certifier;
 use super::config::{Method, RecommendConfig};
@@ -264,28 +264,41 @@ fn a_team_re_sweeping_in_sequential_mode_gets_certified() {
     assert!(certified >= 80, "certified in {certified} of 100 trials");
 }
 
-/// The figures of docs/insight.md, on 1000 samples per size and 10,000 histories.
+/// The figures of docs/insight.md, on 1000 samples per size and 10,000 histories, held to the
+/// issue's targets scaled to 1000 samples (at least 28% certified at 100 questions per class and
+/// 55% at 150, at most 6% broke a limit, the ordered procedure never behind Bonferroni;
+/// re-sweeping falsely certified in at most 5.5% in sequential mode and in more than 5% with
+/// fixed-size tests; sequential power at least 80%).
 #[test]
-#[ignore]
-fn measure_the_figures() {
+fn the_figures_of_the_docs_hold() {
     for n in [30, 60, 100, 150] {
         let [(o, ob), (b, bb)] = pool_run(2029, 1000, n);
         eprintln!(
             "{n} per class, 1000 samples: ordered certified {o} (broke a limit {ob}), Bonferroni {b} ({bb})"
         );
-    }
-    for n in [100, 150] {
-        let [(o, ob), (b, bb)] = pool_run(29, 100, n);
-        eprintln!(
-            "{n} per class, the 100 samples of the test: ordered {o} ({ob}), Bonferroni {b} ({bb})"
+        assert!(o >= b, "{n} per class: ordered {o} < Bonferroni {b}");
+        assert!(
+            ob <= 60 && bb <= 60,
+            "{n} per class: {ob} and {bb} broke a limit"
         );
+        match n {
+            100 => assert!(o >= 280, "100 per class: {o} of 1000 certified"),
+            150 => assert!(o >= 550, "150 per class: {o} of 1000 certified"),
+            _ => {}
+        }
     }
-    for sequential in [false, true] {
-        let share = optional_stopping(sequential, 10_000, 300, 11);
-        eprintln!("re-sweeping 20..300 at the limit, 10,000 histories, sequential {sequential}: falsely certified in {:.2}%", share * 100.0);
-    }
+    let fixed = optional_stopping(false, 10_000, 300, 11);
+    let sequential = optional_stopping(true, 10_000, 300, 11);
     eprintln!(
-        "sequential power, false refusals ≤ 65%, 20..150 by 10, 1000 trials: {} certified",
-        sequential_power(1000, 17)
+        "re-sweeping 20..300 at the limit, 10,000 histories: falsely certified in {:.2}% with fixed-size tests, {:.2}% in sequential mode",
+        fixed * 100.0,
+        sequential * 100.0
     );
+    assert!(sequential <= 0.055, "sequential: {sequential}");
+    assert!(fixed > 0.05, "fixed: {fixed}");
+    let power = sequential_power(1000, 17);
+    eprintln!(
+        "sequential power, false refusals ≤ 65%, 20..150 by 10, 1000 trials: {power} certified"
+    );
+    assert!(power >= 800, "sequential power: {power} of 1000");
 }
