@@ -39,12 +39,11 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
     let p = separable(30, 30);
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains(", certified at 95%: false refusals 0% [0–11], unwanted 0% [0–11]")
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_contains("; with 95% confidence over all 10 settings its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%); the lowest weighted cost (0.004) of 8 certified settings")
-        .stdout_contains("\nstability: ")
-        .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered tests over 10 settings: false refusals 0% [0–11], unwanted 0% [0–11], wrong answers 0% [0–11], 74.3 prompt tokens/question; its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%), with 95% confidence for every certified setting at once; the lowest weighted cost (0.004) of 8 certified settings\n")
+        .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 100%\n")
+        .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified at 95% by ordered tests\n")
         .stdout_lacks("to certify")
+        .stdout_lacks("over all")
         .run();
     let s = out.summary();
     let rec = &s["recommendation"];
@@ -60,6 +59,14 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         "{bound}"
     );
     assert_eq!(rec["sequential"], false);
+    // The procedure as facts, and in words written from them.
+    let mut procedure = rec["procedure"].clone();
+    let first = procedure["first_level"].take().as_f64().unwrap();
+    assert!((first - 0.0125).abs() < 1e-15, "{first}");
+    assert_eq!(
+        procedure,
+        serde_json::json!({"method": "ordered", "sequential": false, "families": 2, "chains": 2, "along": "min_score", "first_level": null})
+    );
     assert!(
         rec["method"]
             .as_str()
@@ -85,10 +92,14 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",recommended,certified"),
+            .ends_with(",recommended,certified,certification"),
         "{csv}"
     );
-    assert!(csv.lines().any(|l| l.ends_with(",true,true")), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l.ends_with(",true,true,ordered tests at 95%")),
+        "{csv}"
+    );
     let html = p.read("reports/latest/report.html");
     for section in [
         "id=\"certification\"",
@@ -108,18 +119,39 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
     // at minScore 0.5 at level 0.05 / 2 / 2, where 0 of 10 bounds the rate at 35.5%, and stops
     // there; with none answered it takes 20 (0.8^20 ≤ 0.0125 < 0.8^19).
     let p = separable(30, 10);
-    let line = "to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`";
+    let line = "to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`";
     p.rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains("(best, not certified at 95%)")
-        .stdout_contains(line)
+        .stdout_contains("\nrecommended: min_score=0.4,k=1 (best, not certified at 95% by ordered tests): ")
+        .stdout_contains(format!("\n{line}\n"))
+        .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 0%\n")
         .stdout_contains("best, not certified │")
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
     p.rageval(["gate"]).run();
-    p.rageval(["gate", "--require-certified"])
+    let out = p
+        .rageval(["gate", "--require-certified"])
         .status(1)
         .stdout_contains(format!("not certified: {line}"))
         .run();
+    // results.json keeps the sentences, written from the facts beside them.
+    let rec = &out.summary()["recommendation"];
+    assert_eq!(rec["needed"], line);
+    let b = &rec["bounds"][0];
+    assert_eq!(
+        (&b["failures"], &b["questions"], &b["stopped_at"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(10),
+            &serde_json::json!("min_score=0.5,k=1")
+        )
+    );
+    assert_eq!(
+        (
+            &b["questions_needed_with_none"],
+            &b["questions_needed_with_one"]
+        ),
+        (&serde_json::json!(20), &serde_json::json!(30))
+    );
     p.write(
         "rageval.yaml",
         "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
@@ -155,8 +187,9 @@ fn the_sequential_mode_and_bonferroni_are_options() {
             "--wide",
             "--sequential",
         ])
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_contains(" settings, valid at any number of questions its true rates are at most ")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered anytime-valid tests over 10 settings: ")
+        .stdout_contains("; its true rates are at most unwanted 18.5% (limit 20%), false refusals 18.5% (limit 50%), with 95% confidence for every certified setting at once, at any number of questions; ")
+        .stdout_contains("; certified at 95% by ordered anytime-valid tests in 100%\n")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -173,9 +206,18 @@ fn the_sequential_mode_and_bonferroni_are_options() {
     );
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
+        .stdout_contains(
+            "\nrecommended: min_score=0.4,k=1, certified at 95% by Bonferroni over 10 settings: ",
+        )
         .run();
     let rec = &out.summary()["recommendation"];
+    let mut procedure = rec["procedure"].clone();
+    let first = procedure["first_level"].take().as_f64().unwrap();
+    assert!((first - 0.005).abs() < 1e-15, "{first}");
+    assert_eq!(
+        procedure,
+        serde_json::json!({"method": "bonferroni", "sequential": false, "families": 2, "chains": null, "along": null, "first_level": null})
+    );
     assert!(
         rec["method"]
             .as_str()
@@ -188,10 +230,32 @@ fn the_sequential_mode_and_bonferroni_are_options() {
 }
 
 #[test]
-fn validate_says_what_a_set_of_its_size_can_certify() {
+fn validate_says_what_a_set_of_its_size_can_certify_and_plans_the_questions() {
+    // The sample's grid: minScore 0.1..0.5 x k 1, 2, 4, 8, so 4 chains along minScore and two
+    // rate limits: each chain starts at 0.05 / 2 / 4. At a true rate of half the limit, 145
+    // unanswerable questions give an 80% chance of certifying unwanted ≤ 20% there, and 23
+    // with none answered (0.8^23 ≤ 0.00625 < 0.8^22).
     Test::new()
         .args(["validate"])
-        .stdout_contains("\n      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n")
+        .stdout(concat!(
+            "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
+            "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 9), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 17), or 8 with none refused\n",
+        ))
+        .stderr("")
+        .run();
+    // Anytime-valid tests under Bonferroni ask for more, and say so.
+    Test::new()
+        .write(
+            "rageval.yaml",
+            "evalsets: [evalsets/club.yaml]\nsweep:\n  min_score: \"0.1..0.5\"\n  k: \"1,2,4,8\"\nrecommend:\n  method: bonferroni\n  sequential: true\n  max_wrong_answer_rate: 0.1\n",
+        )
+        .args(["validate"])
+        .stdout_contains("\n      plan for a chance of 80% at 95% by Bonferroni, anytime-valid tests (level 0.25%, over the 20 settings of the configured grid), if each true rate is half its limit: unwanted 10% needs ")
+        .stdout_contains("; wrong answers 5% needs ")
+        .stdout_contains(" answerable questions (this set has 17), or ")
+        .stdout_contains(" with none answered wrong\n")
+        .stderr("")
         .run();
 }
 

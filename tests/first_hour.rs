@@ -451,7 +451,7 @@ fn grammar_of_counts_and_flags() {
     let p = project_with("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
     p.rageval(["validate", "set.yaml"])
         .any_status()
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n")
         .run();
     fails_with(
         &p,

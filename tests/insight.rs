@@ -62,11 +62,12 @@ fn sample_insight_matches_the_hand_computation() {
     let out = Test::sweep()
         .arg("--wide")
         .stdout_contains(
-            "\nrecommended: min_score=0.3,k=1 (best, not certified at 95%): false refusals 47% [26–69], unwanted 11% [2–43]",
+            "\nrecommended: min_score=0.3,k=1 (best, not certified at 95% by ordered tests): false refusals 47% [26–69], unwanted 11% [2–43]",
         )
         // Worked by hand (docs/insight.md): 1 of 9 unanswerable answered, 8 of 17 answerable
-        // refused, 20 settings, so each test runs at 0.05 / 20; mpmath gives the sizes.
-        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% (ordered tests): unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
+        // refused, 4 chains along minScore per limit, so each chain starts at 0.05 / 2 / 4;
+        // mpmath gives the sizes.
+        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% by ordered tests: unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
         .stdout_contains("\nstability: min_score=0.3,k=1 chosen in ")
         .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
         .run();

@@ -934,7 +934,7 @@ fn reports_name_each_swept_profile_with_its_model() {
     let plain = sweep(&p, &["--no-cache"]);
     assert_eq!(
         p.read("reports/latest/report.md").lines().take(3).collect::<Vec<_>>(),
-        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`** (best, not certified at 95%): false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%) on the measured rates, but none is certified"]
+        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`** (best, not certified at 95% by ordered tests): false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%) on the measured rates, but none is certified"]
     );
     let identity: Value = serde_json::from_str::<Value>(&plain.read("reports/latest/results.json"))
         .unwrap()["identity"]
