@@ -44,6 +44,7 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified at 95% by ordered tests\n")
         .stdout_lacks("to certify")
         .stdout_lacks("over all")
+        .stdout_any("the settings table is not compared here; the lines under it are")
         .run();
     let s = out.summary();
     let rec = &s["recommendation"];
@@ -80,7 +81,13 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         "evalsets: [evalsets/set.yaml]\ngate:\n  setting: min_score=0.4,k=1\n",
     );
     p.rageval(["gate", "--require-certified"])
-        .stdout_contains("certified at 95% by ordered tests over 10 settings")
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (60 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  certified certified at 95% by ordered tests over 10 settings\n",
+            "gate: PASS (2 checks)\n",
+        ))
         .run();
     assert_eq!(rec["cross_validation"]["folds"], 5);
     assert_eq!(rec["cross_validation"]["certified_folds"], 5);
@@ -125,13 +132,28 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .stdout_contains(format!("\n{line}\n"))
         .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 0%\n")
         .stdout_contains("best, not certified │")
+        .stdout_any("the settings table is not compared here; the lines under it are")
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
-    p.rageval(["gate"]).run();
+    p.rageval(["gate"])
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
+        .run();
     let out = p
         .rageval(["gate", "--require-certified"])
         .status(1)
         .stdout_contains(format!("not certified: {line}"))
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
         .run();
     // results.json keeps the sentences, written from the facts beside them.
     let rec = &out.summary()["recommendation"];
@@ -156,7 +178,15 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         "rageval.yaml",
         "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
     );
-    p.rageval(["gate"]).status(1).run();
+    p.rageval(["gate"]).status(1)
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
+        .run();
     // Confidence 0: the measured choice, nothing certified, no bound.
     p.write(
         "rageval.yaml",
@@ -166,6 +196,7 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1: ")
         .stdout_lacks("certif")
+        .stdout_any("legacy")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -190,6 +221,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered anytime-valid tests over 10 settings: ")
         .stdout_contains("; its true rates are at most unwanted 18.5% (limit 20%), false refusals 18.5% (limit 50%), with 95% confidence for every certified setting at once, at any number of questions; ")
         .stdout_contains("; certified at 95% by ordered anytime-valid tests in 100%\n")
+        .stdout_any("the settings table is not compared here; the lines under it are")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -209,6 +241,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
         .stdout_contains(
             "\nrecommended: min_score=0.4,k=1, certified at 95% by Bonferroni over 10 settings: ",
         )
+        .stdout_any("the settings table is not compared here; the lines under it are")
         .run();
     let rec = &out.summary()["recommendation"];
     let mut procedure = rec["procedure"].clone();
@@ -314,5 +347,6 @@ fn bad_certification_input_names_the_field() {
     Test::sweep()
         .args(["--folds", "3", "--wide"])
         .stdout_contains("\ncross-validation (3 folds): held-out unwanted ")
+        .stdout_any("legacy")
         .run();
 }
