@@ -102,6 +102,7 @@ fn validate_reports_ok_and_errors() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 9), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 17), or 6 with none refused\n",
         ))
         .run();
     p.write(
@@ -113,6 +114,7 @@ fn validate_reports_ok_and_errors() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 9), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 17), or 6 with none refused\n",
         ))
         .stderr(
             "error: bad.yaml:4:11: `answerable[0].tags`: expected a list, found the string \"oops\"\n",

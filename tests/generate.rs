@@ -92,6 +92,7 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 8 answerable, 6 unanswerable; corpus `evalsets/club` (23 chunks); 14 generated, 14 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 6 unanswerable and 8 answerable questions can certify at best unwanted ≤ 39.3% and false refusals ≤ 31.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 6), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 8), or 6 with none refused\n",
         ))
         .run();
     // Swept with the hand-written set, and apart from it.
@@ -189,6 +190,7 @@ fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 8 answerable, 4 unanswerable; corpus `evalsets/club` (23 chunks); 12 generated, 12 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 4 unanswerable and 8 answerable questions can certify at best unwanted ≤ 52.7% and false refusals ≤ 31.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 4), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 8), or 6 with none refused\n",
         ))
         .run();
     // --force replaces it: the same seed writes the first file again.
@@ -531,6 +533,7 @@ fn every_bad_candidate_is_rejected_for_its_reason_and_counted() {
         .stdout(concat!(
             "ok    set.yaml: 2 answerable, 2 unanswerable; corpus `docs` (4 chunks); 4 generated, 4 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 2 unanswerable and 2 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 77.6% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 2), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 2), or 6 with none refused\n",
         ))
         .run();
 }
@@ -581,6 +584,7 @@ fn a_false_premise_is_kept_tagged_and_noted_and_a_supported_one_is_rejected() {
         .stdout(concat!(
             "ok    set.yaml: 0 answerable, 1 unanswerable; corpus `docs` (4 chunks); 1 generated, 1 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 1 unanswerable and 0 answerable questions can certify at best unwanted ≤ 95% and nothing on false refusals (no answerable questions) for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 1), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 0), or 6 with none refused\n",
         ))
         .run();
     p.rageval([
@@ -738,8 +742,10 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
         .stdout(concat!(
             "ok    evalsets/starter.yaml: 3 answerable, 2 unanswerable; corpus `evalsets/../docs` (4 chunks)\n",
             "      at 95%, 2 unanswerable and 3 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 63.2% for one setting, unwanted ≤ 92.1% and false refusals ≤ 81.6% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 2), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 3), or 8 with none refused\n",
             "ok    evalsets/generated.yaml: 5 answerable, 10 unanswerable; corpus `evalsets/../docs` (4 chunks); 15 generated, 15 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 10 unanswerable and 5 answerable questions can certify at best unwanted ≤ 25.9% and false refusals ≤ 45.1% for one setting, unwanted ≤ 39.8% and false refusals ≤ 63.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 10), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 5), or 8 with none refused\n",
         ))
         .run();
     p.sweep(["--only", "generated"]).run();
@@ -908,6 +914,7 @@ fn init_generate_asks_the_model_of_config_or_refuses() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 2 answerable, 2 unanswerable; corpus `evalsets/../docs` (4 chunks); 4 generated, 4 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 2 unanswerable and 2 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 77.6% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 2), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 2), or 6 with none refused\n",
         ))
         .run();
 }

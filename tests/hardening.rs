@@ -70,7 +70,7 @@ fn a_corpus_link_to_a_file_inside_the_corpus_keeps_working() {
     );
     std::os::unix::fs::symlink("a.md", p.path().join("docs/b.md")).unwrap();
     p.rageval(["validate", "set.yaml"])
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n")
         .run();
 }
 
@@ -294,6 +294,7 @@ fn deep_flow_nesting_and_huge_yaml_are_refused_before_parsing() {
         .stdout(concat!(
             "ok    ok.yaml: 1 answerable, 0 unanswerable; corpus `docs` (2 chunks)\n",
             "      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n",
         ))
         .run();
 }
@@ -320,6 +321,7 @@ fn a_question_that_is_not_a_string_is_refused() {
         .stdout(concat!(
             "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (2 chunks)\n",
             "      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n",
         ))
         .run();
 }
@@ -341,7 +343,7 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
     p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
     p.rageval(["validate"])
         .any_status()
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.4% at the first setting of each of the 4 chains along min_score of the configured grid\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.4% at the first setting of each of the 4 chains along min_score of the configured grid\n      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 0), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 1), or 8 with none refused\n")
         .run();
     p.rageval(["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
         .any_status()

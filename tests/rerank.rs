@@ -444,6 +444,7 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         .stdout(concat!(
             "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
             "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 1.25%, at the first setting of each of the 2 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n",
             "ok    retriever `http` at http://127.0.0.1:[PORT]/search: question `open-sunday` got 1 passage at k = 1\n",
             "ok    reranker `mock-rerank`: scored 2 of 2 probe documents, best document 1 at 0.400\n",
         ))
@@ -468,6 +469,7 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         .stdout(concat!(
             "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
             "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 1.25%, at the first setting of each of the 2 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n",
         ))
         .run();
 }

@@ -372,6 +372,7 @@ fn an_authorization_header_beside_a_key_is_refused_naming_the_field() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 9), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 17), or 8 with none refused\n",
         ))
         .run();
 }
