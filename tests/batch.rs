@@ -244,7 +244,7 @@ fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_swe
             distinct - distinct / 7,
             distinct / 7
         ))
-        .stdout_any("legacy")
+        .stdout_snapshot("batch__a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_sweep")
         .stderr_any("each poll line counts the requests the mock has finished so far, which depends on timing")
         .run();
     let stats = mock.stats();

@@ -45,7 +45,7 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         .stdout_contains("\nstability: ")
         .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
         .stdout_lacks("to certify")
-        .stdout_any("legacy")
+        .stdout_snapshot("certify__a_separable_set_of_enough_questions_is_certified_and_cross_validated")
         .run();
     let s = out.summary();
     let rec = &s["recommendation"];
@@ -120,7 +120,9 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .stdout_contains("(best, not certified at 95%)")
         .stdout_contains(line)
         .stdout_contains("best, not certified │")
-        .stdout_any("legacy")
+        .stdout_snapshot(
+            "certify__too_few_questions_say_what_it_takes_and_the_gate_can_require_certification",
+        )
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
     p.rageval(["gate"])
@@ -164,7 +166,9 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1: ")
         .stdout_lacks("certif")
-        .stdout_any("legacy")
+        .stdout_snapshot(
+            "certify__too_few_questions_say_what_it_takes_and_the_gate_can_require_certification_2",
+        )
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -188,7 +192,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
         ])
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
         .stdout_contains(" settings, valid at any number of questions its true rates are at most ")
-        .stdout_any("legacy")
+        .stdout_snapshot("certify__the_sequential_mode_and_bonferroni_are_options")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -206,7 +210,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_any("legacy")
+        .stdout_snapshot("certify__the_sequential_mode_and_bonferroni_are_options_2")
         .run();
     let rec = &out.summary()["recommendation"];
     assert!(
@@ -286,6 +290,6 @@ fn bad_certification_input_names_the_field() {
     Test::sweep()
         .args(["--folds", "3", "--wide"])
         .stdout_contains("\ncross-validation (3 folds): held-out unwanted ")
-        .stdout_any("legacy")
+        .stdout_snapshot("certify__bad_certification_input_names_the_field")
         .run();
 }

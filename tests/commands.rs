@@ -14,7 +14,7 @@ fn prompt_format_is_pinned_character_for_character() {
             "--min-score",
             "0.1",
         ])
-        .stdout_any("legacy")
+        .stdout_any("compared with the snapshot prompt_fee_k3 below")
         .run();
     insta::assert_snapshot!("prompt_fee_k3", out.stdout);
 }
