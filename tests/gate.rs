@@ -96,10 +96,13 @@ fn the_sample_passes_against_the_committed_baseline() {
     ] {
         run = run.stdout_contains(line);
     }
-    run.stdout_any("legacy").run();
+    run.stdout_snapshot("gate__the_sample_passes_against_the_committed_baseline_2")
+        .run();
     // Latency differs from the committed run, and must not matter; a later `rageval gate`
     // reads the same results by default and agrees.
-    p.rageval(["gate"]).stdout_any("legacy").run();
+    p.rageval(["gate"])
+        .stdout_snapshot("gate__the_sample_passes_against_the_committed_baseline")
+        .run();
 }
 
 #[test]
@@ -280,7 +283,7 @@ fn sweep_gate_flags_and_config() {
             "0.1",
         ])
         .status(1)
-        .stdout_any("legacy")
+        .stdout_any("results.json itself, compared with the file below")
         .stderr(concat!(
             "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
             "PASS  error_runs 0 <= limit 0\n",
@@ -288,6 +291,7 @@ fn sweep_gate_flags_and_config() {
             "gate: FAIL (1 of 2 checks failed)\n",
         ))
         .run();
+    assert_eq!(out.stdout, out.read("reports/latest/results.json"));
     assert_eq!(out.stdout_json()["schema"], "rageval.results/2");
     // The config's gate section, with a line number for a bad value.
     p.rageval(["gate"])

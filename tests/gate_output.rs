@@ -16,7 +16,8 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
         ],
     )
     .status(1)
-    .stdout_any("legacy")
+    .stdout_snapshot("gate_output__junit_is_well_formed_with_one_failure_per_failed_check")
+    .file_snapshot("ci/gate.xml", "gate_junit")
     .run();
     let failed_lines = out
         .stdout
@@ -74,6 +75,7 @@ fn markdown_tables_and_the_github_step_summary() {
         gate_now(&p, &["--markdown", "gate.md"])
             .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
             .status(1)
+            .file_snapshot("gate.md", "gate_markdown")
             .stdout(concat!(
                 "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
                 "baseline: base/results.json (26 questions compared)\n",

@@ -318,7 +318,7 @@ fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
         .env("RAGEVAL_TEST_KEY", "test-key")
         .stdout_contains("dry run: the first round makes 10 generation calls (10 answered from the cache), then up to 5 verification calls")
         .stdout_contains("first call:\n--- user\nYou write test questions")
-        .stdout_any("legacy")
+        .stdout_snapshot("generate__a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call")
         .run();
     assert_eq!(server.stats()["chat_requests"].as_u64().unwrap(), calls);
 }
@@ -804,7 +804,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .stderr_contains(account)
         .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
         .absent("evalsets/generated.yaml")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_stderr")
         .run();
     p.rageval(args)
         .args(["--rejected", "out/rejected.jsonl"])
@@ -814,7 +814,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         )
         .stderr_contains(account)
         .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_2_stderr")
         .run();
     let lines: Vec<Value> = p
         .read("out/rejected.jsonl")

@@ -143,7 +143,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .stdout_any("legacy")
+        .stdout_snapshot("hardening__control_characters_and_bidi_overrides_are_shown_escaped")
         .run()
         .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
