@@ -35,7 +35,15 @@ fn counted(server: &MockLlm) -> (u64, u64, u64, u64) {
 /// Sweep the grid against `server` at `concurrency` (more flags in `extra`), check that the
 /// evaluated tokens are within `within` times the bound and that the record, both CSV files
 /// and the summary line hold exactly the cached tokens the server reported; the record.
-fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (Project, Record) {
+/// `table` is the snapshot of the printed table, or `None` where it holds time-to-first-token
+/// percentiles, which are measured.
+fn swept(
+    server: &MockLlm,
+    concurrency: &str,
+    extra: &[&str],
+    within: f64,
+    table: Option<&str>,
+) -> (Project, Record) {
     let p = http_project(&server.url, false, "");
     let mut args = vec![
         "sweep",
@@ -46,7 +54,12 @@ fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (P
     ];
     args.extend(GRID);
     args.extend(extra);
-    let out = keyed(&p, &args).stdout_any("legacy").run();
+    let sweep = keyed(&p, &args);
+    let out = match table {
+        Some(name) => sweep.stdout_snapshot(name),
+        None => sweep.stdout_any("the table's ttft column holds measured percentiles"),
+    }
+    .run();
     let (prompt, cached, evaluated, bound) = counted(server);
     let ratio = evaluated as f64 / bound as f64;
     assert!(
@@ -109,7 +122,7 @@ fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (P
 #[test]
 fn one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound() {
     let server = MockLlm::start(&["--prompt-cache-slots", "1"]);
-    let (p, record) = swept(&server, "1", &[], 1.15);
+    let (p, record) = swept(&server, "1", &[], 1.15, Some("prompt_cache_one_slot"));
 
     // The order the calls were made in changes no result: the runs, their replies and the
     // call log's order are the builtin sweep's (whose calls are made in plan order). Tokens
@@ -137,7 +150,7 @@ fn one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound() {
 #[test]
 fn four_slots_at_concurrency_four_evaluate_within_1_3x_of_the_bound() {
     let server = MockLlm::start(&["--prompt-cache-slots", "4", "--delay-ms", "1"]);
-    swept(&server, "4", &["--stream"], 1.3);
+    swept(&server, "4", &["--stream"], 1.3, None);
     assert_eq!(
         server.stats()["chat_stream_requests"],
         server.stats()["chat_requests"]
