@@ -60,6 +60,8 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
             "generate: round 1: tried 8, 5, 1 (answerable, near-miss, off-topic); kept 8, 5, 1\n",
             "generate: 14 generation and 6 verification calls, 0 answered from the cache\n",
         ))
+        // The written set whole: the same seed, corpus and model write the same file.
+        .file_snapshot("evalsets/generated.yaml", "generate_mock_sample_set")
         .run();
     let written = p.read("evalsets/generated.yaml");
     assert!(written.starts_with("# Written by `rageval generate` with mock, seed 0"));

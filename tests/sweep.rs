@@ -67,6 +67,34 @@ fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
     );
 }
 
+/// report.html's `<body>` as a reader sees it: each chart's `<svg>` drawing is cut to its
+/// opening tag (plotters' geometry; the points are checked against results.json by
+/// insight::chart_values_match_results_json and drawn in a browser by browser.rs) and the
+/// chart-data JSON to a mark (checked by the same test).
+fn report_body(html: &str) -> String {
+    let start = html.find("<body>").expect("report.html has a <body>");
+    let end = html.find("</body>").expect("report.html closes its <body>") + "</body>".len();
+    let svg = regex::Regex::new(r"(?s)(<svg[^>]*>).*?</svg>").unwrap();
+    let data =
+        regex::Regex::new(r#"(?s)(<script type="application/json" id="chart-data">).*?</script>"#)
+            .unwrap();
+    let body = svg.replace_all(&html[start..end], "$1[drawing]</svg>");
+    data.replace_all(&body, "$1[chart data]</script>")
+        .into_owned()
+}
+
+#[test]
+fn the_sample_reports_are_pinned() {
+    let out = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let html = out.read("reports/latest/report.html");
+    let body = report_body(&html);
+    // The cuts keep every chart: four drawings and the data block.
+    assert_eq!(body.matches("[drawing]</svg>").count(), 4, "{body}");
+    assert_eq!(body.matches("[chart data]</script>").count(), 1);
+    insta::assert_snapshot!("sample_report_html_body", body);
+    insta::assert_snapshot!("sample_report_md", out.read("reports/latest/report.md"));
+}
+
 #[test]
 fn every_setting_keeps_the_outcome_invariants() {
     let p = Test::sweep().stdout_snapshot("sample_sweep").run();
