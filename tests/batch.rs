@@ -32,12 +32,20 @@ fn live_sweep() -> Record {
     keyed(&p, &["sweep", "--quiet"]).run().results()
 }
 
+/// The live sweep with the mock's embedder: its record, and the texts it embedded.
+fn live_sweep_embedded() -> (Record, u64) {
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, true, "");
+    let record = keyed(&p, &["sweep", "--quiet"]).run().results();
+    (record, count(&mock.stats(), &["texts_embedded"]))
+}
+
 fn count(v: &Value, path: &[&str]) -> u64 {
     path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
 }
 
 /// What an engine of one's own does with a batch input file: each line sent to `mock`'s chat
-/// endpoint, the answers written as output lines and the failures as error lines.
+/// (or embeddings) endpoint, the answers written as output lines and the failures as error lines.
 fn answer(mock: &MockLlm, input: &str) -> (String, String) {
     let addr = mock
         .url
@@ -50,7 +58,7 @@ fn answer(mock: &MockLlm, input: &str) -> (String, String) {
         let (status, reply) = raw(
             addr,
             "POST",
-            "/v1/chat/completions",
+            req["url"].as_str().unwrap(),
             &[
                 ("Authorization", "Bearer test-key"),
                 ("Content-Type", "application/json"),
@@ -287,6 +295,127 @@ fn batch_fields_that_cannot_be_are_refused_by_the_config_check() {
             "rageval.yaml:3",
             "pricing.batch_discount",
             "must be a share from 0 to below 1 (0.5: half price), got 1.5",
+        ])
+        .run();
+}
+
+/// With `--batch-embeddings`, a sweep whose embeddings are not cached writes them, one line
+/// per distinct text the live sweep embeds, and no chat request (the prompts depend on what
+/// they retrieve); once they are imported, the next `--batch-out` writes exactly the live
+/// sweep's chat requests, and after their import the sweep makes no call at all and equals
+/// the live sweep run by run.
+#[test]
+fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
+    let (live, texts) = live_sweep_embedded();
+    let distinct = live.calls.len();
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, true, "");
+    let out = keyed(&p, &["sweep", "--batch-out", "embed.jsonl", "--batch-embeddings"])
+        .stdout_contains(format!("wrote {texts} embedding requests to embed.jsonl (OpenAI batch input format; no embedding or chat call was made)."))
+        .stdout_contains("then run this command again: the chat requests depend on what those embeddings retrieve.")
+        .stderr("")
+        .run();
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        0,
+        "no embedding call"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), 0, "no chat call");
+    let input = out.read("embed.jsonl");
+    assert_eq!(
+        input.lines().count() as u64,
+        texts,
+        "one line per distinct text"
+    );
+    let first: Value = serde_json::from_str(input.lines().next().unwrap()).unwrap();
+    assert_eq!(first["url"], "/v1/embeddings");
+    assert_eq!(first["body"]["model"], "hash-1024");
+    assert_eq!(first["body"]["input"].as_array().unwrap().len(), 1);
+
+    let (output, errors) = answer(&mock, &input);
+    assert_eq!(errors, "");
+    p.write("embedded.jsonl", &output);
+    keyed(&p, &["batch", "import", "embedded.jsonl"])
+        .stdout_contains(format!(
+            "imported {texts} answers (0 already in the cache), 0 failed, 0 unknown.\n"
+        ))
+        .run();
+    let before = mock.stats();
+    let out = keyed(
+        &p,
+        &["sweep", "--batch-out", "calls.jsonl", "--batch-embeddings"],
+    )
+    .stdout_contains(format!("wrote {distinct} chat requests to calls.jsonl"))
+    .run();
+    assert_eq!(
+        count(&mock.stats(), &["embedding_requests"]),
+        count(&before, &["embedding_requests"]),
+        "every vector from the cache"
+    );
+    let (output, _) = answer(&mock, &out.read("calls.jsonl"));
+    p.write("answers.jsonl", &output);
+    keyed(&p, &["batch", "import", "answers.jsonl"]).run();
+    let before = mock.stats();
+    let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
+    let after = mock.stats();
+    for what in ["embedding_requests", "chat_requests"] {
+        assert_eq!(count(&after, &[what]), count(&before, &[what]), "no {what}");
+    }
+    assert_eq!(outcomes(&swept), outcomes(&live));
+}
+
+/// `embedder.batch: true` runs the embeddings through the embedder server's Batch API (the
+/// chat stays live): one batch, no live embedding request, one embedding per distinct text,
+/// and every run's outcome equal to the live sweep's. A builtin embedder has nothing to batch.
+#[test]
+fn an_embedder_with_batch_true_embeds_through_one_batch_and_equals_the_live_sweep() {
+    let (live, texts) = live_sweep_embedded();
+    let mock = MockLlm::start(&["--batch-delay", "200"]);
+    let p = http_project(&mock.url, true, "");
+    p.write(
+        "rageval.yaml",
+        &p.read("rageval.yaml")
+            .replace("  batch_size: 64\n", "  batch_size: 64\n  batch: true\n"),
+    );
+    let out = keyed(&p, &["sweep", "--quiet"])
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .run();
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["batches", "created"]), 1);
+    assert_eq!(count(&stats, &["batches", "lines"]), texts);
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        texts,
+        "every embedding request was a batch line"
+    );
+    assert_eq!(count(&stats, &["texts_embedded"]), texts);
+    assert_eq!(outcomes(&out.results()), outcomes(&live));
+
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedder:\n  kind: hash\n  batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:4",
+            "embedder.batch",
+            "batch engines embed with `openai` embedders only, and this section is of kind `hash`",
+        ])
+        .run();
+    Test::at(&p)
+        .args([
+            "sweep",
+            "--config",
+            "/dev/null",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--batch-embeddings",
+        ])
+        .unusable(&[
+            "invalid --batch-embeddings: the sweep embeds with the builtin `hash` embedder",
         ])
         .run();
 }
