@@ -348,10 +348,13 @@ fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
     let distinct = live.calls.len();
     let mock = MockLlm::start(&[]);
     let p = http_project(&mock.url, true, "");
+    assert_eq!(texts, 49, "the sample's chunks and questions");
     let out = keyed(&p, &["sweep", "--batch-out", "embed.jsonl", "--batch-embeddings"])
-        .stdout_contains(format!("wrote {texts} embedding requests to embed.jsonl (OpenAI batch input format; no embedding or chat call was made)."))
-        .stdout_contains("then run this command again: the chat requests depend on what those embeddings retrieve.")
-        .stderr("")
+        .stdout(concat!(
+            "wrote 49 embedding requests to embed.jsonl (OpenAI batch input format; no embedding or chat call was made).\n",
+            "estimated input tokens: 1469 (embeddings are not priced)\n",
+            "next: have a batch engine answer embed.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`, then run this command again: the chat requests depend on what those embeddings retrieve.\n",
+        ))
         .run();
     let stats = mock.stats();
     assert_eq!(
@@ -375,16 +378,22 @@ fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
     assert_eq!(errors, "");
     p.write("embedded.jsonl", &output);
     keyed(&p, &["batch", "import", "embedded.jsonl"])
-        .stdout_contains(format!(
-            "imported {texts} answers (0 already in the cache), 0 failed, 0 unknown.\n"
+        .stdout(concat!(
+            "imported 49 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n",
         ))
         .run();
     let before = mock.stats();
+    assert_eq!(distinct, 104);
     let out = keyed(
         &p,
         &["sweep", "--batch-out", "calls.jsonl", "--batch-embeddings"],
     )
-    .stdout_contains(format!("wrote {distinct} chat requests to calls.jsonl"))
+    .stdout(concat!(
+        "wrote 104 chat requests to calls.jsonl (OpenAI batch input format; no chat call was made).\n",
+        "estimated prompt tokens: 33962; estimated prompt cost at the batch price (50% off): 0.0000 USD\n",
+        "next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]` and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n",
+    ))
     .run();
     assert_eq!(
         count(&mock.stats(), &["embedding_requests"]),
@@ -393,7 +402,12 @@ fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
     );
     let (output, _) = answer(&mock, &out.read("calls.jsonl"));
     p.write("answers.jsonl", &output);
-    keyed(&p, &["batch", "import", "answers.jsonl"]).run();
+    keyed(&p, &["batch", "import", "answers.jsonl"])
+        .stdout(concat!(
+            "imported 104 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "next: `rageval sweep` finishes from the cache with no call.\n",
+        ))
+        .run();
     let before = mock.stats();
     let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
     let after = mock.stats();
@@ -456,4 +470,46 @@ fn an_embedder_with_batch_true_embeds_through_one_batch_and_equals_the_live_swee
             "invalid --batch-embeddings: the sweep embeds with the builtin `hash` embedder",
         ])
         .run();
+}
+
+/// A generator whose section says `batch: true` sends its calls through the server's Batch
+/// API (the candidates, then their verification, one batch each): the file it writes is the
+/// live generator's byte for byte, and no call is made but the batches' lines.
+#[test]
+fn a_generator_with_batch_true_writes_the_live_file_through_batches() {
+    let generate = ["generate", "--answerable", "5", "--unanswerable", "5"];
+    let live = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {}\n  api_key_env: {KEY_ENV}\n", live.url));
+    keyed(&p, &generate)
+        .stdout_any("the account of the file, compared through the file itself")
+        .stderr_any("round lines, compared through the file itself")
+        .run();
+    let want = p.read("evalsets/generated.yaml");
+    let calls = count(&live.stats(), &["chat_requests"]);
+
+    let mock = MockLlm::start(&["--batch-delay", "100"]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {}\n  api_key_env: {KEY_ENV}\n  batch: true\n", mock.url));
+    keyed(&p, &generate)
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .stdout_any("the account of the file, compared through the file itself")
+        .stderr_any("poll lines count what the mock finished so far, which depends on timing")
+        .stderr_contains(format!(
+            "generate: 10 generation and 5 verification calls, {calls} answered from the cache"
+        ))
+        .run();
+    assert_eq!(p.read("evalsets/generated.yaml"), want, "byte for byte");
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        2,
+        "the candidates, then their verification"
+    );
+    assert_eq!(count(&stats, &["batches", "lines"]), calls);
+    assert_eq!(
+        count(&stats, &["chat_requests"]),
+        calls,
+        "every call a batch line"
+    );
 }

@@ -59,6 +59,8 @@ pub struct Imported {
     pub failed: Vec<Failed>,
     /// Lines whose `custom_id` is no request of this project.
     pub unknown: Vec<(At, String)>,
+    /// Of the answers (imported or already held), the embeddings' vectors.
+    pub vectors: usize,
 }
 
 /// One answer read, not yet written.
@@ -130,6 +132,7 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
                 new
             }
             Cached::Vector(v) => {
+                out.vectors += 1;
                 let store = match &vectors {
                     Some(s) => s,
                     None => vectors.insert((stores.vectors)()?),

@@ -205,7 +205,9 @@ fn import_text(done: &batch::import::Imported) -> String {
         done.failed.len(),
         done.unknown.len()
     );
-    text.push_str(if done.failed.is_empty() {
+    text.push_str(if done.vectors > 0 {
+        "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n"
+    } else if done.failed.is_empty() {
         "next: `rageval sweep` finishes from the cache with no call.\n"
     } else {
         "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
@@ -285,117 +287,179 @@ pub struct Batched {
     pub failed: usize,
 }
 
-/// `batch: true`: collect the sweep's requests round by round (rewrites, answers, the judge's
-/// grades), send each round as batches to the chat server (split at the provider's limits),
-/// wait, import; batches left open by a killed run are finished first. What no batch answered
-/// is left for the sweep that follows to call live.
+/// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
+/// the judge's grades), send each round as batches to the server of its section (split at the
+/// provider's limits), wait, import; batches left open by a killed run are finished first.
+/// What no batch answered is left for the sweep that follows to call live.
 pub async fn run(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<Batched> {
-    let c = &s.config.config;
-    let dir = s.pipeline.cache_dir.clone();
-    let client_for = |section: &str| -> Result<batch::client::Client> {
-        let (http, switch) = section_http(c, section)?;
-        let held = Arc::new(crate::adapters::http::Held::default());
-        let endpoints = crate::app::wiring::endpoint(http, &held)?;
-        let first = endpoints
-            .servers()
-            .first()
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("`{section}` has no base_url to send batches to"))?;
-        batch::client::Client::new(first, switch)
+    // What a section with `batch: true` would send; the rest is called live after.
+    let wanted = |p: &Pending| batched(s, &p.section);
+    let embeddings =
+        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let cycle = Cycle {
+        config: &s.config.config,
+        pipeline: &s.pipeline,
+        quiet: s.quiet,
+        max_rounds: MAX_ROUNDS,
     };
-    let mut done = Batched::default();
-    // Batches a killed run left open come first.
-    let mut open = Open::load(&dir)?;
-    if !open.batches.is_empty() && !s.quiet {
-        super::eprint_line(&format!(
-            "resuming {} batch{} left open by an earlier run: {}",
-            open.batches.len(),
-            if open.batches.len() == 1 { "" } else { "es" },
-            open.batches
-                .iter()
-                .map(|b| b.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    cycle
+        .run(async || {
+            collect(
+                s,
+                ws,
+                retriever.clone(),
+                retrieval.clone(),
+                &wanted,
+                &embeddings,
+            )
+            .await
+        })
+        .await
+}
+
+/// `rageval generate` with a generator whose section says `batch: true`: each round's
+/// generation calls, then its verification calls, as batches to that section's server, until
+/// the generator asks nothing the cache does not hold; the run that follows reads the cache.
+pub async fn run_generate(
+    s: &crate::app::options::GenerateOptions,
+    engine: &Engine,
+    job: &crate::sweep::generate::Job<'_>,
+    section: &str,
+) -> Result<Batched> {
+    if s.pipeline.cache.is_none() {
+        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }
-    let mut sent: std::collections::HashSet<String> = Default::default();
-    let mut retried = false;
-    for _round in 0..MAX_ROUNDS {
-        while let Some(b) = open.batches.first().cloned() {
-            let client = client_for(b.section())?;
-            let (answered, failed) = finish(s, &client, &b, &dir).await?;
-            done.batches += 1;
-            done.answered += answered;
-            done.failed += failed.len();
-            // A resumed batch's failed lines count as sent, as this run's own do.
-            sent.extend(failed);
-            open.batches.remove(0);
-            open.save(&dir)?;
+    let cycle = Cycle {
+        config: &s.config.config,
+        pipeline: &s.pipeline,
+        quiet: s.quiet,
+        // Two rounds (the candidates, then their verification) per round of the generator.
+        max_rounds: 2 * MAX_ROUNDS,
+    };
+    cycle
+        .run(async || {
+            let collector = Arc::new(Collector::default());
+            let model: Arc<dyn crate::adapters::chat::ChatModel> =
+                Arc::new(batch::DeferredModel::new(
+                    s.generator.clone(),
+                    StoreKind::Chat,
+                    section,
+                    collector.clone(),
+                ));
+            crate::sweep::generate::generate(engine, &model, job, None).await?;
+            Ok(collector.take(&|_| true))
+        })
+        .await
+}
+
+/// What a batch cycle reads: the config (the sections' servers, `chat.batch_retry`), the
+/// pipeline's cache files, and whether to print progress.
+struct Cycle<'a> {
+    config: &'a crate::app::config::Config,
+    pipeline: &'a crate::app::wiring::Pipeline,
+    quiet: bool,
+    /// Rounds of batches at most.
+    max_rounds: usize,
+}
+
+impl Cycle<'_> {
+    /// Finish the batches left open, then round by round: `collect` the requests, send them
+    /// as batches, wait, import; until `collect` gives nothing new.
+    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<Batched> {
+        let c = self.config;
+        let dir = self.pipeline.cache_dir.clone();
+        let client_for = |section: &str| -> Result<batch::client::Client> {
+            let (http, switch) = section_http(c, section)?;
+            let held = Arc::new(crate::adapters::http::Held::default());
+            let endpoints = crate::app::wiring::endpoint(http, &held)?;
+            let first =
+                endpoints.servers().first().cloned().ok_or_else(|| {
+                    anyhow::anyhow!("`{section}` has no base_url to send batches to")
+                })?;
+            batch::client::Client::new(first, switch)
+        };
+        let mut done = Batched::default();
+        // Batches a killed run left open come first.
+        let mut open = Open::load(&dir)?;
+        if !open.batches.is_empty() && !self.quiet {
+            super::eprint_line(&format!(
+                "resuming {} batch{} left open by an earlier run: {}",
+                open.batches.len(),
+                if open.batches.len() == 1 { "" } else { "es" },
+                open.batches
+                    .iter()
+                    .map(|b| b.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
-        // What a section with `batch: true` would send; the rest is called live after.
-        let wanted = |p: &Pending| batched(s, &p.section);
-        let embeddings =
-            |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
-        let mut pending = collect(
-            s,
-            ws,
-            retriever.clone(),
-            retrieval.clone(),
-            &wanted,
-            &embeddings,
-        )
-        .await?;
-        // A request sent before and still unanswered is a failed line.
-        let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
-        if again {
-            if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
-                retried = true;
-            } else {
-                pending.retain(|p| !sent.contains(&p.line.custom_id));
-            }
-        }
-        if pending.is_empty() {
-            return Ok(done);
-        }
-        Ledger::open(&dir)?.record(&pending)?;
-        // One run of batches per server and URL, in the order first asked.
-        let mut groups: Vec<(String, StoreKind, Vec<Pending>)> = Vec::new();
-        for p in pending {
-            match groups
-                .iter_mut()
-                .find(|g| g.0 == p.section && g.1.url() == p.store.url())
-            {
-                Some(g) => g.2.push(p),
-                None => groups.push((p.section.clone(), p.store, vec![p])),
-            }
-        }
-        for (section, store, mine) in groups {
-            let client = client_for(&section)?;
-            for (i, file) in batch::split(&mine, batch::Limits::default())
-                .iter()
-                .enumerate()
-            {
-                let name = format!("rageval-{}-{}.jsonl", section.replace('.', "-"), i + 1);
-                let file_id = client.upload(&name, file.as_bytes()).await?;
-                let status = client.create(&file_id, store.url()).await?;
-                // Kept before the first poll: a kill from here on resumes this batch.
-                open.batches.push(OpenBatch {
-                    id: status.id.clone(),
-                    store,
-                    section: section.clone(),
-                    requests: file.lines().count(),
-                });
+        let mut sent: std::collections::HashSet<String> = Default::default();
+        let mut retried = false;
+        for _round in 0..self.max_rounds {
+            while let Some(b) = open.batches.first().cloned() {
+                let client = client_for(b.section())?;
+                let (answered, failed) = self.finish(&client, &b, &dir).await?;
+                done.batches += 1;
+                done.answered += answered;
+                done.failed += failed.len();
+                // A resumed batch's failed lines count as sent, as this run's own do.
+                sent.extend(failed);
+                open.batches.remove(0);
                 open.save(&dir)?;
             }
-            sent.extend(mine.into_iter().map(|p| p.line.custom_id));
+            let mut pending = collect().await?;
+            // A request sent before and still unanswered is a failed line.
+            let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
+            if again {
+                if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
+                    retried = true;
+                } else {
+                    pending.retain(|p| !sent.contains(&p.line.custom_id));
+                }
+            }
+            if pending.is_empty() {
+                return Ok(done);
+            }
+            Ledger::open(&dir)?.record(&pending)?;
+            // One run of batches per server and URL, in the order first asked.
+            let mut groups: Vec<(String, StoreKind, Vec<Pending>)> = Vec::new();
+            for p in pending {
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0 == p.section && g.1.url() == p.store.url())
+                {
+                    Some(g) => g.2.push(p),
+                    None => groups.push((p.section.clone(), p.store, vec![p])),
+                }
+            }
+            for (section, store, mine) in groups {
+                let client = client_for(&section)?;
+                for (i, file) in batch::split(&mine, batch::Limits::default())
+                    .iter()
+                    .enumerate()
+                {
+                    let name = format!("rageval-{}-{}.jsonl", section.replace('.', "-"), i + 1);
+                    let file_id = client.upload(&name, file.as_bytes()).await?;
+                    let status = client.create(&file_id, store.url()).await?;
+                    // Kept before the first poll: a kill from here on resumes this batch.
+                    open.batches.push(OpenBatch {
+                        id: status.id.clone(),
+                        store,
+                        section: section.clone(),
+                        requests: file.lines().count(),
+                    });
+                    open.save(&dir)?;
+                }
+                sent.extend(mine.into_iter().map(|p| p.line.custom_id));
+            }
         }
+        bail!("the batches did not converge after {} rounds; run the command again (the cache keeps what they answered)", self.max_rounds)
     }
-    bail!("the batches did not converge after {MAX_ROUNDS} rounds; run the sweep again (the cache keeps what they answered)")
 }
 
 /// Rounds of batches at most: embeddings, rewrites, the rewrites' embeddings, answers,
@@ -431,79 +495,86 @@ fn section_http<'a>(
     })
 }
 
-/// Wait for batch `b` to end, then import its output and error files: how many lines were
-/// answered, and the `custom_id`s of those that failed.
-async fn finish(
-    s: &SweepOptions,
-    client: &batch::client::Client,
-    b: &OpenBatch,
-    dir: &Path,
-) -> Result<(usize, Vec<String>)> {
-    let status = wait(s.quiet, client, &b.id).await?;
-    if status.status == "failed" {
-        let errors = if status.errors.is_empty() {
-            "the server gave no reason".to_string()
-        } else {
-            status.errors.join("; ")
-        };
-        bail!(
+impl Cycle<'_> {
+    /// Wait for batch `b` to end, then import its output and error files: how many lines were
+    /// answered, and the `custom_id`s of those that failed.
+    async fn finish(
+        &self,
+        client: &batch::client::Client,
+        b: &OpenBatch,
+        dir: &Path,
+    ) -> Result<(usize, Vec<String>)> {
+        let status = wait(self.quiet, client, &b.id).await?;
+        if status.status == "failed" {
+            let errors = if status.errors.is_empty() {
+                "the server gave no reason".to_string()
+            } else {
+                status.errors.join("; ")
+            };
+            bail!(
             "batch {} at {} failed: {errors}; no request of it was answered (its id is kept in `{}`; remove the file to start anew)",
             b.id,
             client.shown(),
             Open::path(dir).display()
         );
-    }
-    let mut files = Vec::new();
-    let tmp = tempfile::tempdir()?;
-    for (name, id) in [
-        ("output", &status.output_file_id),
-        ("errors", &status.error_file_id),
-    ] {
-        if let Some(id) = id {
-            let bytes = client.content(id).await?;
-            let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
-            std::fs::write(&path, bytes)?;
-            files.push(path);
         }
-    }
-    // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
-    let p = &s.pipeline;
-    let stores = batch::import::Stores {
-        replies: &|kind| {
-            let shared = match kind {
-                StoreKind::Judge => p.judge_store.clone(),
-                StoreKind::Chat | StoreKind::Embedding => p.chat_store.clone(),
-            };
-            match shared {
-                Some(store) => Ok(store),
-                None => batch::import::open(dir, kind),
+        let mut files = Vec::new();
+        let tmp = tempfile::tempdir()?;
+        for (name, id) in [
+            ("output", &status.output_file_id),
+            ("errors", &status.error_file_id),
+        ] {
+            if let Some(id) = id {
+                let bytes = client.content(id).await?;
+                let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
+                std::fs::write(&path, bytes)?;
+                files.push(path);
             }
-        },
-        vectors: &|| match &p.embed_store {
-            Some(store) => Ok(store.clone()),
-            None => batch::import::open(dir, StoreKind::Embedding),
-        },
-    };
-    let imported = batch::import::import_into(&files, dir, &stores)?;
-    let answered = imported.imported + imported.already;
-    let failed = b.requests.saturating_sub(answered);
-    for f in imported.failed.iter().take(MAX_SHOWN).filter(|_| !s.quiet) {
-        super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
-    }
-    if !s.quiet {
-        let ended = match status.status.as_str() {
-            "completed" => String::new(),
-            other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+        }
+        // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
+        let p = self.pipeline;
+        let stores = batch::import::Stores {
+            replies: &|kind| {
+                let shared = match kind {
+                    StoreKind::Judge => p.judge_store.clone(),
+                    StoreKind::Chat | StoreKind::Embedding => p.chat_store.clone(),
+                };
+                match shared {
+                    Some(store) => Ok(store),
+                    None => batch::import::open(dir, kind),
+                }
+            },
+            vectors: &|| match &p.embed_store {
+                Some(store) => Ok(store.clone()),
+                None => batch::import::open(dir, StoreKind::Embedding),
+            },
         };
-        super::eprint_line(&format!(
-            "batch {}: {answered} of {} requests answered, {failed} failed{ended}",
-            b.id, b.requests
-        ));
+        let imported = batch::import::import_into(&files, dir, &stores)?;
+        let answered = imported.imported + imported.already;
+        let failed = b.requests.saturating_sub(answered);
+        for f in imported
+            .failed
+            .iter()
+            .take(MAX_SHOWN)
+            .filter(|_| !self.quiet)
+        {
+            super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
+        }
+        if !self.quiet {
+            let ended = match status.status.as_str() {
+                "completed" => String::new(),
+                other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+            };
+            super::eprint_line(&format!(
+                "batch {}: {answered} of {} requests answered, {failed} failed{ended}",
+                b.id, b.requests
+            ));
+        }
+        Ok((
+            answered,
+            imported.failed.into_iter().map(|f| f.custom_id).collect(),
+        ))
     }
-    Ok((
-        answered,
-        imported.failed.into_iter().map(|f| f.custom_id).collect(),
-    ))
 }
 
 /// Poll batch `id` until it ends: a bar on a terminal, a plain line every few seconds
