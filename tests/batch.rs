@@ -335,6 +335,30 @@ fn batch_fields_that_cannot_be_are_refused_by_the_config_check() {
             "must be a share from 0 to below 1 (0.5: half price), got 1.5",
         ])
         .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nmodels:\n  big:\n    kind: http\n    url: http://127.0.0.1:9/generate\n    batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:6",
+            "models.big.batch",
+            "batch engines answer `openai` models only, and this section is of kind `http`",
+        ])
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:5",
+            "embedders.small.batch",
+            "batch engines embed with `openai` embedders only, and this section is of kind `hash`",
+        ])
+        .run();
 }
 
 /// With `--batch-embeddings`, a sweep whose embeddings are not cached writes them, one line
@@ -512,4 +536,47 @@ fn a_generator_with_batch_true_writes_the_live_file_through_batches() {
         calls,
         "every call a batch line"
     );
+}
+
+/// A `models:` profile whose section says `batch: true` goes through the batch cycle at its
+/// own server (one batch, no live call there), beside a `chat:` section called live (no batch
+/// there); every run's outcome equals the live sweep's over the same two profiles.
+#[test]
+fn a_profile_with_batch_true_is_batched_at_its_own_server_beside_a_live_chat() {
+    let config = |chat: &str, big: &str, batch: &str| {
+        format!(
+            "evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  base_url: {chat}\n  model: mock\n  api_key_env: {KEY_ENV}\nmodels:\n  big:\n    kind: openai\n    base_url: {big}\n    model: mock-big\n    api_key_env: {KEY_ENV}\n{batch}sweep:\n  min_score: 0.1..0.5\n  k: 1,2,4,8\n  chat: default,big\n"
+        )
+    };
+    let live = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &config(&live.url, &live.url, ""));
+    let want = keyed(&p, &["sweep", "--quiet"]).run().results();
+    let big_calls = live.stats()["chat_by_model"]["mock-big"].as_u64().unwrap();
+
+    let chat = MockLlm::start(&[]);
+    let big = MockLlm::start(&["--batch-delay", "100"]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &config(&chat.url, &big.url, "    batch: true\n"),
+    );
+    let out = keyed(&p, &["sweep", "--quiet"])
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .run();
+    let (chat, big) = (chat.stats(), big.stats());
+    assert_eq!(count(&big, &["batches", "created"]), 1);
+    assert_eq!(count(&big, &["batches", "lines"]), big_calls);
+    assert_eq!(
+        count(&big, &["chat_requests"]),
+        big_calls,
+        "every call of the profile a batch line"
+    );
+    assert_eq!(
+        count(&chat, &["batches", "created"]),
+        0,
+        "the chat section is live"
+    );
+    assert!(count(&chat, &["chat_requests"]) > 0);
+    assert_eq!(outcomes(&out.results()), outcomes(&want));
 }
