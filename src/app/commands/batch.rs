@@ -322,15 +322,21 @@ pub async fn run(
         .await
 }
 
-/// `rageval generate` with a generator whose section says `batch: true`: each round's
-/// generation calls, then its verification calls, as batches to that section's server, until
-/// the generator asks nothing the cache does not hold; the run that follows reads the cache.
+/// `rageval generate` with a generator whose section (`generate.model`'s, else `chat:`) says
+/// `batch: true`: each round's generation calls, then its verification calls, as batches to
+/// that section's server, until the generator asks nothing the cache does not hold; the run
+/// that follows reads the cache. Without `batch: true`, nothing.
 pub async fn run_generate(
     s: &crate::app::options::GenerateOptions,
     engine: &Engine,
     job: &crate::sweep::generate::Job<'_>,
-    section: &str,
 ) -> Result<Batched> {
+    let name = s.config.config.generate.model.as_deref();
+    let name = name.unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
+    if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
+        return Ok(Batched::default());
+    }
+    let section = &crate::app::wiring::batch::chat_section(name);
     if s.pipeline.cache.is_none() {
         bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }

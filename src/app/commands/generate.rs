@@ -90,15 +90,8 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         Vec::new(),
         s.concurrency,
     );
-    let name = g
-        .model
-        .as_deref()
-        .unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
-    if crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
-        // The batches answer into the cache; the run below reads it.
-        let section = crate::app::wiring::batch::chat_section(name);
-        super::batch::run_generate(&s, &engine, &job, &section).await?;
-    }
+    // With `batch: true`, the batches answer into the cache; the run below reads it.
+    super::batch::run_generate(&s, &engine, &job).await?;
     let quiet = s.quiet;
     let progress = move |g: &Generated, round: usize| {
         if quiet {
