@@ -238,7 +238,6 @@ fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
         "scan:\n  patterns: [\"account \\\\d{3}-\"]\n",
     );
     p.rageval(["scan", "evalsets/club-poison"])
-        .any_status()
         .stdout(concat!(
             "flagged: payments-update.md#1  How to pay the membership fee  (matches `account \\d{3}-`)\n",
             "flagged: showcase-extra.md#1  Showcase Day prizes  (matches `account \\d{3}-`)\n",
@@ -352,13 +351,9 @@ fn notes_come_from_the_command_and_quiet_hides_them() {
     let error = "error: every model call failed (27 server); no report written; see the errors of the server at `URL`\n"
         .replace("URL", &server.url);
     p.rageval(args)
-        .any_status()
+        .status(2)
         .stderr(format!("note: question `laptop-follow-up`: the rewrite call failed: server: 500 Internal Server Error: injected failure; using the question as asked\n{error}"))
         .run();
     // --quiet prints no note.
-    p.rageval(["-q"])
-        .args(args)
-        .any_status()
-        .stderr(error)
-        .run();
+    p.rageval(["-q"]).args(args).status(2).stderr(error).run();
 }

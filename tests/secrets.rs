@@ -199,7 +199,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         .port();
     write_chat_with_credentials(&p, "dead.yaml", &format!("http://127.0.0.1:{port}/v1"));
     run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml")
-        .any_status()
+        .status(2)
         .stderr(format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n"))
         .run();
     // A bad URL is named redacted too.
@@ -208,7 +208,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY", NO_KEY_ENV),
     );
     run(&["sweep"], "bad.yaml")
-        .any_status()
+        .status(2)
         .stderr("error: bad.yaml:9: `chat.base_url`: `ftp://<redacted>@127.0.0.1/v1?<redacted>` must start with http:// or https://\n")
         .run();
 
