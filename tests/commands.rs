@@ -121,11 +121,16 @@ fn validate_reports_ok_and_errors() {
 #[test]
 fn the_sample_config_is_valid_and_runs_offline() {
     // The repository's own rageval.yaml and question sets, as a user would run them.
-    run_ok(
+    let out = run_ok(
         std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
             .current_dir(repo())
             .arg("validate"),
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr, "", "validate warns about nothing");
+    // Each set and what a set of its size can certify over the configured grid: the plan a
+    // user reads before the first sweep.
+    insta::assert_snapshot!("repo_validate_plan", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]
