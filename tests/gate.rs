@@ -212,7 +212,7 @@ fn update_baseline_writes_the_results_on_purpose_only() {
             .args(extra)
     };
     gate(&["--update-baseline"])
-        .unusable(&["`--update-baseline` needs a baseline path"])
+        .fails("`--update-baseline` needs a baseline path: pass `--baseline FILE` or set `gate.baseline` in rageval.yaml")
         .run();
     gate(&["--update-baseline", "--baseline", "ci/base.json"])
         .stdout(concat!(
@@ -251,7 +251,7 @@ fn sweep_gate_flags_and_config() {
     let p = Project::sample();
     // Gate flags mean nothing without --gate.
     p.rageval(["sweep", "--baseline", "b.json", "--junit", "j.xml"])
-        .unusable(&["--baseline, --junit apply only with `--gate`"])
+        .fails("--baseline, --junit apply only with `--gate`")
         .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // A missing baseline stops `sweep --gate` before the sweep.
@@ -263,7 +263,7 @@ fn sweep_gate_flags_and_config() {
         "--baseline",
         "b.json",
     ])
-    .unusable(&["baseline `b.json` does not exist"])
+    .fails("baseline `b.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results")
     .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // With --format json, stdout stays one JSON document; the summary goes to stderr.
@@ -299,7 +299,7 @@ fn sweep_gate_flags_and_config() {
             "rageval.yaml",
             "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
         )
-        .unusable(&["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"])
+        .fails("rageval.yaml:3: `gate.alpha`: must be between 0 and 1 (exclusive), not 1.5")
         .run();
     p.sweep(["--gate", "--min-score", "0.2", "--k", "4"])
         .write(

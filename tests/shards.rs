@@ -221,7 +221,7 @@ fn bad_shard_specs_exit_2_without_a_report() {
         ),
     ] {
         p.rageval(["sweep", "--shard", spec])
-            .unusable(&[&format!("error: invalid --shard: {why}")])
+            .fails(&format!("invalid --shard: {why}"))
             .run();
         assert!(!p.path().join("reports").exists());
     }
