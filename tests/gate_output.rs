@@ -119,8 +119,11 @@ fn markdown_tables_and_the_github_step_summary() {
         "{first}"
     );
     assert!(first.contains(&md));
+    // The step summary gets exactly the --markdown file and a blank line, after what was there.
+    assert_eq!(first, format!("previous step\n{md}\n"));
     run();
     let second = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(second.matches("## rageval gate: FAIL").count(), 2);
     assert!(second.starts_with(&first));
+    assert_eq!(second, format!("{first}{md}\n"));
 }
