@@ -60,6 +60,8 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
             "generate: round 1: tried 8, 5, 1 (answerable, near-miss, off-topic); kept 8, 5, 1\n",
             "generate: 14 generation and 6 verification calls, 0 answered from the cache\n",
         ))
+        // The written set whole: the same seed, corpus and model write the same file.
+        .file_snapshot("evalsets/generated.yaml", "generate_mock_sample_set")
         .run();
     let written = p.read("evalsets/generated.yaml");
     assert!(written.starts_with("# Written by `rageval generate` with mock, seed 0"));
@@ -320,7 +322,7 @@ fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
         .env("RAGEVAL_TEST_KEY", "test-key")
         .stdout_contains("dry run: the first round makes 10 generation calls (10 answered from the cache), then up to 5 verification calls")
         .stdout_contains("first call:\n--- user\nYou write test questions")
-        .stdout_any("legacy")
+        .stdout_snapshot("generate__a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call")
         .run();
     assert_eq!(server.stats()["chat_requests"].as_u64().unwrap(), calls);
 }
@@ -650,44 +652,37 @@ fn bad_input_is_refused_before_any_call() {
         .run();
     std::fs::create_dir_all(p.path().join("empty")).unwrap();
     p.rageval(["generate", "--corpus", "empty"])
-        .unusable(&["corpus `empty` holds no markdown sections"])
+        .fails("corpus `empty` holds no markdown sections (looked for `*.md` files with text)")
         .run();
     p.write("tiny/a.md", "# A\nYes.\n\n# B\nNo way.\n");
     p.rageval(["generate", "--corpus", "tiny"])
         .fails("corpus `tiny` has no passage of at least 5 content words to ask about")
         .run();
-    // Config errors: (the `generate:` part of rageval.yaml, what the one error line holds).
-    let cases: [(&str, &[&str]); 4] = [
+    // Config errors: (the `generate:` part of rageval.yaml, the one error line).
+    let cases: [(&str, &str); 4] = [
         (
             "generate:\n  verify_prompt: \"Q: {question} {passage}\"\n",
-            &[
-                "rageval.yaml:3:",
-                "generate.verify_prompt",
-                "unknown placeholder `{passage}`; this template takes `{question}`, `{passages}`",
-            ],
+            "rageval.yaml:3: `generate.verify_prompt`: unknown placeholder `{passage}`; this template takes `{question}`, `{passages}` (write `{{` and `}}` for literal braces)",
         ),
         (
             "generate:\n  model: big\n",
-            &["generate.model", "unknown chat profile `big`"],
+            "rageval.yaml:3: `generate.model`: unknown chat profile `big`; `models:` defines `default`",
         ),
         (
             "generate:\n  max_similarity: 1.5\n",
-            &[
-                "generate.max_similarity",
-                "must be a cosine above 0 and at most 1, got 1.5",
-            ],
+            "rageval.yaml:3: `generate.max_similarity`: must be a cosine above 0 and at most 1, got 1.5",
         ),
         (
             "models:\n  chain:\n    kind: http\n    url: http://127.0.0.1:9/generate\ngenerate:\n  model: chain\n",
-            &["generate.model", "names a generation endpoint (kind: http)"],
+            "rageval.yaml:7: `generate.model`: names a generation endpoint (kind: http), which builds its own prompt: the generator needs a model of kind openai or mock",
         ),
     ];
-    for (section, needles) in cases {
+    for (section, message) in cases {
         p.write(
             "rageval.yaml",
             &format!("evalsets: [evalsets/club.yaml]\n{section}"),
         );
-        p.rageval(["generate"]).unusable(needles).run();
+        p.rageval(["generate"]).fails(message).run();
     }
     // A generated question's `reviewed` needs its `generated`.
     p.write(
@@ -810,7 +805,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .stderr_contains(account)
         .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
         .absent("evalsets/generated.yaml")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_stderr")
         .run();
     p.rageval(args)
         .args(["--rejected", "out/rejected.jsonl"])
@@ -820,7 +815,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         )
         .stderr_contains(account)
         .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_2_stderr")
         .run();
     let lines: Vec<Value> = p
         .read("out/rejected.jsonl")

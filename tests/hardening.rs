@@ -143,7 +143,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .stdout_any("legacy")
+        .stdout_snapshot("hardening__control_characters_and_bidi_overrides_are_shown_escaped")
         .run()
         .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
@@ -156,7 +156,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
     let html = p.read("reports/latest/report.html");
     assert_eq!(raw_controls(&html), Vec::<char>::new(), "report.html");
 
-    let out = p.rageval(["scan", "docs"]).any_status()
+    let out = p.rageval(["scan", "docs"])
         .stdout(concat!(
             "flagged: a.md#0  Fee \\u{1b}[2J\\u{202e}  (matches `ignore (all )?(the )?(previous|above|prior)`)\n",
             "1 of 1 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
@@ -177,7 +177,6 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .any_status()
         .stdout(concat!(
             "--- system\n",
             "You answer questions using only the passages in the \"Context\" block.\n",
@@ -342,11 +341,9 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
     );
     p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
     p.rageval(["validate"])
-        .any_status()
         .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.4% at the first setting of each of the 4 chains along min_score of the configured grid\n      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 0), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 1), or 8 with none refused\n")
         .run();
     p.rageval(["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
-        .any_status()
         .stdout(concat!(
             "--- system\n",
             "You answer questions using only the passages in the \"Context\" block.\n",

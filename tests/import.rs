@@ -344,10 +344,7 @@ fn bad_input_names_its_json_path_and_writes_nothing() {
     p.write("squad.json", &serde_json::to_string_pretty(&typed).unwrap());
     Test::at(&p)
         .args(["import", "squad", "squad.json", "--out", "squad"])
-        .unusable(&[
-            "squad.json:",
-            "`data[1]`: invalid type: integer `7`, expected a string",
-        ])
+        .fails("squad.json:86:0: `data[1]`: invalid type: integer `7`, expected a string")
         .absent("squad")
         .run();
 }
