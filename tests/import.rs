@@ -322,6 +322,7 @@ fn bad_input_names_its_json_path_and_writes_nothing() {
     no_answer["data"][0]["paragraphs"][1]["qas"][0]["answers"] = json!([]);
     let cases: Vec<(String, String)> = vec![
         ("{\"data\": [".into(), "squad.json:1:10: is not JSON: EOF while parsing a list".into()),
+        ("{\"data\": [\n".into(), "squad.json:1: is not JSON: EOF while parsing a list".into()),
         ("not json".into(), "squad.json:1:2: is not JSON: expected ident".into()),
         ("{\"version\": \"v2.0\"}".into(), "squad.json: `data`: is missing: a SQuAD file is `{\"version\": \"v2.0\", \"data\": [articles]}`".into()),
         (missing.to_string(), "squad.json: `data[1].paragraphs[0].qas[1].question`: is missing".into()),
@@ -339,12 +340,12 @@ fn bad_input_names_its_json_path_and_writes_nothing() {
             .run();
         assert_eq!(leftovers(&p, &["squad.json"]), Vec::<String>::new());
     }
-    // A value of the wrong type is named by its article and its line and column.
+    // A value of the wrong type is named by its article and the line its value ends on.
     let p = Project::empty();
     p.write("squad.json", &serde_json::to_string_pretty(&typed).unwrap());
     Test::at(&p)
         .args(["import", "squad", "squad.json", "--out", "squad"])
-        .fails("squad.json:86:0: `data[1]`: invalid type: integer `7`, expected a string")
+        .fails("squad.json:85: `data[1]`: invalid type: integer `7`, expected a string")
         .absent("squad")
         .run();
 }

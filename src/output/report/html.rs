@@ -223,7 +223,7 @@ fn certification(explained: &Explain<'_>, h: &mut String) {
     }
     let _ = write!(
         h,
-        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a {} chance at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
+        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a chance of {} at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
         escape(&explain::by(rec.certification)),
         escape(&explained.method()),
         escape(&percent(rec.power)),
