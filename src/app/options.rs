@@ -1,113 +1,69 @@
 //! Resolved options: the flags and `rageval.yaml` merged into one checked value per command
 //! (flags win), the way ripgrep turns its low-level arguments into high-level ones.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use crate::adapters::cache::CacheMode;
 use crate::app::cli::{AskArgs, GateArgs, GenerateArgs, OutputFormat, SweepArgs};
-use crate::app::config::LoadedConfig;
+use crate::app::config::identity::Chosen;
+use crate::app::config::{ChatConfig, JudgeConfig, LoadedConfig, RecommendConfig, RetrieverConfig};
+use crate::app::wiring::profiles::chat_profile;
 use crate::base::error::InputError;
 use crate::output::gate::policy::{self, Policy};
+use crate::results::identity::RunIdentity;
 use crate::vocab::dim::Dim;
-use crate::vocab::grid::{Decimal, Grid};
+use crate::vocab::grid::{Decimal, Grid, DEFAULT_PROFILE};
 use crate::vocab::limit::{Limits, Scope};
 
-use crate::app::wiring::Pipeline;
-/// Everything `rageval sweep` needs, checked.
+use crate::app::wiring::{Pipeline, Wiring};
+
+/// Everything `rageval sweep` needs, resolved once from the flags and the loaded config (flags
+/// win) and read-only after: the plan of the sweep. The config is never written; what a
+/// command needs of it is asked of the plan (ripgrep's `HiArgs::from_low_args`).
 pub struct SweepOptions {
-    pub config: LoadedConfig,
-    pub evalsets: Vec<PathBuf>,
-    pub grid: Grid,
-    pub out: PathBuf,
-    pub pipeline: Pipeline,
-    pub concurrency: usize,
-    pub format: OutputFormat,
-    pub quiet: bool,
-    /// `--wide`: every column of the settings table, however wide.
-    pub wide: bool,
-    /// Write reports and exit 0 even when some model calls failed.
-    pub allow_errors: bool,
-    /// `--gate`: gate the results written to `out`.
-    pub gate: Option<GateOptions>,
-    /// The effective settings that change a result, as recorded in results.json.
-    pub identity: crate::results::identity::RunIdentity,
-    /// `--max-runs`: the most runs (questions x settings) the sweep may plan.
-    pub max_runs: u64,
-    /// `--dry-run`: plan and count, make no chat call, write no report.
-    pub dry_run: bool,
-    /// `--batch-out FILE`: plan, make no chat call, write the requests for a batch engine.
-    pub batch_out: Option<PathBuf>,
-    /// `--batch` or `chat.batch`: the calls go through the chat server's Batch API first.
-    pub batch: bool,
-    /// `--shard I/N`: run only the questions of that shard.
-    pub shard: Option<crate::sweep::Shard>,
-    /// `--only`: sweep only generated, or only reviewed, questions.
-    pub only: Option<crate::app::cli::Only>,
-    /// `--repeat N`: every distinct answer call made N times (1: once, as without the flag).
-    pub repeat: u32,
-    /// Where the folds were set, for messages: `--folds` or `recommend.folds`.
-    pub folds_from: &'static str,
+    evalsets: Vec<PathBuf>,
+    grid: Grid,
+    out: PathBuf,
+    pipeline: Pipeline,
+    concurrency: usize,
+    output: OutputFormat,
+    quiet: bool,
+    wide: bool,
+    allow_errors: bool,
+    gate: Option<GateOptions>,
+    identity: RunIdentity,
+    max_runs: u64,
+    dry_run: bool,
+    batch_out: Option<PathBuf>,
+    batch: bool,
+    shard: Option<crate::sweep::Shard>,
+    only: Option<crate::app::cli::Only>,
+    repeat: u32,
+    folds_from: &'static str,
+    /// The sections of the config the commands read, as loaded: the retriever's, the judge's,
+    /// `chat:` (as `default`) and each swept chat profile's.
+    retriever: RetrieverConfig,
+    judge: Option<JudgeConfig>,
+    chats: Vec<(String, ChatConfig)>,
+    max_chunk_tokens: usize,
+    /// `recommend:` with `--folds` and `--sequential` on top.
+    policy: RecommendConfig,
+    scan_patterns: Vec<String>,
 }
 
 impl SweepOptions {
     pub fn new(mut args: SweepArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
-        let mut cfg = LoadedConfig::load(config.as_deref())?;
-        // `--format json|table` chooses the output (as documented before passage formats were a
-        // dimension); `numbered`/`tagged` are passage formats.
-        let legacy = match args.format.as_deref().map(str::trim) {
-            Some("json") => Some(OutputFormat::Json),
-            Some("table") => Some(OutputFormat::Table),
-            _ => None,
-        };
-        if legacy.is_some() {
-            args.format = None;
-        }
-        let output = match (args.output, legacy) {
-            (Some(a), Some(b)) if a != b => {
-                bail!("`--output` and `--format` ask for different outputs: give one of them")
-            }
-            (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
-        };
-        let grid = grid_with_flags(&mut cfg, args.dim_flags())?;
-        cfg.config.prompt.strict_refusal |= args.strict_refusal;
-        cfg.config.chat.stream |= args.stream;
-        if args.no_cache {
-            cfg.config.cache.enabled = false;
-        }
-        if let Some(dir) = args.cache_dir {
-            // Relative to the current folder, as every other flag's path is.
-            let dir = std::path::absolute(&dir)
-                .with_context(|| format!("invalid --cache-dir `{}`", dir.display()))?;
-            cfg.config.cache.dir = dir.to_string_lossy().into_owned();
-        }
+        let cfg = LoadedConfig::load(config.as_deref())?;
+        let output = output_format(&args)?;
+        let (grid, specs) = grid_with_flags(&cfg, args.dim_flags())?;
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
         if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
             bail!("invalid --concurrency: {why}");
         }
-        let evalsets = if args.evalset.is_empty() {
-            cfg.evalsets()
-        } else {
-            args.evalset
-        };
-        if evalsets.is_empty() {
-            match cfg.path.as_deref() {
-                Some(path) => bail!(InputError::new(
-                    path,
-                    "no question sets: pass `--evalset FILE`, list `evalsets:` in the config, or add evalsets/*.yaml"
-                )),
-                None => bail!(
-                    "no question sets: there is no rageval.yaml and no evalsets/*.yaml here; run `rageval init` to start a project, or pass `--evalset FILE`"
-                ),
-            }
-        }
-        let out = args.out.unwrap_or_else(|| cfg.out_dir());
-        let mode = if args.refresh_cache {
-            CacheMode::Refresh
-        } else {
-            CacheMode::Use
-        };
+        let evalsets = evalsets(&cfg, std::mem::take(&mut args.evalset))?;
+        let out = args.out.take().unwrap_or_else(|| cfg.out_dir());
         let shard = match &args.shard {
             Some(spec) => Some(
                 spec.parse::<crate::sweep::Shard>()
@@ -115,116 +71,341 @@ impl SweepOptions {
             ),
             None => None,
         };
-        // Each shard keeps its own cache files, so shards on one machine never share one.
-        let mut cache_cfg = cfg.clone();
-        if let Some(sh) = shard {
-            cache_cfg.config.cache.dir = format!(
-                "{}/shard-{}-of-{}",
-                cfg.config.cache.dir, sh.index, sh.count
-            );
-        }
-        let mut pipeline = Pipeline::from_config(&cache_cfg, args.strict_refusal, Some(mode))?;
-        let gate = if args.gate {
-            // With --format json, stdout belongs to the results document.
-            let summary = match (quiet, output) {
-                (true, _) => GateSummaryTo::Nowhere,
-                (false, OutputFormat::Json) => GateSummaryTo::Stderr,
-                (false, OutputFormat::Table) => GateSummaryTo::Stdout,
-            };
-            // Its inputs are checked before the sweep: see `commands::gate::preflight`.
-            Some(GateOptions::new(
-                args.gate_args,
-                out.join("results.json"),
-                &cfg,
-                summary,
-            )?)
-        } else {
-            let given = args.gate_args.given();
-            if !given.is_empty() {
-                let verb = if given.len() == 1 { "applies" } else { "apply" };
-                bail!("{} {verb} only with `--gate`", given.join(", "));
-            }
-            None
-        };
+        let mut pipeline = Pipeline::from_config(&cfg, &wiring(&cfg, &args, shard)?)?;
+        let gate = gate(&mut args, &cfg, &out, quiet, output)?;
         if !(1..=crate::sweep::repeat::MAX_REPEAT).contains(&args.repeat) {
             bail!(
                 "invalid --repeat: must be from 1 to {}",
                 crate::sweep::repeat::MAX_REPEAT
             );
         }
+        let mut policy = cfg.config.recommend.clone();
         let folds_from = match args.folds {
             Some(k) => {
                 crate::analysis::insight::config::check_folds(k)
                     .map_err(|e| anyhow::anyhow!("invalid --folds: {e}"))?;
-                cfg.config.recommend.folds = Some(k);
+                policy.folds = Some(k);
                 "--folds"
             }
             None => "recommend.folds",
         };
-        if args.sequential {
-            cfg.config.recommend.sequential = true;
-        }
-        pipeline.add_chat_variants(&cache_cfg, &grid)?;
-        pipeline.add_embedders(&cache_cfg, &grid)?;
-        let identity = crate::app::config::identity::run_identity(&cfg.config, args.repeat);
+        policy.sequential |= args.sequential;
+        pipeline.add_chat_variants(&cfg, &grid)?;
+        pipeline.add_embedders(&cfg, &grid)?;
+        let c = &cfg.config;
+        let profiles = |d: Dim| -> Vec<String> {
+            match specs[d as usize] {
+                Some(_) => grid.axis(d).iter().map(ToString::to_string).collect(),
+                None => Vec::new(),
+            }
+        };
+        let identity = crate::app::config::identity::run_identity(
+            c,
+            &Chosen {
+                specs: &specs,
+                chats: profiles(Dim::Chat),
+                embedders: profiles(Dim::Embedder),
+                strict_refusal: c.prompt.strict_refusal || args.strict_refusal,
+                repeat: args.repeat,
+            },
+        );
+        let chats = std::iter::once(DEFAULT_PROFILE)
+            .chain(grid.chats().filter(|p| *p != DEFAULT_PROFILE))
+            .map(|p| Ok((p.to_string(), chat_profile(&cfg, p)?.clone())))
+            .collect::<Result<_>>()?;
         Ok(SweepOptions {
             identity,
             max_runs: args.max_runs,
             dry_run: args.dry_run,
             batch_out: args.batch_out,
-            batch: args.batch || cfg.config.chat.batch,
+            batch: args.batch || c.chat.batch,
             shard,
             only: args.only,
             repeat: args.repeat,
             folds_from,
             gate,
             allow_errors: args.allow_errors,
-            grid,
             evalsets,
             out,
             pipeline,
             concurrency,
-            format: output,
+            output,
             quiet,
             wide: args.wide,
-            config: cfg,
+            retriever: c.retriever.clone(),
+            judge: c.judge.clone(),
+            chats,
+            max_chunk_tokens: c.corpus.max_chunk_tokens,
+            policy,
+            scan_patterns: c.scan.patterns.clone(),
+            grid,
         })
+    }
+
+    /// The question sets to sweep: `--evalset`, else the config's.
+    pub fn evalsets(&self) -> &[PathBuf] {
+        &self.evalsets
+    }
+    /// The grid of settings: each dimension's flag, else the config's values.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+    /// The folder the reports are written to.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+    /// The pipeline under test, built once.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+    /// Model calls in flight at once.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+    /// `--output`: what goes to stdout.
+    pub fn output(&self) -> OutputFormat {
+        self.output
+    }
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+    /// `--wide`: every column of the settings table, however wide.
+    pub fn wide(&self) -> bool {
+        self.wide
+    }
+    /// `--allow-errors`: write reports and exit 0 even when some model calls failed.
+    pub fn allow_errors(&self) -> bool {
+        self.allow_errors
+    }
+    /// `--gate`: gate the results written to [`SweepOptions::out`].
+    pub fn gate(&self) -> Option<&GateOptions> {
+        self.gate.as_ref()
+    }
+    /// `--max-runs`: the most runs (questions x settings x repeats) the sweep may plan.
+    pub fn max_runs(&self) -> u64 {
+        self.max_runs
+    }
+    /// `--dry-run`: plan and count, make no chat call, write no report.
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+    /// `--batch-out FILE`: plan, make no chat call, write the requests for a batch engine.
+    pub fn batch_out(&self) -> Option<&Path> {
+        self.batch_out.as_deref()
+    }
+    /// `--batch` or `chat.batch`: the calls go through the chat server's Batch API first.
+    pub fn batch(&self) -> bool {
+        self.batch
+    }
+    /// `--shard I/N`: run only the questions of that shard.
+    pub fn shard(&self) -> Option<crate::sweep::Shard> {
+        self.shard
+    }
+    /// `--only`: sweep only generated, or only reviewed, questions.
+    pub fn only(&self) -> Option<crate::app::cli::Only> {
+        self.only
+    }
+    /// `--repeat N`: every distinct answer call made N times.
+    pub fn repeat(&self) -> u32 {
+        self.repeat
+    }
+    /// The cross-validation's folds (`--folds`, else `recommend.folds`), and where they were
+    /// set, for messages.
+    pub fn folds(&self) -> (Option<usize>, &'static str) {
+        (self.policy.folds, self.folds_from)
+    }
+    /// The `retriever:` section.
+    pub fn retriever(&self) -> &RetrieverConfig {
+        &self.retriever
+    }
+    /// The `judge:` section, when there is one.
+    pub fn judge(&self) -> Option<&JudgeConfig> {
+        self.judge.as_ref()
+    }
+    /// The section of a swept chat profile, or of `default` (`chat:`) whether swept or not.
+    pub fn chat(&self, profile: &str) -> Option<&ChatConfig> {
+        self.chats
+            .iter()
+            .find(|(p, _)| p == profile)
+            .map(|(_, c)| c)
+    }
+    /// `corpus.max_chunk_tokens`.
+    pub fn max_chunk_tokens(&self) -> usize {
+        self.max_chunk_tokens
+    }
+
+    /// The facts of this run every report shows: the identity, the models, the policy.
+    pub fn meta(&self, evalsets: Vec<crate::results::SetMeta>) -> crate::results::Meta {
+        let p = &self.pipeline;
+        crate::results::Meta {
+            identity: self.identity.clone(),
+            embedder: p.embedder.model(),
+            model: p.model.model(),
+            models: swept_profiles(&self.grid, Dim::Chat, |n| p.chat_model_of(n).model()),
+            embedders: swept_profiles(&self.grid, Dim::Embedder, |n| p.embedder_of(n).model()),
+            judge: p.judge.as_ref().map(|j| j.model()),
+            refusal: p.rules.refusal.clone(),
+            strict_refusal: p.rules.refusal_match == crate::adapters::prompt::RefusalMatch::Strict,
+            currency: p.currency.clone(),
+            pricing: p.pricing,
+            policy: self.policy.clone(),
+            evalsets,
+        }
+    }
+
+    /// The injection scan of `scan.patterns` (checked when the config was loaded).
+    pub fn scanner(&self) -> crate::adapters::scan::Scanner {
+        use crate::adapters::scan::Scanner;
+        Scanner::new(&self.scan_patterns)
+            .or_else(|_| Scanner::new(&Scanner::default_patterns()))
+            .expect("default patterns compile")
     }
 }
 
-/// The grid: each dimension's flag, parsed, else the config's values (parsed by its check).
-/// The effective specs go back into `cfg`'s `sweep:`, so reports and the digest show them.
+/// `--output`: what goes to stdout. `--format` names passage formats, in `sweep` as in `ask`;
+/// the `json` and `table` it once also took are refused with the flag that chooses them.
+fn output_format(args: &SweepArgs) -> Result<OutputFormat> {
+    let spec = args.format.as_deref().unwrap_or_default();
+    if let Some(name) = spec
+        .split(',')
+        .map(str::trim)
+        .find(|n| matches!(*n, "json" | "table"))
+    {
+        bail!(
+            "invalid --format: `{name}` is not a passage format (`numbered`, `tagged`); what goes to stdout is `--output {name}`"
+        );
+    }
+    Ok(args.output.unwrap_or(OutputFormat::Table))
+}
+
+/// `--evalset`, else the config's question sets; none is an input error.
+fn evalsets(cfg: &LoadedConfig, flags: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    let evalsets = if flags.is_empty() {
+        cfg.evalsets()
+    } else {
+        flags
+    };
+    if evalsets.is_empty() {
+        match cfg.path.as_deref() {
+            Some(path) => bail!(InputError::new(
+                path,
+                "no question sets: pass `--evalset FILE`, list `evalsets:` in the config, or add evalsets/*.yaml"
+            )),
+            None => bail!(
+                "no question sets: there is no rageval.yaml and no evalsets/*.yaml here; run `rageval init` to start a project, or pass `--evalset FILE`"
+            ),
+        }
+    }
+    Ok(evalsets)
+}
+
+/// How the flags build the pipeline: the refusal match, streaming, and the cache (each shard
+/// keeps its own cache files, so shards on one machine never share one).
+fn wiring(
+    cfg: &LoadedConfig,
+    args: &SweepArgs,
+    shard: Option<crate::sweep::Shard>,
+) -> Result<Wiring> {
+    let dir = match &args.cache_dir {
+        // Relative to the current folder, as every other flag's path is.
+        Some(dir) => std::path::absolute(dir)
+            .with_context(|| format!("invalid --cache-dir `{}`", dir.display()))?,
+        None => cfg.resolve(&cfg.config.cache.dir),
+    };
+    let mode = if args.refresh_cache {
+        CacheMode::Refresh
+    } else {
+        CacheMode::Use
+    };
+    Ok(Wiring {
+        strict_refusal: args.strict_refusal,
+        stream: args.stream,
+        cache: (!args.no_cache).then_some(mode),
+        cache_dir: Some(match shard {
+            Some(sh) => dir.join(format!("shard-{}-of-{}", sh.index, sh.count)),
+            None => dir,
+        }),
+    })
+}
+
+/// `--gate` and its flags: the gate's options, checked before the sweep; a gate flag without
+/// `--gate` is an error.
+fn gate(
+    args: &mut SweepArgs,
+    cfg: &LoadedConfig,
+    out: &Path,
+    quiet: bool,
+    output: OutputFormat,
+) -> Result<Option<GateOptions>> {
+    if !args.gate {
+        let given = args.gate_args.given();
+        if !given.is_empty() {
+            let verb = if given.len() == 1 { "applies" } else { "apply" };
+            bail!("{} {verb} only with `--gate`", given.join(", "));
+        }
+        return Ok(None);
+    }
+    // With `--output json`, stdout belongs to the results document.
+    let summary = match (quiet, output) {
+        (true, _) => GateSummaryTo::Nowhere,
+        (false, OutputFormat::Json) => GateSummaryTo::Stderr,
+        (false, OutputFormat::Table) => GateSummaryTo::Stdout,
+    };
+    // Its inputs are checked before the sweep: see `commands::gate::preflight`.
+    Ok(Some(GateOptions::new(
+        std::mem::take(&mut args.gate_args),
+        out.join("results.json"),
+        cfg,
+        summary,
+    )?))
+}
+
+/// Each profile of dimension `dim` with its model, unless the grid sweeps the `default`
+/// profile alone.
+fn swept_profiles(
+    grid: &Grid,
+    dim: Dim,
+    model: impl Fn(&str) -> String,
+) -> indexmap::IndexMap<String, String> {
+    if grid.at_default(dim) {
+        return indexmap::IndexMap::new();
+    }
+    grid.typed::<&str>(dim)
+        .map(|p| (p.to_string(), model(p)))
+        .collect()
+}
+
+/// The grid: each dimension's flag, parsed, else the config's values (parsed by its check);
+/// and each dimension's spec as given (the flag's text, else the config's), for the identity.
 fn grid_with_flags(
-    cfg: &mut LoadedConfig,
+    cfg: &LoadedConfig,
     flags: [(Dim, Option<String>); Dim::COUNT],
-) -> Result<Grid> {
-    let mut given: [Option<String>; Dim::COUNT] = Default::default();
+) -> Result<(Grid, [Option<String>; Dim::COUNT])> {
+    let mut specs: [Option<String>; Dim::COUNT] = Default::default();
+    let mut given = [false; Dim::COUNT];
     for (d, flag) in flags {
-        given[d as usize] = flag;
+        given[d as usize] = flag.is_some();
+        specs[d as usize] = flag.or_else(|| cfg.config.sweep.spec(d));
     }
     let grid = Grid::try_from_fn(|d| -> Result<_> {
-        let flag = given[d as usize].take();
-        let values = match &flag {
-            Some(spec) => d
+        let values = match &specs[d as usize] {
+            Some(spec) if given[d as usize] => d
                 .parse(spec)
                 .map_err(|e| anyhow::anyhow!("invalid {}: {e}", d.flag()))?,
-            None => cfg.grid.axis(d).to_vec(),
+            _ => cfg.grid.axis(d).to_vec(),
         };
         // A flag's profiles are checked as the config's are, by the one check.
         crate::app::config::known_profiles(&cfg.config, d, &values)
             .map_err(|e| anyhow::anyhow!("invalid {}: {e}", d.flag()))?;
-        let spec = flag.or_else(|| cfg.config.sweep.spec(d));
-        cfg.config.sweep.set_spec(d, spec);
         Ok(values)
     })?;
-    let sweep = &cfg.config.sweep;
     let retriever_kind = cfg.config.retriever.kind;
-    if sweep.spec(Dim::ChunkTokens).is_some() && !retriever_kind.chunks_itself() {
+    if specs[Dim::ChunkTokens as usize].is_some() && !retriever_kind.chunks_itself() {
         bail!(
             "invalid --chunk-tokens: `retriever.kind: {retriever_kind}` returns passages chunked by the search service; chunk sizes apply to the builtin retriever only"
         );
     }
-    if sweep.spec(Dim::Embedder).is_some() && retriever_kind.embeds_itself() {
+    if specs[Dim::Embedder as usize].is_some() && retriever_kind.embeds_itself() {
         bail!(
             "invalid --embedder: `retriever.kind: {retriever_kind}` searches with the service's own embedder; embedder profiles apply to the builtin and pgvector retrievers"
         );
@@ -238,7 +419,7 @@ fn grid_with_flags(
             "invalid --rewrite: `model` asks the `chat:` model to rewrite follow-up questions, and `chat.kind: http` is a generation endpoint, sent questions and passages, not a rewrite prompt; use `heuristic`, or keep an `openai` model in `chat:` and sweep the endpoint as a `models:` profile"
         );
     }
-    Ok(grid)
+    Ok((grid, specs))
 }
 
 /// Where the gate's summary for people goes.
@@ -366,7 +547,14 @@ impl AskOptions {
             .min_score
             .parse()
             .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
-        let pipeline = Pipeline::from_config(&cfg, args.strict_refusal, Some(CacheMode::Use))?;
+        let pipeline = Pipeline::from_config(
+            &cfg,
+            &Wiring {
+                strict_refusal: args.strict_refusal,
+                cache: Some(CacheMode::Use),
+                ..Wiring::default()
+            },
+        )?;
         let order = args
             .order
             .parse()
@@ -458,7 +646,13 @@ impl GenerateOptions {
             bail!("invalid --concurrency: {why}");
         }
         let cache = (!args.no_cache).then_some(CacheMode::Use);
-        let mut pipeline = Pipeline::from_config(&cfg, false, cache)?;
+        let mut pipeline = Pipeline::from_config(
+            &cfg,
+            &Wiring {
+                cache,
+                ..Wiring::default()
+            },
+        )?;
         let generator = pipeline.generator(&cfg)?;
         Ok(GenerateOptions {
             write: match (args.force, args.append) {

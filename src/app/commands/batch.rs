@@ -26,17 +26,17 @@ pub async fn collect(
     retrieval: Vec<RetrievalVariant>,
     profiles: bool,
 ) -> Result<Vec<Pending>> {
-    if s.pipeline.cache.is_none() {
+    if s.pipeline().cache.is_none() {
         bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }
     let collector = Arc::new(Collector::default());
     let engine = Engine {
-        repeat: s.repeat,
-        ..s.pipeline
+        repeat: s.repeat(),
+        ..s.pipeline()
             .deferred(&collector, profiles)
-            .engine(retriever, retrieval, s.concurrency)
+            .engine(retriever, retrieval, s.concurrency())
     };
-    engine.sweep(ws, &s.grid).await?;
+    engine.sweep(ws, s.grid()).await?;
     Ok(collector.take())
 }
 
@@ -50,16 +50,16 @@ pub async fn export(
 ) -> Result<ExitStatus> {
     let pending = collect(s, ws, retriever, retrieval, true).await?;
     if pending.is_empty() {
-        if !s.quiet {
+        if !s.quiet() {
             super::print("nothing to write: the cache holds every answer the sweep needs; `rageval sweep` finishes from it with no call.\n")?;
         }
         return Ok(ExitStatus::Success);
     }
     // The ledger first: an answer that comes back always finds its request.
-    Ledger::open(&s.pipeline.cache_dir)?.record(&pending)?;
+    Ledger::open(&s.pipeline().cache_dir)?.record(&pending)?;
     let text = batch::input_text(&pending);
     crate::output::report::write_atomic(file, |w| Ok(w.write_all(text.as_bytes())?))?;
-    if !s.quiet {
+    if !s.quiet() {
         super::print(&export_text(s, &pending, file))?;
     }
     Ok(ExitStatus::Success)
@@ -67,7 +67,7 @@ pub async fn export(
 
 /// What `--batch-out` says: what it wrote, what that costs at the batch price, what comes next.
 fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
-    let p = &s.pipeline.pricing;
+    let p = &s.pipeline().pricing;
     let discount = p.batch_discount;
     let count = |store| pending.iter().filter(|x| x.store == store).count();
     let (chat, judge) = (count(StoreKind::Chat), count(StoreKind::Judge));
@@ -93,14 +93,14 @@ fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
     let mut text = format!(
         "wrote {what} to {shown} (OpenAI batch input format; no chat call was made).\nestimated prompt tokens: {tokens}; estimated prompt cost at the batch price ({:.0}% off): {cost:.4} {}\n",
         discount * 100.0,
-        s.pipeline.currency
+        s.pipeline().currency
     );
     text.push_str(&format!(
         "next: have a batch engine answer {shown}, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`"
     ));
     if rewrites > 0 {
         text.push_str(", then run this command again: the answers depend on the rewrites.\n");
-    } else if judge == 0 && s.pipeline.judge.is_some() {
+    } else if judge == 0 && s.pipeline().judge.is_some() {
         text.push_str(", then run this command again for the judge's grades of those answers.\n");
     } else {
         text.push_str(" and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n");
@@ -230,12 +230,14 @@ pub async fn run(
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<Batched> {
-    let c = &s.config.config;
-    let dir = s.pipeline.cache_dir.clone();
+    let dir = s.pipeline().cache_dir.clone();
+    let chat = s
+        .chat(crate::vocab::grid::DEFAULT_PROFILE)
+        .expect("the plan holds the `chat:` section");
     let client_for = |store: StoreKind| -> Result<batch::client::Client> {
-        let http = match (store, &c.judge) {
+        let http = match (store, s.judge()) {
             (StoreKind::Judge, Some(j)) => j.http(),
-            _ => c.chat.http(),
+            _ => chat.http(),
         };
         let held = Arc::new(crate::adapters::http::Held::default());
         let endpoints = crate::app::wiring::endpoint(http, &held)?;
@@ -249,7 +251,7 @@ pub async fn run(
     let mut done = Batched::default();
     // Batches a killed run left open come first.
     let mut open = Open::load(&dir)?;
-    if !open.batches.is_empty() && !s.quiet {
+    if !open.batches.is_empty() && !s.quiet() {
         super::eprint_line(&format!(
             "resuming {} batch{} left open by an earlier run: {}",
             open.batches.len(),
@@ -281,7 +283,7 @@ pub async fn run(
         // A request sent before and still unanswered is a failed line.
         let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
         if again {
-            if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
+            if chat.batch_retry == batch::BatchRetry::Batch && !retried {
                 retried = true;
             } else {
                 pending.retain(|p| !sent.contains(&p.line.custom_id));
@@ -337,7 +339,7 @@ async fn finish(
     b: &OpenBatch,
     dir: &Path,
 ) -> Result<(usize, Vec<String>)> {
-    let status = wait(s.quiet, client, &b.id).await?;
+    let status = wait(s.quiet(), client, &b.id).await?;
     if status.status == "failed" {
         let errors = if status.errors.is_empty() {
             "the server gave no reason".to_string()
@@ -365,7 +367,7 @@ async fn finish(
         }
     }
     // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
-    let p = &s.pipeline;
+    let p = s.pipeline();
     let imported = batch::import::import_into(&files, dir, &|kind| {
         let open = match kind {
             StoreKind::Chat => p.chat_store.clone(),
@@ -381,10 +383,15 @@ async fn finish(
     })?;
     let answered = imported.imported + imported.already;
     let failed = b.requests.saturating_sub(answered);
-    for f in imported.failed.iter().take(MAX_SHOWN).filter(|_| !s.quiet) {
+    for f in imported
+        .failed
+        .iter()
+        .take(MAX_SHOWN)
+        .filter(|_| !s.quiet())
+    {
         super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
     }
-    if !s.quiet {
+    if !s.quiet() {
         let ended = match status.status.as_str() {
             "completed" => String::new(),
             other => format!(" (the batch ended `{other}`: its answered lines are kept)"),

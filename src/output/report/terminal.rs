@@ -156,3 +156,44 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         wrap(after)
     )
 }
+
+/// The lines that say some model or judge calls failed: errors, or with `allow_errors`
+/// warnings; none when every call succeeded. With a generation endpoint among the chat
+/// models (`endpoint`), whose failure names its question, the first failure is shown.
+pub fn failed_calls(results: &Results, allow_errors: bool, endpoint: bool) -> Vec<String> {
+    use crate::sweep::health::{first_failure, kinds};
+    let level = if allow_errors { "warning" } else { "error" };
+    let accept = if allow_errors {
+        ""
+    } else {
+        " (pass --allow-errors to accept them)"
+    };
+    let c = &results.calls;
+    let mut lines = Vec::new();
+    if c.failed + c.rewrite_failed > 0 {
+        let what = match (c.failed, c.rewrite_failed) {
+            (_, 0) => "their runs are `error` in the reports",
+            (0, _) => "those follow-ups were asked as written",
+            _ => "answer failures are `error` runs; failed rewrites were asked as written",
+        };
+        let first = first_failure(&results.call_log)
+            .filter(|_| endpoint)
+            .map(|m| format!("; the first: {m}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "{level}: {} of {} model calls failed ({}); {what}{first}{accept}",
+            c.failed + c.rewrite_failed,
+            c.distinct_prompts + c.rewrite_calls,
+            kinds(&c.errors_by_kind),
+        ));
+    }
+    if c.judge_failed > 0 {
+        lines.push(format!(
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{accept}",
+            c.judge_failed,
+            c.judge_calls,
+            kinds(&c.judge_errors_by_kind),
+        ));
+    }
+    lines
+}
