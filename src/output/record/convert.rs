@@ -8,8 +8,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::{
-    AskedRecord, AttackRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord, Record,
-    RetrievalRecord, Summary, SCHEMA,
+    AskedRecord, AttackRecord, CallRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord,
+    Record, RetrievalRecord, RunRecord, Summary, SCHEMA,
 };
 use crate::adapters::evalset::{Attack, Expect, Question};
 use crate::adapters::rewrite::Rewrite;
@@ -32,137 +32,13 @@ impl Record {
 
     /// The record of `r` without its runs, which [`super::stream`] writes one at a time.
     pub(super) fn head(r: &Results) -> Record {
-        // The rewrite strategies in grid order, each with the first setting that uses it.
-        let mut strategies: Vec<(Rewrite, usize)> = Vec::new();
-        for (s, setting) in r.settings.iter().enumerate() {
-            if !strategies.iter().any(|(w, _)| *w == setting.rewrite) {
-                strategies.push((setting.rewrite, s));
-            }
-        }
-        let call_id = |i: u32| r.call_log.get_index(i as usize).map(|(k, _)| k.clone());
+        let strategies = rewrite_strategies(r);
         let groups = r.retrieval_groups();
-        // Calls in a canonical order: rewrites by question, then rerank calls, answers and then
-        // judge calls by first use in run order, which is the order a sweep makes them in; merged shards
-        // write the same.
-        let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
-        for q in 0..r.questions.len() {
-            for &(_, s) in &strategies {
-                if let Some(c) = r.runs_of(s).get(q).and_then(|run| run.rewrite_call) {
-                    order.insert(c);
-                }
-            }
-        }
-        order.extend(r.runs.iter().filter_map(|run| run.rerank_call));
-        order.extend(r.runs.iter().filter_map(|run| run.call));
-        order.extend(r.runs.iter().filter_map(|run| run.judge_call));
-        order.extend(0..r.call_log.len() as u32);
-        let calls = order
-            .iter()
-            .filter_map(|&i| r.call_log.get_index(i as usize))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         let questions = r
             .questions
             .iter()
             .enumerate()
-            .map(|(i, q)| {
-                let asked = if q.history.is_empty() {
-                    IndexMap::new()
-                } else {
-                    strategies
-                        .iter()
-                        .map(|&(w, s)| {
-                            let run = &r.runs_of(s)[i];
-                            let asked = AskedRecord {
-                                text: run.asked.to_string(),
-                                best_score: run.best_score,
-                                note: run.rewrite_note.clone(),
-                                call: run.rewrite_call.and_then(call_id),
-                            };
-                            (w.to_string(), asked)
-                        })
-                        .collect()
-                };
-                let record = QuestionRecord {
-                    position: r.positions.get(i).copied().unwrap_or(i),
-                    question: q.question.clone(),
-                    set: r
-                        .question_set
-                        .get(i)
-                        .and_then(|&set| r.meta.evalsets.get(set))
-                        .map(|set| set.path.clone())
-                        .unwrap_or_default(),
-                    corpus: r.corpora.get(q.corpus).cloned().unwrap_or_default(),
-                    answerable: q.answerable,
-                    tags: q.tags.clone(),
-                    expect_sources: q.expect.sources.clone(),
-                    expect_answers: q.expect.answers.clone(),
-                    history: q.history.clone(),
-                    attack: q.attack.as_ref().map(|a| AttackRecord {
-                        marker: a.marker.clone(),
-                        source: a.source.clone(),
-                    }),
-                    generated: q.origin.clone(),
-                    best_score: r.best_score(i),
-                    best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
-                    expected_score: r.expected_scores.get(i).copied().flatten(),
-                    asked,
-                    retrieval: groups
-                        .iter()
-                        .enumerate()
-                        .map(|(g, (label, members))| {
-                            let best =
-                                |s: usize| r.runs_of(s).get(i).and_then(|run| run.best_score);
-                            let asked = if q.history.is_empty() {
-                                IndexMap::new()
-                            } else {
-                                strategies
-                                    .iter()
-                                    .filter_map(|&(w, _)| {
-                                        let s = members
-                                            .iter()
-                                            .find(|&&s| r.settings[s].rewrite == w)?;
-                                        Some((w.to_string(), best(*s)))
-                                    })
-                                    .collect()
-                            };
-                            let scores = RetrievalRecord {
-                                best_score: best(members[0]),
-                                best_retrieval_score: r
-                                    .runs_of(members[0])
-                                    .get(i)
-                                    .and_then(|run| run.best_retrieval_score),
-                                expected_score: r
-                                    .expected_by_retrieval
-                                    .get(g)
-                                    .and_then(|e| e.get(i).copied().flatten()),
-                                asked,
-                            };
-                            (label.clone(), scores)
-                        })
-                        .collect(),
-                };
-                (q.id.clone(), record)
-            })
-            .collect();
-        let corpora = r
-            .corpora
-            .iter()
-            .enumerate()
-            .map(|(c, name)| {
-                let chunks = r.chunk_ids[c]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, id)| {
-                        let chunk = ChunkRecord {
-                            label: r.chunk_labels[c].get(i).cloned().unwrap_or_default(),
-                            flagged: r.flagged.get(c).and_then(|f| f.get(&i)).cloned(),
-                        };
-                        (id.clone(), chunk)
-                    })
-                    .collect();
-                (name.clone(), CorpusRecord { chunks })
-            })
+            .map(|(i, q)| (q.id.clone(), question_record(r, &strategies, &groups, i)))
             .collect();
         Record {
             schema: SCHEMA.into(),
@@ -170,7 +46,7 @@ impl Record {
             shard: r.shard,
             summary: Some(Summary::of(r)),
             dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
-            corpora,
+            corpora: corpus_records(r),
             questions,
             settings: r
                 .settings
@@ -178,7 +54,7 @@ impl Record {
                 .enumerate()
                 .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map(r.recorded())))
                 .collect(),
-            calls,
+            calls: calls_in_order(r, &strategies),
             runs: Vec::new(),
             question_embeddings: r.calls.question_embeddings,
         }
@@ -186,23 +62,13 @@ impl Record {
 
     /// The positional results the reports are written from, with statistics and insight
     /// computed afresh. Errors name what is missing or malformed.
-    pub fn into_results(self) -> Result<Results, String> {
+    pub fn into_results(mut self) -> Result<Results, String> {
+        let records = std::mem::take(&mut self.runs);
         let corpora: Vec<String> = self.corpora.keys().cloned().collect();
         let corpus_index: HashMap<&str, usize> = corpora
             .iter()
             .enumerate()
             .map(|(i, c)| (c.as_str(), i))
-            .collect();
-        let chunk_index: Vec<HashMap<&str, usize>> = self
-            .corpora
-            .values()
-            .map(|c| {
-                c.chunks
-                    .keys()
-                    .enumerate()
-                    .map(|(i, id)| (id.as_str(), i))
-                    .collect()
-            })
             .collect();
         let questions = question_values(&self.questions, &corpus_index);
         let settings: Vec<Setting> = self
@@ -212,181 +78,14 @@ impl Record {
                 Setting::from_map(values).map_err(|e| format!("setting `{id}`: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        let setting_index: HashMap<&str, usize> = self
-            .settings
-            .keys()
-            .enumerate()
-            .map(|(i, id)| (id.as_str(), i))
-            .collect();
-        let refusal: Arc<str> = self.identity.refusal.as_str().into();
-        let empty: Arc<str> = "".into();
-        let replies: Vec<Arc<str>> = self
-            .calls
-            .values()
-            .map(|c| c.reply.as_str().into())
-            .collect();
-        let texts = asked_texts(&self.questions);
         let expected_by_retrieval =
             expected_by_retrieval(&self.questions, &settings, &self.dimensions);
         let question_set = question_sets(&self.questions, &self.identity.evalsets);
-
-        let n = questions.len();
-        let mut slots: Vec<Option<Run>> = vec![None; n * settings.len()];
-        for rec in self.runs {
-            let (Some(q), Some(&s)) = (
-                self.questions.get_index_of(&rec.question),
-                setting_index.get(rec.setting.as_str()),
-            ) else {
-                return Err(format!(
-                    "a run names unknown question `{}` or setting `{}`",
-                    rec.question, rec.setting
-                ));
-            };
-            let question = &self.questions[q];
-            let setting = &settings[s];
-            let strategy = setting.rewrite.to_string();
-            let asked = question.asked.get(&strategy);
-            let within = question
-                .retrieval
-                .get(&setting.retrieval_label(&self.dimensions));
-            let chunks = &chunk_index[questions[q].corpus];
-            let passages = rec
-                .passages
-                .iter()
-                .map(|Passage(id, score)| {
-                    chunks
-                        .get(id.as_str())
-                        .map(|&chunk| Hit {
-                            chunk,
-                            score: *score,
-                        })
-                        .ok_or_else(|| format!("a run names unknown chunk `{id}`"))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let call = match &rec.call {
-                None => None,
-                Some(c) => Some(
-                    self.calls
-                        .get_full(c)
-                        .ok_or_else(|| format!("a run names unknown call `{c}`"))?,
-                ),
-            };
-            let mut run =
-                Run {
-                    question: q,
-                    setting: s,
-                    asked: texts[q]
-                        .1
-                        .get(strategy.as_str())
-                        .unwrap_or(&texts[q].0)
-                        .clone(),
-                    rewrite_note: None,
-                    best_score: match within {
-                        Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
-                        None => asked.map_or(question.best_score, |a| a.best_score),
-                    },
-                    best_retrieval_score: match within {
-                        Some(w) => w.best_retrieval_score,
-                        None => question.best_retrieval_score,
-                    },
-                    passages,
-                    verdict: upgraded(rec.verdict),
-                    answer: refusal.clone(),
-                    model_calls: 0,
-                    prompt_tokens: 0,
-                    cached_prompt_tokens: 0,
-                    completion_tokens: 0,
-                    tokens_estimated: false,
-                    latency: None,
-                    ttft: None,
-                    error: None,
-                    call: call.map(|(i, _, _)| i as u32),
-                    rewrite_call: None,
-                    judge_call: None,
-                    rerank_call: match &rec.rerank_call {
-                        None => None,
-                        Some(c) => Some(
-                            self.calls
-                                .get_index_of(c)
-                                .ok_or_else(|| format!("a run names unknown rerank call `{c}`"))?
-                                as u32,
-                        ),
-                    },
-                    judge_calls: 0,
-                    judge_prompt_tokens: 0,
-                    judge_completion_tokens: 0,
-                    repeats: rec
-                        .repeats
-                        .iter()
-                        .map(|rep| {
-                            let call =
-                                match &rep.call {
-                                    None => None,
-                                    Some(c) => Some(self.calls.get_index_of(c).ok_or_else(|| {
-                                        format!("a repeat names unknown call `{c}`")
-                                    })? as u32),
-                                };
-                            Ok(crate::sweep::repeat::Repeat {
-                                call,
-                                outcome: rep.outcome,
-                            })
-                        })
-                        .collect::<Result<_, String>>()?,
-                };
-            if let Some((i, _, c)) = call {
-                run.model_calls = 1;
-                match &c.error {
-                    Some(e) => {
-                        run.answer = empty.clone();
-                        run.error = Some(e.clone());
-                    }
-                    None => {
-                        run.answer = replies[i].clone();
-                        run.prompt_tokens = c.usage.prompt_tokens;
-                        run.cached_prompt_tokens = c.usage.cached_prompt_tokens;
-                        run.completion_tokens = c.usage.completion_tokens;
-                        run.tokens_estimated = c.usage.estimated;
-                        run.latency = c.latency_ms.map(from_ms);
-                        run.ttft = c.ttft_ms.map(from_ms);
-                    }
-                }
-            }
-            if let Some(c) = &rec.judge_call {
-                let (i, _, c) = self
-                    .calls
-                    .get_full(c)
-                    .ok_or_else(|| format!("a run names unknown judge call `{c}`"))?;
-                run.judge_call = Some(i as u32);
-                run.judge_calls = 1;
-                run.judge_prompt_tokens = c.usage.prompt_tokens;
-                run.judge_completion_tokens = c.usage.completion_tokens;
-            }
-            if setting.rewrite == Rewrite::Model {
-                if let Some((i, _, c)) = asked
-                    .and_then(|a| a.call.as_ref())
-                    .and_then(|c| self.calls.get_full(c))
-                {
-                    run.model_calls += 1;
-                    run.prompt_tokens += c.usage.prompt_tokens;
-                    run.cached_prompt_tokens += c.usage.cached_prompt_tokens;
-                    run.completion_tokens += c.usage.completion_tokens;
-                    run.tokens_estimated |= c.usage.estimated;
-                    run.rewrite_call = Some(i as u32);
-                }
-                run.rewrite_note = asked.and_then(|a| a.note.clone());
-            }
-            let slot = &mut slots[s * n + q];
-            if slot.is_some() {
-                return Err(format!(
-                    "question `{}` has two runs at setting `{}`",
-                    rec.question, rec.setting
-                ));
-            }
-            *slot = Some(run);
-        }
+        let slots = RunReader::new(&self, &questions, &settings).place(records)?;
         let runs = every_run(slots, &questions, &self.settings)?;
         let calls = CallStats::of(&self.calls, &runs, self.question_embeddings);
         let pricing = self.identity.pricing;
+        let n = questions.len();
         let stats = (0..settings.len())
             .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
             .collect();
@@ -416,6 +115,405 @@ impl Record {
         }
         .with_insight(&policy))
     }
+}
+
+/// Turns the record's runs (ids) into [`Run`]s (positions), with their calls' usage added.
+struct RunReader<'a> {
+    record: &'a Record,
+    questions: &'a [Question],
+    settings: &'a [Setting],
+    setting_index: HashMap<&'a str, usize>,
+    /// Per corpus, each chunk id's position.
+    chunk_index: Vec<HashMap<&'a str, usize>>,
+    texts: Vec<AskedTexts<'a>>,
+    /// Each call's reply, shared by the runs that made it.
+    replies: Vec<Arc<str>>,
+    /// The answer of a run without a call (an early refusal).
+    refusal: Arc<str>,
+    /// The answer of a run whose call failed.
+    empty: Arc<str>,
+}
+
+impl<'a> RunReader<'a> {
+    fn new(record: &'a Record, questions: &'a [Question], settings: &'a [Setting]) -> Self {
+        RunReader {
+            record,
+            questions,
+            settings,
+            setting_index: record
+                .settings
+                .keys()
+                .enumerate()
+                .map(|(i, id)| (id.as_str(), i))
+                .collect(),
+            chunk_index: record
+                .corpora
+                .values()
+                .map(|c| {
+                    c.chunks
+                        .keys()
+                        .enumerate()
+                        .map(|(i, id)| (id.as_str(), i))
+                        .collect()
+                })
+                .collect(),
+            texts: asked_texts(&record.questions),
+            replies: record
+                .calls
+                .values()
+                .map(|c| c.reply.as_str().into())
+                .collect(),
+            refusal: record.identity.refusal.as_str().into(),
+            empty: "".into(),
+        }
+    }
+
+    /// Every run in its setting-major slot; a run naming what the record lacks, or a second
+    /// run of a question at a setting, is an error.
+    fn place(&self, records: Vec<RunRecord>) -> Result<Vec<Option<Run>>, String> {
+        let n = self.questions.len();
+        let mut slots: Vec<Option<Run>> = vec![None; n * self.settings.len()];
+        for rec in records {
+            let run = self.run(rec)?;
+            let slot = &mut slots[run.setting * n + run.question];
+            if slot.is_some() {
+                return Err(format!(
+                    "question `{}` has two runs at setting `{}`",
+                    self.record
+                        .questions
+                        .get_index(run.question)
+                        .map_or("", |(id, _)| id),
+                    self.record
+                        .settings
+                        .get_index(run.setting)
+                        .map_or("", |(id, _)| id)
+                ));
+            }
+            *slot = Some(run);
+        }
+        Ok(slots)
+    }
+
+    /// The call `id` names, with its position; `what` says who names it in the error.
+    fn call(&self, id: &str, what: &str) -> Result<(usize, &'a CallRecord), String> {
+        let (i, _, c) = self
+            .record
+            .calls
+            .get_full(id)
+            .ok_or_else(|| format!("{what} `{id}`"))?;
+        Ok((i, c))
+    }
+
+    fn call_index(&self, id: Option<&String>, what: &str) -> Result<Option<u32>, String> {
+        id.map(|c| self.call(c, what).map(|(i, _)| i as u32))
+            .transpose()
+    }
+
+    /// One run: where it sits, what it was asked, its passages and verdict, then the usage of
+    /// its answer, judge and rewrite calls.
+    fn run(&self, rec: RunRecord) -> Result<Run, String> {
+        let (Some(q), Some(&s)) = (
+            self.record.questions.get_index_of(&rec.question),
+            self.setting_index.get(rec.setting.as_str()),
+        ) else {
+            return Err(format!(
+                "a run names unknown question `{}` or setting `{}`",
+                rec.question, rec.setting
+            ));
+        };
+        let question = &self.record.questions[q];
+        let setting = &self.settings[s];
+        let strategy = setting.rewrite.to_string();
+        let asked = question.asked.get(&strategy);
+        let within = question
+            .retrieval
+            .get(&setting.retrieval_label(&self.record.dimensions));
+        let passages = self.passages(q, &rec)?;
+        let call = rec
+            .call
+            .as_ref()
+            .map(|c| self.call(c, "a run names unknown call"))
+            .transpose()?;
+        let rerank_call =
+            self.call_index(rec.rerank_call.as_ref(), "a run names unknown rerank call")?;
+        let repeats = self.repeats(&rec)?;
+        let mut run = Run {
+            question: q,
+            setting: s,
+            asked: self.texts[q]
+                .1
+                .get(strategy.as_str())
+                .unwrap_or(&self.texts[q].0)
+                .clone(),
+            rewrite_note: None,
+            best_score: match within {
+                Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
+                None => asked.map_or(question.best_score, |a| a.best_score),
+            },
+            best_retrieval_score: match within {
+                Some(w) => w.best_retrieval_score,
+                None => question.best_retrieval_score,
+            },
+            passages,
+            verdict: upgraded(rec.verdict),
+            answer: self.refusal.clone(),
+            model_calls: 0,
+            prompt_tokens: 0,
+            cached_prompt_tokens: 0,
+            completion_tokens: 0,
+            tokens_estimated: false,
+            latency: None,
+            ttft: None,
+            error: None,
+            call: call.map(|(i, _)| i as u32),
+            rewrite_call: None,
+            judge_call: None,
+            rerank_call,
+            judge_calls: 0,
+            judge_prompt_tokens: 0,
+            judge_completion_tokens: 0,
+            repeats,
+        };
+        if let Some((i, c)) = call {
+            self.add_answer(&mut run, i, c);
+        }
+        if let Some(c) = &rec.judge_call {
+            let (i, c) = self.call(c, "a run names unknown judge call")?;
+            run.judge_call = Some(i as u32);
+            run.judge_calls = 1;
+            run.judge_prompt_tokens = c.usage.prompt_tokens;
+            run.judge_completion_tokens = c.usage.completion_tokens;
+        }
+        if setting.rewrite == Rewrite::Model {
+            self.add_rewrite(&mut run, asked);
+        }
+        Ok(run)
+    }
+
+    /// The passages the run sent, as chunk positions in question `q`'s corpus.
+    fn passages(&self, q: usize, rec: &RunRecord) -> Result<Vec<Hit>, String> {
+        let chunks = &self.chunk_index[self.questions[q].corpus];
+        rec.passages
+            .iter()
+            .map(|Passage(id, score)| {
+                chunks
+                    .get(id.as_str())
+                    .map(|&chunk| Hit {
+                        chunk,
+                        score: *score,
+                    })
+                    .ok_or_else(|| format!("a run names unknown chunk `{id}`"))
+            })
+            .collect()
+    }
+
+    fn repeats(&self, rec: &RunRecord) -> Result<Vec<crate::sweep::repeat::Repeat>, String> {
+        rec.repeats
+            .iter()
+            .map(|rep| {
+                Ok(crate::sweep::repeat::Repeat {
+                    call: self.call_index(rep.call.as_ref(), "a repeat names unknown call")?,
+                    outcome: rep.outcome,
+                })
+            })
+            .collect()
+    }
+
+    /// The answer call `i`: its reply and usage, or its error.
+    fn add_answer(&self, run: &mut Run, i: usize, c: &CallRecord) {
+        run.model_calls = 1;
+        match &c.error {
+            Some(e) => {
+                run.answer = self.empty.clone();
+                run.error = Some(e.clone());
+            }
+            None => {
+                run.answer = self.replies[i].clone();
+                run.prompt_tokens = c.usage.prompt_tokens;
+                run.cached_prompt_tokens = c.usage.cached_prompt_tokens;
+                run.completion_tokens = c.usage.completion_tokens;
+                run.tokens_estimated = c.usage.estimated;
+                run.latency = c.latency_ms.map(from_ms);
+                run.ttft = c.ttft_ms.map(from_ms);
+            }
+        }
+    }
+
+    /// A model rewrite's call counts toward the run, and its note is the run's.
+    fn add_rewrite(&self, run: &mut Run, asked: Option<&AskedRecord>) {
+        if let Some((i, _, c)) = asked
+            .and_then(|a| a.call.as_ref())
+            .and_then(|c| self.record.calls.get_full(c))
+        {
+            run.model_calls += 1;
+            run.prompt_tokens += c.usage.prompt_tokens;
+            run.cached_prompt_tokens += c.usage.cached_prompt_tokens;
+            run.completion_tokens += c.usage.completion_tokens;
+            run.tokens_estimated |= c.usage.estimated;
+            run.rewrite_call = Some(i as u32);
+        }
+        run.rewrite_note = asked.and_then(|a| a.note.clone());
+    }
+}
+
+/// The rewrite strategies in grid order, each with the first setting that uses it.
+fn rewrite_strategies(r: &Results) -> Vec<(Rewrite, usize)> {
+    let mut strategies: Vec<(Rewrite, usize)> = Vec::new();
+    for (s, setting) in r.settings.iter().enumerate() {
+        if !strategies.iter().any(|(w, _)| *w == setting.rewrite) {
+            strategies.push((setting.rewrite, s));
+        }
+    }
+    strategies
+}
+
+/// The call log in a canonical order: rewrites by question, then rerank calls, answers and then
+/// judge calls by first use in run order, which is the order a sweep makes them in; merged
+/// shards write the same.
+fn calls_in_order(r: &Results, strategies: &[(Rewrite, usize)]) -> IndexMap<String, CallRecord> {
+    let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
+    for q in 0..r.questions.len() {
+        for &(_, s) in strategies {
+            if let Some(c) = r.runs_of(s).get(q).and_then(|run| run.rewrite_call) {
+                order.insert(c);
+            }
+        }
+    }
+    order.extend(r.runs.iter().filter_map(|run| run.rerank_call));
+    order.extend(r.runs.iter().filter_map(|run| run.call));
+    order.extend(r.runs.iter().filter_map(|run| run.judge_call));
+    order.extend(0..r.call_log.len() as u32);
+    order
+        .iter()
+        .filter_map(|&i| r.call_log.get_index(i as usize))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Question `i` as the record keeps it: its text and expectations, and its scores overall, per
+/// rewrite strategy and per retrieval variant (`groups`: each variant's label and settings).
+fn question_record(
+    r: &Results,
+    strategies: &[(Rewrite, usize)],
+    groups: &[(String, Vec<usize>)],
+    i: usize,
+) -> QuestionRecord {
+    let q = &r.questions[i];
+    QuestionRecord {
+        position: r.positions.get(i).copied().unwrap_or(i),
+        question: q.question.clone(),
+        set: r
+            .question_set
+            .get(i)
+            .and_then(|&set| r.meta.evalsets.get(set))
+            .map(|set| set.path.clone())
+            .unwrap_or_default(),
+        corpus: r.corpora.get(q.corpus).cloned().unwrap_or_default(),
+        answerable: q.answerable,
+        tags: q.tags.clone(),
+        expect_sources: q.expect.sources.clone(),
+        expect_answers: q.expect.answers.clone(),
+        history: q.history.clone(),
+        attack: q.attack.as_ref().map(|a| AttackRecord {
+            marker: a.marker.clone(),
+            source: a.source.clone(),
+        }),
+        generated: q.origin.clone(),
+        best_score: r.best_score(i),
+        best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
+        expected_score: r.expected_scores.get(i).copied().flatten(),
+        asked: asked_records(r, strategies, i),
+        retrieval: groups
+            .iter()
+            .enumerate()
+            .map(|(g, (label, members))| {
+                let scores = retrieval_record(r, strategies, g, members, i);
+                (label.clone(), scores)
+            })
+            .collect(),
+    }
+}
+
+/// What follow-up question `i` was asked as under each rewrite strategy (nothing for a
+/// question without history).
+fn asked_records(
+    r: &Results,
+    strategies: &[(Rewrite, usize)],
+    i: usize,
+) -> IndexMap<String, AskedRecord> {
+    if r.questions[i].history.is_empty() {
+        return IndexMap::new();
+    }
+    let call_id = |c: u32| r.call_log.get_index(c as usize).map(|(k, _)| k.clone());
+    strategies
+        .iter()
+        .map(|&(w, s)| {
+            let run = &r.runs_of(s)[i];
+            let asked = AskedRecord {
+                text: run.asked.to_string(),
+                best_score: run.best_score,
+                note: run.rewrite_note.clone(),
+                call: run.rewrite_call.and_then(call_id),
+            };
+            (w.to_string(), asked)
+        })
+        .collect()
+}
+
+/// Question `i`'s scores under retrieval variant `g`, whose settings are `members`.
+fn retrieval_record(
+    r: &Results,
+    strategies: &[(Rewrite, usize)],
+    g: usize,
+    members: &[usize],
+    i: usize,
+) -> RetrievalRecord {
+    let best = |s: usize| r.runs_of(s).get(i).and_then(|run| run.best_score);
+    let asked = if r.questions[i].history.is_empty() {
+        IndexMap::new()
+    } else {
+        strategies
+            .iter()
+            .filter_map(|&(w, _)| {
+                let s = members.iter().find(|&&s| r.settings[s].rewrite == w)?;
+                Some((w.to_string(), best(*s)))
+            })
+            .collect()
+    };
+    RetrievalRecord {
+        best_score: best(members[0]),
+        best_retrieval_score: r
+            .runs_of(members[0])
+            .get(i)
+            .and_then(|run| run.best_retrieval_score),
+        expected_score: r
+            .expected_by_retrieval
+            .get(g)
+            .and_then(|e| e.get(i).copied().flatten()),
+        asked,
+    }
+}
+
+/// Each corpus with its chunks' labels and injection flags, by chunk id.
+fn corpus_records(r: &Results) -> IndexMap<String, CorpusRecord> {
+    r.corpora
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            let chunks = r.chunk_ids[c]
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    let chunk = ChunkRecord {
+                        label: r.chunk_labels[c].get(i).cloned().unwrap_or_default(),
+                        flagged: r.flagged.get(c).and_then(|f| f.get(&i)).cloned(),
+                    };
+                    (id.clone(), chunk)
+                })
+                .collect();
+            (name.clone(), CorpusRecord { chunks })
+        })
+        .collect()
 }
 
 /// A question's text, and the text it is asked as under each rewrite strategy.
@@ -530,7 +628,6 @@ type ChunkTables = (
     Vec<BTreeMap<usize, String>>,
 );
 
-/// Chunk ids, labels and flags by corpus.
 /// A verdict as this version writes it. A record written before runs carried `wrong_answer`
 /// (and before the judge) gets the rule the classifier applies to an ungraded answer, so that
 /// an old baseline is compared with what it would have said.
@@ -543,6 +640,7 @@ fn upgraded(mut verdict: crate::adapters::classify::Verdict) -> crate::adapters:
     verdict
 }
 
+/// Chunk ids, labels and flags by corpus.
 fn chunk_tables(corpora: &IndexMap<String, CorpusRecord>) -> ChunkTables {
     let ids = corpora
         .values()

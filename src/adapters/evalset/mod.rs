@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::Corpus;
-use crate::adapters::prompt::{Message, Role};
+use crate::adapters::prompt::Message;
 use crate::base::error::InputError;
 use crate::base::yaml_loc::{Locator, Seg};
+
+mod item;
+use item::{ItemAt, ItemChecker};
 
 /// What a correct answer looks like.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -328,61 +331,113 @@ pub fn load_set(
     corpora: &mut Vec<Corpus>,
     foreign: bool,
 ) -> Result<EvalSet, anyhow::Error> {
-    let text = crate::base::input::read_yaml(path)
-        .map_err(|e| InputError::reading(path, "question set", e))?;
-    if text.trim().is_empty() {
+    let (text, raw) = read_raw_set(path)?;
+    let _ = raw.description;
+    let file = SetFile {
+        path,
+        loc: Locator::new(&text),
+    };
+    let corpus_paths = file.corpus_paths(raw.corpus, foreign)?;
+    let corpus_idx = file.corpus_index(&corpus_paths, corpora)?;
+    if raw.answerable.is_empty() && raw.unanswerable.is_empty() {
         return Err(InputError::new(
+            path,
+            "the question set has no questions: add items under `answerable` or `unanswerable`",
+        )
+        .into());
+    }
+    let mut items = ItemChecker::new(&file, &corpora[corpus_idx], corpus_idx, foreign);
+    let mut questions = Vec::new();
+    for (list, answerable, raw_items) in [
+        ("answerable", true, raw.answerable),
+        ("unanswerable", false, raw.unanswerable),
+    ] {
+        for (i, item) in raw_items.into_iter().enumerate() {
+            questions.push(items.check(ItemAt { list, i }, answerable, item)?);
+        }
+    }
+    Ok(EvalSet {
+        path: path.to_path_buf(),
+        corpus_paths,
+        questions,
+        text,
+    })
+}
+
+/// The set's text and its parsed shape; an empty file (or a lone `null`) is named as such.
+fn read_raw_set(path: &Path) -> Result<(String, RawSet), anyhow::Error> {
+    let empty = || -> anyhow::Error {
+        InputError::new(
             path,
             "the question set is empty: add `answerable` and `unanswerable` lists",
         )
-        .into());
+        .into()
+    };
+    let text = crate::base::input::read_yaml(path)
+        .map_err(|e| InputError::reading(path, "question set", e))?;
+    if text.trim().is_empty() {
+        return Err(empty());
     }
     let doc: serde_yaml::Value =
         serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
     if doc.is_null() {
-        return Err(InputError::new(
-            path,
-            "the question set is empty: add `answerable` and `unanswerable` lists",
-        )
-        .into());
+        return Err(empty());
     }
     let raw: RawSet =
         serde_yaml::from_str(&text).map_err(|e| InputError::from_yaml_text(path, &text, &e))?;
-    let _ = raw.description;
-    let loc = Locator::new(&text);
-    let err = |segs: &[Seg<'_>], field: String, msg: String| -> anyhow::Error {
-        InputError::new(path, msg)
-            .at(loc.line(segs))
+    Ok((text, raw))
+}
+
+/// The set's file while it is checked: every problem names the file and the field's line.
+struct SetFile<'a> {
+    path: &'a Path,
+    loc: Locator,
+}
+
+impl SetFile<'_> {
+    fn err(&self, segs: &[Seg<'_>], field: String, msg: String) -> anyhow::Error {
+        InputError::new(self.path, msg)
+            .at(self.loc.line(segs))
             .field(field)
             .into()
-    };
+    }
 
-    let base = path.parent().unwrap_or(Path::new(""));
-    let (corpus_rels, corpus_field) = match raw.corpus {
-        Some(c) => (c.into_vec(), true),
-        None => (
-            vec![path
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()],
-            false,
-        ),
-    };
-    if corpus_rels.is_empty() || corpus_rels.iter().any(|c| c.trim().is_empty()) {
-        return Err(err(
-            &[Seg::Key("corpus")],
-            "corpus".into(),
-            "is empty: name the folder of markdown documents".into(),
-        ));
-    }
-    let mut corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
-    if foreign && !corpus_field && !corpus_paths.iter().all(|p| p.is_dir()) {
-        // The store holds the passages: no folder is needed.
-        corpus_paths.clear();
-    }
-    for corpus_path in &corpus_paths {
-        if !corpus_path.is_dir() {
+    /// The corpus folders the set names (or the folder named after it), each checked to be a
+    /// folder; none with `foreign` when the set names none and no such folder is there.
+    fn corpus_paths(
+        &self,
+        corpus: Option<OneOrMany>,
+        foreign: bool,
+    ) -> Result<Vec<PathBuf>, anyhow::Error> {
+        let base = self.path.parent().unwrap_or(Path::new(""));
+        let (corpus_rels, corpus_field) = match corpus {
+            Some(c) => (c.into_vec(), true),
+            None => (
+                vec![self
+                    .path
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()],
+                false,
+            ),
+        };
+        if corpus_rels.is_empty() || corpus_rels.iter().any(|c| c.trim().is_empty()) {
+            return Err(self.err(
+                &[Seg::Key("corpus")],
+                "corpus".into(),
+                "is empty: name the folder of markdown documents".into(),
+            ));
+        }
+        let mut corpus_paths: Vec<PathBuf> = corpus_rels.iter().map(|c| base.join(c)).collect();
+        if foreign && !corpus_field && !corpus_paths.iter().all(|p| p.is_dir()) {
+            // The store holds the passages: no folder is needed.
+            corpus_paths.clear();
+        }
+        for corpus_path in &corpus_paths {
+            if corpus_path.is_dir() {
+                continue;
+            }
             let msg = if corpus_path.exists() {
                 format!(
                     "`{}` is a file, not a folder: name the folder that holds the markdown documents",
@@ -399,222 +454,44 @@ pub fn load_set(
                     corpus_path.display()
                 )
             };
-            return Err(err(&[Seg::Key("corpus")], "corpus".into(), msg));
+            return Err(self.err(&[Seg::Key("corpus")], "corpus".into(), msg));
         }
+        Ok(corpus_paths)
     }
-    let same = |c: &Corpus| {
-        c.roots.len() == corpus_paths.len()
-            && c.roots
-                .iter()
-                .zip(&corpus_paths)
-                .all(|(a, b)| same_path(a, b))
-    };
-    let corpus_idx = match corpora.iter().position(same) {
-        Some(i) => i,
-        None if corpus_paths.is_empty() => {
-            corpora.push(Corpus {
+
+    /// The index in `corpora` of the corpus at `corpus_paths`, loading it unless an earlier set
+    /// uses the same folders (no folders: an empty corpus, the store holds the passages).
+    fn corpus_index(
+        &self,
+        corpus_paths: &[PathBuf],
+        corpora: &mut Vec<Corpus>,
+    ) -> Result<usize, anyhow::Error> {
+        let same = |c: &Corpus| {
+            c.roots.len() == corpus_paths.len()
+                && c.roots
+                    .iter()
+                    .zip(corpus_paths)
+                    .all(|(a, b)| same_path(a, b))
+        };
+        if let Some(i) = corpora.iter().position(same) {
+            return Ok(i);
+        }
+        let corpus = if corpus_paths.is_empty() {
+            Corpus {
                 root: PathBuf::new(),
                 roots: Vec::new(),
                 chunks: Vec::new(),
-            });
-            corpora.len() - 1
-        }
-        None => {
-            let corpus = Corpus::load_many(&corpus_paths).map_err(|e| {
-                InputError::new(path, format!("{e:#}"))
-                    .at(loc.line(&[Seg::Key("corpus")]))
+            }
+        } else {
+            Corpus::load_many(corpus_paths).map_err(|e| {
+                InputError::new(self.path, format!("{e:#}"))
+                    .at(self.loc.line(&[Seg::Key("corpus")]))
                     .field("corpus")
-            })?;
-            corpora.push(corpus);
-            corpora.len() - 1
-        }
-    };
-    let corpus = &corpora[corpus_idx];
-
-    if raw.answerable.is_empty() && raw.unanswerable.is_empty() {
-        return Err(InputError::new(
-            path,
-            "the question set has no questions: add items under `answerable` or `unanswerable`",
-        )
-        .into());
+            })?
+        };
+        corpora.push(corpus);
+        Ok(corpora.len() - 1)
     }
-
-    let mut questions = Vec::new();
-    let mut ids: HashMap<String, String> = HashMap::new();
-    for (list, answerable, items) in [
-        ("answerable", true, raw.answerable),
-        ("unanswerable", false, raw.unanswerable),
-    ] {
-        for (i, item) in items.into_iter().enumerate() {
-            let at = |field: &'static str| -> (Vec<Seg<'static>>, String) {
-                let mut segs = vec![Seg::Key(list), Seg::Index(i)];
-                let mut name = format!("{list}[{i}]");
-                if !field.is_empty() {
-                    segs.push(Seg::Key(field));
-                    name = format!("{name}.{field}");
-                }
-                (segs, name)
-            };
-            let question = match &item.question {
-                serde_yaml::Value::String(q) => q.trim().to_string(),
-                other => {
-                    let (s, f) = at("question");
-                    let msg = format!("expected a string, found {}", yaml_kind(other));
-                    return Err(err(&s, f, msg));
-                }
-            };
-            if question.is_empty() {
-                let (s, f) = at("question");
-                return Err(err(&s, f, "is empty".into()));
-            }
-            let id = match item.id {
-                Some(id) => {
-                    let id = id.trim().to_string();
-                    if id.is_empty() || id.contains(char::is_whitespace) || id.contains(',') {
-                        let (s, f) = at("id");
-                        return Err(err(&s, f, format!("`{id}` is not a valid id: it must be non-empty, without spaces or commas")));
-                    }
-                    id
-                }
-                None => slug(&question),
-            };
-            if let Some(first) = ids.insert(id.clone(), format!("{list}[{i}]")) {
-                let (s, f) = at("id");
-                return Err(err(
-                    &s,
-                    f,
-                    format!(
-                        "duplicate id `{id}` (also `{first}`); give one of them an explicit `id`"
-                    ),
-                ));
-            }
-            // Sources come first, then ids: the place of entry j in the file.
-            let named_sources = item.expect.as_ref().map_or(0, |e| e.sources.len());
-            let expect = item.expect.map(|e| Expect {
-                sources: e
-                    .sources
-                    .into_vec()
-                    .into_iter()
-                    .chain(e.ids.into_vec())
-                    .collect(),
-                answers: e.answer.into_vec(),
-            });
-            let mut expect = expect.unwrap_or_default();
-            if !answerable && (!expect.sources.is_empty() || !expect.answers.is_empty()) {
-                let (s, f) = at("expect");
-                return Err(err(&s, f, "an unanswerable question cannot expect sources or answers; move it to `answerable`".into()));
-            }
-            for j in 0..expect.sources.len() {
-                let source = &expect.sources[j];
-                if source.trim().is_empty() {
-                    let (key, n) = if j < named_sources {
-                        ("sources", j)
-                    } else {
-                        ("ids", j - named_sources)
-                    };
-                    let (mut s, f) = at("expect");
-                    s.push(Seg::Key(key));
-                    s.push(Seg::Index(n));
-                    return Err(err(
-                        &s,
-                        format!("{f}.{key}[{n}]"),
-                        "is empty: name a passage by `source#heading` or by its id".into(),
-                    ));
-                }
-                if foreign || corpus.find(source).is_some() {
-                    continue;
-                }
-                // A heading as written in the markdown names the chunk as its label has it.
-                if let Some(plain) = as_labelled(source).filter(|p| corpus.find(p).is_some()) {
-                    expect.sources[j] = plain;
-                    continue;
-                }
-                let (mut s, f) = at("expect");
-                s.push(Seg::Key("sources"));
-                s.push(Seg::Index(j));
-                let hint = nearest_label(corpus, source);
-                return Err(err(
-                    &s,
-                    format!("{f}.sources[{j}]"),
-                    format!(
-                        "`{source}` names no chunk of corpus `{}`{hint}",
-                        corpus.describe()
-                    ),
-                ));
-            }
-            if let Some(attack) = &item.attack {
-                let (mut s, f) = at("attack");
-                if attack.marker.trim().is_empty() {
-                    s.push(Seg::Key("marker"));
-                    return Err(err(&s, format!("{f}.marker"), "is empty".into()));
-                }
-                if !foreign && !corpus.chunks.iter().any(|c| c.source == attack.source) {
-                    s.push(Seg::Key("source"));
-                    return Err(err(
-                        &s,
-                        format!("{f}.source"),
-                        format!(
-                            "`{}` is no file of corpus `{}`",
-                            attack.source,
-                            corpus.describe()
-                        ),
-                    ));
-                }
-            }
-            if let Some(j) = expect.answers.iter().position(|a| a.trim().is_empty()) {
-                let (mut s, f) = at("expect");
-                s.push(Seg::Key("answer"));
-                return Err(err(&s, format!("{f}.answer[{j}]"), "is empty".into()));
-            }
-            let _ = item.note;
-            let history = item
-                .history
-                .into_iter()
-                .map(|t| Message {
-                    role: match t.role {
-                        RawRole::User => Role::User,
-                        RawRole::Assistant => Role::Assistant,
-                    },
-                    content: t.content,
-                })
-                .collect();
-            let origin = match (item.generated, item.reviewed) {
-                (Some(g), reviewed) => Some(Origin {
-                    model: g.model,
-                    from: g.from,
-                    seed: g.seed,
-                    reviewed: reviewed.unwrap_or(false),
-                }),
-                (None, Some(_)) => {
-                    let (s, f) = at("reviewed");
-                    return Err(err(
-                        &s,
-                        f,
-                        "marks a generated question, and this one has no `generated`: remove it"
-                            .into(),
-                    ));
-                }
-                (None, None) => None,
-            };
-            questions.push(Question {
-                id,
-                question,
-                answerable,
-                expect,
-                tags: item.tags,
-                history,
-                attack: item.attack,
-                origin,
-                corpus: corpus_idx,
-            });
-        }
-    }
-    Ok(EvalSet {
-        path: path.to_path_buf(),
-        corpus_paths,
-        questions,
-        text,
-    })
 }
 
 /// `file.md#Heading` with the heading as chunk labels write it ([`plain_heading`]: emphasis,
