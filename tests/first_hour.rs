@@ -118,12 +118,7 @@ fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
     };
     let err = progress(&[])
         .stdout_any("legacy")
-        .stderr(concat!(
-            "progress: 2/12 calls, 5.0 calls/s, eta [TIME], 0 errors\n",
-            "progress: 5/12 calls, 6.2 calls/s, eta [TIME], 0 errors\n",
-            "progress: 7/12 calls, 5.8 calls/s, eta [TIME], 0 errors\n",
-            "progress: 10/12 calls, 6.2 calls/s, eta [TIME], 0 errors\n",
-        ))
+        .stderr_any("how many calls end before each tick depends on the machine's load; the lines' shape is checked below")
         .run()
         .stderr;
     let lines = progress_lines(&err);

@@ -102,6 +102,14 @@ pub struct Generated {
     pub calls: Calls,
     /// The first failed call's message, for the summary.
     pub first_error: Option<String>,
+    /// A call was kept for a batch (see [`crate::adapters::batch::DeferredModel`]): the
+    /// rounds stopped after the one that asked it, since what follows depends on its reply.
+    pub deferred: bool,
+}
+
+/// Whether a call was kept for a batch rather than answered.
+fn is_deferred(e: &CallError) -> bool {
+    e.message == crate::adapters::batch::DEFERRED
 }
 
 /// A line of progress: after each round, what was tried and kept so far.
@@ -247,6 +255,10 @@ pub async fn generate(
         }
         round += 1;
         let replies = call_all(model, engine.concurrency, asked.iter().map(|a| &a.2)).await;
+        if replies.iter().any(|r| r.as_ref().is_err_and(is_deferred)) {
+            out.deferred = true;
+            return Ok(out);
+        }
         out.calls.generation += replies.len();
         let mut failed = 0;
         let mut trials: Vec<Trial> = Vec::new();
@@ -314,6 +326,9 @@ pub async fn generate(
             .collect();
         if !to_verify.is_empty() {
             let verdicts = verify(engine, model, job, &trials, &to_verify, &mut out).await?;
+            if out.deferred {
+                return Ok(out);
+            }
             for (i, v) in to_verify.into_iter().zip(verdicts) {
                 if let Ok(p) = &mut trials[i].verdict {
                     p.verified = Some(v);
@@ -507,6 +522,7 @@ async fn verify(
         .zip(&premises)
         .map(|(r, premise)| match r {
             Err(e) => {
+                out.deferred |= is_deferred(&e);
                 out.first_error.get_or_insert(e.message);
                 Err(Reject::CallFailed)
             }

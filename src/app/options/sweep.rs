@@ -9,8 +9,9 @@ use super::{GateOptions, GateSummaryTo};
 use crate::adapters::cache::CacheMode;
 use crate::app::cli::{OutputFormat, SweepArgs};
 use crate::app::config::identity::Chosen;
-use crate::app::config::{ChatConfig, JudgeConfig, LoadedConfig, RecommendConfig, RetrieverConfig};
-use crate::app::wiring::profiles::chat_profile;
+use crate::app::config::{
+    ChatConfig, EmbedderConfig, JudgeConfig, LoadedConfig, RecommendConfig, RetrieverConfig,
+};
 use crate::app::wiring::{Pipeline, Wiring};
 use crate::base::error::InputError;
 use crate::results::identity::RunIdentity;
@@ -41,10 +42,12 @@ pub struct SweepOptions {
     repeat: u32,
     folds_from: &'static str,
     /// The sections of the config the commands read, as loaded: the retriever's, the judge's,
-    /// `chat:` (as `default`) and each swept chat profile's.
+    /// `chat:` and `embedder:` (as `default`) and every chat and embedder profile's, with
+    /// `--batch-embeddings` on the swept `openai` embedders.
     retriever: RetrieverConfig,
     judge: Option<JudgeConfig>,
     chats: Vec<(String, ChatConfig)>,
+    embedders: Vec<(String, EmbedderConfig)>,
     max_chunk_tokens: usize,
     /// `recommend:` with `--folds` and `--sequential` on top.
     policy: RecommendConfig,
@@ -56,6 +59,7 @@ impl SweepOptions {
         let cfg = LoadedConfig::load(config.as_deref())?;
         let output = output_format(&args)?;
         let (grid, specs) = grid_with_flags(&cfg, args.dim_flags())?;
+        let embedders = embedder_sections(&cfg.config, &grid, args.batch_embeddings)?;
         let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
         if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
             bail!("invalid --concurrency: {why}");
@@ -107,10 +111,10 @@ impl SweepOptions {
                 repeat: args.repeat,
             },
         );
-        let chats = std::iter::once(DEFAULT_PROFILE)
-            .chain(grid.chats().filter(|p| *p != DEFAULT_PROFILE))
-            .map(|p| Ok((p.to_string(), chat_profile(&cfg, p)?.clone())))
-            .collect::<Result<_>>()?;
+        let chats = std::iter::once((DEFAULT_PROFILE, &c.chat))
+            .chain(c.models.iter().map(|(p, m)| (p.as_str(), m)))
+            .map(|(p, m)| (p.to_string(), m.clone()))
+            .collect();
         Ok(SweepOptions {
             identity,
             max_runs: args.max_runs,
@@ -133,6 +137,7 @@ impl SweepOptions {
             retriever: c.retriever.clone(),
             judge: c.judge.clone(),
             chats,
+            embedders,
             max_chunk_tokens: c.corpus.max_chunk_tokens,
             policy,
             scan_patterns: c.scan.patterns.clone(),
@@ -220,12 +225,20 @@ impl SweepOptions {
     pub fn judge(&self) -> Option<&JudgeConfig> {
         self.judge.as_ref()
     }
-    /// The section of a swept chat profile, or of `default` (`chat:`) whether swept or not.
+    /// The section of chat profile `profile` (`default`: `chat:`), swept or not.
     pub fn chat(&self, profile: &str) -> Option<&ChatConfig> {
         self.chats
             .iter()
             .find(|(p, _)| p == profile)
             .map(|(_, c)| c)
+    }
+    /// The section of embedder profile `profile` (`default`: `embedder:`), swept or not, with
+    /// `--batch-embeddings` applied.
+    pub fn embedder(&self, profile: &str) -> Option<&EmbedderConfig> {
+        self.embedders
+            .iter()
+            .find(|(p, _)| p == profile)
+            .map(|(_, e)| e)
     }
     /// `corpus.max_chunk_tokens`.
     pub fn max_chunk_tokens(&self) -> usize {
@@ -356,6 +369,36 @@ fn gate(
         cfg,
         summary,
     )?))
+}
+
+/// `embedder:` (as `default`) and every embedder profile's section; with
+/// `--batch-embeddings`, `batch: true` on every `openai` embedder of the grid (a grid of
+/// builtin embedders alone has nothing to batch).
+fn embedder_sections(
+    c: &crate::app::config::Config,
+    grid: &Grid,
+    batch_all: bool,
+) -> Result<Vec<(String, EmbedderConfig)>> {
+    use crate::app::config::EmbedderKind;
+    let mut sections: Vec<(String, EmbedderConfig)> =
+        std::iter::once((DEFAULT_PROFILE, &c.embedder))
+            .chain(c.embedders.iter().map(|(p, e)| (p.as_str(), e)))
+            .map(|(p, e)| (p.to_string(), e.clone()))
+            .collect();
+    if !batch_all {
+        return Ok(sections);
+    }
+    let mut any = false;
+    for (name, e) in &mut sections {
+        if grid.embedders().any(|p| p == name) && e.kind == EmbedderKind::Openai {
+            e.batch = true;
+            any = true;
+        }
+    }
+    if !any {
+        bail!("invalid --batch-embeddings: the sweep embeds with the builtin `hash` embedder (`embedder.kind: {}`), which has no server to send a batch to; drop the flag, or set `embedder.kind: openai`", c.embedder.kind.name());
+    }
+    Ok(sections)
 }
 
 /// Each profile of dimension `dim` with its model, unless the grid sweeps the `default`
