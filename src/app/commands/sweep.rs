@@ -8,7 +8,7 @@ use crate::adapters::evalset::Workspace;
 use crate::app::cli::OutputFormat;
 use crate::app::options::{Questions, SweepOptions};
 use crate::base::exit::ExitStatus;
-use crate::output::report::{self, terminal, Exporter};
+use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
 use crate::sweep::{Engine, RetrievalVariant, Sweep};
@@ -32,8 +32,9 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let sweep = sweep(&s, &questions.ws, retriever, retrieval).await?;
     check_health(&s, &sweep)?;
     let results = s.results(questions, sweep);
-    let written = write_reports(&s, &results)?;
-    print_results(&s, &results, &written)?;
+    let summary = Summary::of(&results);
+    let written = write_reports(&s, &results, &summary)?;
+    print_results(&s, &results, &summary, &written)?;
     let status = failed_calls(&s, &results);
     gate(&s, status)
 }
@@ -51,9 +52,13 @@ fn load(s: &SweepOptions) -> Result<Questions> {
 
 /// Every report, written atomically to the plan's folder; with `RAGEVAL_TIMINGS`, how long
 /// each stage took.
-fn write_reports(s: &SweepOptions, results: &Results) -> Result<Vec<std::path::PathBuf>> {
+fn write_reports(
+    s: &SweepOptions,
+    results: &Results,
+    summary: &Summary,
+) -> Result<Vec<std::path::PathBuf>> {
     crate::base::timing::mark("results");
-    let written = report::write_all(results, s.out())?;
+    let written = report::write_all(results, summary, s.out())?;
     crate::base::timing::mark("reports");
     for line in crate::base::timing::take_lines() {
         super::eprint_line(&line);
@@ -149,6 +154,7 @@ fn check_health(s: &SweepOptions, sweep: &Sweep) -> Result<()> {
 fn print_results(
     s: &SweepOptions,
     results: &Results,
+    summary: &Summary,
     written: &[std::path::PathBuf],
 ) -> Result<()> {
     match s.output() {
@@ -161,6 +167,7 @@ fn print_results(
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             Ok(super::print(&terminal::table_text(
                 results,
+                summary,
                 &names,
                 s.wide(),
             ))?)

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{Exporter, Results};
+use super::{Exporter, Results, Summary};
 use crate::analysis::insight::format::rate_with_interval;
 
 pub struct MarkdownReport;
@@ -30,9 +30,13 @@ impl Exporter for MarkdownReport {
     }
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        self.write_with(r, &Summary::of(r), out)
+    }
+
+    fn write_with(&self, r: &Results, summary: &Summary, out: &mut dyn Write) -> Result<()> {
         // Names, ids and texts come from files: their control characters are shown escaped.
         let mut text = Vec::new();
-        write_report(r, MAX_ROWS, &mut text)?;
+        write_report(r, summary, MAX_ROWS, &mut text)?;
         let text = String::from_utf8(text)?;
         out.write_all(crate::base::safe_text::visible(&text).as_bytes())?;
         Ok(())
@@ -40,19 +44,15 @@ impl Exporter for MarkdownReport {
 }
 
 /// The report, listing every setting when there are at most `max_rows`.
-fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
+fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) -> Result<()> {
     let ins = &r.insight;
     writeln!(
         out,
         "### rageval: {} questions x {} settings\n",
-        r.questions.len(),
-        r.settings.len()
+        s.questions, s.settings
     )?;
-    for line in [r.meta.models_line(), r.meta.embedders_line()]
-        .into_iter()
-        .flatten()
-    {
-        writeln!(out, "{}\n", cell(&line))?;
+    for line in &s.profiles {
+        writeln!(out, "{}\n", cell(line))?;
     }
     let rec = &ins.recommendation;
     match &rec.setting {
@@ -65,7 +65,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
     }
-    for line in rec.lines().iter().skip(1) {
+    for line in s.recommendation.iter().skip(1) {
         writeln!(out, "{}\n", cell(line))?;
     }
     let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
@@ -154,8 +154,8 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
     }
-    let per = super::retrieval::rows(r);
-    match &ins.retrieval_separability {
+    let per = &s.separability.per_variant;
+    match &s.separability.retrieval {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
         // the per-variant table below stands in for it.
         _ if !per.is_empty() => {
@@ -169,40 +169,34 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
                 "|{}",
                 " --- |".repeat(super::retrieval::headers(r).len())
             )?;
-            for row in &per {
+            for row in per {
                 let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
                 writeln!(out, "| {} |", cells.join(" | "))?;
             }
         }
-        None => writeln!(
-            out,
-            "**Separability.** {}",
-            cell(&ins.separability.summary())
-        )?,
+        None => writeln!(out, "**Separability.** {}", cell(&s.separability.score))?,
         Some(retrieval) => {
             writeln!(
                 out,
                 "**Separability (rerank score).** {}\n",
-                cell(&ins.separability.summary())
+                cell(&s.separability.score)
             )?;
             writeln!(
                 out,
                 "**Separability (retrieval score).** {}",
-                cell(&retrieval.summary())
+                cell(retrieval)
             )?;
         }
     }
-    if let Some(line) = r.judge_summary() {
-        writeln!(out, "\n**Judge.** {}", cell(&line))?;
-    }
-    if let Some(line) = r.rerank_summary() {
-        writeln!(out, "\n**Reranker.** {}", cell(&line))?;
-    }
-    if let Some(line) = r.flagged_summary() {
-        writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
-    }
-    if let Some(line) = crate::results::repeat_line(r) {
-        writeln!(out, "\n**Stability.** {}", cell(&line))?;
+    for (label, line) in [
+        ("Judge", &s.judge),
+        ("Reranker", &s.reranker),
+        ("Prompt injection", &s.flagged),
+        ("Stability", &s.repeats),
+    ] {
+        if let Some(line) = line {
+            writeln!(out, "\n**{label}.** {}", cell(line))?;
+        }
     }
     Ok(())
 }
@@ -215,7 +209,7 @@ mod tests {
 
     fn render(r: &Results, max_rows: usize) -> String {
         let mut buf = Vec::new();
-        write_report(r, max_rows, &mut buf).unwrap();
+        write_report(r, &Summary::of(r), max_rows, &mut buf).unwrap();
         String::from_utf8(buf).unwrap()
     }
 
