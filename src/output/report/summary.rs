@@ -62,3 +62,40 @@ impl Summary {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::report::{fixture, terminal, Exporter, HtmlReport, MarkdownReport};
+
+    /// Each report for people shows what the summary says, not its own reading of the
+    /// results: a summary changed after it was built reaches all three.
+    #[test]
+    fn the_terminal_markdown_and_html_render_the_one_summary() {
+        let r = fixture::results();
+        let mut s = Summary::of(&r);
+        assert_eq!(
+            (s.questions, s.settings),
+            (r.questions.len(), r.settings.len())
+        );
+        s.separability.score = "SEPARABILITY-MARK".into();
+        s.flagged = Some("FLAGGED-MARK".into());
+        s.profiles = vec!["PROFILES-MARK".into()];
+        let render = |e: &dyn Exporter| {
+            let mut buf = Vec::new();
+            e.write_with(&r, &s, &mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        };
+        let md = render(&MarkdownReport);
+        let html = render(&HtmlReport);
+        let term = terminal::table_text(&r, &s, &[], true);
+        for (name, text) in [("report.md", &md), ("terminal", &term)] {
+            for mark in ["SEPARABILITY-MARK", "FLAGGED-MARK", "PROFILES-MARK"] {
+                assert!(text.contains(mark), "{name} lacks {mark}:\n{text}");
+            }
+        }
+        for mark in ["SEPARABILITY-MARK", "FLAGGED-MARK"] {
+            assert!(html.contains(mark), "report.html lacks {mark}");
+        }
+    }
+}
