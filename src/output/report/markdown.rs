@@ -45,7 +45,15 @@ impl Exporter for MarkdownReport {
 
 /// The report, listing every setting when there are at most `max_rows`.
 fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) -> Result<()> {
-    let ins = &r.insight;
+    head(r, s, out)?;
+    settings_table(r, max_rows, out)?;
+    tags_table(r, out)?;
+    separability(r, s, out)?;
+    notes(s, out)
+}
+
+/// The title, the swept profiles and the recommendation.
+fn head(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "### rageval: {} questions x {} settings\n",
@@ -54,20 +62,26 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
     for line in &s.profiles {
         writeln!(out, "{}\n", cell(line))?;
     }
-    let rec = &ins.recommendation;
-    match &rec.setting {
+    // The summary's recommendation lines: the reason first.
+    let reason = s.recommendation.first().map_or("", String::as_str);
+    match &r.insight.recommendation.setting {
         Some(id) => {
-            let rest = rec
-                .reason
+            let rest = reason
                 .strip_prefix(&format!("recommended: {id}"))
-                .unwrap_or(&rec.reason);
+                .unwrap_or(reason);
             writeln!(out, "**Recommended: `{}`**{}\n", cell(id), cell(rest))?;
         }
-        None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
+        None => writeln!(out, "**No recommendation:** {}\n", cell(reason))?,
     }
     for line in s.recommendation.iter().skip(1) {
         writeln!(out, "{}\n", cell(line))?;
     }
+    Ok(())
+}
+
+/// One row per setting (past `max_rows`, the recommended and Pareto-optimal ones), and how
+/// to read it.
+fn settings_table(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
     let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
     header.extend(
         [
@@ -92,6 +106,7 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
         .map(|(i, _)| if i + 1 == header.len() { "---" } else { "---:" })
         .collect();
     writeln!(out, "|{}|", align.join("|"))?;
+    let ins = &r.insight;
     let all = r.settings.len() <= max_rows;
     let mut left_out = 0;
     for (i, s) in r.stats.iter().enumerate() {
@@ -144,6 +159,11 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
+    Ok(())
+}
+
+/// The recommended setting's rates by tag, when questions carry tags.
+fn tags_table(r: &Results, out: &mut dyn Write) -> Result<()> {
     if let Some((setting, rows)) = super::tags::table(r) {
         writeln!(out, "**By tag** at `{}`:\n", cell(setting))?;
         writeln!(out, "| {} |", super::tags::TABLE_HEADERS.join(" | "))?;
@@ -154,6 +174,11 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
         }
         writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
     }
+    Ok(())
+}
+
+/// How well the scores separate the questions: the whole grid's, or per retrieval variant.
+fn separability(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
     let per = &s.separability.per_variant;
     match &s.separability.retrieval {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
@@ -188,6 +213,11 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
             )?;
         }
     }
+    Ok(())
+}
+
+/// The judge, the reranker, flagged passages and the repeats' stability, each when it applies.
+fn notes(s: &Summary, out: &mut dyn Write) -> Result<()> {
     for (label, line) in [
         ("Judge", &s.judge),
         ("Reranker", &s.reranker),
