@@ -145,7 +145,7 @@ fn broken_pipe_is_not_an_error() {
             "sweep",
             "--evalset",
             "evalsets/club.yaml",
-            "--format",
+            "--output",
             "json",
         ])
         .stdout(Stdio::piped())

@@ -266,7 +266,7 @@ fn sweep_gate_flags_and_config() {
     .fails("baseline `b.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results")
     .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
-    // With --format json, stdout stays one JSON document; the summary goes to stderr.
+    // With --output json, stdout stays one JSON document; the summary goes to stderr.
     let out = p
         .rageval([
             "sweep",
@@ -274,7 +274,7 @@ fn sweep_gate_flags_and_config() {
             "0.2",
             "--k",
             "4",
-            "--format",
+            "--output",
             "json",
             "--gate",
             "--setting",

@@ -223,7 +223,7 @@ fn config_supplies_defaults_and_flags_win() {
 }
 
 #[test]
-fn json_format_keeps_stdout_machine_readable() {
+fn json_output_keeps_stdout_machine_readable() {
     let out = Test::new()
         .args([
             "sweep",
@@ -233,7 +233,7 @@ fn json_format_keeps_stdout_machine_readable() {
             "2",
             "--min-score",
             "0.3",
-            "--format",
+            "--output",
             "json",
         ])
         .stdout_any("results.json itself, compared with the file below")
@@ -242,4 +242,18 @@ fn json_format_keeps_stdout_machine_readable() {
     let v = out.stdout_json();
     let ids: Vec<&String> = v["settings"].as_object().unwrap().keys().collect();
     assert_eq!(ids, ["min_score=0.3,k=2"]);
+}
+
+/// `--format` names passage formats in `sweep` as in `ask`: the `json` and `table` it once
+/// also took are refused with the flag that chooses the output, before any work.
+#[test]
+fn format_names_passage_formats_only() {
+    for (format, output) in [("json", "json"), ("tagged,table", "table")] {
+        Test::new()
+            .args(["sweep", "--evalset", "evalsets/club.yaml", "--format", format])
+            .fails(&format!("invalid --format: `{output}` is not a passage format (`numbered`, `tagged`); what goes to stdout is `--output {output}`"))
+            .stdout("")
+            .absent("reports")
+            .run();
+    }
 }

@@ -267,7 +267,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST")]
     pub order: Option<String>,
 
-    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]. `--format json` (or `table`) is `--output json` (or `table`)
+    /// Passage formats to compare: `numbered` (`[n] (source: ..)`) or `tagged` (`<passage ..>`) [default: from config, else numbered]; what goes to stdout is `--output`
     #[arg(long, value_name = "LIST")]
     pub format: Option<String>,
 

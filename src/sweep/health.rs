@@ -6,7 +6,11 @@
 use std::collections::BTreeMap;
 
 use super::{CallLog, Sweep};
+use crate::adapters::chat::config::ChatConfig;
+use crate::adapters::http::DEAD_AFTER;
+use crate::adapters::judge::config::JudgeConfig;
 use crate::vocab::call::{CallRole, ErrorKind};
+use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// Failed calls by error kind, as [`super::CallStats`] counts them.
 pub type ByKind = BTreeMap<String, usize>;
@@ -86,6 +90,111 @@ fn failed_profile(sweep: &Sweep, profiles: &[String]) -> Option<(String, ByKind)
         }
         (!calls.is_empty()).then(|| (profile.clone(), by_kind))
     })
+}
+
+/// The servers a health message names: each swept chat profile's section, which of them
+/// died, and the judge's.
+pub struct Servers<'a> {
+    /// The swept chat profiles (`default`: the `chat:` section) with their sections.
+    pub chats: Vec<(&'a str, &'a ChatConfig)>,
+    /// The first chat server that refused [`DEAD_AFTER`] connections in a row: its profile
+    /// and its base URLs as messages show them.
+    pub dead_chat: Option<(&'a str, String)>,
+    /// The `judge:` section, and whether its server died.
+    pub judge: Option<&'a JudgeConfig>,
+    pub judge_dead: bool,
+}
+
+/// Why a finished sweep over `servers` gets no report, said for people with what to check;
+/// `None` when it is worth one. The cache keeps the calls that finished, so a rerun resumes.
+pub fn stop_reason(sweep: &Sweep, servers: &Servers<'_>) -> Option<String> {
+    let c = &sweep.calls;
+    if let Some((profile, shown)) = &servers.dead_chat {
+        let to = if servers.chats.len() > 1 || *profile != DEFAULT_PROFILE {
+            format!(" to chat profile `{profile}`")
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "the sweep stopped early: {DEAD_AFTER} connection attempts in a row{to} failed ({}); no report written; is the model server at `{shown}` running?",
+            kinds(&c.errors_by_kind),
+        ));
+    }
+    let first = first_failure(&sweep.call_log);
+    let judge_url = || servers.judge.map(|j| j.http().shown()).unwrap_or_default();
+    let profiles: Vec<String> = servers.chats.iter().map(|(p, _)| p.to_string()).collect();
+    Some(match check(sweep, &profiles) {
+        Some(Unusable::EveryCall(by_kind)) => format!(
+            "every model call failed ({}); no report written; {}",
+            kinds(&by_kind),
+            failure_hint(&servers.chats, &by_kind, first)
+        ),
+        // One profile's column of the report would be all errors: its server is down or
+        // refuses us, whatever the others did.
+        Some(Unusable::Profile(profile, by_kind)) => format!(
+            "every model call of chat profile `{profile}` failed ({}); no report written; {}",
+            kinds(&by_kind),
+            failure_hint(
+                &servers
+                    .chats
+                    .iter()
+                    .filter(|(p, _)| *p == profile)
+                    .copied()
+                    .collect::<Vec<_>>(),
+                &by_kind,
+                first
+            )
+        ),
+        _ if servers.judge_dead => format!(
+            "the sweep stopped early: {DEAD_AFTER} connection attempts in a row to the judge failed ({}); no report written; is the judge server at `{}` running?",
+            kinds(&c.judge_errors_by_kind),
+            judge_url()
+        ),
+        Some(Unusable::EveryJudgeCall(by_kind)) => {
+            let hint = match (servers.judge, Cause::of(&by_kind)) {
+                (Some(_), Cause::Unreachable) => {
+                    format!("is the judge server at `{}` running?", judge_url())
+                }
+                (Some(j), Cause::Auth) => format!("check the key in `${}`", j.api_key_env),
+                _ => "see docs/judge.md for the reply the rubric asks for".to_string(),
+            };
+            format!(
+                "every judge call failed ({}); no report written; {hint}",
+                kinds(&by_kind)
+            )
+        }
+        None => return None,
+    })
+}
+
+/// What to check when every call of the chat profiles `chats` failed with `by_kind`: the key
+/// when all were refused as unauthorised, else the servers, each with its profile's name when
+/// there are several. A generation endpoint's failure names its question, so the first one
+/// (`first`) is shown in full.
+fn failure_hint(chats: &[(&str, &ChatConfig)], by_kind: &ByKind, first: Option<&str>) -> String {
+    let sections: Vec<&(&str, &ChatConfig)> =
+        chats.iter().filter(|(_, c)| c.kind.is_remote()).collect();
+    let each = |f: &dyn Fn(&ChatConfig) -> String| match &sections[..] {
+        [(_, c)] => format!("`{}`", f(c)),
+        _ => sections
+            .iter()
+            .map(|(p, c)| format!("`{}` (profile `{p}`)", f(c)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let url = each(&|c| c.endpoint().shown());
+    let endpoint = sections.iter().any(|(_, c)| c.kind.takes_passages());
+    match Cause::of(by_kind) {
+        Cause::Auth => format!(
+            "check the key in {}",
+            each(&|c| format!("${}", c.api_key_env))
+        ),
+        Cause::Unreachable => format!("is the model server at {url} running?"),
+        Cause::Other => match first.filter(|_| endpoint) {
+            Some(first) => format!("the first: {first}"),
+            None => format!("see the errors of the server at {url}"),
+        },
+    }
 }
 
 /// The message of the first answer call that failed, in the order calls were planned.

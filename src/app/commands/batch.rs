@@ -9,9 +9,11 @@ use anyhow::{bail, Result};
 use crate::adapters::batch::{self, Collector, Ledger, Pending, StoreKind};
 use crate::adapters::evalset::Workspace;
 use crate::app::cli::BatchImportArgs;
+use crate::app::config::{ChatConfig, Config, EmbedderConfig, JudgeConfig};
 use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
 use crate::sweep::{Engine, RetrievalVariant};
+use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// The sweep's retriever, as `sweep` opens it.
 type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
@@ -21,12 +23,11 @@ type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
 /// `--batch`), a profile's and an embedder's with their own `batch` (or
 /// `--batch-embeddings`).
 pub fn batched(s: &SweepOptions, section: &str) -> bool {
-    let c = &s.config.config;
     match section.split_once('.') {
-        None if section == "embedder" => c.embedder.batch,
-        None => s.batch,
-        Some(("models", name)) => c.models.get(name).is_some_and(|m| m.batch),
-        Some(("embedders", name)) => c.embedders.get(name).is_some_and(|e| e.batch),
+        None if section == "embedder" => s.embedder(DEFAULT_PROFILE).is_some_and(|e| e.batch),
+        None => s.batch(),
+        Some(("models", name)) => s.chat(name).is_some_and(|m| m.batch),
+        Some(("embedders", name)) => s.embedder(name).is_some_and(|e| e.batch),
         Some(_) => false,
     }
 }
@@ -34,9 +35,11 @@ pub fn batched(s: &SweepOptions, section: &str) -> bool {
 /// Whether any request of the sweep goes through batches (`batch: true` somewhere).
 pub fn any_batched(s: &SweepOptions) -> bool {
     use crate::app::wiring::batch::{chat_section, embedder_section};
-    s.grid.chats().any(|p| batched(s, &chat_section(p)))
-        || s.grid.embedders().any(|p| batched(s, &embedder_section(p)))
-        || s.batch
+    s.grid().chats().any(|p| batched(s, &chat_section(p)))
+        || s.grid()
+            .embedders()
+            .any(|p| batched(s, &embedder_section(p)))
+        || s.batch()
 }
 
 /// Plan the sweep as a live one and collect, instead of sending, every request the cache does
@@ -52,27 +55,27 @@ pub async fn collect(
     wanted: &dyn Fn(&Pending) -> bool,
     embeddings: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Pending>> {
-    if s.pipeline.cache.is_none() {
+    if s.pipeline().cache.is_none() {
         bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }
     let collector = Arc::new(Collector::default());
-    let d = s.pipeline.deferred(&collector, embeddings, retrieval);
+    let d = s.pipeline().deferred(&collector, embeddings, retrieval);
     let engine = |judge, reranker| Engine {
-        repeat: s.repeat,
+        repeat: s.repeat(),
         judge,
         reranker,
         ..d.pipeline
-            .engine(retriever.clone(), d.retrieval.clone(), s.concurrency)
+            .engine(retriever.clone(), d.retrieval.clone(), s.concurrency())
     };
     if d.embeddings {
-        engine(None, None).sweep(ws, &s.grid).await?;
+        engine(None, None).sweep(ws, s.grid()).await?;
         if collector.has_embeddings() {
             return Ok(collector.take(wanted));
         }
         collector.take(&|_| false);
     }
     engine(d.pipeline.judge.clone(), d.pipeline.reranker.clone())
-        .sweep(ws, &s.grid)
+        .sweep(ws, s.grid())
         .await?;
     Ok(collector.take(wanted))
 }
@@ -91,16 +94,16 @@ pub async fn export(
         |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
     let pending = collect(s, ws, retriever, retrieval, &|_| true, &embeddings).await?;
     if pending.is_empty() {
-        if !s.quiet {
+        if !s.quiet() {
             super::print("nothing to write: the cache holds every answer the sweep needs; `rageval sweep` finishes from it with no call.\n")?;
         }
         return Ok(ExitStatus::Success);
     }
     // The ledger first: an answer that comes back always finds its request.
-    Ledger::open(&s.pipeline.cache_dir)?.record(&pending)?;
+    Ledger::open(&s.pipeline().cache_dir)?.record(&pending)?;
     let text = batch::input_text(&pending);
     crate::output::report::write_atomic(file, |w| Ok(w.write_all(text.as_bytes())?))?;
-    if !s.quiet {
+    if !s.quiet() {
         super::print(&export_text(s, &pending, file))?;
     }
     Ok(ExitStatus::Success)
@@ -108,7 +111,7 @@ pub async fn export(
 
 /// What `--batch-out` says: what it wrote, what that costs at the batch price, what comes next.
 fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
-    let p = &s.pipeline.pricing;
+    let p = &s.pipeline().pricing;
     let discount = p.batch_discount;
     let shown = file.display();
     let tokens: u64 = pending.iter().map(|x| x.prompt_tokens).sum();
@@ -147,11 +150,11 @@ fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
     let mut text = format!(
         "wrote {what} to {shown} (OpenAI batch input format; no chat call was made).\nestimated prompt tokens: {tokens}; estimated prompt cost at the batch price ({:.0}% off): {cost:.4} {}\n{next}",
         discount * 100.0,
-        s.pipeline.currency
+        s.pipeline().currency
     );
     if rewrites > 0 {
         text.push_str(", then run this command again: the answers depend on the rewrites.\n");
-    } else if judge == 0 && s.pipeline.judge.is_some() {
+    } else if judge == 0 && s.pipeline().judge.is_some() {
         text.push_str(", then run this command again for the judge's grades of those answers.\n");
     } else {
         text.push_str(" and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n");
@@ -302,9 +305,9 @@ pub async fn run(
     let embeddings =
         |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
     let cycle = Cycle {
-        config: &s.config.config,
-        pipeline: &s.pipeline,
-        quiet: s.quiet,
+        sections: s,
+        pipeline: s.pipeline(),
+        quiet: s.quiet(),
         max_rounds: MAX_ROUNDS,
     };
     cycle
@@ -341,7 +344,7 @@ pub async fn run_generate(
         bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }
     let cycle = Cycle {
-        config: &s.config.config,
+        sections: &s.config.config,
         pipeline: &s.pipeline,
         quiet: s.quiet,
         // Two rounds (the candidates, then their verification) per round of the generator.
@@ -363,10 +366,48 @@ pub async fn run_generate(
         .await
 }
 
-/// What a batch cycle reads: the config (the sections' servers, `chat.batch_retry`), the
+/// The config sections a batch cycle sends to: each chat and embedder profile's (`default`:
+/// `chat:` and `embedder:`) and the judge's; the sweep's plan has them, and so has the config.
+trait Sections {
+    fn chat(&self, profile: &str) -> Option<&ChatConfig>;
+    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig>;
+    fn judge(&self) -> Option<&JudgeConfig>;
+}
+
+impl Sections for SweepOptions {
+    fn chat(&self, profile: &str) -> Option<&ChatConfig> {
+        SweepOptions::chat(self, profile)
+    }
+    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig> {
+        SweepOptions::embedder(self, profile)
+    }
+    fn judge(&self) -> Option<&JudgeConfig> {
+        SweepOptions::judge(self)
+    }
+}
+
+impl Sections for Config {
+    fn chat(&self, profile: &str) -> Option<&ChatConfig> {
+        match profile {
+            DEFAULT_PROFILE => Some(&self.chat),
+            name => self.models.get(name),
+        }
+    }
+    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig> {
+        match profile {
+            DEFAULT_PROFILE => Some(&self.embedder),
+            name => self.embedders.get(name),
+        }
+    }
+    fn judge(&self) -> Option<&JudgeConfig> {
+        self.judge.as_ref()
+    }
+}
+
+/// What a batch cycle reads: the config sections (their servers, `chat.batch_retry`), the
 /// pipeline's cache files, and whether to print progress.
 struct Cycle<'a> {
-    config: &'a crate::app::config::Config,
+    sections: &'a dyn Sections,
     pipeline: &'a crate::app::wiring::Pipeline,
     quiet: bool,
     /// Rounds of batches at most.
@@ -377,7 +418,7 @@ impl Cycle<'_> {
     /// Finish the batches left open, then round by round: `collect` the requests, send them
     /// as batches, wait, import; until `collect` gives nothing new.
     async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<Batched> {
-        let c = self.config;
+        let c = self.sections;
         let dir = self.pipeline.cache_dir.clone();
         let client_for = |section: &str| -> Result<batch::client::Client> {
             let (http, switch) = section_http(c, section)?;
@@ -422,7 +463,8 @@ impl Cycle<'_> {
             // A request sent before and still unanswered is a failed line.
             let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
             if again {
-                if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
+                let retry = c.chat(DEFAULT_PROFILE).map(|chat| chat.batch_retry);
+                if retry == Some(batch::BatchRetry::Batch) && !retried {
                     retried = true;
                 } else {
                     pending.retain(|p| !sent.contains(&p.line.custom_id));
@@ -475,7 +517,7 @@ const MAX_ROUNDS: usize = 8;
 /// The HTTP fields of config section `section` (see [`Pending::section`]), and what to set to
 /// stop batching it, for messages.
 fn section_http<'a>(
-    c: &'a crate::app::config::Config,
+    c: &'a dyn Sections,
     section: &str,
 ) -> Result<(crate::app::config::HttpConfig<'a>, String)> {
     let off = |field: &str, flag: &str| format!("`{field}.batch: false` (or drop `{flag}`)");
@@ -483,18 +525,24 @@ fn section_http<'a>(
         anyhow::anyhow!("no config section `{section}` to send batches to (the cache folder's `batch/open.json` names it: remove the file to start anew)")
     };
     Ok(match section.split_once('.') {
-        None if section == "chat" => (c.chat.http(), off("chat", "--batch")),
-        None if section == "judge" => (
-            c.judge.as_ref().ok_or_else(missing)?.http(),
+        None if section == "chat" => (
+            c.chat(DEFAULT_PROFILE).ok_or_else(missing)?.http(),
             off("chat", "--batch"),
         ),
-        None if section == "embedder" => (c.embedder.http(), off("embedder", "--batch-embeddings")),
+        None if section == "judge" => (
+            c.judge().ok_or_else(missing)?.http(),
+            off("chat", "--batch"),
+        ),
+        None if section == "embedder" => (
+            c.embedder(DEFAULT_PROFILE).ok_or_else(missing)?.http(),
+            off("embedder", "--batch-embeddings"),
+        ),
         Some(("models", name)) => (
-            c.models.get(name).ok_or_else(missing)?.http(),
+            c.chat(name).ok_or_else(missing)?.http(),
             format!("`{section}.batch: false`"),
         ),
         Some(("embedders", name)) => (
-            c.embedders.get(name).ok_or_else(missing)?.http(),
+            c.embedder(name).ok_or_else(missing)?.http(),
             off(section, "--batch-embeddings"),
         ),
         _ => return Err(missing()),

@@ -37,7 +37,13 @@ pub async fn run(args: IndexArgs, config: Option<PathBuf>, quiet: bool) -> Resul
         r.ef_search,
     )?;
     let mut ws = Workspace::load(&files)?;
-    let pipeline = Pipeline::from_config(&cfg, false, Some(CacheMode::Use))?;
+    let pipeline = Pipeline::from_config(
+        &cfg,
+        &crate::app::wiring::Wiring {
+            cache: Some(CacheMode::Use),
+            ..Default::default()
+        },
+    )?;
     // The table holds the chunks the builtin retriever would search: long sections split alike.
     ws.split_long_sections(crate::adapters::corpus::chunk_limit(
         cfg.config.corpus.max_chunk_tokens,

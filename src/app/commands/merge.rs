@@ -25,7 +25,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, quiet: bool) -> Result<ExitStatus> {
     let results = record
         .into_results()
         .map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
-    let written = report::write_all(&results, out)?;
+    let written = report::write_all(&results, &report::Summary::of(&results), out)?;
     if !quiet {
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         super::print(&format!(

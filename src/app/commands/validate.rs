@@ -146,7 +146,7 @@ const PROBE_DOCUMENTS: [&str; 2] = [
 /// with a `reranker:`, send it one request of two fixed documents. One line per service.
 async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
     let r = &cfg.config.retriever;
-    let pipeline = crate::app::wiring::Pipeline::from_config(cfg, false, None)?;
+    let pipeline = crate::app::wiring::Pipeline::from_config(cfg, &Default::default())?;
     let mut lines = Vec::new();
     if r.kind.chunks_itself() {
         lines.push(format!("retriever `{}`: nothing to connect to", r.kind));

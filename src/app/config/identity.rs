@@ -5,42 +5,73 @@ use crate::base::redact;
 use crate::results::identity::*;
 
 use super::Config;
+use crate::vocab::dim::Dim;
+
+/// What a sweep's flags chose on top of its config, as the identity records it: the resolved
+/// options hand it over, so the config is never written.
+pub struct Chosen<'a> {
+    /// Each dimension's spec in the flag syntax as given: the flag's text, else the config's;
+    /// `None`: neither gave one (the dimension's default).
+    pub specs: &'a [Option<String>; Dim::COUNT],
+    /// The chat and the embedder profiles the specs name, in their order (empty when their
+    /// spec is `None`).
+    pub chats: Vec<String>,
+    pub embedders: Vec<String>,
+    /// `prompt.strict_refusal` or `--strict-refusal`.
+    pub strict_refusal: bool,
+    /// `--repeat`.
+    pub repeat: u32,
+}
 
 impl EffectiveConfig {
-    /// The effective settings of `c`, whose `sweep` and `prompt` sections already hold the
-    /// values the flags chose.
+    /// The effective settings of `c` alone, as a sweep with no flag would record them.
     pub fn new(c: &Config) -> Self {
+        let specs: [Option<String>; Dim::COUNT] =
+            std::array::from_fn(|i| c.sweep.spec(Dim::ALL[i]));
+        let profiles = |d: Dim| -> Vec<String> {
+            specs[d as usize]
+                .iter()
+                .flat_map(|spec| crate::vocab::grid::parse_profiles(spec))
+                .flatten()
+                .collect()
+        };
+        let chosen = Chosen {
+            chats: profiles(Dim::Chat),
+            embedders: profiles(Dim::Embedder),
+            specs: &specs,
+            strict_refusal: c.prompt.strict_refusal,
+            repeat: 1,
+        };
+        EffectiveConfig::chosen(c, &chosen)
+    }
+
+    /// The effective settings of `c` with what the flags `chosen`.
+    pub fn chosen(c: &Config, chosen: &Chosen<'_>) -> Self {
         EffectiveConfig {
             embedder: EmbedderIdentity::new(&c.embedder),
-            embedders: c
-                .sweep
-                .embedder
+            embedders: chosen
+                .embedders
                 .iter()
-                .flat_map(|spec| crate::vocab::grid::parse_profiles(&spec.to_spec()))
-                .flatten()
                 .filter_map(|name| {
-                    let e = c.embedders.get(&name)?;
-                    Some((name, EmbedderIdentity::new(e)))
+                    let e = c.embedders.get(name)?;
+                    Some((name.clone(), EmbedderIdentity::new(e)))
                 })
                 .collect(),
             chat: ChatIdentity::new(&c.chat),
-            models: c
-                .sweep
-                .chat
+            models: chosen
+                .chats
                 .iter()
-                .flat_map(|spec| crate::vocab::grid::parse_profiles(&spec.to_spec()))
-                .flatten()
-                .filter_map(|name| Some((name.clone(), ChatIdentity::new(c.models.get(&name)?))))
+                .filter_map(|name| Some((name.clone(), ChatIdentity::new(c.models.get(name)?))))
                 .collect(),
             prompt: PromptIdentity {
                 refusal: c.prompt.refusal.clone(),
-                strict_refusal: c.prompt.strict_refusal,
+                strict_refusal: chosen.strict_refusal,
                 system: c.prompt.system.clone(),
                 user: c.prompt.user.clone(),
                 passage: c.prompt.passage.clone(),
                 refusal_patterns: c.prompt.refusal_patterns.clone(),
             },
-            sweep: GridIdentity::new(|d| c.sweep.spec(d), 1),
+            sweep: GridIdentity::new(|d| chosen.specs[d as usize].clone(), chosen.repeat),
             pricing: PricingIdentity {
                 prompt_per_million: c.pricing.prompt_per_million,
                 cached_prompt_per_million: c.pricing.cached_prompt_per_million,
@@ -85,18 +116,27 @@ impl EffectiveConfig {
     }
 }
 
-/// This rageval's identity for `c` swept `repeat` times, its digest taken against the
+/// This rageval's identity for `c` swept as the flags `chosen`, its digest taken against the
 /// default config.
-pub fn run_identity(c: &Config, repeat: u32) -> RunIdentity {
-    let mut effective = EffectiveConfig::new(c);
-    effective.sweep.repeat = repeat;
-    RunIdentity::new(effective, &EffectiveConfig::new(&Config::default()))
+pub fn run_identity(c: &Config, chosen: &Chosen<'_>) -> RunIdentity {
+    RunIdentity::new(
+        EffectiveConfig::chosen(c, chosen),
+        &EffectiveConfig::new(&Config::default()),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::adapters::http::config::BaseUrls;
+
+    /// The identity of a sweep of `c` with no flag.
+    fn identity_of(c: &Config) -> RunIdentity {
+        RunIdentity::new(
+            EffectiveConfig::new(c),
+            &EffectiveConfig::new(&Config::default()),
+        )
+    }
 
     fn http_config(yaml: &str) -> Config {
         serde_yaml::from_str(yaml).unwrap()
@@ -107,7 +147,7 @@ mod tests {
         let c = http_config(
             "chat:\n  kind: openai\n  base_url: http://user:sk-canary@127.0.0.1:8787/v1?api_key=sk-q\n  headers: {X-Api-Key: sk-header}\n",
         );
-        let id = run_identity(&c, 1);
+        let id = identity_of(&c);
         let json = serde_json::to_string(&id).unwrap();
         for secret in ["sk-canary", "sk-q", "sk-header", "user"] {
             assert!(!json.contains(secret), "{secret} in {json}");
@@ -123,19 +163,19 @@ mod tests {
 
     #[test]
     fn round_trips_and_the_digest_follows_the_settings() {
-        let a = run_identity(&Config::default(), 1);
+        let a = identity_of(&Config::default());
         let back: RunIdentity = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
         assert_eq!(back, a);
-        assert_eq!(a, run_identity(&Config::default(), 1));
+        assert_eq!(a, identity_of(&Config::default()));
         let mut c = Config::default();
         c.chat.temperature = 0.5;
-        assert_ne!(run_identity(&c, 1).digest, a.digest);
+        assert_ne!(identity_of(&c).digest, a.digest);
         // Neither where reports go nor how fast calls are made is part of it.
         let mut c = Config::default();
         c.sweep.concurrency = 1;
         c.out = Some("elsewhere".into());
         c.chat.stream = true;
-        assert_eq!(run_identity(&c, 1).digest, a.digest);
+        assert_eq!(identity_of(&c).digest, a.digest);
         // A template, a refusal pattern or a judge changes results, so the digest.
         for yaml in [
             "prompt: {user: \"Q: {question}\\n{context}\"}",
@@ -143,7 +183,7 @@ mod tests {
             "judge: {kind: mock}",
         ] {
             let c = http_config(yaml);
-            assert_ne!(run_identity(&c, 1).digest, a.digest, "{yaml}");
+            assert_ne!(identity_of(&c).digest, a.digest, "{yaml}");
         }
     }
 
@@ -152,7 +192,7 @@ mod tests {
         let c = http_config(
             "judge:\n  base_url: http://u:sk-judge@127.0.0.1:9/v1\n  headers: {X-Key: sk-h}\n",
         );
-        let id = run_identity(&c, 1);
+        let id = identity_of(&c);
         let json = serde_json::to_string(&id).unwrap();
         assert!(
             !json.contains("sk-judge") && !json.contains("sk-h"),
@@ -168,7 +208,7 @@ mod tests {
 
     #[test]
     fn servers_are_listed_redacted_but_leave_the_digest_alone() {
-        let digest = |yaml: &str| run_identity(&http_config(yaml), 1);
+        let digest = |yaml: &str| identity_of(&http_config(yaml));
         let one = digest("chat:\n  kind: openai\n  base_url: http://127.0.0.1:1/v1\n");
         let two = digest(
             "chat:\n  kind: openai\n  base_url: [http://127.0.0.1:1/v1, 'http://k:sk-x@127.0.0.1:2/v1/']\n",
@@ -205,12 +245,12 @@ mod tests {
     fn the_default_config_digests_as_nothing_set() {
         // Every value at its default: the digest of `{}`, whatever fields later versions add
         // with defaults.
-        let a = run_identity(&Config::default(), 1);
+        let a = identity_of(&Config::default());
         assert_eq!(a.digest, crate::base::digest::digest(&[b"{}"]));
         let mut c = Config::default();
         c.chat.temperature = 0.5;
         assert_eq!(
-            run_identity(&c, 1).digest,
+            identity_of(&c).digest,
             crate::base::digest::digest(&[br#"{"chat":{"temperature":0.5}}"#])
         );
     }

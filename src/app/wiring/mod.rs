@@ -20,7 +20,7 @@ use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy}
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
 use crate::analysis::stats::Pricing;
-use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::app::config::{ChatConfig, ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::vocab::grid::{self};
 
 /// The pipeline under test: embedder, model and how replies are read.
@@ -58,9 +58,25 @@ pub struct Pipeline {
     /// Whether calls are cached, and how (`None`: not at all).
     pub(crate) cache: Option<CacheMode>,
     pub(crate) cache_dir: PathBuf,
+    /// `--stream`: every chat model streams, whatever its section says.
+    pub(crate) stream: bool,
     pub(crate) held: Arc<Held>,
     /// The reranker, when `reranker:` is configured.
     pub reranker: Option<Arc<dyn crate::adapters::rerank::Reranker>>,
+}
+
+/// What a command's flags change in how the pipeline is built, on top of the config (which is
+/// never written): the flags resolved once by [`crate::app::options`].
+#[derive(Debug, Clone, Default)]
+pub struct Wiring {
+    /// `--strict-refusal`: on whatever `prompt.strict_refusal` says.
+    pub strict_refusal: bool,
+    /// `--stream`: every chat model streams, whatever its section says.
+    pub stream: bool,
+    /// Whether calls are cached, and how (`None`: not at all, as `--no-cache`).
+    pub cache: Option<CacheMode>,
+    /// The cache's folder instead of `cache.dir` (`--cache-dir`, a shard's own folder).
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// The servers of one chat model: which profile they serve, as messages show them, and
@@ -232,16 +248,17 @@ impl Pipeline {
         }
     }
 
-    /// Build the configured models. HTTP models sit behind the response cache unless `cache`
-    /// is `None`; the builtin ones are instant and never cached.
-    pub fn from_config(
-        cfg: &LoadedConfig,
-        strict_refusal: bool,
-        cache: Option<CacheMode>,
-    ) -> Result<Self> {
+    /// Build the configured models as `wiring` says. HTTP models sit behind the response
+    /// cache unless `wiring.cache` is `None` (or `cache.enabled` is off); the builtin ones are
+    /// instant and never cached.
+    pub fn from_config(cfg: &LoadedConfig, wiring: &Wiring) -> Result<Self> {
         let c = &cfg.config;
-        let cache_dir = cfg.resolve(&c.cache.dir);
-        let cache = cache.filter(|_| c.cache.enabled);
+        let cache_dir = match &wiring.cache_dir {
+            Some(dir) => dir.clone(),
+            None => cfg.resolve(&c.cache.dir),
+        };
+        let cache = wiring.cache.filter(|_| c.cache.enabled);
+        let strict_refusal = wiring.strict_refusal;
         let held = Arc::new(Held::default());
         let mut rate_limited = false;
         let mut embed_store = None;
@@ -263,7 +280,11 @@ impl Pipeline {
         };
         let mut chat_servers = Vec::new();
         let mut chat_store = None;
-        let chat = chat_model(&c.chat, ChatRole::Answer, &c.prompt.refusal, &held)?;
+        let chat_section = ChatConfig {
+            stream: c.chat.stream || wiring.stream,
+            ..c.chat.clone()
+        };
+        let chat = chat_model(&chat_section, ChatRole::Answer, &c.prompt.refusal, &held)?;
         rate_limited |= chat.rate_limited;
         let model = match (chat.dead, cache) {
             (None, _) => chat.model,
@@ -348,6 +369,7 @@ impl Pipeline {
             embed_store,
             cache,
             cache_dir,
+            stream: wiring.stream,
             rate_limited: rate_limited.then_some(held.clone()),
             held,
             embedder,

@@ -33,7 +33,7 @@ impl Pipeline {
                 if let Some(t) = temperature {
                     section.temperature = t.to_f64();
                 }
-                section.stream |= c.chat.stream;
+                section.stream |= c.chat.stream || self.stream;
                 let chat = chat_model(&section, ChatRole::Answer, &c.prompt.refusal, &self.held)?;
                 if chat.rate_limited {
                     self.rate_limited = Some(self.held.clone());
@@ -210,4 +210,44 @@ pub(crate) fn chat_profile<'c>(
             crate::app::config::profiles::known(cfg.config.models.keys())
         )
     })
+}
+
+impl Pipeline {
+    /// The retrieval variants of the grid's (embedder profile, chunk size) pairs; empty when
+    /// the grid names neither dimension. `retriever` is the `default` embedder's; a pgvector
+    /// retriever is opened per embedder from `section`, so each one's dimensions are checked
+    /// against the table. `members`: each chunk size's members of the joined corpora.
+    pub async fn retrieval_variants(
+        &self,
+        section: &crate::app::config::RetrieverConfig,
+        grid: &Grid,
+        retriever: &Option<Arc<dyn crate::adapters::retriever::Retriever>>,
+        members: Option<Vec<Vec<Vec<usize>>>>,
+    ) -> Result<Vec<crate::sweep::RetrievalVariant>> {
+        use crate::vocab::dim::Dim;
+        if grid.at_default(Dim::Embedder) && grid.at_default(Dim::ChunkTokens) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for profile in grid.embedders() {
+            let embedder = self.embedder_of(profile);
+            let retriever = if profile == crate::vocab::grid::DEFAULT_PROFILE {
+                retriever.clone()
+            } else {
+                crate::adapters::retriever::open(section, embedder.clone())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("embedder profile `{profile}`: {e:#}"))?
+            };
+            for (i, chunk_tokens) in grid.chunk_tokens().enumerate() {
+                out.push(crate::sweep::RetrievalVariant {
+                    embedder_profile: profile.to_string(),
+                    chunk_tokens,
+                    embedder: embedder.clone(),
+                    retriever: retriever.clone(),
+                    members: members.as_ref().map(|m| m[i].clone()),
+                });
+            }
+        }
+        Ok(out)
+    }
 }

@@ -12,7 +12,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::chart::{self, ChartData};
-use super::{drilldown, Exporter, Results};
+use super::{drilldown, Exporter, Results, Summary};
 use crate::analysis::insight::format::{percent, rate_with_interval};
 use crate::base::escape::html as escape;
 use crate::output::explain::{self, limits_text, Explain};
@@ -93,6 +93,10 @@ impl Exporter for HtmlReport {
     }
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        self.write_with(r, &Summary::of(r), out)
+    }
+
+    fn write_with(&self, r: &Results, summary: &Summary, out: &mut dyn Write) -> Result<()> {
         let data = ChartData::new(r);
         let mut h = String::with_capacity(64 * 1024);
         h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -101,11 +105,11 @@ impl Exporter for HtmlReport {
         h.push_str("<title>rageval report</title>\n<style>");
         h.push_str(STYLE);
         h.push_str("</style>\n</head>\n<body>\n<main>\n");
-        header(r, &mut h);
+        header(r, summary, &mut h);
         recommendation(r, &mut h);
-        separability(r, &mut h);
+        separability(r, summary, &mut h);
         charts(&data, &mut h)?;
-        settings_table(r, &mut h);
+        settings_table(r, summary, &mut h);
         tags_table(r, &mut h);
         drilldown::questions(r, drilldown::MAX_QUESTIONS, &mut h);
         writeln!(
@@ -119,7 +123,7 @@ impl Exporter for HtmlReport {
     }
 }
 
-fn header(r: &Results, h: &mut String) {
+fn header(r: &Results, summary: &Summary, h: &mut String) {
     let m = &r.meta;
     let sets: Vec<String> = m
         .evalsets
@@ -136,9 +140,9 @@ fn header(r: &Results, h: &mut String) {
     let _ = write!(
         h,
         "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. {}, {}, rageval {}, config <code>{}</code>.</p>\n",
-        r.questions.len(),
-        r.settings.len(),
-        r.runs.len(),
+        summary.questions,
+        summary.settings,
+        summary.runs,
         r.calls.distinct_prompts,
         sets.join(", "),
         named_models("Embedder", "Embedders", &m.embedder, &m.embedders),
@@ -146,8 +150,8 @@ fn header(r: &Results, h: &mut String) {
         escape(&m.identity.tool_version),
         escape(m.identity.digest.get(..19).unwrap_or(&m.identity.digest)),
     );
-    if let Some(line) = r.rerank_summary() {
-        let _ = writeln!(h, "<p class=\"meta\">{}.</p>", escape(&line));
+    if let Some(line) = &summary.reranker {
+        let _ = writeln!(h, "<p class=\"meta\">{}.</p>", escape(line));
     }
     h.push_str("</header>\n");
 }
@@ -250,21 +254,21 @@ fn certification(explained: &Explain<'_>, h: &mut String) {
     h.push_str("</tbody></table>\n</section>\n");
 }
 
-fn separability(r: &Results, h: &mut String) {
-    let s = &r.insight.separability;
+fn separability(r: &Results, summary: &Summary, h: &mut String) {
+    let s = &summary.separability;
     // With a reranker, one line per score: the rerank score's (which minScore filters) first.
-    let summary = match &r.insight.retrieval_separability {
-        None => escape(&s.summary()),
+    let scores = match &s.retrieval {
+        None => escape(&s.score),
         Some(retrieval) => format!(
             "Rerank score: {}</p>\n<p>Retrieval score: {}",
-            escape(&s.summary()),
-            escape(&retrieval.summary())
+            escape(&s.score),
+            escape(retrieval)
         ),
     };
     let _ = write!(
         h,
         "<section id=\"separability\" class=\"callout info\">\n<h2>Separability</h2>\n<p>{}</p>\n<p class=\"small\">AUC is the chance that a random answerable question has a higher best score than a random unanswerable one (1 separates perfectly, 0.5 is a coin toss). A minScore above an unanswerable question's best score refuses it before the model; a minScore above an answerable question's <em>max minScore</em> (in the question list below) keeps its expected source out of the prompt.</p>\n</section>\n",
-        summary
+        scores
     );
     let per = explain::retrieval_lines(r);
     if !per.is_empty() {
@@ -323,7 +327,7 @@ fn charts(data: &ChartData, h: &mut String) -> Result<()> {
     Ok(())
 }
 
-fn settings_table(r: &Results, h: &mut String) {
+fn settings_table(r: &Results, summary: &Summary, h: &mut String) {
     h.push_str(
         "<section id=\"settings\">\n<h2>Settings</h2>\n<div class=\"scroll\"><table>\n<thead><tr>",
     );
@@ -408,8 +412,8 @@ fn settings_table(r: &Results, h: &mut String) {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody>\n</table></div>\n<p class=\"small\"><span class=\"key\" style=\"background:#dafbe1;box-shadow:inset 4px 0 #1a7f37\"></span>recommended <span class=\"key\" style=\"box-shadow:inset 4px 0 #0969da;background:#fff\"></span>Pareto-optimal: no other setting has fewer false refusals, unwanted answers and prompt tokens at once. Rates are percent [95% Wilson interval]; hit rate, recall and MRR count early-refused answerable questions as misses.</p>\n");
-    if let Some(line) = r.flagged_summary() {
-        let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(&line));
+    if let Some(line) = &summary.flagged {
+        let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(line));
     }
     h.push_str("</section>\n");
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{Exporter, Results};
+use super::{Exporter, Results, Summary};
 use crate::analysis::insight::format::rate_with_interval;
 
 pub struct MarkdownReport;
@@ -30,9 +30,13 @@ impl Exporter for MarkdownReport {
     }
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
+        self.write_with(r, &Summary::of(r), out)
+    }
+
+    fn write_with(&self, r: &Results, summary: &Summary, out: &mut dyn Write) -> Result<()> {
         // Names, ids and texts come from files: their control characters are shown escaped.
         let mut text = Vec::new();
-        write_report(r, MAX_ROWS, &mut text)?;
+        write_report(r, summary, MAX_ROWS, &mut text)?;
         let text = String::from_utf8(text)?;
         out.write_all(crate::base::safe_text::visible(&text).as_bytes())?;
         Ok(())
@@ -40,24 +44,27 @@ impl Exporter for MarkdownReport {
 }
 
 /// The report, listing every setting when there are at most `max_rows`.
-fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
-    let ins = &r.insight;
+fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) -> Result<()> {
+    head(r, s, out)?;
+    settings_table(r, max_rows, out)?;
+    tags_table(r, out)?;
+    separability(r, s, out)?;
+    notes(s, out)
+}
+
+/// The title, the swept profiles and the recommendation.
+fn head(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "### rageval: {} questions x {} settings\n",
-        r.questions.len(),
-        r.settings.len()
+        s.questions, s.settings
     )?;
-    for line in [r.meta.models_line(), r.meta.embedders_line()]
-        .into_iter()
-        .flatten()
-    {
-        writeln!(out, "{}\n", cell(&line))?;
+    for line in &s.profiles {
+        writeln!(out, "{}\n", cell(line))?;
     }
-    let rec = &ins.recommendation;
-    let lines = crate::output::explain::Explain::of(r).lines();
-    let reason = &lines[0];
-    match &rec.setting {
+    // The summary's recommendation lines: the reason first.
+    let reason = s.recommendation.first().map_or("", String::as_str);
+    match &r.insight.recommendation.setting {
         Some(id) => {
             let rest = reason
                 .strip_prefix(&format!("recommended: {id}"))
@@ -66,9 +73,15 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         None => writeln!(out, "**No recommendation:** {}\n", cell(reason))?,
     }
-    for line in lines.iter().skip(1) {
+    for line in s.recommendation.iter().skip(1) {
         writeln!(out, "{}\n", cell(line))?;
     }
+    Ok(())
+}
+
+/// One row per setting (past `max_rows`, the recommended and Pareto-optimal ones), and how
+/// to read it.
+fn settings_table(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
     let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
     header.extend(
         [
@@ -93,6 +106,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         .map(|(i, _)| if i + 1 == header.len() { "---" } else { "---:" })
         .collect();
     writeln!(out, "|{}|", align.join("|"))?;
+    let ins = &r.insight;
     let all = r.settings.len() <= max_rows;
     let mut left_out = 0;
     for (i, s) in r.stats.iter().enumerate() {
@@ -145,6 +159,11 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
+    Ok(())
+}
+
+/// The recommended setting's rates by tag, when questions carry tags.
+fn tags_table(r: &Results, out: &mut dyn Write) -> Result<()> {
     if let Some((setting, rows)) = super::tags::table(r) {
         writeln!(out, "**By tag** at `{}`:\n", cell(setting))?;
         writeln!(out, "| {} |", super::tags::TABLE_HEADERS.join(" | "))?;
@@ -155,8 +174,13 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
     }
-    let per = super::retrieval::rows(r);
-    match &ins.retrieval_separability {
+    Ok(())
+}
+
+/// How well the scores separate the questions: the whole grid's, or per retrieval variant.
+fn separability(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
+    let per = &s.separability.per_variant;
+    match &s.separability.retrieval {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
         // the per-variant table below stands in for it.
         _ if !per.is_empty() => {
@@ -170,40 +194,39 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
                 "|{}",
                 " --- |".repeat(super::retrieval::headers(r).len())
             )?;
-            for row in &per {
+            for row in per {
                 let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
                 writeln!(out, "| {} |", cells.join(" | "))?;
             }
         }
-        None => writeln!(
-            out,
-            "**Separability.** {}",
-            cell(&ins.separability.summary())
-        )?,
+        None => writeln!(out, "**Separability.** {}", cell(&s.separability.score))?,
         Some(retrieval) => {
             writeln!(
                 out,
                 "**Separability (rerank score).** {}\n",
-                cell(&ins.separability.summary())
+                cell(&s.separability.score)
             )?;
             writeln!(
                 out,
                 "**Separability (retrieval score).** {}",
-                cell(&retrieval.summary())
+                cell(retrieval)
             )?;
         }
     }
-    if let Some(line) = r.judge_summary() {
-        writeln!(out, "\n**Judge.** {}", cell(&line))?;
-    }
-    if let Some(line) = r.rerank_summary() {
-        writeln!(out, "\n**Reranker.** {}", cell(&line))?;
-    }
-    if let Some(line) = r.flagged_summary() {
-        writeln!(out, "\n**Prompt injection.** {}", cell(&line))?;
-    }
-    if let Some(line) = crate::results::repeat_line(r) {
-        writeln!(out, "\n**Stability.** {}", cell(&line))?;
+    Ok(())
+}
+
+/// The judge, the reranker, flagged passages and the repeats' stability, each when it applies.
+fn notes(s: &Summary, out: &mut dyn Write) -> Result<()> {
+    for (label, line) in [
+        ("Judge", &s.judge),
+        ("Reranker", &s.reranker),
+        ("Prompt injection", &s.flagged),
+        ("Stability", &s.repeats),
+    ] {
+        if let Some(line) = line {
+            writeln!(out, "\n**{label}.** {}", cell(line))?;
+        }
     }
     Ok(())
 }
@@ -216,7 +239,7 @@ mod tests {
 
     fn render(r: &Results, max_rows: usize) -> String {
         let mut buf = Vec::new();
-        write_report(r, max_rows, &mut buf).unwrap();
+        write_report(r, &Summary::of(r), max_rows, &mut buf).unwrap();
         String::from_utf8(buf).unwrap()
     }
 

@@ -11,6 +11,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod retrieval;
+pub mod summary;
 pub mod table;
 mod tags;
 pub mod terminal;
@@ -24,6 +25,7 @@ pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
 pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
+pub use self::summary::Summary;
 pub use self::tags::TagsCsv;
 pub use crate::output::record::SCHEMA;
 
@@ -35,6 +37,13 @@ pub trait Exporter: Send + Sync {
     /// The file name under the report folder.
     fn file_name(&self) -> &'static str;
     fn write(&self, results: &Results, out: &mut dyn Write) -> Result<()>;
+    /// Write the report with `summary`, the one built for every report of this sweep (and the
+    /// terminal's): the reports for people (Markdown, HTML) render it, the others read the
+    /// results alone.
+    fn write_with(&self, results: &Results, summary: &Summary, out: &mut dyn Write) -> Result<()> {
+        let _ = summary;
+        self.write(results, out)
+    }
 }
 
 /// Every file report of a sweep.
@@ -49,12 +58,13 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
-/// Write every report into `dir`, each atomically. Returns the paths written.
+/// Write every report into `dir`, each atomically, the reports for people rendering `summary`.
+/// Returns the paths written.
 ///
 /// The reports are independent, so each is written on its own thread: a large sweep's
 /// runs.csv, results.json and report.html take about the same time, and together they are
 /// most of the in-process work. The first error in [`exporters`] order is the one returned.
-pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write_all(results: &Results, summary: &Summary, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report folder `{}`", dir.display()))?;
     remove_stale_temporaries(dir);
@@ -67,7 +77,7 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
             .map(|exporter| {
                 let path = dir.join(exporter.file_name());
                 scope.spawn(move || {
-                    let written = write_atomic(&path, |w| exporter.write(results, w));
+                    let written = write_atomic(&path, |w| exporter.write_with(results, summary, w));
                     crate::base::timing::mark(exporter.file_name());
                     written.map(|()| path)
                 })

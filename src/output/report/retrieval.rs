@@ -57,10 +57,9 @@ pub fn rows(r: &Results) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The rows as a terminal table, wrapped to `width` columns when given; `None` with one
-/// variant.
-pub fn table(r: &Results, width: Option<usize>) -> Option<Table> {
-    let rows = rows(r);
+/// The `rows` of `r` as a terminal table, wrapped to `width` columns when given; `None` with
+/// one variant (no rows).
+pub fn table(r: &Results, rows: &[Vec<String>], width: Option<usize>) -> Option<Table> {
     if rows.is_empty() {
         return None;
     }

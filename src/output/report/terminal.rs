@@ -1,7 +1,7 @@
 //! What a sweep prints for people on the terminal: the settings table fitted to the terminal
 //! with the lines around it, and the dry run's table.
 
-use crate::output::report;
+use crate::output::report::{self, Summary};
 use crate::results::Results;
 use crate::vocab::grid::DEFAULT_PROFILE;
 
@@ -67,8 +67,8 @@ pub fn dry_run_text(rows: &[crate::sweep::DryRun], currency: &str, reranked: boo
 }
 
 /// What a sweep prints for people: the settings table fitted to the terminal (every column with
-/// `wide`), and the prose lines wrapped at the same width.
-pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
+/// `wide`), and the summary's lines wrapped at the same width.
+pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide: bool) -> String {
     let width = crate::base::term::width();
     let (table, note) = if wide {
         (report::table::settings_table(results), None)
@@ -77,32 +77,30 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         let note = fitted.note();
         (fitted.table, note)
     };
-    let insight = &results.insight;
     let c = &results.calls;
+    let s = summary;
     let mut lines: Vec<String> = note.into_iter().collect();
-    lines.extend(crate::output::explain::Explain::of(results).lines());
-    let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
-        .into_iter()
-        .flatten()
-        .collect();
+    lines.extend(s.recommendation.iter().cloned());
     lines.push("(rates: percent [95% Wilson interval]; pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once)".into());
-    let per_retrieval = report::retrieval::table(results, (!wide).then_some(width));
-    let mut after = match &insight.retrieval_separability {
+    let sep = &s.separability;
+    let per_retrieval =
+        report::retrieval::table(results, &sep.per_variant, (!wide).then_some(width));
+    let mut after = match &sep.retrieval {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
         // the per-variant table below stands in for it.
         _ if per_retrieval.is_some() => Vec::new(),
-        None => vec![format!("separability: {}", insight.separability.summary())],
+        None => vec![format!("separability: {}", sep.score)],
         Some(retrieval) => vec![
-            format!(
-                "separability (rerank score): {}",
-                insight.separability.summary()
-            ),
-            format!("separability (retrieval score): {}", retrieval.summary()),
+            format!("separability (rerank score): {}", sep.score),
+            format!("separability (retrieval score): {retrieval}"),
         ],
     };
-    after.extend(results.judge_summary());
-    after.extend(results.rerank_summary());
-    after.extend(results.flagged_summary());
+    after.extend(
+        [&s.judge, &s.reranker, &s.flagged]
+            .into_iter()
+            .flatten()
+            .cloned(),
+    );
     // What a server's prompt cache saved, when it reported any.
     let reused = match c.cached_prompt_tokens {
         0 => String::new(),
@@ -123,15 +121,15 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     };
     after.push(format!(
         "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}{batched}.",
-        results.questions.len(),
-        results.settings.len(),
-        results.runs.len(),
+        s.questions,
+        s.settings,
+        s.runs,
         c.runs_with_call,
         c.distinct_prompts,
         c.cache_hits,
         c.failed,
     ));
-    after.extend(crate::results::repeat_line(results));
+    after.extend(s.repeats.clone());
     after.push(format!("wrote {}", written.join(", ")));
     let wrap = |lines: Vec<String>| -> String {
         lines
@@ -150,9 +148,50 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
         .unwrap_or_default();
     format!(
         "{}{table}\n{}\n{}\n{per_retrieval}{}",
-        wrap(profiles),
+        wrap(s.profiles.clone()),
         wrap(lines),
         report::table::scores_table(results),
         wrap(after)
     )
+}
+
+/// The lines that say some model or judge calls failed: errors, or with `allow_errors`
+/// warnings; none when every call succeeded. With a generation endpoint among the chat
+/// models (`endpoint`), whose failure names its question, the first failure is shown.
+pub fn failed_calls(results: &Results, allow_errors: bool, endpoint: bool) -> Vec<String> {
+    use crate::sweep::health::{first_failure, kinds};
+    let level = if allow_errors { "warning" } else { "error" };
+    let accept = if allow_errors {
+        ""
+    } else {
+        " (pass --allow-errors to accept them)"
+    };
+    let c = &results.calls;
+    let mut lines = Vec::new();
+    if c.failed + c.rewrite_failed > 0 {
+        let what = match (c.failed, c.rewrite_failed) {
+            (_, 0) => "their runs are `error` in the reports",
+            (0, _) => "those follow-ups were asked as written",
+            _ => "answer failures are `error` runs; failed rewrites were asked as written",
+        };
+        let first = first_failure(&results.call_log)
+            .filter(|_| endpoint)
+            .map(|m| format!("; the first: {m}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "{level}: {} of {} model calls failed ({}); {what}{first}{accept}",
+            c.failed + c.rewrite_failed,
+            c.distinct_prompts + c.rewrite_calls,
+            kinds(&c.errors_by_kind),
+        ));
+    }
+    if c.judge_failed > 0 {
+        lines.push(format!(
+            "{level}: {} of {} judge calls failed ({}); those grades are errors and the string rules stand{accept}",
+            c.judge_failed,
+            c.judge_calls,
+            kinds(&c.judge_errors_by_kind),
+        ));
+    }
+    lines
 }
