@@ -81,9 +81,13 @@ fn exported_requests_answered_elsewhere_and_imported_give_the_live_sweep() {
     let p = http_project(&mock.url, false, "");
     let out = keyed(&p, &["sweep", "--batch-out", "calls.jsonl"])
         .stdout_contains(format!("wrote {distinct} chat requests to calls.jsonl (OpenAI batch input format; no chat call was made)."))
-        .stdout_contains("next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`")
         .stderr("")
         .absent("reports/latest/results.json")
+        .stdout(concat!(
+            "wrote 104 chat requests to calls.jsonl (OpenAI batch input format; no chat call was made).\n",
+            "estimated prompt tokens: 33962; estimated prompt cost at the batch price (50% off): 0.0000 USD\n",
+            "next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]` and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n",
+        ))
         .run();
     assert_eq!(count(&mock.stats(), &["chat_requests"]), 0, "no call");
     let input = out.read("calls.jsonl");
@@ -111,11 +115,34 @@ fn exported_requests_answered_elsewhere_and_imported_give_the_live_sweep() {
     );
     keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
         .stdout_contains(summary)
-        .stderr_contains("warning: errors.jsonl:1: 500: server_error: injected failure")
+        .stdout(concat!(
+            "imported 90 answers (0 already in the cache), 14 failed, 0 unknown.\n",
+            "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n",
+        ))
+        .stderr(concat!(
+            "warning: errors.jsonl:1: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:2: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:3: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:4: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:5: 500: server_error: injected failure\n",
+            "warning: ... and 9 more failed lines\n",
+        ))
         .run();
     keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
         .stdout_contains(format!(
             "imported 0 answers ({imported} already in the cache), {failed} failed, 0 unknown.\n"
+        ))
+        .stdout(concat!(
+            "imported 0 answers (90 already in the cache), 14 failed, 0 unknown.\n",
+            "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n",
+        ))
+        .stderr(concat!(
+            "warning: errors.jsonl:1: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:2: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:3: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:4: 500: server_error: injected failure\n",
+            "warning: errors.jsonl:5: 500: server_error: injected failure\n",
+            "warning: ... and 9 more failed lines\n",
         ))
         .run();
     let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
@@ -136,7 +163,13 @@ fn an_import_refuses_a_broken_line_and_never_guesses_an_unknown_id() {
     keyed(&p, &["batch", "import", "none.jsonl"])
         .unusable(&["holds no batch requests: write them with `rageval sweep --batch-out FILE`"])
         .run();
-    keyed(&p, &["sweep", "--batch-out", "calls.jsonl"]).run();
+    keyed(&p, &["sweep", "--batch-out", "calls.jsonl"])
+        .stdout(concat!(
+            "wrote 104 chat requests to calls.jsonl (OpenAI batch input format; no chat call was made).\n",
+            "estimated prompt tokens: 33962; estimated prompt cost at the batch price (50% off): 0.0000 USD\n",
+            "next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]` and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n",
+        ))
+        .run();
     p.write(
         "bad.jsonl",
         "{\"custom_id\": \"x\", \"response\": {\"status_code\": 200}}\nnot json\n",
@@ -149,8 +182,11 @@ fn an_import_refuses_a_broken_line_and_never_guesses_an_unknown_id() {
         &format!("{}\n", json!({"custom_id": "someone-else", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "hi"}}]}}})),
     );
     keyed(&p, &["batch", "import", "other.jsonl"])
-        .stdout_contains("imported 0 answers (0 already in the cache), 0 failed, 1 unknown.\n")
         .stderr("warning: other.jsonl:1: `custom_id` someone-else is no request of this project (not imported)\n")
+        .stdout(concat!(
+            "imported 0 answers (0 already in the cache), 0 failed, 1 unknown.\n",
+            "next: `rageval sweep` finishes from the cache with no call.\n",
+        ))
         .run();
     assert!(
         !p.path().join(".rageval/cache/chat.jsonl").exists()
@@ -208,6 +244,8 @@ fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_swe
             distinct - distinct / 7,
             distinct / 7
         ))
+        .stdout_any("legacy")
+        .stderr_any("each poll line counts the requests the mock has finished so far, which depends on timing")
         .run();
     let stats = mock.stats();
     assert_eq!(

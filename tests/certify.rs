@@ -45,6 +45,7 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         .stdout_contains("\nstability: ")
         .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
         .stdout_lacks("to certify")
+        .stdout_any("legacy")
         .run();
     let s = out.summary();
     let rec = &s["recommendation"];
@@ -73,7 +74,13 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         "evalsets: [evalsets/set.yaml]\ngate:\n  setting: min_score=0.4,k=1\n",
     );
     p.rageval(["gate", "--require-certified"])
-        .stdout_contains("certified at 95% by ordered tests over 10 settings")
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (60 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  certified certified at 95% by ordered tests over 10 settings\n",
+            "gate: PASS (2 checks)\n",
+        ))
         .run();
     assert_eq!(rec["cross_validation"]["folds"], 5);
     assert_eq!(rec["cross_validation"]["certified_folds"], 5);
@@ -113,18 +120,41 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .stdout_contains("(best, not certified at 95%)")
         .stdout_contains(line)
         .stdout_contains("best, not certified │")
+        .stdout_any("legacy")
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
-    p.rageval(["gate"]).run();
+    p.rageval(["gate"])
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
+        .run();
     p.rageval(["gate", "--require-certified"])
         .status(1)
         .stdout_contains(format!("not certified: {line}"))
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
         .run();
     p.write(
         "rageval.yaml",
         "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
     );
-    p.rageval(["gate"]).status(1).run();
+    p.rageval(["gate"]).status(1)
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
+        .run();
     // Confidence 0: the measured choice, nothing certified, no bound.
     p.write(
         "rageval.yaml",
@@ -134,6 +164,7 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1: ")
         .stdout_lacks("certif")
+        .stdout_any("legacy")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -157,6 +188,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
         ])
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
         .stdout_contains(" settings, valid at any number of questions its true rates are at most ")
+        .stdout_any("legacy")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -174,6 +206,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
+        .stdout_any("legacy")
         .run();
     let rec = &out.summary()["recommendation"];
     assert!(
@@ -191,7 +224,10 @@ fn the_sequential_mode_and_bonferroni_are_options() {
 fn validate_says_what_a_set_of_its_size_can_certify() {
     Test::new()
         .args(["validate"])
-        .stdout_contains("\n      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n")
+        .stdout(concat!(
+            "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
+            "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+        ))
         .run();
 }
 
@@ -250,5 +286,6 @@ fn bad_certification_input_names_the_field() {
     Test::sweep()
         .args(["--folds", "3", "--wide"])
         .stdout_contains("\ncross-validation (3 folds): held-out unwanted ")
+        .stdout_any("legacy")
         .run();
 }

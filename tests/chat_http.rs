@@ -88,6 +88,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
     // The cache answers a rerun; a dry run counts it and calls nothing.
     let dry = keyed(&p, &["sweep", "--dry-run", "--output", "json"])
         .args(&SAMPLE_SWEEP[1..])
+        .stdout_any("legacy")
         .run()
         .stdout_json();
     let row = &dry["dry_run"][0];
@@ -102,6 +103,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
         .stdout_contains(format!(
             "{distinct} distinct prompts ({distinct} from cache, 0 failed)"
         ))
+        .stdout_any("legacy")
         .run();
     assert_eq!(generated(&server), 2 * distinct, "the rerun made no call");
     assert_eq!(
@@ -115,6 +117,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
         &["sweep", "--dry-run", "--output", "json", "--no-cache"],
     )
     .args(&SAMPLE_SWEEP[1..])
+    .stdout_any("legacy")
     .run()
     .stdout_json();
     assert_eq!(cold["dry_run"][0]["calls"].as_u64(), Some(distinct));
@@ -177,6 +180,7 @@ fn early_refusals_make_no_call_and_profiles_mix_an_endpoint_with_a_plain_model()
             "1,4",
             "--wide",
         ])
+        .stdout_any("legacy")
         .run()
         .stdout;
     assert!(
@@ -412,7 +416,11 @@ fn a_bad_reply_is_one_error_naming_the_question_and_no_secret() {
         "set.yaml",
         &format!("{SET}  - id: rules\n    question: What are the rules?\n"),
     );
-    let out = bad_sweep(&p).arg("--allow-errors").run();
+    let out = bad_sweep(&p).arg("--allow-errors")
+        .stderr(
+            "warning: 1 of 2 model calls failed (1 client); their runs are `error` in the reports; the first: generation for question `What are the rules?` failed: client at http://127.0.0.1:[PORT]/picky: 400 Bad Request: chain raised KeyError: 'context'\n",
+        )
+        .run();
     assert_eq!(
         out.stderr,
         format!("warning: 1 of 2 model calls failed (1 client); their runs are `error` in the reports; the first: generation for question `What are the rules?` failed: client at {}: 400 Bad Request: chain raised KeyError: 'context'\n", server.url("picky"))
@@ -469,6 +477,13 @@ fn an_endpoint_that_echoes_credentials_has_them_hidden_everywhere() {
             "1",
         ])
         .env("RAGEVAL_TEST_CHAIN_KEY", SECRET_KEY)
+        .stdout(concat!(
+            "Bearer <redacted> <redacted> It costs ten dollars. [a.md > Fee] (1 passage(s))\n",
+            "\n",
+            "sources (* cited):\n",
+            "  *[1] a.md > Fee (0.816)\n",
+            "tokens: prompt 15, completion 18 (estimated)\n",
+        ))
         .run();
     assert!(!ask.stdout.contains(SECRET_KEY) && !ask.stdout.contains("tenant-secret-77"));
     p.rageval(["prompt", "What is the fee per term?", "--min-score", "0.1", "--k", "1"])

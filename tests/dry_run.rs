@@ -7,6 +7,7 @@ use crate::http::{http_project, keyed, MockLlm};
 
 fn dry(p: &crate::support::Project) -> Value {
     let doc = keyed(p, &["sweep", "--dry-run", "--output", "json"])
+        .stdout_any("legacy")
         .run()
         .stdout_json();
     assert_eq!(doc["dry_run"].as_array().unwrap().len(), 1, "{doc}");

@@ -165,7 +165,7 @@ fn bad_config() {
     fails(&p, &[], &["rageval.yaml:2:", "unknown variant `gpt`"]);
     p.rageval(["sweep", "--config", "missing.yaml"])
         .status(2)
-        .stderr_contains("missing.yaml: cannot read config")
+        .stderr("error: missing.yaml: cannot read config: No such file or directory (os error 2)\n")
         .run();
 }
 
@@ -177,6 +177,9 @@ fn a_failed_run_leaves_the_previous_report_intact() {
     p.rageval(["sweep", "--evalset", "set.yaml"])
         .write("set.yaml", "corpus: docs\nanswerable: []\n")
         .status(2)
+        .stderr(
+            "error: set.yaml: the question set has no questions: add items under `answerable` or `unanswerable`\n",
+        )
         .run();
     assert_eq!(p.read("reports/latest/results.json"), before);
 }

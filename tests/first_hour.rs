@@ -23,7 +23,7 @@ fn header(text: &str) -> &str {
 #[test]
 fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
     let p = Project::sample();
-    let piped = p.sample_sweep().run();
+    let piped = p.sample_sweep().stdout_any("legacy").run();
     // Piped with no COLUMNS is 100 wide too: the two outputs are the same.
     let text = p
         .sample_sweep()
@@ -58,6 +58,7 @@ fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
             .args(extra)
             .env("COLUMNS", columns)
             .any_status()
+            .stdout_any("legacy")
             .run()
             .stdout
     };
@@ -115,7 +116,11 @@ fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
             .env(KEY_ENV, "test-key")
             .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
     };
-    let err = progress(&[]).run().stderr;
+    let err = progress(&[])
+        .stdout_any("legacy")
+        .stderr_any("how many calls end before each tick depends on the machine's load; the lines' shape is checked below")
+        .run()
+        .stderr;
     let lines = progress_lines(&err);
     assert_eq!(
         lines.len(),
@@ -162,6 +167,7 @@ fn init_then_sweep_in_an_empty_folder() {
     let sweep = p
         .rageval(["sweep"])
         .stdout_contains("5 questions x 20 settings = 100 runs;")
+        .stdout_any("legacy")
         .run();
     assert_eq!(sweep.results().questions.len(), 5);
     // The starter set answers its own questions somewhere in the grid.
@@ -176,6 +182,13 @@ fn init_then_sweep_in_an_empty_folder() {
         .rageval(["gate", "--setting", "min_score=0.2,k=4"])
         .any_status()
         .stderr("")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (5 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate 0.000 <= limit 0.200\n",
+            "PASS  false_refusal_rate 0.000 <= limit 0.500\n",
+            "gate: PASS (3 checks)\n",
+        ))
         .run();
     assert!(
         gate.stdout.lines().any(|l| l == "gate: PASS (3 checks)"),
@@ -240,7 +253,13 @@ fn init_over_existing_markdown_lists_its_headings() {
         "docs/faq.md",
         "# Fees\nThe fee is ten dollars per term.\n\nOpening times\n---\nWe open at nine.\n",
     );
-    p.rageval(["init"]).run();
+    p.rageval(["init"])
+        .stdout(concat!(
+            "wrote rageval.yaml, evalsets/starter.yaml, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\n",
+            "next: rageval sweep\n",
+            "then: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n",
+        ))
+        .run();
     assert!(!p.path().join("docs/welcome.md").exists());
     let set = p.read("evalsets/starter.yaml");
     assert!(set.contains("\ncorpus: \"../docs\"\n"), "{set}");
@@ -250,19 +269,31 @@ fn init_over_existing_markdown_lists_its_headings() {
         ),
         "{set}"
     );
-    p.rageval(["sweep"]).run();
+    p.rageval(["sweep"]).stdout_any("legacy").run();
 
     // Markdown at the top of the folder is the corpus when there is no docs/; --corpus names one.
     let top = Project::empty();
     top.write("guide.md", "# Install\nRun the installer.\n");
-    top.rageval(["init"]).run();
+    top.rageval(["init"])
+        .stdout(concat!(
+            "wrote rageval.yaml, evalsets/starter.yaml, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\n",
+            "next: rageval sweep\n",
+            "then: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n",
+        ))
+        .run();
     assert!(top
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"..\"\n"));
     top.sweep::<_, &str>([]).run();
     let named = Project::empty();
     named.write("notes/a.md", "# Fees\nTen dollars.\n");
-    named.rageval(["init", "--corpus", "notes"]).run();
+    named.rageval(["init", "--corpus", "notes"])
+        .stdout(concat!(
+            "wrote rageval.yaml, evalsets/starter.yaml, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\n",
+            "next: rageval sweep\n",
+            "then: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n",
+        ))
+        .run();
     assert!(named
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"../notes\"\n"));
@@ -271,7 +302,11 @@ fn init_over_existing_markdown_lists_its_headings() {
 
 /// The schema `rageval schema WHICH` prints, compiled.
 pub fn validator(which: &str) -> jsonschema::Validator {
-    let schema = Test::empty().args(["schema", which]).run().stdout_json();
+    let schema = Test::empty()
+        .args(["schema", which])
+        .stdout_any("legacy")
+        .run()
+        .stdout_json();
     jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{which}: {e}"))
 }
 
@@ -319,7 +354,13 @@ fn the_schemas_validate_the_sample_files_and_reject_invalid_ones() {
 
     // The files init writes next to the YAML are the same schemas.
     let p = Project::empty();
-    p.rageval(["init"]).run();
+    p.rageval(["init"])
+        .stdout(concat!(
+            "wrote rageval.yaml, evalsets/starter.yaml, docs/welcome.md, and the schemas .rageval/config.schema.json, .rageval/evalset.schema.json for editors\n",
+            "next: rageval sweep\n",
+            "then: write your own questions in evalsets/starter.yaml (`rageval validate` checks them)\n",
+        ))
+        .run();
     for (which, file) in [
         ("config", ".rageval/config.schema.json"),
         ("evalset", ".rageval/evalset.schema.json"),
@@ -358,7 +399,9 @@ fn completions_for_each_shell() {
             "Register-ArgumentCompleter -Native -CommandName 'rageval' -ScriptBlock {",
         ),
     ] {
-        let text = p.rageval(["completions", shell]).run().stdout;
+        let text = p.rageval(["completions", shell])
+            .stdout_any("legacy")
+            .run().stdout;
         assert!(text.lines().any(|l| l == line), "{shell}: no line {line:?}");
     }
 }
@@ -537,10 +580,16 @@ fn gate_inputs_are_checked_before_the_first_call() {
 
 #[test]
 fn a_gate_without_limits_says_so() {
-    let p = Test::sweep().run();
+    let p = Test::sweep().stdout_any("legacy").run();
     let text = p
         .project()
         .rageval(["gate", "--setting", "min_score=0.2,k=4"])
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
         .run()
         .stdout;
     let mut lines = text.lines();

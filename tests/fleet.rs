@@ -38,7 +38,9 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
         &format!("base_url: [{}, {}]\n", a.url, b.url),
     );
     p.write("rageval.yaml", &config);
-    keyed(&p, &["sweep", "--no-cache"]).run();
+    keyed(&p, &["sweep", "--no-cache"])
+        .stdout_any("legacy")
+        .run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
 
     let distinct = distinct_prompts(&p);
@@ -67,7 +69,9 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
         serde_json::json!([a.url, b.url])
     );
     let single = http_project(&a.url, true, "");
-    let out = keyed(&single, &["sweep", "--no-cache"]).run();
+    let out = keyed(&single, &["sweep", "--no-cache"])
+        .stdout_any("legacy")
+        .run();
     assert_eq!(out.results().identity.identity.digest, fleet.digest);
 }
 
@@ -81,7 +85,9 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
         &format!("base_url: [{dead}, {}]\n", live.url),
     );
     p.write("rageval.yaml", &config);
-    keyed(&p, &["sweep", "--no-cache"]).run();
+    keyed(&p, &["sweep", "--no-cache"])
+        .stdout_any("legacy")
+        .run();
     assert_eq!(
         comparable(&p, "reports/latest"),
         builtin(&p),
@@ -107,7 +113,11 @@ fn every_server_of_a_list_dead_stops_the_sweep_naming_them_all() {
         &format!("base_url: [{d1}, {d2}]\n"),
     );
     p.write("rageval.yaml", &config);
-    let err = keyed(&p, &["sweep"]).status(2).stderr_lines(1).run().stderr;
+    let err = keyed(&p, &["sweep"]).status(2).stderr_lines(1)
+        .stderr(
+            "error: the sweep stopped early: 20 connection attempts in a row failed (104 connect); no report written; is the model server at `http://127.0.0.1:[PORT]/v1, http://127.0.0.1:[PORT]/v1` running?\n",
+        )
+        .run().stderr;
     assert!(
         err.starts_with("error: the sweep stopped early: 20 connection attempts in a row failed ("),
         "{err}"
@@ -131,6 +141,9 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
         &["sweep", "--no-cache", "--k", "2", "--min-score", "0.1"],
     )
     .env("RAGEVAL_PROGRESS_INTERVAL_MS", "300")
+    .stdout_any("legacy")
+    .stderr_any("the progress lines show the measured rate, which wobbles around 20.0 calls/s")
+    .stderr_contains("calls/s, eta")
     .run();
     let n = distinct_prompts(&p);
     assert!(n >= 12, "enough calls to see the pace: {n}");

@@ -96,10 +96,10 @@ fn the_sample_passes_against_the_committed_baseline() {
     ] {
         run = run.stdout_contains(line);
     }
-    run.run();
+    run.stdout_any("legacy").run();
     // Latency differs from the committed run, and must not matter; a later `rageval gate`
     // reads the same results by default and agrees.
-    p.rageval(["gate"]).run();
+    p.rageval(["gate"]).stdout_any("legacy").run();
 }
 
 #[test]
@@ -107,20 +107,72 @@ fn an_edited_corpus_fails_and_names_the_flipped_question() {
     let p = regressed();
     gate_now(&p, &[])
         .status(1)
-        .stdout_contains("FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000")
-        .stdout_contains("flipped for the worse at min_score=0.2,k=4 (1):")
-        .stdout_contains("  fee-per-term  answer -> false_refusal")
-        .stdout_contains("1 worse, 0 better, p=1.0000")
-        .stdout_contains("gate: FAIL (2 of 5 checks failed)")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "baseline: base/results.json (26 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
+            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000\n",
+            "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000\n",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
+            "flipped for the worse at min_score=0.2,k=4 (1):\n",
+            "  fee-per-term  answer -> false_refusal\n",
+            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: FAIL (2 of 5 checks failed)\n",
+        ))
         .run();
 
     // One flip is chance: with require_significance the baseline checks pass and say why.
     gate_now(&p, &["--require-significance"])
-        .stdout_contains("not significant (p=1.0000 >= alpha 0.05)")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "baseline: base/results.json (26 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
+            "PASS  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)\n",
+            "PASS  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)\n",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
+            "flipped for the worse at min_score=0.2,k=4 (1):\n",
+            "  fee-per-term  answer -> false_refusal\n",
+            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: PASS (5 checks)\n",
+        ))
         .run();
     // A tolerance of one question in seventeen (0.059) lets it pass; 0.05 does not.
-    gate_now(&p, &["--tolerance", "0.06"]).run();
-    gate_now(&p, &["--tolerance", "0.05"]).status(1).run();
+    gate_now(&p, &["--tolerance", "0.06"])
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "baseline: base/results.json (26 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.060\n",
+            "PASS  false_refusal_rate vs baseline 0.235 <= 0.176 + tolerance 0.060\n",
+            "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.060\n",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.060\n",
+            "flipped for the worse at min_score=0.2,k=4 (1):\n",
+            "  fee-per-term  answer -> false_refusal\n",
+            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: PASS (5 checks)\n",
+        ))
+        .run();
+    gate_now(&p, &["--tolerance", "0.05"]).status(1)
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "baseline: base/results.json (26 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.050\n",
+            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.050\n",
+            "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.050\n",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.050\n",
+            "flipped for the worse at min_score=0.2,k=4 (1):\n",
+            "  fee-per-term  answer -> false_refusal\n",
+            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: FAIL (1 of 5 checks failed)\n",
+        ))
+        .run();
 }
 
 #[test]
@@ -138,9 +190,13 @@ fn an_absolute_limit_breach_names_the_limit_and_the_figure() {
         "250",
     ])
     .status(1)
-    .stdout_contains("FAIL  unwanted_answer_rate 0.556 > limit 0.500")
-    .stdout_contains("FAIL  prompt_tokens_per_question 279.6 > limit 250")
-    .stdout_contains("PASS  error_runs 0 <= limit 0")
+    .stdout(concat!(
+        "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+        "PASS  error_runs 0 <= limit 0\n",
+        "FAIL  unwanted_answer_rate 0.556 > limit 0.500\n",
+        "FAIL  prompt_tokens_per_question 279.6 > limit 250\n",
+        "gate: FAIL (2 of 3 checks failed)\n",
+    ))
     .run();
 }
 
@@ -156,14 +212,34 @@ fn update_baseline_writes_the_results_on_purpose_only() {
         .unusable(&["`--update-baseline` needs a baseline path"])
         .run();
     gate(&["--update-baseline", "--baseline", "ci/base.json"])
-        .stdout_contains("baseline: wrote ci/base.json from now/results.json")
+        .stdout(concat!(
+            "baseline: wrote ci/base.json from now/results.json (not compared)\n",
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
         .run();
     assert_eq!(p.read("ci/base.json"), p.read("now/results.json"));
     // Without the flag the baseline is only read.
     break_the_fee_section(&p);
     sweep(&p, "now");
     let before = p.read("ci/base.json");
-    gate(&["--baseline", "ci/base.json"]).status(1).run();
+    gate(&["--baseline", "ci/base.json"]).status(1)
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "baseline: ci/base.json (26 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
+            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000\n",
+            "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000\n",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
+            "flipped for the worse at min_score=0.2,k=4 (1):\n",
+            "  fee-per-term  answer -> false_refusal\n",
+            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: FAIL (2 of 5 checks failed)\n",
+        ))
+        .run();
     assert_eq!(p.read("ci/base.json"), before);
 }
 
@@ -204,7 +280,13 @@ fn sweep_gate_flags_and_config() {
             "0.1",
         ])
         .status(1)
-        .stderr_contains("FAIL  false_refusal_rate 0.176 > limit 0.100")
+        .stdout_any("legacy")
+        .stderr(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  false_refusal_rate 0.176 > limit 0.100\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
         .run();
     assert_eq!(out.stdout_json()["schema"], "rageval.results/2");
     // The config's gate section, with a line number for a bad value.
@@ -223,7 +305,14 @@ fn sweep_gate_flags_and_config() {
         .status(1)
         .run();
     // ... and flags win over it.
-    p.rageval(["gate", "--max-false-refusal-rate", "0.2"]).run();
+    p.rageval(["gate", "--max-false-refusal-rate", "0.2"])
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (33 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  false_refusal_rate 0.136 <= limit 0.200\n",
+            "gate: PASS (2 checks)\n",
+        ))
+        .run();
 }
 
 #[test]
@@ -239,12 +328,22 @@ fn the_recommended_setting_is_gated_by_default() {
         d["summary"]["recommended"] = "min_score=0.2,k=4".into()
     });
     p.rageval(["gate", "now/results.json"])
-        .stdout_contains("gate: setting min_score=0.3,k=4 of now/results.json")
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.3,k=4 of now/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
         .run();
     // An explicit setting overrides the recommendation.
     p.rageval(["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
         .any_status()
-        .stdout_contains("gate: setting min_score=0.2,k=4")
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "gate: PASS (1 check)\n",
+        ))
         .run();
 }
 
@@ -331,6 +430,12 @@ fn the_wrong_answer_limit_passes_at_its_boundary_and_fails_past_it() {
             "--max-wrong-answer-rate",
             "0",
         ])
+        .stdout(concat!(
+            "gate: setting min_score=0,k=1 of reports/latest/results.json (6 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  wrong_answer_rate 0.000 <= limit 0.000\n",
+            "gate: PASS (2 checks)\n",
+        ))
         .run();
     assert!(
         out.stdout

@@ -104,7 +104,17 @@ fn a_heavily_changed_question_set_is_not_compared() {
     // 5 gone (19%): compared on the 21 common questions, and the change is reported.
     drop(&p, 5);
     gate_now(&p, &[])
-        .stdout_contains("baseline: base/results.json (21 questions compared)")
-        .stdout_contains("5 removed (`fee-per-term`, `scholarship`")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of now/results.json (21 questions)\n",
+            "baseline: base/results.json (21 questions compared)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
+            "PASS  false_refusal_rate vs baseline 0.167 <= 0.167 + tolerance 0.000\n",
+            "PASS  answer_match_rate vs baseline 0.600 >= 0.600 - tolerance 0.000\n",
+            "PASS  wrong_answer_rate vs baseline 0.333 <= 0.333 + tolerance 0.000\n",
+            "questions since the baseline: 5 removed (`fee-per-term`, `scholarship`, `laptop-loan-length`, `showcase-minutes`, `president`); compared on the 21 in both\n",
+            "paired test (exact McNemar): 0 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+            "gate: PASS (5 checks)\n",
+        ))
         .run();
 }

@@ -1,8 +1,15 @@
 //! One way to run the binary in a test, in the style of the `just` project's tests/test.rs:
 //! build a [`Test`] (arguments, files, environment), state what the run must give
-//! (status, stdout, stderr: exactly, or holding or lacking some text), and [`Test::run`] runs
-//! `rageval` once, compares the three together and panics with one message that shows all of
-//! them, with a line diff where an exact text differs.
+//! (status, stdout, stderr, files it writes), and [`Test::run`] runs `rageval` once, compares
+//! them together and panics with one message that shows all of them, with a line diff where a
+//! text differs.
+//!
+//! Everything is compared by default: a run must exit 0 and leave stdout and stderr empty
+//! unless the test states otherwise. A test that does not care about a stream says so by name
+//! and says why (`.stderr_any("progress lines depend on timing")`); `_contains` and `_lacks`
+//! then check parts of it. Texts are compared after [`normalise`] replaces what differs from
+//! run to run (the project's temporary path, loopback ports, durations), in the expected text
+//! and the actual one alike.
 //!
 //! This file is the only one that names `rageval::` paths: the tests take the library's types
 //! from here, so a module that moves is one edit.
@@ -34,32 +41,48 @@ impl Place<'_> {
     }
 }
 
-/// What one stream must be: exactly a text, or holding and lacking some texts.
+/// What one stream must be: exactly a text (empty unless told), or, where the test says why
+/// the whole does not matter, holding and lacking some texts.
 #[derive(Default)]
 struct Expect {
     exact: Option<String>,
+    /// Why the test does not compare the whole stream (`None`: it does).
+    any: Option<String>,
     contains: Vec<String>,
     lacks: Vec<String>,
     lines: Option<usize>,
 }
 
 impl Expect {
-    /// What is wrong with `actual`, if anything, one line a problem (a diff for an exact text).
-    fn problems(&self, actual: &str) -> String {
+    /// What is wrong with `raw`, if anything, one line a problem (a diff for an exact text).
+    /// The exact text is compared normalised; a needle is found in the raw text or in the
+    /// normalised one, and one that must lack is looked for in the raw text.
+    fn problems(&self, raw: &str, norm: &dyn Fn(&str) -> String) -> String {
+        let actual = &norm(raw);
         let mut out = String::new();
-        if let Some(want) = &self.exact {
-            if want != actual {
-                out.push_str("  differs (- expected, + actual):\n");
-                out.push_str(&diff(want, actual));
+        match (&self.exact, &self.any) {
+            (Some(want), _) => {
+                let want = norm(want);
+                if &want != actual {
+                    out.push_str("  differs (- expected, + actual):\n");
+                    out.push_str(&diff(&want, actual));
+                }
             }
+            (None, None) if !actual.is_empty() => {
+                out.push_str(
+                    "  must be empty: the test states no text for it (state it, or opt out with \
+                     a reason)\n",
+                );
+            }
+            (None, _) => {}
         }
         for n in &self.contains {
-            if !actual.contains(n.as_str()) {
+            if !raw.contains(n.as_str()) && !actual.contains(norm(n).as_str()) {
                 let _ = writeln!(out, "  does not contain {n:?}");
             }
         }
         for n in &self.lacks {
-            if actual.contains(n.as_str()) {
+            if raw.contains(n.as_str()) {
                 let _ = writeln!(out, "  contains {n:?}, which it must not");
             }
         }
@@ -73,8 +96,9 @@ impl Expect {
     }
 }
 
-/// One run of `rageval` and what it must give. Unless told otherwise it must exit 0; a stream
-/// with no expectation is not checked.
+/// One run of `rageval` and what it must give. Unless told otherwise it must exit 0 with
+/// stdout and stderr empty; a test opts out of a stream by name, with a reason
+/// ([`Test::stdout_any`], [`Test::stderr_any`]).
 #[must_use = "a test does nothing until `.run()`"]
 pub struct Test<'p> {
     place: Place<'p>,
@@ -84,6 +108,7 @@ pub struct Test<'p> {
     stdout: Expect,
     stderr: Expect,
     absent: Vec<String>,
+    files: Vec<(String, String)>,
 }
 
 impl Test<'static> {
@@ -122,6 +147,7 @@ impl<'p> Test<'p> {
             stdout: Expect::default(),
             stderr: Expect::default(),
             absent: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -179,6 +205,27 @@ impl<'p> Test<'p> {
         self
     }
 
+    /// Any stdout will do: the test does not compare it whole, because `why` (say it: a
+    /// reason a reader can check, such as "the table is snapshotted below"). `_contains` and
+    /// `_lacks` still check parts of it. The reason "legacy" marks a run written before the
+    /// harness compared everything, not yet stated; new tests never use it.
+    pub fn stdout_any(mut self, why: &str) -> Self {
+        self.stdout.any = Some(why.to_string());
+        self
+    }
+
+    /// Any stderr will do, because `why` (see [`Test::stdout_any`]).
+    pub fn stderr_any(mut self, why: &str) -> Self {
+        self.stderr.any = Some(why.to_string());
+        self
+    }
+
+    /// `rel` (in the project) must hold exactly `text` after the run (both normalised).
+    pub fn file(mut self, rel: &str, text: impl Into<String>) -> Self {
+        self.files.push((rel.to_string(), text.into()));
+        self
+    }
+
     pub fn stdout_contains(mut self, text: impl Into<String>) -> Self {
         self.stdout.contains.push(text.into());
         self
@@ -215,10 +262,11 @@ impl<'p> Test<'p> {
         self
     }
 
-    /// Input that cannot be used: exit status 2 and one line on stderr that holds every needle
-    /// and no panic.
+    /// Input that cannot be used: exit status 2, nothing on stdout and one line on stderr that
+    /// holds every needle and no panic.
     pub fn unusable(mut self, needles: &[&str]) -> Self {
         self.status = Some(2);
+        self.stderr.any = Some("the refusal is checked by its parts: one line, these words".into());
         self.stderr
             .contains
             .extend(needles.iter().map(|n| n.to_string()));
@@ -228,8 +276,8 @@ impl<'p> Test<'p> {
     /// Run `rageval` once and check the status and both streams together.
     #[track_caller]
     pub fn run(self) -> Output<'p> {
-        let project = self.place.project();
-        let mut cmd = project.cmd();
+        let root = self.place.project().path().to_path_buf();
+        let mut cmd = self.place.project().cmd();
         cmd.args(&self.args);
         for (k, v) in &self.env {
             match v {
@@ -242,6 +290,8 @@ impl<'p> Test<'p> {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let status = out.status.code();
 
+        let norm = |text: &str| normalise(text, &root);
+        let project = self.place.project();
         let mut problems = String::new();
         if let Some(want) = self.status.filter(|&want| status != Some(want)) {
             let _ = writeln!(problems, "status: expected {want}, got {status:?}");
@@ -250,7 +300,7 @@ impl<'p> Test<'p> {
             ("stdout", &self.stdout, &stdout),
             ("stderr", &self.stderr, &stderr),
         ] {
-            let p = expect.problems(actual);
+            let p = expect.problems(actual, &norm);
             if !p.is_empty() {
                 let _ = write!(problems, "{name}:\n{p}");
             }
@@ -258,6 +308,19 @@ impl<'p> Test<'p> {
         for rel in &self.absent {
             if project.path().join(rel).exists() {
                 let _ = writeln!(problems, "`{rel}` exists, which the run must not write");
+            }
+        }
+        for (rel, want) in &self.files {
+            let expect = Expect {
+                exact: Some(want.clone()),
+                ..Expect::default()
+            };
+            let p = match std::fs::read_to_string(project.path().join(rel)) {
+                Ok(got) => expect.problems(&got, &norm),
+                Err(e) => format!("  cannot be read: {e}\n"),
+            };
+            if !p.is_empty() {
+                let _ = write!(problems, "`{rel}`:\n{p}");
             }
         }
         if !problems.is_empty() {
@@ -370,6 +433,30 @@ impl Project {
     }
 }
 
+/// `text` with what differs from run to run replaced by a placeholder: the project's path
+/// (`[PROJECT]`), a loopback port (`127.0.0.1:[PORT]`) and a duration (`[TIME]` for `1.2 s`,
+/// `35 ms`, `0.4s`).
+pub fn normalise(text: &str, project: &Path) -> String {
+    use std::sync::LazyLock;
+    static PORT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(127\.0\.0\.1|localhost):\d+").unwrap());
+    static TIME: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)? ?(ms|s)\b").unwrap());
+    let mut text = text.to_string();
+    let canonical = project.canonicalize().ok();
+    for p in [Some(project.to_path_buf()), canonical]
+        .into_iter()
+        .flatten()
+    {
+        let p = p.display().to_string();
+        if !p.is_empty() {
+            text = text.replace(&p, "[PROJECT]");
+        }
+    }
+    let text = PORT.replace_all(&text, "$1:[PORT]");
+    TIME.replace_all(&text, "[TIME]").into_owned()
+}
+
 /// A line diff of `want` and `got` (longest common subsequence), `-` for lines only expected,
 /// `+` for lines only got, two spaces for shared ones.
 pub fn diff(want: &str, got: &str) -> String {
@@ -429,8 +516,47 @@ fn a_wrong_status_fails_the_run() {
 fn a_missing_text_fails_the_run() {
     Test::empty()
         .args(["--version"])
+        .stdout_any("the test is about the missing text")
         .stdout_contains("nothing like this")
         .run();
+}
+
+#[test]
+#[should_panic(expected = "stdout:\n  must be empty: the test states no text for it")]
+fn an_unmentioned_stream_must_be_empty() {
+    Test::empty().args(["--version"]).run();
+}
+
+#[test]
+fn a_stream_the_test_opts_out_of_is_not_compared() {
+    Test::empty()
+        .args(["--version"])
+        .stdout_any("the version changes with every release")
+        .run();
+}
+
+#[test]
+#[should_panic(
+    expected = "`rageval.yaml`:\n  differs (- expected, + actual):\n- nothing\n+ evalsets"
+)]
+fn a_file_that_differs_fails_the_run() {
+    Test::new()
+        .args(["--version"])
+        .stdout_any("the version changes with every release")
+        .file("rageval.yaml", "nothing\n")
+        .run();
+}
+
+#[test]
+fn what_varies_from_run_to_run_is_normalised() {
+    let root = Path::new("/tmp/.tmpAbc");
+    assert_eq!(
+        normalise(
+            "wrote /tmp/.tmpAbc/reports/x in 1.25 s (35 ms a call) from http://127.0.0.1:4312/v1 for 2 settings\n",
+            root
+        ),
+        "wrote [PROJECT]/reports/x in [TIME] ([TIME] a call) from http://127.0.0.1:[PORT]/v1 for 2 settings\n"
+    );
 }
 
 #[test]

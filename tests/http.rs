@@ -171,7 +171,7 @@ pub fn builtin_with(p: &Project, args: &[&str]) -> (Vec<RunAnswer>, Value) {
 fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let out = keyed(&p, &["sweep"]).run();
+    let out = keyed(&p, &["sweep"]).stdout_any("legacy").run();
     assert_eq!(
         comparable(&p, "reports/latest"),
         builtin(&p),
@@ -193,6 +193,7 @@ fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
         .stdout_contains(format!(
             "{distinct} distinct prompts ({distinct} from cache, 0 failed)"
         ))
+        .stdout_any("legacy")
         .run();
     let after = server.stats();
     assert_eq!(
@@ -223,7 +224,9 @@ fn small_embedding_batches_in_parallel_keep_their_order() {
         .read("rageval.yaml")
         .replace("batch_size: 64", "batch_size: 5\n  concurrency: 3");
     p.write("rageval.yaml", &config);
-    keyed(&p, &["sweep", "--no-cache"]).run();
+    keyed(&p, &["sweep", "--no-cache"])
+        .stdout_any("legacy")
+        .run();
     // 23 chunks and 26 questions in batches of 5: 5 + 6 requests.
     assert_eq!(server.stats()["embedding_requests"].as_u64(), Some(11));
     assert_eq!(
@@ -237,7 +240,9 @@ fn small_embedding_batches_in_parallel_keep_their_order() {
 fn streamed_sweep_equals_builtin() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, false, "");
-    keyed(&p, &["sweep", "--stream", "--no-cache"]).run();
+    keyed(&p, &["sweep", "--stream", "--no-cache"])
+        .stdout_any("legacy")
+        .run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
     let stats = server.stats();
     assert!(stats["chat_stream_requests"].as_u64().unwrap() > 0);
@@ -258,7 +263,9 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
             "7",
         ]);
         let p = http_project(&server.url, false, "  max_retries: 12\n  backoff_ms: 1\n");
-        keyed(&p, &["sweep", "--no-cache"]).run();
+        keyed(&p, &["sweep", "--no-cache"])
+            .stdout_any("legacy")
+            .run();
         assert_eq!(comparable(&p, "reports/latest"), builtin(&p), "{status}");
         assert!(
             server.stats()["faults"]["failed"].as_u64().unwrap() > 10,
@@ -289,6 +296,8 @@ fn faulty_sweep(fault: &[&str], extra_chat: &str) -> (String, Vec<String>, Durat
             "0.1",
         ],
     )
+    .stdout_any("legacy")
+    .stderr_any("legacy")
     .run();
     let took = started.elapsed();
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
@@ -336,8 +345,10 @@ fn errors_exit_2_unless_allowed() {
     let p = http_project(&server.url, false, "  max_retries: 0\n");
     keyed(&p, &["sweep", "--no-cache"])
         .status(2)
-        .stderr_contains("malformed")
-        .stderr_contains("--allow-errors")
+        .stdout_any("legacy")
+        .stderr(
+            "error: 53 of 104 model calls failed (53 malformed); their runs are `error` in the reports (pass --allow-errors to accept them)\n",
+        )
         .run();
 }
 
@@ -349,13 +360,12 @@ fn server_down_exits_2_and_writes_no_report() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
-    for http_embedder in [false, true] {
+    for (http_embedder, message) in [
+        (false, format!("the sweep stopped early: 20 connection attempts in a row failed (104 connect); no report written; is the model server at `{url}` running?")),
+        (true, format!("cannot embed corpus `evalsets/club`: connect at {url}/embeddings: cannot connect to {url} (after 5 attempts)")),
+    ] {
         let p = http_project(&url, http_embedder, "  max_retries: 1\n  backoff_ms: 1\n");
-        keyed(&p, &["sweep"])
-            .status(2)
-            .stderr_contains("connect")
-            .stderr_contains(format!("127.0.0.1:{port}"))
-            .run();
+        keyed(&p, &["sweep"]).fails(&message).run();
         assert!(
             !p.path().join("reports/latest").exists(),
             "no report may be written"
@@ -370,10 +380,12 @@ fn a_wrong_key_gives_a_clear_401_without_the_key() {
     p.rageval(["sweep"])
         .env(KEY_ENV, "sk-wrong-secret-123")
         .status(2)
-        .stderr_contains("401")
         .stderr_contains(KEY_ENV)
         .stderr_lacks("sk-wrong-secret-123")
         .stdout_lacks("sk-wrong")
+        .stderr(
+            "error: cannot embed corpus `evalsets/club`: auth at http://127.0.0.1:[PORT]/v1/embeddings: 401 Unauthorized rejected the API key from `$RAGEVAL_TEST_KEY`\n",
+        )
         .run();
     assert_eq!(
         server.stats()["unauthorized"].as_u64(),
@@ -451,7 +463,7 @@ fn a_killed_sweep_keeps_finished_calls() {
     let cached = p.read(".rageval/cache/chat.jsonl").lines().count() as u64;
     assert!(cached >= 20, "finished calls are on disk: {cached}");
 
-    let summary = keyed(&p, &["sweep"]).run().summary();
+    let summary = keyed(&p, &["sweep"]).stdout_any("legacy").run().summary();
     let distinct = summary["calls"]["distinct_prompts"].as_u64().unwrap();
     let hits = summary["calls"]["cache_hits"].as_u64().unwrap();
     let made_second = server.stats()["chat_requests"].as_u64().unwrap() - made_first;

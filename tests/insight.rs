@@ -69,6 +69,7 @@ fn sample_insight_matches_the_hand_computation() {
         .stdout_contains("\nto certify min_score=0.3,k=1 at 95% (ordered tests): unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
         .stdout_contains("\nstability: min_score=0.3,k=1 chosen in ")
         .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
+        .stdout_any("legacy")
         .run();
 
     let (record, summary) = (out.results(), out.summary());
@@ -181,6 +182,7 @@ fn no_setting_within_the_limits_names_the_closest() {
     let summary = p
         .rageval(["sweep", "--wide"])
         .stdout_contains(line)
+        .stdout_any("legacy")
         .run()
         .summary();
     assert_eq!(summary["recommended"], Value::Null);
@@ -203,17 +205,22 @@ fn a_bad_policy_is_an_input_error() {
         .stderr_contains(
             "rageval.yaml:2: `recommend.max_unwanted_answer_rate`: must be a rate from 0 to 1, got 1.5",
         )
+        .stderr(
+            "error: rageval.yaml:2: `recommend.max_unwanted_answer_rate`: must be a rate from 0 to 1, got 1.5\n",
+        )
         .run();
     p.rageval(["sweep"])
         .write("rageval.yaml", "recommend:\n  weights:\n    tokens: 1\n")
         .status(2)
-        .stderr_contains("unknown field `tokens`")
+        .stderr(
+            "error: rageval.yaml:3:5: `recommend.weights`: unknown field `tokens`, expected one of `false_refusal_rate`, `unwanted_answer_rate`, `prompt_tokens_per_question`, `wrong_answer_rate`\n",
+        )
         .run();
 }
 
 #[test]
 fn chart_values_match_results_json() {
-    let out = Test::sweep().run();
+    let out = Test::sweep().stdout_any("legacy").run();
     let (record, summary) = (out.results(), out.summary());
     let html = out.read("reports/latest/report.html");
     let charts = chart_data(&html);
@@ -384,6 +391,7 @@ pub fn xss_project() -> Project {
         "--k",
         "1,3",
     ])
+    .stdout_any("legacy")
     .run();
     p
 }

@@ -193,6 +193,7 @@ fn a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls() {
     ];
     let doc = rageval(&p, &["sweep", "--dry-run", "--output", "json"])
         .args(args)
+        .stdout_any("legacy")
         .run()
         .stdout_json();
     let rows = doc["dry_run"].as_array().unwrap();
@@ -217,6 +218,17 @@ fn a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls() {
     let text = rageval(&p, &["sweep", "--dry-run"])
         .args(args)
         .any_status()
+        .stdout(concat!(
+            "dry run: no chat call was made and no report written; the corpus and 26 question texts were embedded to plan the prompts.\n",
+            "┌──────────────────┬──────┬────────────────┬──────────────────┬────────────────┬───────────────────┬───────────────┬──────────────────────┬────────────────────┐\n",
+            "│ chat model       ┆ runs ┆ early refusals ┆ distinct prompts ┆ cached prompts ┆ rewrites (cached) ┆ calls to make ┆ prompt tokens (est.) ┆ prompt cost (est.) │\n",
+            "╞══════════════════╪══════╪════════════════╪══════════════════╪════════════════╪═══════════════════╪═══════════════╪══════════════════════╪════════════════════╡\n",
+            "│ default (mock)   ┆   26 ┆              3 ┆               23 ┆             23 ┆             0 (0) ┆             0 ┆                    0 ┆         0.0000 USD │\n",
+            "│ same (mock)      ┆   26 ┆              3 ┆                0 ┆              0 ┆             0 (0) ┆             0 ┆                    0 ┆         0.0000 USD │\n",
+            "│ fast (mock-fast) ┆   26 ┆              3 ┆               23 ┆             23 ┆             0 (0) ┆             0 ┆                    0 ┆         0.0000 USD │\n",
+            "└──────────────────┴──────┴────────────────┴──────────────────┴────────────────┴───────────────────┴───────────────┴──────────────────────┴────────────────────┘\n",
+            "prompt tokens are estimated at four characters a token; completions are not known before the calls, so the cost counts prompt tokens only.\n",
+        ))
         .run()
         .stdout;
     let names: Vec<&str> = text
@@ -402,6 +414,7 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
     // The terminal footer and report.md show both.
     let text = rageval(&p, &["sweep", "--embedder", "default,small", "--wide"])
         .any_status()
+        .stdout_any("legacy")
         .run()
         .stdout;
     // One row per variant, in place of the whole-grid line that pools incomparable scores.
@@ -512,6 +525,7 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
             "default,small",
         ],
     )
+    .stdout_any("legacy")
     .run()
     .stdout_json();
     assert_eq!(
@@ -598,6 +612,7 @@ fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
     let csv = p.read("reports/latest/summary.csv");
     assert!(csv.starts_with("min_score,k,order,format,rewrite,chunk_tokens,questions,"));
     let text = rageval(&p, &["sweep", "--chunk-tokens", "40,256"])
+        .stdout_any("legacy")
         .run()
         .stdout;
     let header = text.lines().find(|l| l.contains("min_score")).unwrap();
@@ -682,6 +697,9 @@ fn each_embedder_profile_is_checked_against_the_pgvector_table() {
     );
     p.rageval(["index", "--replace"])
         .env("RAGEVAL_TEST_DSN", &dsn)
+        .stdout(
+            "loaded 23 chunks into `rv_profiles` at postgresql://postgres@127.0.0.1:[PORT]/rageval_test (embedder `hash-1024`)\n",
+        )
         .run();
     let run = |embedders: &str| {
         p.sweep(["--embedder", embedders])
@@ -890,6 +908,7 @@ fn reports_name_each_swept_profile_with_its_model() {
         ],
     )
     .env("COLUMNS", "200")
+    .stdout_any("legacy")
     .run();
     let models = "models: default = mock, fast = mock-fast";
     let embedders = "embedders: default = hash-1024, small = hash-64";

@@ -46,7 +46,7 @@ fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (P
     ];
     args.extend(GRID);
     args.extend(extra);
-    let out = keyed(&p, &args).run();
+    let out = keyed(&p, &args).stdout_any("legacy").run();
     let (prompt, cached, evaluated, bound) = counted(server);
     let ratio = evaluated as f64 / bound as f64;
     assert!(

@@ -20,7 +20,7 @@ fn refused(outcome: Outcome) -> Outcome {
 fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_rates() {
     let server = MockLlm::start(&["--vary-per-repeat"]);
     let p = http_project(&server.url, false, "");
-    let sweep = |args: &[&str]| keyed(&p, args).run();
+    let sweep = |args: &[&str]| keyed(&p, args).stdout_any("legacy").run();
     let dry = |repeat: &str| -> u64 {
         let doc =
             sweep(&["sweep", "--dry-run", "--repeat", repeat, "--output", "json"]).stdout_json();
@@ -126,7 +126,15 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
             &limit.to_string(),
         ])
     };
-    let failed = gate(flip / 2.0).status(1).run();
+    let failed = gate(flip / 2.0)
+        .status(1)
+        .stdout(concat!(
+            "gate: setting min_score=0.3,k=1 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  flip_rate 0.128 > limit 0.064\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
+        .run();
     let line = format!("{flip:.3} > limit {:.3}", flip / 2.0);
     assert!(
         failed
@@ -136,7 +144,14 @@ fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_ra
         "{}",
         failed.stdout
     );
-    gate(flip).run();
+    gate(flip)
+        .stdout(concat!(
+            "gate: setting min_score=0.3,k=1 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  flip_rate 0.128 <= limit 0.128\n",
+            "gate: PASS (2 checks)\n",
+        ))
+        .run();
 }
 
 #[test]

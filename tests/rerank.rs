@@ -162,7 +162,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     let mock = MockLlm::start(&["--api-key", KEY]);
     // Without a reranker: retrieval order, retrieval scores.
     let plain = project(&servers, "");
-    sweep(&plain, "out").run();
+    sweep(&plain, "out").stdout_any("legacy").run();
     let by_retrieval = runs(&plain, "out");
     assert_eq!(by_retrieval[0][5], "hours");
     assert_eq!(by_retrieval[3][5], "hours returns");
@@ -178,7 +178,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
             mock.url
         ),
     );
-    let out = sweep(&p, "out").run();
+    let out = sweep(&p, "out").stdout_any("legacy").run();
     assert_eq!(
         runs(&p, "out"),
         rows(
@@ -284,7 +284,7 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     assert_eq!(stats["documents_reranked"], 6);
     assert_eq!(stats["queries"], json!({"token=q-secret-5678": 2}));
     assert_eq!(servers.searches.load(Ordering::Relaxed), 2 + 2);
-    let again = sweep(&p, "again").run();
+    let again = sweep(&p, "again").stdout_any("legacy").run();
     assert_eq!(
         mock.stats()["rerank_requests"],
         2,
@@ -380,6 +380,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     let context = |p: &Project| {
         let out = p
             .rageval(["prompt", q, "--k", "1", "--min-score", "0.5"])
+            .stdout_any("legacy")
             .run();
         out.stdout
             .lines()
@@ -439,7 +440,14 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
             mock.url
         ),
     );
-    let out = rageval(&p, &["validate", "--connect"]).run();
+    let out = rageval(&p, &["validate", "--connect"])
+        .stdout(concat!(
+            "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
+            "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+            "ok    retriever `http` at http://127.0.0.1:[PORT]/search: question `open-sunday` got 1 passage at k = 1\n",
+            "ok    reranker `mock-rerank`: scored 2 of 2 probe documents, best document 1 at 0.400\n",
+        ))
+        .run();
     // The mock scores by the share of the query's 5 words a document holds: "the" and "shop".
     assert_eq!(
         out.stdout.lines().last().unwrap(),
@@ -457,6 +465,10 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         .stderr("error: the reranker probe failed: connect at http://127.0.0.1:1/v1/rerank?<redacted>: cannot connect to http://127.0.0.1:1/v1?<redacted>\n")
         .stdout_lacks(KEY)
         .stdout_lacks("q-secret")
+        .stdout(concat!(
+            "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
+            "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+        ))
         .run();
 }
 
@@ -494,7 +506,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
             mock.url
         ),
     );
-    let run = |args: &[&str]| rageval(&p, args).run();
+    let run = |args: &[&str]| rageval(&p, args).stdout_any("legacy").run();
     let requests = || mock.stats()["rerank_requests"].as_u64().unwrap();
 
     // A dry run makes the rerank calls (their scores decide which prompts exist), one per

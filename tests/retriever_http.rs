@@ -226,7 +226,13 @@ fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
         .run();
     assert_eq!(service.count("per-k"), 0, "no request without --connect");
 
-    let out = rageval(&p, &["validate", "--connect"]).run();
+    let out = rageval(&p, &["validate", "--connect"])
+        .stdout(concat!(
+            "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
+            "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% over the 2 settings of the configured grid\n",
+            "ok    retriever `http` at http://127.0.0.1:[PORT]/per-k/0: question `open-sunday` got 1 passage at k = 1\n",
+        ))
+        .run();
     assert_eq!(
         out.stdout.lines().last().unwrap(),
         format!(

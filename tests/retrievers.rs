@@ -40,6 +40,7 @@ fn sweep<'p>(p: &'p Project, config: &str, out: &str) -> Test<'p> {
 fn index<'p>(p: &'p Project, config: &str, dsn: &str) -> Output<'p> {
     p.rageval(["--config", config, "index", "--replace"])
         .env("RAGEVAL_TEST_DSN", dsn)
+        .stdout_any("legacy")
         .run()
 }
 
@@ -171,6 +172,7 @@ fn an_http_retriever_whose_ids_name_two_texts_is_refused() {
             .status(2)
             .stderr_contains(why)
             .stderr_contains("error: retrieval for question `")
+            .stderr_any("legacy")
             .run();
         assert_eq!(out.stderr.lines().count(), 1, "{mode}: {}", out.stderr);
         assert!(!p.path().join(mode).exists(), "{mode}: no report");
@@ -203,7 +205,9 @@ fn an_http_retriever_that_breaks_the_contract_names_the_question() {
         ),
     ] {
         p.write("bad.yaml", &http_config(&server.url(mode)));
-        let out = sweep(&p, "bad.yaml", mode).status(2).run();
+        let out = sweep(&p, "bad.yaml", mode).status(2)
+            .stderr_any("legacy")
+            .run();
         let line = out.stderr.lines().last().unwrap();
         let want = format!("error: retrieval for question `{first}` failed: {why}");
         assert_eq!(line, want, "{mode}");
@@ -219,7 +223,11 @@ fn a_passage_or_a_reply_past_its_size_limit_is_refused_naming_it() {
     let p = Project::sample();
     let server = SearchServer::start();
     p.write("long.yaml", &http_config(&server.url("long-text")));
-    let out = sweep(&p, "long.yaml", "long").status(2).run();
+    let out = sweep(&p, "long.yaml", "long").status(2)
+        .stderr(
+            "error: retrieval for question `fee-per-term` failed: passage `membership.md#1` has 2097152 bytes of text, more than the limit of 1 MiB for one passage\n",
+        )
+        .run();
     assert_eq!(
         out.stderr,
         "error: retrieval for question `fee-per-term` failed: passage `membership.md#1` has 2097152 bytes of text, more than the limit of 1 MiB for one passage\n"
@@ -439,6 +447,7 @@ fn ask_and_prompt_go_through_the_same_retriever() {
         let q = "How much does membership cost per term?";
         let run = |config: &str| {
             p.rageval(["--config", config, verb, q, "--k", "2"])
+                .stdout_any("legacy")
                 .run()
                 .stdout
         };
@@ -546,6 +555,7 @@ fn pgvector_rows_with_a_null_id_or_embedding_are_refused_by_name() {
                 "table `{table}`: {nulls} of the 3 rows found hold NULL in column `{column}`; every row needs an id and an embedding"
             ))
             .stderr_lacks("panicked")
+            .stderr_any("legacy")
             .run();
         assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
         assert!(!p.path().join(table).exists(), "{table}: no report");

@@ -37,6 +37,7 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         .stdout_contains("order")
         .stdout_contains("tagged")
         .stdout_contains("edge")
+        .stdout_any("legacy")
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 24);
@@ -71,6 +72,7 @@ fn prompt_shows_edge_order_and_tagged_passages() {
         p.rageval(["prompt", q])
             .args(extra)
             .any_status()
+            .stdout_any("legacy")
             .run()
             .stdout
     };
@@ -126,6 +128,7 @@ fn injection_set_reports_attack_success_per_setting() {
         ])
         // Every report names the flagged chunks that reached a prompt.
         .stdout_contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1")
+        .stdout_any("legacy")
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 4);
@@ -207,14 +210,25 @@ fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
     let p = Project::sample();
     // The reworded attack passes the tripwire.
     p.rageval(["scan", "evalsets/club-poison"])
-        .stdout_contains("flagged: payments-update.md#1")
         .stdout_lacks("treasurer-notice.md")
-        .stdout_contains("not a defence")
+        .stdout(concat!(
+            "flagged: payments-update.md#1  How to pay the membership fee  (matches `ignore (all )?(the )?(previous|above|prior)`)\n",
+            "flagged: schedule-change.md#1  Saturday workshop time  (matches `disregard .*(rules|instructions)`)\n",
+            "2 of 4 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
+        ))
         .run();
     p.rageval(["scan", "evalsets/club", "--fail-on-match"])
+        .stdout(
+            "0 of 23 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
+        )
         .run();
     p.rageval(["scan", "evalsets/club-poison", "--fail-on-match"])
         .status(1)
+        .stdout(concat!(
+            "flagged: payments-update.md#1  How to pay the membership fee  (matches `ignore (all )?(the )?(previous|above|prior)`)\n",
+            "flagged: schedule-change.md#1  Saturday workshop time  (matches `disregard .*(rules|instructions)`)\n",
+            "2 of 4 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
+        ))
         .run();
     // Patterns come from the config, and a bad one is an input error.
     p.write(
@@ -223,12 +237,22 @@ fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
     );
     p.rageval(["scan", "evalsets/club-poison"])
         .any_status()
-        .stdout_contains("treasurer-notice.md#1")
+        .stdout(concat!(
+            "flagged: payments-update.md#1  How to pay the membership fee  (matches `account \\d{3}-`)\n",
+            "flagged: showcase-extra.md#1  Showcase Day prizes  (matches `account \\d{3}-`)\n",
+            "flagged: treasurer-notice.md#1  Paying the membership fee this term  (matches `account \\d{3}-`)\n",
+            "3 of 4 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
+        ))
         .run();
     p.rageval(["scan", "evalsets/club-poison"])
         .write("rageval.yaml", "scan:\n  patterns: [\"(unclosed\"]\n")
         .status(2)
-        .stderr_contains("rageval.yaml:2:")
+        .stderr(concat!(
+            "error: rageval.yaml:2: `scan.patterns`: invalid pattern `(unclosed`: regex parse error:\n",
+            "    (unclosed\n",
+            "    ^\n",
+            "error: unclosed group\n",
+        ))
         .run();
 }
 
@@ -245,6 +269,7 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
         "--rewrite",
         "none,heuristic,model",
     ])
+    .stdout_any("legacy")
     .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let run = |rewrite: &str| {
@@ -290,6 +315,7 @@ fn streaming_records_time_to_first_token() {
     ])
     .env("RAGEVAL_TEST_KEY", "test-key")
     .stdout_contains("ttft p50/p95 ms")
+    .stdout_any("legacy")
     .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let p50: f64 = col(&h, &rows[0], "ttft_p50_ms").parse().unwrap();

@@ -115,6 +115,7 @@ fn two_shards_merged_equal_the_whole_sample_sweep() {
                 "min_score=0.2,k=4",
             ])
             .any_status()
+            .stdout_any("legacy")
             .run();
         (out.status, out.stdout.replace(dir, "DIR"))
     };
@@ -292,7 +293,12 @@ fn records_of_different_sweeps_are_not_merged() {
         &["a1", "whole"],
         "error: cannot merge: `whole/results.json` holds a whole sweep, not a shard: merge joins the results of `rageval sweep --shard I/N`",
     );
-    merge(&["a1", "a2"]).run();
+    merge(&["a1", "a2"])
+        .stdout(concat!(
+            "merged 2 shards: 26 questions x 20 settings = 520 runs\n",
+            "wrote merged/summary.csv, merged/runs.csv, merged/tags.csv, merged/results.json, merged/report.md, merged/report.html\n",
+        ))
+        .run();
 }
 
 #[test]
@@ -413,6 +419,7 @@ fn merge_and_gate_refuse_records_that_no_sweep_writes() {
             .args(gate)
             .any_status()
             .stderr_lacks("inconsistent")
+            .stdout_any("legacy")
             .run();
     }
     let first = results(&p, "big-a").runs[0].call.clone().unwrap();

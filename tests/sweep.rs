@@ -7,6 +7,7 @@ use crate::support::{col, read_csv, require_tool, run_ok, Project};
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
     let out = Test::sweep()
         .stdout_contains("26 questions x 20 settings = 520 runs")
+        .stdout_any("legacy")
         .run();
     // One table row per setting: each starts with the minScore and k cells.
     let rows = out
@@ -68,7 +69,7 @@ fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
 
 #[test]
 fn every_setting_keeps_the_outcome_invariants() {
-    let p = Test::sweep().run();
+    let p = Test::sweep().stdout_any("legacy").run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let n = |r: &[String], c: &str| col(&h, r, c).parse::<usize>().unwrap();
     for r in &rows {
@@ -97,7 +98,7 @@ fn every_setting_keeps_the_outcome_invariants() {
 
 #[test]
 fn runs_agree_with_the_summary_and_the_chapter() {
-    let p = Test::sweep().run();
+    let p = Test::sweep().stdout_any("legacy").run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let find = |id: &str, min: &str, k: &str| {
         runs.iter()
@@ -136,7 +137,7 @@ fn python_csv_module_reads_both_files() {
     if !require_tool("python3", "python3") {
         return;
     }
-    let p = Test::sweep().run();
+    let p = Test::sweep().stdout_any("legacy").run();
     let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
     run_ok(
         std::process::Command::new("python3")
@@ -167,6 +168,7 @@ fn a_formula_in_a_document_reaches_runs_csv_neutralized() {
             "--k",
             "1",
         ])
+        .stdout_any("legacy")
         .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let answer = col(&h, &runs[0], "answer");
@@ -206,6 +208,7 @@ fn json_format_keeps_stdout_machine_readable() {
             "--format",
             "json",
         ])
+        .stdout_any("legacy")
         .run();
     let v = out.stdout_json();
     let ids: Vec<&String> = v["settings"].as_object().unwrap().keys().collect();

@@ -153,7 +153,12 @@ fn the_gate_holds_a_tag_to_its_own_limits() {
             rate - 0.01
         ))
         .stdout_lacks("warning")
-        .stdout_contains("gate: FAIL (1 of 2 checks failed)\n")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  tag events: unwanted_answer_rate 1.000 > limit 0.990\n",
+            "gate: FAIL (1 of 2 checks failed)\n",
+        ))
         .run();
     p.write("rageval.yaml", &config(rate));
     Test::at(&p)
@@ -161,7 +166,12 @@ fn the_gate_holds_a_tag_to_its_own_limits() {
         .stdout_contains(format!(
             "PASS  tag {tag}: {stat} {rate:.3} <= limit {rate:.3}\n"
         ))
-        .stdout_contains("gate: PASS (2 checks)\n")
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  tag events: unwanted_answer_rate 1.000 <= limit 1.000\n",
+            "gate: PASS (2 checks)\n",
+        ))
         .run();
     // A limit that is no share is the config's error, with its path.
     p.write("rageval.yaml", &config(1.5));

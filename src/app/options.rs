@@ -483,3 +483,71 @@ impl GenerateOptions {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The options of `rageval sweep FLAGS` over the config `yaml`, in a scratch folder.
+    fn sweep_options(yaml: &str, flags: &[&str]) -> SweepOptions {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("rageval.yaml");
+        std::fs::write(&config, yaml).unwrap();
+        let mut argv = vec!["rageval", "sweep", "--evalset", "q.yaml", "--no-cache"];
+        argv.extend(flags);
+        let cli = crate::app::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::app::cli::Command::Sweep(args) = cli.command else {
+            unreachable!()
+        };
+        SweepOptions::new(args, Some(config), true).unwrap()
+    }
+
+    const PROFILES: &str = "models:\n  fast:\n    kind: mock\n    temperature: 0.3\nembedders:\n  small:\n    kind: hash\n    dimensions: 64\n";
+
+    /// The recorded identity (results.json's, and the key shards and baselines compare) of
+    /// flags over a config, pinned byte for byte: resolving the options another way may not
+    /// change it.
+    #[test]
+    fn the_identity_of_flags_over_a_config_is_pinned() {
+        let cases: [(String, &[&str]); 4] = [
+            (String::new(), &[]),
+            (
+                format!("{PROFILES}sweep:\n  order: [score, edge]\n  temperature: 0..0.2\n  k: [1, 2]\n"),
+                &[],
+            ),
+            (
+                format!("{PROFILES}sweep:\n  chat: [fast, default]\n  embedder: small\n  format: tagged,numbered\n"),
+                &["--k", "3", "--order", "edge"],
+            ),
+            (
+                format!("{PROFILES}prompt:\n  strict_refusal: false\nsweep:\n  order: [score, edge]\n  k: [1, 2]\n"),
+                &[
+                    "--min-score", "0.1..0.3", "--k", "2,4", "--format", "tagged",
+                    "--chat", "fast,default", "--embedder", "small,default",
+                    "--strict-refusal", "--repeat", "3", "--stream",
+                ],
+            ),
+        ];
+        let got: Vec<String> = cases
+            .iter()
+            .map(|(yaml, flags)| {
+                let id = sweep_options(yaml, flags).identity;
+                format!(
+                    "{}\n{}",
+                    serde_json::to_string(&id.config).unwrap(),
+                    id.digest
+                )
+            })
+            .collect();
+        let want = [
+            "{\"embedder\":{\"kind\":\"hash\",\"model\":\"hash-1024\",\"endpoint\":null},\"chat\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.0,\"max_tokens\":null,\"endpoint\":null},\"prompt\":{\"refusal\":\"I don't know based on the provided documents.\",\"strict_refusal\":false},\"sweep\":{\"min_score\":\"0.1..0.5\",\"k\":\"1,2,4,8\",\"order\":\"score\",\"format\":\"numbered\",\"rewrite\":\"none\"},\"pricing\":{\"prompt_per_million\":0.0,\"completion_per_million\":0.0,\"currency\":\"USD\"},\"scan_patterns\":[\"ignore (all )?(the )?(previous|above|prior)\",\"disregard .*(rules|instructions)\",\"you are now\",\"system prompt\"]}\nsha256:411a485216e432ece6b9af94fa32154cf79a2a56d4f81266baa50063f45092bd",
+            "{\"embedder\":{\"kind\":\"hash\",\"model\":\"hash-1024\",\"endpoint\":null},\"chat\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.0,\"max_tokens\":null,\"endpoint\":null},\"prompt\":{\"refusal\":\"I don't know based on the provided documents.\",\"strict_refusal\":false},\"sweep\":{\"min_score\":\"0.1..0.5\",\"k\":\"1,2\",\"order\":\"score,edge\",\"format\":\"numbered\",\"rewrite\":\"none\",\"temperature\":\"0..0.2\"},\"pricing\":{\"prompt_per_million\":0.0,\"completion_per_million\":0.0,\"currency\":\"USD\"},\"scan_patterns\":[\"ignore (all )?(the )?(previous|above|prior)\",\"disregard .*(rules|instructions)\",\"you are now\",\"system prompt\"]}\nsha256:11ee25bc6ba6dbbf5ebc2714443d38ec09ad4ad9c6966ad7eb20c0b418e9d0ec",
+            "{\"embedder\":{\"kind\":\"hash\",\"model\":\"hash-1024\",\"endpoint\":null},\"chat\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.0,\"max_tokens\":null,\"endpoint\":null},\"models\":{\"fast\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.3,\"max_tokens\":null,\"endpoint\":null}},\"embedders\":{\"small\":{\"kind\":\"hash\",\"model\":\"hash-64\",\"endpoint\":null}},\"prompt\":{\"refusal\":\"I don't know based on the provided documents.\",\"strict_refusal\":false},\"sweep\":{\"min_score\":\"0.1..0.5\",\"k\":\"3\",\"order\":\"edge\",\"format\":\"tagged,numbered\",\"rewrite\":\"none\",\"chat\":\"fast,default\",\"embedder\":\"small\"},\"pricing\":{\"prompt_per_million\":0.0,\"completion_per_million\":0.0,\"currency\":\"USD\"},\"scan_patterns\":[\"ignore (all )?(the )?(previous|above|prior)\",\"disregard .*(rules|instructions)\",\"you are now\",\"system prompt\"]}\nsha256:12226e5232e150641d3e5b2845acfc4b07239007909732926367a8d7e74b1c80",
+            "{\"embedder\":{\"kind\":\"hash\",\"model\":\"hash-1024\",\"endpoint\":null},\"chat\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.0,\"max_tokens\":null,\"endpoint\":null},\"models\":{\"fast\":{\"kind\":\"mock\",\"model\":\"mock\",\"temperature\":0.3,\"max_tokens\":null,\"endpoint\":null}},\"embedders\":{\"small\":{\"kind\":\"hash\",\"model\":\"hash-64\",\"endpoint\":null}},\"prompt\":{\"refusal\":\"I don't know based on the provided documents.\",\"strict_refusal\":true},\"sweep\":{\"min_score\":\"0.1..0.3\",\"k\":\"2,4\",\"order\":\"score,edge\",\"format\":\"tagged\",\"rewrite\":\"none\",\"chat\":\"fast,default\",\"embedder\":\"small,default\",\"repeat\":3},\"pricing\":{\"prompt_per_million\":0.0,\"completion_per_million\":0.0,\"currency\":\"USD\"},\"scan_patterns\":[\"ignore (all )?(the )?(previous|above|prior)\",\"disregard .*(rules|instructions)\",\"you are now\",\"system prompt\"]}\nsha256:9b3c3537344bc41649ef44187f478ed0643da83965282cc73e911e496ddd0968",
+        ];
+        for (got, want) in got.iter().zip(want) {
+            assert_eq!(got, want);
+        }
+    }
+}

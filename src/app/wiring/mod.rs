@@ -20,7 +20,7 @@ use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy}
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
 use crate::analysis::stats::Pricing;
-use crate::app::config::{EmbedderKind, HttpConfig, LoadedConfig};
+use crate::app::config::{ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
 use crate::vocab::grid::{self};
 
 /// The pipeline under test: embedder, model and how replies are read.
@@ -139,13 +139,6 @@ pub(crate) fn chat_model(
     refusal: &str,
     held: &Arc<Held>,
 ) -> Result<BuiltChat> {
-    if !section.kind.is_remote() {
-        return Ok(BuiltChat {
-            model: Arc::new(MockModel::new(refusal)),
-            dead: None,
-            rate_limited: false,
-        });
-    }
     if section.kind.takes_passages() && role != ChatRole::Answer {
         // The config check refuses it first.
         anyhow::bail!(
@@ -154,29 +147,45 @@ pub(crate) fn chat_model(
             section.kind
         );
     }
+    // One arm per kind: a new kind does not compile until it says how it is built.
+    let name = section.model_name();
+    match section.kind {
+        ChatKind::Mock => Ok(BuiltChat {
+            model: Arc::new(MockModel::new(refusal)),
+            dead: None,
+            rate_limited: false,
+        }),
+        ChatKind::Http => remote_chat(section, held, |e| Ok(Arc::new(HttpChat::new(e, &name)?))),
+        ChatKind::Openai => remote_chat(section, held, |e| {
+            let chat = OpenAiChat::new(
+                e,
+                &name,
+                section.temperature,
+                section.max_tokens,
+                section.stream,
+            )?;
+            Ok(Arc::new(match role {
+                ChatRole::Answer => chat,
+                ChatRole::Judge { structured_output }
+                | ChatRole::Generator { structured_output } => {
+                    chat.with_structured_output(structured_output)
+                }
+            }))
+        }),
+    }
+}
+
+/// A chat model that calls the servers of `section`: `build` makes it over their endpoints.
+fn remote_chat(
+    section: &crate::app::config::ChatConfig,
+    held: &Arc<Held>,
+    build: impl FnOnce(Endpoints) -> std::result::Result<Arc<dyn ChatModel>, String>,
+) -> Result<BuiltChat> {
     let endpoints = endpoint(section.endpoint(), held)?;
     let dead = Some(endpoints.dead.clone());
     let rate_limited = endpoints.limiter.is_some();
-    let model: Arc<dyn ChatModel> = if section.kind.takes_passages() {
-        Arc::new(HttpChat::new(endpoints, &section.model_name()).map_err(|e| anyhow::anyhow!(e))?)
-    } else {
-        let chat = OpenAiChat::new(
-            endpoints,
-            &section.model_name(),
-            section.temperature,
-            section.max_tokens,
-            section.stream,
-        )
-        .map_err(|e| anyhow::anyhow!(e))?;
-        Arc::new(match role {
-            ChatRole::Answer => chat,
-            ChatRole::Judge { structured_output } | ChatRole::Generator { structured_output } => {
-                chat.with_structured_output(structured_output)
-            }
-        })
-    };
     Ok(BuiltChat {
-        model,
+        model: build(endpoints).map_err(|e| anyhow::anyhow!(e))?,
         dead,
         rate_limited,
     })
