@@ -41,7 +41,15 @@ impl Exporter for MarkdownReport {
 
 /// The report, listing every setting when there are at most `max_rows`.
 fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
-    let ins = &r.insight;
+    write_heading(r, out)?;
+    write_settings(r, max_rows, out)?;
+    write_tags(r, out)?;
+    write_retrieval(r, out)?;
+    write_notes(r, out)
+}
+
+/// The title, the models and the recommendation with its reasons.
+fn write_heading(r: &Results, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "### rageval: {} questions x {} settings\n",
@@ -54,7 +62,7 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     {
         writeln!(out, "{}\n", cell(&line))?;
     }
-    let rec = &ins.recommendation;
+    let rec = &r.insight.recommendation;
     match &rec.setting {
         Some(id) => {
             let rest = rec
@@ -68,6 +76,13 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     for line in rec.lines().iter().skip(1) {
         writeln!(out, "{}\n", cell(line))?;
     }
+    Ok(())
+}
+
+/// The settings' table (past `max_rows` settings, only the recommended and Pareto-optimal
+/// ones) and how to read it.
+fn write_settings(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()> {
+    let ins = &r.insight;
     let mut header: Vec<String> = r.dim_names().iter().map(|c| cell(c)).collect();
     header.extend(
         [
@@ -94,36 +109,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
     writeln!(out, "|{}|", align.join("|"))?;
     let all = r.settings.len() <= max_rows;
     let mut left_out = 0;
-    for (i, s) in r.stats.iter().enumerate() {
+    for i in 0..r.stats.len() {
         if !all && !ins.is_pareto(i) && !ins.is_recommended(i) {
             left_out += 1;
             continue;
         }
-        let mut row: Vec<String> = r.dim_values(i).iter().map(|v| cell(v)).collect();
-        row.extend([
-            format!(
-                "{} ({})",
-                rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
-                s.false_refusal
-            ),
-            format!(
-                "{} ({})",
-                rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
-                s.unwanted_answer
-            ),
-            format!(
-                "{} ({})",
-                rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
-                s.wrong_answer
-            ),
-            format!("{:.1}", s.prompt_tokens_per_question),
-            rate_with_interval(s.coverage, s.coverage_ci),
-            rate_with_interval(s.risk, s.risk_ci),
-            rate_with_interval(s.hit_rate, s.hit_rate_ci),
-            s.mrr
-                .map(|v| format!("{v:.2}"))
-                .unwrap_or_else(|| "-".into()),
-        ]);
+        let mut row = setting_row(r, i);
         row.extend(scenarios.iter().map(|(_, cells)| cell(&cells[i])));
         let pick = super::table::pick(r, i);
         row.push(if r.insight.is_recommended(i) {
@@ -144,6 +135,42 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             out,
             "Rates: percent [95% Wilson interval] (count). Wrong answers: answers to answerable questions that the judge marks incorrect or, ungraded, that miss every expected answer text, over answerable questions. Pareto: no other setting has fewer false refusals, unwanted answers and prompt tokens at once.\n"
         )?;
+    Ok(())
+}
+
+/// Setting `i`'s values and rates, up to its scenario columns.
+fn setting_row(r: &Results, i: usize) -> Vec<String> {
+    let s = &r.stats[i];
+    let mut row: Vec<String> = r.dim_values(i).iter().map(|v| cell(v)).collect();
+    row.extend([
+        format!(
+            "{} ({})",
+            rate_with_interval(s.false_refusal_rate, s.false_refusal_rate_ci),
+            s.false_refusal
+        ),
+        format!(
+            "{} ({})",
+            rate_with_interval(s.unwanted_answer_rate, s.unwanted_answer_rate_ci),
+            s.unwanted_answer
+        ),
+        format!(
+            "{} ({})",
+            rate_with_interval(s.wrong_answer_rate, s.wrong_answer_rate_ci),
+            s.wrong_answer
+        ),
+        format!("{:.1}", s.prompt_tokens_per_question),
+        rate_with_interval(s.coverage, s.coverage_ci),
+        rate_with_interval(s.risk, s.risk_ci),
+        rate_with_interval(s.hit_rate, s.hit_rate_ci),
+        s.mrr
+            .map(|v| format!("{v:.2}"))
+            .unwrap_or_else(|| "-".into()),
+    ]);
+    row
+}
+
+/// The rates by tag at the recommended setting, when the questions have tags.
+fn write_tags(r: &Results, out: &mut dyn Write) -> Result<()> {
     if let Some((setting, rows)) = super::tags::table(r) {
         writeln!(out, "**By tag** at `{}`:\n", cell(setting))?;
         writeln!(out, "| {} |", super::tags::TABLE_HEADERS.join(" | "))?;
@@ -154,6 +181,12 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
         }
         writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
     }
+    Ok(())
+}
+
+/// The per-variant table when there are several retrieval variants, else the separability.
+fn write_retrieval(r: &Results, out: &mut dyn Write) -> Result<()> {
+    let ins = &r.insight;
     let per = super::retrieval::rows(r);
     match &ins.retrieval_separability {
         // Several retrieval variants: the whole-grid figure pools scores that do not compare;
@@ -192,6 +225,11 @@ fn write_report(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<()>
             )?;
         }
     }
+    Ok(())
+}
+
+/// The judge, reranker, prompt injection and stability lines, those that apply.
+fn write_notes(r: &Results, out: &mut dyn Write) -> Result<()> {
     if let Some(line) = r.judge_summary() {
         writeln!(out, "\n**Judge.** {}", cell(&line))?;
     }
