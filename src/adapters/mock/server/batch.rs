@@ -314,7 +314,7 @@ async fn work(
         let response = if line["url"] == "/v1/embeddings" {
             super::embeddings(State(state.clone()), headers.clone(), body).await
         } else {
-            super::chat(State(state.clone()), headers.clone(), body).await
+            super::chat::chat(State(state.clone()), headers.clone(), body).await
         };
         state.batches.lines.fetch_add(1, Ordering::Relaxed);
         let status = response.status().as_u16();
