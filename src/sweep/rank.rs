@@ -545,15 +545,6 @@ mod tests {
             "short".into()
         }
 
-        fn embed<'a>(
-            &'a self,
-            texts: &'a [String],
-        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-            Box::pin(
-                async move { crate::adapters::embed::all_embedded(self.embed_each(texts).await?) },
-            )
-        }
-
         fn embed_each<'a>(
             &'a self,
             texts: &'a [String],
