@@ -24,7 +24,7 @@ mod slots;
 mod variants;
 
 pub use crate::vocab::grid::{Grid, Setting};
-pub use build::{build_graded_run, build_read_run, build_run, Run, RunInputs, RunTexts};
+pub use build::{build_read_run, build_run, Run, RunInputs, RunTexts};
 pub(crate) use calls::{log_calls, rerank_record};
 pub use calls::{request_digest, CallLog, CallStats};
 pub use dry_run::DryRun;

@@ -192,6 +192,7 @@ fn runs(corpus: &Corpus, questions: &[Question], settings: &[Setting]) -> (Vec<R
                 setting.k,
                 answer.as_ref(),
                 &rules,
+                None,
             );
             if let Some(Ok(reply)) = &answer {
                 let (i, _) =
