@@ -125,22 +125,11 @@ impl<'a> Read<'a> {
 
 /// Classify one run. `top_k` is the search result cut at k (before minScore), `sent` the
 /// passages in the order they were numbered, `reply` the model's answer (`None` when no call
-/// was made because no hit passed).
+/// was made because no hit passed), `grade` the judge's grade of the reply, when a judge graded
+/// it: a reply the string tiers do not read as a refusal is one when the judge says so (tier
+/// `judge`), and the judge decides whether an answer is wrong. A failed grade changes nothing
+/// but `judge_error`.
 pub fn classify(
-    question: &Question,
-    corpus: &Corpus,
-    top_k: &[Hit],
-    sent: &[Hit],
-    reply: Option<&Result<ChatReply, CallError>>,
-    rules: &Rules,
-) -> Verdict {
-    classify_graded(question, corpus, top_k, sent, reply, rules, None)
-}
-
-/// [`classify`] with the judge's grade of the reply, when a judge graded it: a reply the string
-/// tiers do not read as a refusal is one when the judge says so (tier `judge`), and the judge
-/// decides whether an answer is wrong. A failed grade changes nothing but `judge_error`.
-pub fn classify_graded(
     question: &Question,
     corpus: &Corpus,
     top_k: &[Hit],
@@ -162,7 +151,7 @@ pub fn classify_graded(
     )
 }
 
-/// [`classify_graded`] from a reply already read and a question's needles, as the sweep calls
+/// [`classify`] from a reply already read and a question's needles, as the sweep calls
 /// it: once per run, with each reading and needle shared by many runs.
 pub fn classify_read(
     question: &Question,
