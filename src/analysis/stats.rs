@@ -366,28 +366,27 @@ impl<'a> Sums<'a> {
 
 /// The rates of the counts, with their Wilson intervals where a limit may read them.
 fn rates(s: &mut SettingStats) {
-    s.false_refusal_rate = ratio(s.false_refusal, s.answerable);
-    s.unwanted_answer_rate = ratio(s.unwanted_answer, s.unanswerable);
-    s.false_refusal_rate_ci = wilson(s.false_refusal, s.answerable);
-    s.unwanted_answer_rate_ci = wilson(s.unwanted_answer, s.unanswerable);
-    s.hit_rate = ratio(s.retrieval_hits, s.retrieval_questions);
-    s.hit_rate_ci = wilson(s.retrieval_hits, s.retrieval_questions);
+    (s.false_refusal_rate, s.false_refusal_rate_ci) = rate(s.false_refusal, s.answerable);
+    (s.unwanted_answer_rate, s.unwanted_answer_rate_ci) = rate(s.unwanted_answer, s.unanswerable);
+    (s.hit_rate, s.hit_rate_ci) = rate(s.retrieval_hits, s.retrieval_questions);
     s.answered = s.answer + s.unwanted_answer;
-    s.coverage = ratio(s.answered, s.questions);
-    s.coverage_ci = wilson(s.answered, s.questions);
+    (s.coverage, s.coverage_ci) = rate(s.answered, s.questions);
     // Wrong answers are the misses when no judge graded them, the judge's verdict when it did.
     s.risky_answers = s.unwanted_answer + s.wrong_answer;
-    s.risk = ratio(s.risky_answers, s.answered);
-    s.risk_ci = wilson(s.risky_answers, s.answered);
+    (s.risk, s.risk_ci) = rate(s.risky_answers, s.answered);
     s.attack_success_rate = ratio(s.injected, s.attack_questions);
-    s.wrong_answer_rate = ratio(s.wrong_answer, s.answerable);
-    s.wrong_answer_rate_ci = wilson(s.wrong_answer, s.answerable);
+    (s.wrong_answer_rate, s.wrong_answer_rate_ci) = rate(s.wrong_answer, s.answerable);
     s.answer_match_rate = ratio(s.answer_match, s.answer_match + s.answer_miss);
 }
 
 /// `n / d`, undefined (`None`) without a denominator.
 pub fn ratio(n: usize, d: usize) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// `n / d` and its 95% Wilson interval, both undefined without a denominator.
+pub fn rate(n: usize, d: usize) -> (Option<f64>, Option<Interval>) {
+    (ratio(n, d), wilson(n, d))
 }
 
 /// Nearest-rank percentile of sorted values.
