@@ -255,9 +255,13 @@ fn implausible_usage_is_an_error_run_and_the_record_gates() {
             "min_score=0,k=1",
         ])
         .args(["--max-unwanted-answer-rate", "1"])
-        .any_status()
-        .stderr_lacks("inconsistent")
-        .stdout_any("legacy")
+        .status(1)
+        .stdout(format!(
+            "gate: setting min_score=0,k=1 of {out}/results.json (2 questions)\n\
+             FAIL  error_runs 1 > limit 0\n\
+             PASS  unwanted_answer_rate n/a (no unanswerable questions)\n\
+             gate: FAIL (1 of 2 checks failed)\n"
+        ))
         .run();
     }
 }

@@ -32,12 +32,20 @@ fn live_sweep() -> Record {
     keyed(&p, &["sweep", "--quiet"]).run().results()
 }
 
+/// The live sweep with the mock's embedder: its record, and the texts it embedded.
+fn live_sweep_embedded() -> (Record, u64) {
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, true, "");
+    let record = keyed(&p, &["sweep", "--quiet"]).run().results();
+    (record, count(&mock.stats(), &["texts_embedded"]))
+}
+
 fn count(v: &Value, path: &[&str]) -> u64 {
     path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
 }
 
 /// What an engine of one's own does with a batch input file: each line sent to `mock`'s chat
-/// endpoint, the answers written as output lines and the failures as error lines.
+/// (or embeddings) endpoint, the answers written as output lines and the failures as error lines.
 fn answer(mock: &MockLlm, input: &str) -> (String, String) {
     let addr = mock
         .url
@@ -50,7 +58,7 @@ fn answer(mock: &MockLlm, input: &str) -> (String, String) {
         let (status, reply) = raw(
             addr,
             "POST",
-            "/v1/chat/completions",
+            req["url"].as_str().unwrap(),
             &[
                 ("Authorization", "Bearer test-key"),
                 ("Content-Type", "application/json"),
@@ -244,7 +252,7 @@ fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_swe
             distinct - distinct / 7,
             distinct / 7
         ))
-        .stdout_any("legacy")
+        .stdout_snapshot("batch__a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_sweep")
         .stderr_any("each poll line counts the requests the mock has finished so far, which depends on timing")
         .run();
     let stats = mock.stats();
@@ -327,4 +335,248 @@ fn batch_fields_that_cannot_be_are_refused_by_the_config_check() {
             "must be a share from 0 to below 1 (0.5: half price), got 1.5",
         ])
         .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nmodels:\n  big:\n    kind: http\n    url: http://127.0.0.1:9/generate\n    batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:6",
+            "models.big.batch",
+            "batch engines answer `openai` models only, and this section is of kind `http`",
+        ])
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedders:\n  small:\n    kind: hash\n    batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:5",
+            "embedders.small.batch",
+            "batch engines embed with `openai` embedders only, and this section is of kind `hash`",
+        ])
+        .run();
+}
+
+/// With `--batch-embeddings`, a sweep whose embeddings are not cached writes them, one line
+/// per distinct text the live sweep embeds, and no chat request (the prompts depend on what
+/// they retrieve); once they are imported, the next `--batch-out` writes exactly the live
+/// sweep's chat requests, and after their import the sweep makes no call at all and equals
+/// the live sweep run by run.
+#[test]
+fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
+    let (live, texts) = live_sweep_embedded();
+    let distinct = live.calls.len();
+    let mock = MockLlm::start(&[]);
+    let p = http_project(&mock.url, true, "");
+    assert_eq!(texts, 49, "the sample's chunks and questions");
+    let out = keyed(&p, &["sweep", "--batch-out", "embed.jsonl", "--batch-embeddings"])
+        .stdout(concat!(
+            "wrote 49 embedding requests to embed.jsonl (OpenAI batch input format; no embedding or chat call was made).\n",
+            "estimated input tokens: 1469 (embeddings are not priced)\n",
+            "next: have a batch engine answer embed.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`, then run this command again: the chat requests depend on what those embeddings retrieve.\n",
+        ))
+        .run();
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        0,
+        "no embedding call"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), 0, "no chat call");
+    let input = out.read("embed.jsonl");
+    assert_eq!(
+        input.lines().count() as u64,
+        texts,
+        "one line per distinct text"
+    );
+    let first: Value = serde_json::from_str(input.lines().next().unwrap()).unwrap();
+    assert_eq!(first["url"], "/v1/embeddings");
+    assert_eq!(first["body"]["model"], "hash-1024");
+    assert_eq!(first["body"]["input"].as_array().unwrap().len(), 1);
+
+    let (output, errors) = answer(&mock, &input);
+    assert_eq!(errors, "");
+    p.write("embedded.jsonl", &output);
+    keyed(&p, &["batch", "import", "embedded.jsonl"])
+        .stdout(concat!(
+            "imported 49 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n",
+        ))
+        .run();
+    let before = mock.stats();
+    assert_eq!(distinct, 104);
+    let out = keyed(
+        &p,
+        &["sweep", "--batch-out", "calls.jsonl", "--batch-embeddings"],
+    )
+    .stdout(concat!(
+        "wrote 104 chat requests to calls.jsonl (OpenAI batch input format; no chat call was made).\n",
+        "estimated prompt tokens: 33962; estimated prompt cost at the batch price (50% off): 0.0000 USD\n",
+        "next: have a batch engine answer calls.jsonl, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]` and run the sweep: it finishes from the cache (failed lines are called live, or `--batch-out` writes them again).\n",
+    ))
+    .run();
+    assert_eq!(
+        count(&mock.stats(), &["embedding_requests"]),
+        count(&before, &["embedding_requests"]),
+        "every vector from the cache"
+    );
+    let (output, _) = answer(&mock, &out.read("calls.jsonl"));
+    p.write("answers.jsonl", &output);
+    keyed(&p, &["batch", "import", "answers.jsonl"])
+        .stdout(concat!(
+            "imported 104 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "next: `rageval sweep` finishes from the cache with no call.\n",
+        ))
+        .run();
+    let before = mock.stats();
+    let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
+    let after = mock.stats();
+    for what in ["embedding_requests", "chat_requests"] {
+        assert_eq!(count(&after, &[what]), count(&before, &[what]), "no {what}");
+    }
+    assert_eq!(outcomes(&swept), outcomes(&live));
+}
+
+/// `embedder.batch: true` runs the embeddings through the embedder server's Batch API (the
+/// chat stays live): one batch, no live embedding request, one embedding per distinct text,
+/// and every run's outcome equal to the live sweep's. A builtin embedder has nothing to batch.
+#[test]
+fn an_embedder_with_batch_true_embeds_through_one_batch_and_equals_the_live_sweep() {
+    let (live, texts) = live_sweep_embedded();
+    let mock = MockLlm::start(&["--batch-delay", "200"]);
+    let p = http_project(&mock.url, true, "");
+    p.write(
+        "rageval.yaml",
+        &p.read("rageval.yaml")
+            .replace("  batch_size: 64\n", "  batch_size: 64\n  batch: true\n"),
+    );
+    let out = keyed(&p, &["sweep", "--quiet"])
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .run();
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["batches", "created"]), 1);
+    assert_eq!(count(&stats, &["batches", "lines"]), texts);
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        texts,
+        "every embedding request was a batch line"
+    );
+    assert_eq!(count(&stats, &["texts_embedded"]), texts);
+    assert_eq!(outcomes(&out.results()), outcomes(&live));
+
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nembedder:\n  kind: hash\n  batch: true\n",
+    );
+    Test::at(&p)
+        .args(["sweep"])
+        .unusable(&[
+            "rageval.yaml:4",
+            "embedder.batch",
+            "batch engines embed with `openai` embedders only, and this section is of kind `hash`",
+        ])
+        .run();
+    Test::at(&p)
+        .args([
+            "sweep",
+            "--config",
+            "/dev/null",
+            "--evalset",
+            "evalsets/club.yaml",
+            "--batch-embeddings",
+        ])
+        .unusable(&[
+            "invalid --batch-embeddings: the sweep embeds with the builtin `hash` embedder",
+        ])
+        .run();
+}
+
+/// A generator whose section says `batch: true` sends its calls through the server's Batch
+/// API (the candidates, then their verification, one batch each): the file it writes is the
+/// live generator's byte for byte, and no call is made but the batches' lines.
+#[test]
+fn a_generator_with_batch_true_writes_the_live_file_through_batches() {
+    let generate = ["generate", "--answerable", "5", "--unanswerable", "5"];
+    let live = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {}\n  api_key_env: {KEY_ENV}\n", live.url));
+    keyed(&p, &generate)
+        .stdout_any("the account of the file, compared through the file itself")
+        .stderr_any("round lines, compared through the file itself")
+        .run();
+    let want = p.read("evalsets/generated.yaml");
+    let calls = count(&live.stats(), &["chat_requests"]);
+
+    let mock = MockLlm::start(&["--batch-delay", "100"]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  model: m\n  base_url: {}\n  api_key_env: {KEY_ENV}\n  batch: true\n", mock.url));
+    keyed(&p, &generate)
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .stdout_any("the account of the file, compared through the file itself")
+        .stderr_any("poll lines count what the mock finished so far, which depends on timing")
+        .stderr_contains(format!(
+            "generate: 10 generation and 5 verification calls, {calls} answered from the cache"
+        ))
+        .run();
+    assert_eq!(p.read("evalsets/generated.yaml"), want, "byte for byte");
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        2,
+        "the candidates, then their verification"
+    );
+    assert_eq!(count(&stats, &["batches", "lines"]), calls);
+    assert_eq!(
+        count(&stats, &["chat_requests"]),
+        calls,
+        "every call a batch line"
+    );
+}
+
+/// A `models:` profile whose section says `batch: true` goes through the batch cycle at its
+/// own server (one batch, no live call there), beside a `chat:` section called live (no batch
+/// there); every run's outcome equals the live sweep's over the same two profiles.
+#[test]
+fn a_profile_with_batch_true_is_batched_at_its_own_server_beside_a_live_chat() {
+    let config = |chat: &str, big: &str, batch: &str| {
+        format!(
+            "evalsets: [evalsets/club.yaml]\nchat:\n  kind: openai\n  base_url: {chat}\n  model: mock\n  api_key_env: {KEY_ENV}\nmodels:\n  big:\n    kind: openai\n    base_url: {big}\n    model: mock-big\n    api_key_env: {KEY_ENV}\n{batch}sweep:\n  min_score: 0.1..0.5\n  k: 1,2,4,8\n  chat: default,big\n"
+        )
+    };
+    let live = MockLlm::start(&[]);
+    let p = Project::sample();
+    p.write("rageval.yaml", &config(&live.url, &live.url, ""));
+    let want = keyed(&p, &["sweep", "--quiet"]).run().results();
+    let big_calls = live.stats()["chat_by_model"]["mock-big"].as_u64().unwrap();
+
+    let chat = MockLlm::start(&[]);
+    let big = MockLlm::start(&["--batch-delay", "100"]);
+    let p = Project::sample();
+    p.write(
+        "rageval.yaml",
+        &config(&chat.url, &big.url, "    batch: true\n"),
+    );
+    let out = keyed(&p, &["sweep", "--quiet"])
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .run();
+    let (chat, big) = (chat.stats(), big.stats());
+    assert_eq!(count(&big, &["batches", "created"]), 1);
+    assert_eq!(count(&big, &["batches", "lines"]), big_calls);
+    assert_eq!(
+        count(&big, &["chat_requests"]),
+        big_calls,
+        "every call of the profile a batch line"
+    );
+    assert_eq!(
+        count(&chat, &["batches", "created"]),
+        0,
+        "the chat section is live"
+    );
+    assert!(count(&chat, &["chat_requests"]) > 0);
+    assert_eq!(outcomes(&out.results()), outcomes(&want));
 }

@@ -399,9 +399,9 @@ fn the_bridge_token_flows_from_api_key_env_and_is_never_written() {
             Some(t) => sweep("refused").env("RAGEVAL_BRIDGE_TOKEN", t),
         };
         let out = run
-            .any_status()
-            .stderr_contains(why)
-            .stderr_any("legacy")
+            .fails(&format!(
+                "retrieval for question `fee-per-term` failed: auth at {url}/retrieve: {why}"
+            ))
             .run();
         assert_ne!(out.status, Some(0), "{}", out.stderr);
         assert!(!out.stderr.contains("brt-wrong"), "{}", out.stderr);

@@ -116,7 +116,7 @@ fn report_loads_without_console_errors_and_draws_every_chart() {
     if !have_chromium() {
         return;
     }
-    let p = Test::sweep().stdout_any("legacy").run();
+    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
     let page = p.path().join("reports/latest/report.html");
     let dom = loaded_dom(&page);
 

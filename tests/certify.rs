@@ -39,13 +39,12 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
     let p = separable(30, 30);
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains(", certified at 95%: false refusals 0% [0–11], unwanted 0% [0–11]")
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_contains("; with 95% confidence over all 10 settings its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%); the lowest weighted cost (0.004) of 8 certified settings")
-        .stdout_contains("\nstability: ")
-        .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified\n")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered tests over 10 settings: false refusals 0% [0–11], unwanted 0% [0–11], wrong answers 0% [0–11], 74.3 prompt tokens/question; its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%), with 95% confidence for every certified setting at once; the lowest weighted cost (0.004) of 8 certified settings\n")
+        .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 100%\n")
+        .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified at 95% by ordered tests\n")
         .stdout_lacks("to certify")
-        .stdout_any("legacy")
+        .stdout_lacks("over all")
+        .stdout_snapshot("certify__a_separable_set_of_enough_questions_is_certified_and_cross_validated")
         .run();
     let s = out.summary();
     let rec = &s["recommendation"];
@@ -61,6 +60,14 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         "{bound}"
     );
     assert_eq!(rec["sequential"], false);
+    // The procedure as facts, and in words written from them.
+    let mut procedure = rec["procedure"].clone();
+    let first = procedure["first_level"].take().as_f64().unwrap();
+    assert!((first - 0.0125).abs() < 1e-15, "{first}");
+    assert_eq!(
+        procedure,
+        serde_json::json!({"method": "ordered", "sequential": false, "families": 2, "chains": 2, "along": "min_score", "first_level": null})
+    );
     assert!(
         rec["method"]
             .as_str()
@@ -92,10 +99,14 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",recommended,certified"),
+            .ends_with(",recommended,certified,certification"),
         "{csv}"
     );
-    assert!(csv.lines().any(|l| l.ends_with(",true,true")), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l.ends_with(",true,true,ordered tests at 95%")),
+        "{csv}"
+    );
     let html = p.read("reports/latest/report.html");
     for section in [
         "id=\"certification\"",
@@ -115,12 +126,15 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
     // at minScore 0.5 at level 0.05 / 2 / 2, where 0 of 10 bounds the rate at 35.5%, and stops
     // there; with none answered it takes 20 (0.8^20 ≤ 0.0125 < 0.8^19).
     let p = separable(30, 10);
-    let line = "to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`";
+    let line = "to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`";
     p.rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains("(best, not certified at 95%)")
-        .stdout_contains(line)
+        .stdout_contains("\nrecommended: min_score=0.4,k=1 (best, not certified at 95% by ordered tests): ")
+        .stdout_contains(format!("\n{line}\n"))
+        .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 0%\n")
         .stdout_contains("best, not certified │")
-        .stdout_any("legacy")
+        .stdout_snapshot(
+            "certify__too_few_questions_say_what_it_takes_and_the_gate_can_require_certification",
+        )
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
     p.rageval(["gate"])
@@ -131,17 +145,37 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
             "gate: PASS (1 check)\n",
         ))
         .run();
-    p.rageval(["gate", "--require-certified"])
+    let out = p
+        .rageval(["gate", "--require-certified"])
         .status(1)
         .stdout_contains(format!("not certified: {line}"))
         .stdout(concat!(
             "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
             "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
             "PASS  error_runs 0 <= limit 0\n",
-            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
             "gate: FAIL (1 of 2 checks failed)\n",
         ))
         .run();
+    // results.json keeps the sentences, written from the facts beside them.
+    let rec = &out.summary()["recommendation"];
+    assert_eq!(rec["needed"], line);
+    let b = &rec["bounds"][0];
+    assert_eq!(
+        (&b["failures"], &b["questions"], &b["stopped_at"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(10),
+            &serde_json::json!("min_score=0.5,k=1")
+        )
+    );
+    assert_eq!(
+        (
+            &b["questions_needed_with_none"],
+            &b["questions_needed_with_one"]
+        ),
+        (&serde_json::json!(20), &serde_json::json!(30))
+    );
     p.write(
         "rageval.yaml",
         "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
@@ -151,7 +185,7 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
             "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
             "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
             "PASS  error_runs 0 <= limit 0\n",
-            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% (ordered tests): unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
+            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
             "gate: FAIL (1 of 2 checks failed)\n",
         ))
         .run();
@@ -164,7 +198,9 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
         .stdout_contains("\nrecommended: min_score=0.4,k=1: ")
         .stdout_lacks("certif")
-        .stdout_any("legacy")
+        .stdout_snapshot(
+            "certify__too_few_questions_say_what_it_takes_and_the_gate_can_require_certification_2",
+        )
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -186,9 +222,10 @@ fn the_sequential_mode_and_bonferroni_are_options() {
             "--wide",
             "--sequential",
         ])
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_contains(" settings, valid at any number of questions its true rates are at most ")
-        .stdout_any("legacy")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered anytime-valid tests over 10 settings: ")
+        .stdout_contains("; its true rates are at most unwanted 18.5% (limit 20%), false refusals 18.5% (limit 50%), with 95% confidence for every certified setting at once, at any number of questions; ")
+        .stdout_contains("; certified at 95% by ordered anytime-valid tests in 100%\n")
+        .stdout_snapshot("certify__the_sequential_mode_and_bonferroni_are_options")
         .run();
     let rec = &out.summary()["recommendation"];
     assert_eq!(
@@ -205,10 +242,19 @@ fn the_sequential_mode_and_bonferroni_are_options() {
     );
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95%: ")
-        .stdout_any("legacy")
+        .stdout_contains(
+            "\nrecommended: min_score=0.4,k=1, certified at 95% by Bonferroni over 10 settings: ",
+        )
+        .stdout_snapshot("certify__the_sequential_mode_and_bonferroni_are_options_2")
         .run();
     let rec = &out.summary()["recommendation"];
+    let mut procedure = rec["procedure"].clone();
+    let first = procedure["first_level"].take().as_f64().unwrap();
+    assert!((first - 0.005).abs() < 1e-15, "{first}");
+    assert_eq!(
+        procedure,
+        serde_json::json!({"method": "bonferroni", "sequential": false, "families": 2, "chains": null, "along": null, "first_level": null})
+    );
     assert!(
         rec["method"]
             .as_str()
@@ -221,46 +267,75 @@ fn the_sequential_mode_and_bonferroni_are_options() {
 }
 
 #[test]
-fn validate_says_what_a_set_of_its_size_can_certify() {
+fn validate_says_what_a_set_of_its_size_can_certify_and_plans_the_questions() {
+    // The sample's grid: minScore 0.1..0.5 x k 1, 2, 4, 8, so 4 chains along minScore and two
+    // rate limits: each chain starts at 0.05 / 2 / 4. At a true rate of half the limit, 145
+    // unanswerable questions give an 80% chance of certifying unwanted ≤ 20% there, and 23
+    // with none answered (0.8^23 ≤ 0.00625 < 0.8^22).
     Test::new()
         .args(["validate"])
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 9), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 17), or 8 with none refused\n",
         ))
+        .stderr("")
+        .run();
+    // Anytime-valid tests under Bonferroni ask for more, and say so.
+    Test::new()
+        .write(
+            "rageval.yaml",
+            "evalsets: [evalsets/club.yaml]\nsweep:\n  min_score: \"0.1..0.5\"\n  k: \"1,2,4,8\"\nrecommend:\n  method: bonferroni\n  sequential: true\n  max_wrong_answer_rate: 0.1\n",
+        )
+        .args(["validate"])
+        .stdout(concat!(
+            "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
+            "      at 95% (anytime-valid), 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 38.3% and false refusals ≤ 22.9% for one setting, unwanted ≤ 57.7% and false refusals ≤ 37.1% over the 20 settings of the configured grid\n",
+            "      plan for a chance of 80% at 95% by Bonferroni, anytime-valid tests (level 0.25%, over the 20 settings of the configured grid), if each true rate is half its limit: unwanted 10% needs 281 unanswerable questions (this set has 9), or 36 with none answered; false refusals 25% needs 80 answerable questions (this set has 17), or 12 with none refused; wrong answers 5% needs 617 answerable questions (this set has 17), or 77 with none answered wrong\n",
+        ))
+        .stderr("")
         .run();
 }
 
 #[test]
 fn bad_certification_input_names_the_field() {
-    for (yaml, needle) in [
+    for (yaml, message) in [
         (
             "confidence: 1",
-            "`recommend.confidence`: must be a confidence from 0 to below 1",
+            "rageval.yaml:3: `recommend.confidence`: must be a confidence from 0 to below 1 (0.95 is 95%; 0 certifies nothing), got 1",
         ),
         (
             "confidence: -0.1",
-            "`recommend.confidence`: must be a confidence from 0 to below 1",
+            "rageval.yaml:3: `recommend.confidence`: must be a confidence from 0 to below 1 (0.95 is 95%; 0 certifies nothing), got -0.1",
         ),
-        ("confidence: high", "recommend.confidence"),
+        (
+            "confidence: high",
+            "rageval.yaml:3:15: `recommend.confidence`: expected a number, found the string \"high\"",
+        ),
         (
             "folds: 1",
-            "`recommend.folds`: must be 0 (none) or at least 2 folds, got 1",
+            "rageval.yaml:3: `recommend.folds`: must be 0 (none) or at least 2 folds, got 1",
         ),
         (
             "resamples: 1000000",
-            "`recommend.resamples`: must be from 0 to 100000 resamples",
+            "rageval.yaml:3: `recommend.resamples`: must be from 0 to 100000 resamples, got 1000000",
         ),
-        ("method: holm", "recommend.method"),
+        (
+            "method: holm",
+            "rageval.yaml:3:11: `recommend.method`: unknown variant `holm`, expected `ordered` or `bonferroni`",
+        ),
         (
             "power: 1",
-            "`recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 1",
+            "rageval.yaml:3: `recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 1",
         ),
         (
             "power: 0",
-            "`recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 0",
+            "rageval.yaml:3: `recommend.power`: must be a chance above 0 and below 1 (0.8 is 80%), got 0",
         ),
-        ("sequential: maybe", "recommend.sequential"),
+        (
+            "sequential: maybe",
+            "rageval.yaml:3:15: `recommend.sequential`: expected true or false, found the string \"maybe\"",
+        ),
     ] {
         Test::new()
             .write(
@@ -268,7 +343,7 @@ fn bad_certification_input_names_the_field() {
                 &format!("evalsets: [evalsets/club.yaml]\nrecommend:\n  {yaml}\n"),
             )
             .args(["sweep"])
-            .unusable(&["rageval.yaml:3", needle])
+            .fails(message)
             .absent("reports/latest/results.json")
             .run();
     }
@@ -286,6 +361,6 @@ fn bad_certification_input_names_the_field() {
     Test::sweep()
         .args(["--folds", "3", "--wide"])
         .stdout_contains("\ncross-validation (3 folds): held-out unwanted ")
-        .stdout_any("legacy")
+        .stdout_snapshot("certify__bad_certification_input_names_the_field")
         .run();
 }

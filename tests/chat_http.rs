@@ -88,7 +88,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
     // The cache answers a rerun; a dry run counts it and calls nothing.
     let dry = keyed(&p, &["sweep", "--dry-run", "--output", "json"])
         .args(&SAMPLE_SWEEP[1..])
-        .stdout_any("legacy")
+        .stdout_snapshot("chat_http__a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_request_3")
         .run()
         .stdout_json();
     let row = &dry["dry_run"][0];
@@ -103,7 +103,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
         .stdout_contains(format!(
             "{distinct} distinct prompts ({distinct} from cache, 0 failed)"
         ))
-        .stdout_any("legacy")
+        .stdout_snapshot("chat_http__a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_request")
         .run();
     assert_eq!(generated(&server), 2 * distinct, "the rerun made no call");
     assert_eq!(
@@ -117,7 +117,7 @@ fn a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_
         &["sweep", "--dry-run", "--output", "json", "--no-cache"],
     )
     .args(&SAMPLE_SWEEP[1..])
-    .stdout_any("legacy")
+    .stdout_snapshot("chat_http__a_generation_endpoint_sweeps_as_the_builtin_mock_and_calls_once_per_distinct_request_2")
     .run()
     .stdout_json();
     assert_eq!(cold["dry_run"][0]["calls"].as_u64(), Some(distinct));
@@ -180,7 +180,7 @@ fn early_refusals_make_no_call_and_profiles_mix_an_endpoint_with_a_plain_model()
             "1,4",
             "--wide",
         ])
-        .stdout_any("legacy")
+        .stdout_snapshot("chat_http__early_refusals_make_no_call_and_profiles_mix_an_endpoint_with_a_plain_model")
         .run()
         .stdout;
     assert!(

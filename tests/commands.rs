@@ -14,7 +14,7 @@ fn prompt_format_is_pinned_character_for_character() {
             "--min-score",
             "0.1",
         ])
-        .stdout_any("legacy")
+        .stdout_any("compared with the snapshot prompt_fee_k3 below")
         .run();
     insta::assert_snapshot!("prompt_fee_k3", out.stdout);
 }
@@ -55,7 +55,6 @@ fn ask_labels_citations_and_marks_cited_sources() {
 fn ask_refusal_shows_no_sources() {
     let text = Test::new()
         .args(["ask", "Who is the vice president?"])
-        .any_status()
         .stdout(concat!(
             "I don't know based on the provided documents.\n",
             "\n",
@@ -80,7 +79,6 @@ fn ask_flags_an_invalid_citation() {
     );
     let text = p
         .rageval(["ask", "What is the membership fee?", "--corpus", "docs"])
-        .any_status()
         .stdout(concat!(
             "The membership fee is ten dollars, see [7](?). [a.md > Fee]\n",
             "\n",
@@ -102,6 +100,7 @@ fn validate_reports_ok_and_errors() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 9), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 17), or 6 with none refused\n",
         ))
         .run();
     p.write(
@@ -113,6 +112,7 @@ fn validate_reports_ok_and_errors() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 9), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 17), or 6 with none refused\n",
         ))
         .stderr(
             "error: bad.yaml:4:11: `answerable[0].tags`: expected a list, found the string \"oops\"\n",
@@ -123,11 +123,16 @@ fn validate_reports_ok_and_errors() {
 #[test]
 fn the_sample_config_is_valid_and_runs_offline() {
     // The repository's own rageval.yaml and question sets, as a user would run them.
-    run_ok(
+    let out = run_ok(
         std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"))
             .current_dir(repo())
             .arg("validate"),
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr, "", "validate warns about nothing");
+    // Each set and what a set of its size can certify over the configured grid: the plan a
+    // user reads before the first sweep.
+    insta::assert_snapshot!("repo_validate_plan", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]

@@ -5,9 +5,10 @@ use serde_json::Value;
 
 use crate::http::{http_project, keyed, MockLlm};
 
-fn dry(p: &crate::support::Project) -> Value {
+/// The dry run's plan as JSON; its whole text is the snapshot `snapshot`.
+fn dry(p: &crate::support::Project, snapshot: &str) -> Value {
     let doc = keyed(p, &["sweep", "--dry-run", "--output", "json"])
-        .stdout_any("legacy")
+        .stdout_snapshot(snapshot)
         .run()
         .stdout_json();
     assert_eq!(doc["dry_run"].as_array().unwrap().len(), 1, "{doc}");
@@ -18,7 +19,7 @@ fn dry(p: &crate::support::Project) -> Value {
 fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let plan = dry(&p);
+    let plan = dry(&p, "dry_run_json_cold");
     let stats = server.stats();
     assert_eq!(stats["chat_requests"], 0, "no chat call: {stats}");
     assert!(
@@ -48,7 +49,7 @@ fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
     assert_eq!(plan["early_refusals"].as_u64(), Some(early as u64));
 
     // Now every prompt is cached: nothing left to call, nothing called.
-    let again = dry(&p);
+    let again = dry(&p, "dry_run_json_warm");
     assert_eq!(again["cached_prompts"].as_u64(), Some(predicted));
     assert_eq!(again["calls"], 0);
     assert_eq!(again["prompt_tokens"], 0);

@@ -2,12 +2,12 @@
 
 use crate::support::Project;
 
-/// Run a sweep of `set.yaml` that must fail with status 2, one message holding every `needle`
-/// and no report.
-fn fails(p: &Project, extra: &[&str], needles: &[&str]) {
+/// Run a sweep of `set.yaml` that must fail with status 2, exactly `error: {message}` on
+/// stderr, nothing on stdout and no report.
+fn fails(p: &Project, extra: &[&str], message: &str) {
     p.rageval(["sweep", "--evalset", "set.yaml"])
         .args(extra)
-        .unusable(needles)
+        .fails(message)
         .absent("reports")
         .run();
 }
@@ -22,7 +22,7 @@ fn unknown_field() {
     fails(
         &p,
         &[],
-        &["set.yaml:4:", "answerable[0]", "unknown field `expected`"],
+        "set.yaml:4:5: `answerable[0]`: unknown field `expected`, expected one of `question`, `id`, `expect`, `tags`, `note`, `history`, `attack`, `generated`, `reviewed`",
     );
 }
 
@@ -32,7 +32,7 @@ fn duplicate_id() {
     fails(
         &p,
         &[],
-        &["set.yaml:5:", "unanswerable[0].id", "duplicate id `fee`"],
+        "set.yaml:5: `unanswerable[0].id`: duplicate id `fee` (also `answerable[0]`); give one of them an explicit `id`",
     );
 }
 
@@ -42,11 +42,7 @@ fn derived_ids_collide_too() {
     fails(
         &p,
         &[],
-        &[
-            "set.yaml:4:",
-            "answerable[1].id",
-            "duplicate id `what-is-the-fee`",
-        ],
+        "set.yaml:4: `answerable[1].id`: duplicate id `what-is-the-fee` (also `answerable[0]`); give one of them an explicit `id`",
     );
 }
 
@@ -55,19 +51,23 @@ fn empty_question() {
     let p = project(
         "corpus: docs\nanswerable:\n  - question: What is the fee?\n  - question: \"  \"\n",
     );
-    fails(
-        &p,
-        &[],
-        &["set.yaml:4:", "answerable[1].question", "is empty"],
-    );
+    fails(&p, &[], "set.yaml:4: `answerable[1].question`: is empty");
 }
 
 #[test]
 fn empty_set() {
     let p = project("corpus: docs\nanswerable: []\nunanswerable: []\n");
-    fails(&p, &[], &["set.yaml", "no questions"]);
+    fails(
+        &p,
+        &[],
+        "set.yaml: the question set has no questions: add items under `answerable` or `unanswerable`",
+    );
     let p = project("");
-    fails(&p, &[], &["set.yaml", "empty"]);
+    fails(
+        &p,
+        &[],
+        "set.yaml: the question set is empty: add `answerable` and `unanswerable` lists",
+    );
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn missing_corpus() {
     fails(
         &p,
         &[],
-        &["set.yaml:1:", "`corpus`", "nowhere", "does not exist"],
+        "set.yaml:1: `corpus`: folder `nowhere` does not exist (the path is relative to the question set)",
     );
 }
 
@@ -86,12 +86,7 @@ fn expected_source_that_names_no_chunk() {
     fails(
         &p,
         &[],
-        &[
-            "set.yaml:6:",
-            "answerable[0].expect.sources[0]",
-            "`a.md#Fees` names no chunk",
-            "`a.md#Fee`",
-        ],
+        "set.yaml:6: `answerable[0].expect.sources[0]`: `a.md#Fees` names no chunk of corpus `docs`; `a.md` has `a.md#Fee`, `a.md#Rules`",
     );
 }
 
@@ -124,23 +119,28 @@ fn an_expected_source_may_name_a_heading_as_written_in_the_markdown() {
     // A real miss still lists the file's chunks.
     p.write("set.yaml", &set("GUIDE.md#The special `any` file type"));
     p.rageval(["validate", "set.yaml"])
-        .unusable(&[
-            "`GUIDE.md#The special `any` file type` names no chunk",
-            "`GUIDE.md#The special all file type`",
-        ])
+        .fails("set.yaml:5: `answerable[0].expect.sources[0]`: `GUIDE.md#The special `any` file type` names no chunk of corpus `docs`; `GUIDE.md` has `GUIDE.md#The special all file type`, `GUIDE.md#Other`")
         .run();
 }
 
 #[test]
 fn yaml_syntax_error_has_line_and_column() {
     let p = project("corpus: docs\nanswerable:\n  - question: [unclosed\n");
-    fails(&p, &[], &["set.yaml:"]);
+    fails(
+        &p,
+        &[],
+        "set.yaml:4:1: did not find expected ',' or ']', while parsing a flow sequence at line 3 column 15",
+    );
 }
 
 #[test]
 fn unreadable_set() {
     let p = Project::empty();
-    fails(&p, &[], &["set.yaml", "cannot read question set"]);
+    fails(
+        &p,
+        &[],
+        "set.yaml: cannot read question set: No such file or directory (os error 2)",
+    );
 }
 
 #[test]
@@ -149,20 +149,36 @@ fn bad_ranges() {
     fails(
         &p,
         &["--min-score", "0.5..0.1"],
-        &["--min-score", "backwards"],
+        "invalid --min-score: range `0.5..0.1` runs backwards: write `0.1..0.5`",
     );
-    fails(&p, &["--min-score", "0.1..0.5:0"], &["--min-score", "step"]);
-    fails(&p, &["--k", "0,2"], &["--k", "at least 1"]);
-    fails(&p, &["--k", "two"], &["--k", "not a number"]);
+    fails(
+        &p,
+        &["--min-score", "0.1..0.5:0"],
+        "invalid --min-score: range `0.1..0.5:0`: the step must be greater than 0",
+    );
+    fails(
+        &p,
+        &["--k", "0,2"],
+        "invalid --k: k must be a whole number of at least 1, got `0`",
+    );
+    fails(&p, &["--k", "two"], "invalid --k: `two` is not a number");
 }
 
 #[test]
 fn bad_config() {
     let p = project("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
     p.write("rageval.yaml", "sweep:\n  k: \"4..2\"\n");
-    fails(&p, &[], &["rageval.yaml:2:", "sweep.k", "backwards"]);
+    fails(
+        &p,
+        &[],
+        "rageval.yaml:2: `sweep.k`: range `4..2` runs backwards: write `2..4`",
+    );
     p.write("rageval.yaml", "chat:\n  kind: gpt\n");
-    fails(&p, &[], &["rageval.yaml:2:", "unknown variant `gpt`"]);
+    fails(
+        &p,
+        &[],
+        "rageval.yaml:2:9: `chat.kind`: unknown variant `gpt`, expected one of `mock`, `openai`, `http`",
+    );
     p.rageval(["sweep", "--config", "missing.yaml"])
         .status(2)
         .stderr("error: missing.yaml: cannot read config: No such file or directory (os error 2)\n")

@@ -96,10 +96,13 @@ fn the_sample_passes_against_the_committed_baseline() {
     ] {
         run = run.stdout_contains(line);
     }
-    run.stdout_any("legacy").run();
+    run.stdout_snapshot("gate__the_sample_passes_against_the_committed_baseline_2")
+        .run();
     // Latency differs from the committed run, and must not matter; a later `rageval gate`
     // reads the same results by default and agrees.
-    p.rageval(["gate"]).stdout_any("legacy").run();
+    p.rageval(["gate"])
+        .stdout_snapshot("gate__the_sample_passes_against_the_committed_baseline")
+        .run();
 }
 
 #[test]
@@ -209,7 +212,7 @@ fn update_baseline_writes_the_results_on_purpose_only() {
             .args(extra)
     };
     gate(&["--update-baseline"])
-        .unusable(&["`--update-baseline` needs a baseline path"])
+        .fails("`--update-baseline` needs a baseline path: pass `--baseline FILE` or set `gate.baseline` in rageval.yaml")
         .run();
     gate(&["--update-baseline", "--baseline", "ci/base.json"])
         .stdout(concat!(
@@ -248,7 +251,7 @@ fn sweep_gate_flags_and_config() {
     let p = Project::sample();
     // Gate flags mean nothing without --gate.
     p.rageval(["sweep", "--baseline", "b.json", "--junit", "j.xml"])
-        .unusable(&["--baseline, --junit apply only with `--gate`"])
+        .fails("--baseline, --junit apply only with `--gate`")
         .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // A missing baseline stops `sweep --gate` before the sweep.
@@ -260,7 +263,7 @@ fn sweep_gate_flags_and_config() {
         "--baseline",
         "b.json",
     ])
-    .unusable(&["baseline `b.json` does not exist"])
+    .fails("baseline `b.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results")
     .run();
     assert!(!p.path().join("reports").exists(), "no sweep may run");
     // With --format json, stdout stays one JSON document; the summary goes to stderr.
@@ -280,7 +283,7 @@ fn sweep_gate_flags_and_config() {
             "0.1",
         ])
         .status(1)
-        .stdout_any("legacy")
+        .stdout_any("results.json itself, compared with the file below")
         .stderr(concat!(
             "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
             "PASS  error_runs 0 <= limit 0\n",
@@ -288,6 +291,7 @@ fn sweep_gate_flags_and_config() {
             "gate: FAIL (1 of 2 checks failed)\n",
         ))
         .run();
+    assert_eq!(out.stdout, out.read("reports/latest/results.json"));
     assert_eq!(out.stdout_json()["schema"], "rageval.results/2");
     // The config's gate section, with a line number for a bad value.
     p.rageval(["gate"])
@@ -295,7 +299,7 @@ fn sweep_gate_flags_and_config() {
             "rageval.yaml",
             "gate:\n  setting: \"min_score=0.2,k=4\"\n  alpha: 1.5\n",
         )
-        .unusable(&["rageval.yaml:3:", "`gate.alpha`", "between 0 and 1"])
+        .fails("rageval.yaml:3: `gate.alpha`: must be between 0 and 1 (exclusive), not 1.5")
         .run();
     p.sweep(["--gate", "--min-score", "0.2", "--k", "4"])
         .write(
@@ -337,7 +341,6 @@ fn the_recommended_setting_is_gated_by_default() {
         .run();
     // An explicit setting overrides the recommendation.
     p.rageval(["gate", "now/results.json", "--setting", "min_score=0.2,k=4"])
-        .any_status()
         .stdout(concat!(
             "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
             "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",

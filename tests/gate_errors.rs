@@ -9,16 +9,13 @@ use crate::support::Project;
 fn unusable_input_exits_2_with_a_clear_message() {
     let p = Project::sample();
     sweep(&p, "now");
-    let unusable = |args: &[&str], needles: &[&str]| {
-        p.rageval(["gate"]).args(args).unusable(needles).run();
+    let unusable = |args: &[&str], message: &str| {
+        p.rageval(["gate"]).args(args).fails(message).run();
     };
     // Missing file: named, with a hint.
     unusable(
         &["nowhere/results.json", "--setting", "k=4,min_score=0.2"],
-        &[
-            "results `nowhere/results.json` does not exist",
-            "rageval sweep",
-        ],
+        "results `nowhere/results.json` does not exist: run `rageval sweep` first, or name a results file",
     );
     unusable(
         &[
@@ -28,20 +25,20 @@ fn unusable_input_exits_2_with_a_clear_message() {
             "--baseline",
             "b.json",
         ],
-        &["baseline `b.json` does not exist", "--update-baseline"],
+        "baseline `b.json` does not exist: create it on purpose with `--update-baseline`, which copies the current results",
     );
     // A setting the results do not hold, and no setting at all.
     unusable(
         &["now/results.json", "--setting", "min_score=0.25,k=4"],
-        &["no setting is `min_score=0.25,k=4`", "`min_score=0.2,k=4`"],
+        "cannot gate `now/results.json`: no setting is `min_score=0.25,k=4`; the settings are `min_score=0.2,k=4`",
     );
     unusable(
         &["now/results.json"],
-        &["no gated setting", "--setting min_score=0.2,k=4"],
+        "no gated setting: `now/results.json` has no recommended setting; pass `--setting min_score=0.2,k=4` or set `gate.setting` in rageval.yaml",
     );
     unusable(
         &["now/results.json", "--setting", "min_score"],
-        &["invalid --setting"],
+        "invalid --setting: `min_score` is not `name=value` (write e.g. `min_score=0.3,k=4`)",
     );
     // A baseline swept over another grid cannot be compared at the gated setting.
     p.sweep(["--min-score", "0.3", "--k", "4", "--out", "other"])
@@ -54,7 +51,7 @@ fn unusable_input_exits_2_with_a_clear_message() {
             "--baseline",
             "other/results.json",
         ],
-        &["baseline `other/results.json` cannot be compared at `min_score=0.2,k=4`"],
+        "the baseline `other/results.json` cannot be compared at `min_score=0.2,k=4`: no setting is `min_score=0.2,k=4`; the settings are `min_score=0.3,k=4`",
     );
     // A newer version of the schema.
     edit_json(&p, "other/results.json", |d| {
@@ -62,18 +59,18 @@ fn unusable_input_exits_2_with_a_clear_message() {
     });
     unusable(
         &["other/results.json", "--setting", "min_score=0.3,k=4"],
-        &["`other/results.json` has schema `rageval.results/3`, but this rageval reads `rageval.results/2`; rerun the sweep with this version, or read it with the rageval that wrote it"],
+        "`other/results.json` has schema `rageval.results/3`, but this rageval reads `rageval.results/2`; rerun the sweep with this version, or read it with the rageval that wrote it",
     );
     // A baseline of the first version says how to refresh it.
     p.write("old.json", r#"{"schema": "rageval.results/1", "runs": []}"#);
     unusable(
         &["now/results.json", "--setting", "min_score=0.2,k=4", "--baseline", "old.json"],
-        &["`old.json` has schema `rageval.results/1`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline old.json`"],
+        "`old.json` has schema `rageval.results/1`, written by an older rageval: rerun `rageval sweep`, and refresh a baseline with `rageval gate --update-baseline --baseline old.json`",
     );
     p.write("broken.json", "{\"schema\": ");
     unusable(
         &["broken.json"],
-        &["`broken.json` is not a rageval results file"],
+        "`broken.json` is not a rageval results file: EOF while parsing a value at line 1 column 11",
     );
 }
 
@@ -93,13 +90,7 @@ fn a_heavily_changed_question_set_is_not_compared() {
     // 6 of 26 questions gone (23%): the comparison is meaningless.
     drop(&p, 6);
     gate_now(&p, &[])
-        .unusable(&[
-            "changed too much",
-            "6 of its 26 questions are gone",
-            "`fee-per-term`",
-            "`laptop-follow-up`",
-            "more than 20% missing",
-        ])
+        .fails("the question set changed too much to compare with the baseline `base/results.json`: 6 of its 26 questions are gone (removed: `fee-per-term`, `scholarship`, `laptop-loan-length`, `showcase-minutes`, `president`, `laptop-follow-up`; moved between answerable and unanswerable: none; added: none); more than 20% missing makes the comparison meaningless, so gate without a baseline or replace it on purpose with `--update-baseline`")
         .run();
     // 5 gone (19%): compared on the 21 common questions, and the change is reported.
     drop(&p, 5);

@@ -16,7 +16,8 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
         ],
     )
     .status(1)
-    .stdout_any("legacy")
+    .stdout_snapshot("gate_output__junit_is_well_formed_with_one_failure_per_failed_check")
+    .file_snapshot("ci/gate.xml", "gate_junit")
     .run();
     let failed_lines = out
         .stdout
@@ -74,6 +75,7 @@ fn markdown_tables_and_the_github_step_summary() {
         gate_now(&p, &["--markdown", "gate.md"])
             .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
             .status(1)
+            .file_snapshot("gate.md", "gate_markdown")
             .stdout(concat!(
                 "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
                 "baseline: base/results.json (26 questions compared)\n",
@@ -117,8 +119,11 @@ fn markdown_tables_and_the_github_step_summary() {
         "{first}"
     );
     assert!(first.contains(&md));
+    // The step summary gets exactly the --markdown file and a blank line, after what was there.
+    assert_eq!(first, format!("previous step\n{md}\n"));
     run();
     let second = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(second.matches("## rageval gate: FAIL").count(), 2);
     assert!(second.starts_with(&first));
+    assert_eq!(second, format!("{first}{md}\n"));
 }

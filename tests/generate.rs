@@ -60,6 +60,8 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
             "generate: round 1: tried 8, 5, 1 (answerable, near-miss, off-topic); kept 8, 5, 1\n",
             "generate: 14 generation and 6 verification calls, 0 answered from the cache\n",
         ))
+        // The written set whole: the same seed, corpus and model write the same file.
+        .file_snapshot("evalsets/generated.yaml", "generate_mock_sample_set")
         .run();
     let written = p.read("evalsets/generated.yaml");
     assert!(written.starts_with("# Written by `rageval generate` with mock, seed 0"));
@@ -92,6 +94,7 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 8 answerable, 6 unanswerable; corpus `evalsets/club` (23 chunks); 14 generated, 14 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 6 unanswerable and 8 answerable questions can certify at best unwanted ≤ 39.3% and false refusals ≤ 31.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 6), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 8), or 6 with none refused\n",
         ))
         .run();
     // Swept with the hand-written set, and apart from it.
@@ -189,6 +192,7 @@ fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 8 answerable, 4 unanswerable; corpus `evalsets/club` (23 chunks); 12 generated, 12 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 4 unanswerable and 8 answerable questions can certify at best unwanted ≤ 52.7% and false refusals ≤ 31.2% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 4), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 8), or 6 with none refused\n",
         ))
         .run();
     // --force replaces it: the same seed writes the first file again.
@@ -318,7 +322,7 @@ fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
         .env("RAGEVAL_TEST_KEY", "test-key")
         .stdout_contains("dry run: the first round makes 10 generation calls (10 answered from the cache), then up to 5 verification calls")
         .stdout_contains("first call:\n--- user\nYou write test questions")
-        .stdout_any("legacy")
+        .stdout_snapshot("generate__a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call")
         .run();
     assert_eq!(server.stats()["chat_requests"].as_u64().unwrap(), calls);
 }
@@ -531,6 +535,7 @@ fn every_bad_candidate_is_rejected_for_its_reason_and_counted() {
         .stdout(concat!(
             "ok    set.yaml: 2 answerable, 2 unanswerable; corpus `docs` (4 chunks); 4 generated, 4 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 2 unanswerable and 2 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 77.6% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 2), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 2), or 6 with none refused\n",
         ))
         .run();
 }
@@ -581,6 +586,7 @@ fn a_false_premise_is_kept_tagged_and_noted_and_a_supported_one_is_rejected() {
         .stdout(concat!(
             "ok    set.yaml: 0 answerable, 1 unanswerable; corpus `docs` (4 chunks); 1 generated, 1 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 1 unanswerable and 0 answerable questions can certify at best unwanted ≤ 95% and nothing on false refusals (no answerable questions) for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 1), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 0), or 6 with none refused\n",
         ))
         .run();
     p.rageval([
@@ -646,44 +652,37 @@ fn bad_input_is_refused_before_any_call() {
         .run();
     std::fs::create_dir_all(p.path().join("empty")).unwrap();
     p.rageval(["generate", "--corpus", "empty"])
-        .unusable(&["corpus `empty` holds no markdown sections"])
+        .fails("corpus `empty` holds no markdown sections (looked for `*.md` files with text)")
         .run();
     p.write("tiny/a.md", "# A\nYes.\n\n# B\nNo way.\n");
     p.rageval(["generate", "--corpus", "tiny"])
         .fails("corpus `tiny` has no passage of at least 5 content words to ask about")
         .run();
-    // Config errors: (the `generate:` part of rageval.yaml, what the one error line holds).
-    let cases: [(&str, &[&str]); 4] = [
+    // Config errors: (the `generate:` part of rageval.yaml, the one error line).
+    let cases: [(&str, &str); 4] = [
         (
             "generate:\n  verify_prompt: \"Q: {question} {passage}\"\n",
-            &[
-                "rageval.yaml:3:",
-                "generate.verify_prompt",
-                "unknown placeholder `{passage}`; this template takes `{question}`, `{passages}`",
-            ],
+            "rageval.yaml:3: `generate.verify_prompt`: unknown placeholder `{passage}`; this template takes `{question}`, `{passages}` (write `{{` and `}}` for literal braces)",
         ),
         (
             "generate:\n  model: big\n",
-            &["generate.model", "unknown chat profile `big`"],
+            "rageval.yaml:3: `generate.model`: unknown chat profile `big`; `models:` defines `default`",
         ),
         (
             "generate:\n  max_similarity: 1.5\n",
-            &[
-                "generate.max_similarity",
-                "must be a cosine above 0 and at most 1, got 1.5",
-            ],
+            "rageval.yaml:3: `generate.max_similarity`: must be a cosine above 0 and at most 1, got 1.5",
         ),
         (
             "models:\n  chain:\n    kind: http\n    url: http://127.0.0.1:9/generate\ngenerate:\n  model: chain\n",
-            &["generate.model", "names a generation endpoint (kind: http)"],
+            "rageval.yaml:7: `generate.model`: names a generation endpoint (kind: http), which builds its own prompt: the generator needs a model of kind openai or mock",
         ),
     ];
-    for (section, needles) in cases {
+    for (section, message) in cases {
         p.write(
             "rageval.yaml",
             &format!("evalsets: [evalsets/club.yaml]\n{section}"),
         );
-        p.rageval(["generate"]).unusable(needles).run();
+        p.rageval(["generate"]).fails(message).run();
     }
     // A generated question's `reviewed` needs its `generated`.
     p.write(
@@ -738,8 +737,10 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
         .stdout(concat!(
             "ok    evalsets/starter.yaml: 3 answerable, 2 unanswerable; corpus `evalsets/../docs` (4 chunks)\n",
             "      at 95%, 2 unanswerable and 3 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 63.2% for one setting, unwanted ≤ 92.1% and false refusals ≤ 81.6% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 2), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 3), or 8 with none refused\n",
             "ok    evalsets/generated.yaml: 5 answerable, 10 unanswerable; corpus `evalsets/../docs` (4 chunks); 15 generated, 15 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 10 unanswerable and 5 answerable questions can certify at best unwanted ≤ 25.9% and false refusals ≤ 45.1% for one setting, unwanted ≤ 39.8% and false refusals ≤ 63.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 10), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 5), or 8 with none refused\n",
         ))
         .run();
     p.sweep(["--only", "generated"]).run();
@@ -804,7 +805,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .stderr_contains(account)
         .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
         .absent("evalsets/generated.yaml")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_stderr")
         .run();
     p.rageval(args)
         .args(["--rejected", "out/rejected.jsonl"])
@@ -814,7 +815,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         )
         .stderr_contains(account)
         .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
-        .stderr_any("legacy")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_2_stderr")
         .run();
     let lines: Vec<Value> = p
         .read("out/rejected.jsonl")
@@ -908,6 +909,7 @@ fn init_generate_asks_the_model_of_config_or_refuses() {
         .stdout(concat!(
             "ok    evalsets/generated.yaml: 2 answerable, 2 unanswerable; corpus `evalsets/../docs` (4 chunks); 4 generated, 4 not reviewed yet (set `reviewed: true` once checked)\n",
             "      at 95%, 2 unanswerable and 2 answerable questions can certify at best unwanted ≤ 77.6% and false refusals ≤ 77.6% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 2), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 2), or 6 with none refused\n",
         ))
         .run();
 }

@@ -238,7 +238,7 @@ fn the_builtin_mock_judge_grades_in_process() {
         .stdout_contains(
             "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n",
         )
-        .stdout_any("legacy")
+        .stdout_snapshot("grading__the_builtin_mock_judge_grades_in_process")
         .run();
     // The builtin model does not paraphrase: every refusal is the sentence, never judged.
     assert_eq!(

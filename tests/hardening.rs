@@ -70,7 +70,7 @@ fn a_corpus_link_to_a_file_inside_the_corpus_keeps_working() {
     );
     std::os::unix::fs::symlink("a.md", p.path().join("docs/b.md")).unwrap();
     p.rageval(["validate", "set.yaml"])
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (4 chunks)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n")
         .run();
 }
 
@@ -143,7 +143,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .stdout_any("legacy")
+        .stdout_snapshot("hardening__control_characters_and_bidi_overrides_are_shown_escaped")
         .run()
         .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
@@ -156,7 +156,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
     let html = p.read("reports/latest/report.html");
     assert_eq!(raw_controls(&html), Vec::<char>::new(), "report.html");
 
-    let out = p.rageval(["scan", "docs"]).any_status()
+    let out = p.rageval(["scan", "docs"])
         .stdout(concat!(
             "flagged: a.md#0  Fee \\u{1b}[2J\\u{202e}  (matches `ignore (all )?(the )?(previous|above|prior)`)\n",
             "1 of 1 chunks flagged. The scan is a tripwire for review, not a defence: a reworded attack passes it.\n",
@@ -177,7 +177,6 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .any_status()
         .stdout(concat!(
             "--- system\n",
             "You answer questions using only the passages in the \"Context\" block.\n",
@@ -294,6 +293,7 @@ fn deep_flow_nesting_and_huge_yaml_are_refused_before_parsing() {
         .stdout(concat!(
             "ok    ok.yaml: 1 answerable, 0 unanswerable; corpus `docs` (2 chunks)\n",
             "      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n",
         ))
         .run();
 }
@@ -320,6 +320,7 @@ fn a_question_that_is_not_a_string_is_refused() {
         .stdout(concat!(
             "ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (2 chunks)\n",
             "      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 2.5%, for one setting), if each true rate is half its limit: unwanted 10% needs 107 unanswerable questions (this set has 0), or 17 with none answered; false refusals 25% needs 30 answerable questions (this set has 1), or 6 with none refused\n",
         ))
         .run();
 }
@@ -340,11 +341,9 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
     );
     p.write("rageval.yaml", &format!("{bom}evalsets: [set.yaml]\n"));
     p.rageval(["validate"])
-        .any_status()
-        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.4% at the first setting of each of the 4 chains along min_score of the configured grid\n")
+        .stdout("ok    set.yaml: 1 answerable, 0 unanswerable; corpus `docs` (1 chunk)\n      at 95%, 0 unanswerable and 1 answerable questions can certify at best nothing on unwanted (no unanswerable questions) and false refusals ≤ 95% for one setting, nothing on unwanted (no unanswerable questions) and false refusals ≤ 99.4% at the first setting of each of the 4 chains along min_score of the configured grid\n      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 0), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 1), or 8 with none refused\n")
         .run();
     p.rageval(["prompt", "What is the fee?", "--k", "1", "--min-score", "0"])
-        .any_status()
         .stdout(concat!(
             "--- system\n",
             "You answer questions using only the passages in the \"Context\" block.\n",

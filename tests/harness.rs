@@ -48,6 +48,8 @@ struct Expect {
     exact: Option<String>,
     /// Why the test does not compare the whole stream (`None`: it does).
     any: Option<String>,
+    /// The insta snapshot the whole stream is compared with, instead of `exact`.
+    snapshot: Option<String>,
     contains: Vec<String>,
     lacks: Vec<String>,
     lines: Option<usize>,
@@ -68,7 +70,7 @@ impl Expect {
                     out.push_str(&diff(&want, actual));
                 }
             }
-            (None, None) if !actual.is_empty() => {
+            (None, None) if self.snapshot.is_none() && !actual.is_empty() => {
                 out.push_str(
                     "  must be empty: the test states no text for it (state it, or opt out with \
                      a reason)\n",
@@ -109,6 +111,8 @@ pub struct Test<'p> {
     stderr: Expect,
     absent: Vec<String>,
     files: Vec<(String, String)>,
+    /// Files compared with insta snapshots: (path in the project, snapshot name).
+    file_snapshots: Vec<(String, String)>,
 }
 
 impl Test<'static> {
@@ -148,6 +152,7 @@ impl<'p> Test<'p> {
             stderr: Expect::default(),
             absent: Vec::new(),
             files: Vec::new(),
+            file_snapshots: Vec::new(),
         }
     }
 
@@ -207,8 +212,7 @@ impl<'p> Test<'p> {
 
     /// Any stdout will do: the test does not compare it whole, because `why` (say it: a
     /// reason a reader can check, such as "the table is snapshotted below"). `_contains` and
-    /// `_lacks` still check parts of it. The reason "legacy" marks a run written before the
-    /// harness compared everything, not yet stated; new tests never use it.
+    /// `_lacks` still check parts of it.
     pub fn stdout_any(mut self, why: &str) -> Self {
         self.stdout.any = Some(why.to_string());
         self
@@ -223,6 +227,28 @@ impl<'p> Test<'p> {
     /// `rel` (in the project) must hold exactly `text` after the run (both normalised).
     pub fn file(mut self, rel: &str, text: impl Into<String>) -> Self {
         self.files.push((rel.to_string(), text.into()));
+        self
+    }
+
+    /// stdout, normalised, must equal the snapshot `tests/snapshots/NAME.snap` (for a text
+    /// that is a contract and too long to read inline: a table, a report). Tests that print
+    /// the same text share the name.
+    pub fn stdout_snapshot(mut self, name: &str) -> Self {
+        self.stdout.snapshot = Some(name.to_string());
+        self
+    }
+
+    /// stderr, normalised, must equal the snapshot `tests/snapshots/NAME.snap`.
+    pub fn stderr_snapshot(mut self, name: &str) -> Self {
+        self.stderr.snapshot = Some(name.to_string());
+        self
+    }
+
+    /// `rel` (in the project), normalised, must equal the snapshot `tests/snapshots/NAME.snap`
+    /// after the run.
+    pub fn file_snapshot(mut self, rel: &str, name: &str) -> Self {
+        self.file_snapshots
+            .push((rel.to_string(), name.to_string()));
         self
     }
 
@@ -330,6 +356,20 @@ impl<'p> Test<'p> {
                 project.path().display(),
             );
         }
+        let mut snapshots = Vec::new();
+        for (expect, actual) in [(&self.stdout, &stdout), (&self.stderr, &stderr)] {
+            if let Some(name) = &expect.snapshot {
+                snapshots.push((name.clone(), norm(actual)));
+            }
+        }
+        for (rel, name) in &self.file_snapshots {
+            let text = std::fs::read_to_string(project.path().join(rel))
+                .unwrap_or_else(|e| panic!("`{rel}` cannot be read for snapshot `{name}`: {e}"));
+            snapshots.push((name.clone(), norm(&text)));
+        }
+        for (name, text) in snapshots {
+            snapshot(&name, &text);
+        }
         let out_dir = self
             .args
             .iter()
@@ -431,6 +471,17 @@ impl Project {
     {
         self.rageval(["sweep", "--quiet"]).args(args)
     }
+}
+
+/// Compare `text` with the insta snapshot `tests/snapshots/NAME.snap` (no module prefix, so
+/// tests in several files may share one); insta shows the diff and writes `NAME.snap.new`.
+#[track_caller]
+fn snapshot(name: &str, text: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, text));
 }
 
 /// `text` with what differs from run to run replaced by a placeholder: the project's path

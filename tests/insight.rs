@@ -62,14 +62,15 @@ fn sample_insight_matches_the_hand_computation() {
     let out = Test::sweep()
         .arg("--wide")
         .stdout_contains(
-            "\nrecommended: min_score=0.3,k=1 (best, not certified at 95%): false refusals 47% [26–69], unwanted 11% [2–43]",
+            "\nrecommended: min_score=0.3,k=1 (best, not certified at 95% by ordered tests): false refusals 47% [26–69], unwanted 11% [2–43]",
         )
         // Worked by hand (docs/insight.md): 1 of 9 unanswerable answered, 8 of 17 answerable
-        // refused, 20 settings, so each test runs at 0.05 / 20; mpmath gives the sizes.
-        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% (ordered tests): unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
+        // refused, 4 chains along minScore per limit, so each chain starts at 0.05 / 2 / 4;
+        // mpmath gives the sizes.
+        .stdout_contains("\nto certify min_score=0.3,k=1 at 95% by ordered tests: unwanted 1 of 9 (bound 57.2% > 20%; its chain stopped at min_score=0.5,k=1): 195 unanswerable questions give a chance of 80% at this rate, or 23 with none answered; false refusals 8 of 17 (bound 77.4% > 50%; its chain stopped at min_score=0.1,k=1): 3246 answerable questions give a chance of 80% at this rate, or 8 with none refused; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n")
         .stdout_contains("\nstability: min_score=0.3,k=1 chosen in ")
         .stdout_contains("\nseparability: AUC 0.807 for the best score (17 answerable vs 9 unanswerable); no minScore separates them")
-        .stdout_any("legacy")
+        .stdout_snapshot("insight__sample_insight_matches_the_hand_computation")
         .run();
 
     let (record, summary) = (out.results(), out.summary());
@@ -182,7 +183,7 @@ fn no_setting_within_the_limits_names_the_closest() {
     let summary = p
         .rageval(["sweep", "--wide"])
         .stdout_contains(line)
-        .stdout_any("legacy")
+        .stdout_snapshot("insight__no_setting_within_the_limits_names_the_closest")
         .run()
         .summary();
     assert_eq!(summary["recommended"], Value::Null);
@@ -220,7 +221,7 @@ fn a_bad_policy_is_an_input_error() {
 
 #[test]
 fn chart_values_match_results_json() {
-    let out = Test::sweep().stdout_any("legacy").run();
+    let out = Test::sweep().stdout_snapshot("sample_sweep").run();
     let (record, summary) = (out.results(), out.summary());
     let html = out.read("reports/latest/report.html");
     let charts = chart_data(&html);
@@ -391,7 +392,7 @@ pub fn xss_project() -> Project {
         "--k",
         "1,3",
     ])
-    .stdout_any("legacy")
+    .stdout_snapshot("insight__xss_project")
     .run();
     p
 }

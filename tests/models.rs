@@ -193,7 +193,7 @@ fn a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls() {
     ];
     let doc = rageval(&p, &["sweep", "--dry-run", "--output", "json"])
         .args(args)
-        .stdout_any("legacy")
+        .stdout_snapshot("models__a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls")
         .run()
         .stdout_json();
     let rows = doc["dry_run"].as_array().unwrap();
@@ -217,7 +217,6 @@ fn a_dry_run_prints_one_row_per_chat_profile_and_predicts_the_calls() {
 
     let text = rageval(&p, &["sweep", "--dry-run"])
         .args(args)
-        .any_status()
         .stdout(concat!(
             "dry run: no chat call was made and no report written; the corpus and 26 question texts were embedded to plan the prompts.\n",
             "┌──────────────────┬──────┬────────────────┬──────────────────┬────────────────┬───────────────────┬───────────────┬──────────────────────┬────────────────────┐\n",
@@ -413,8 +412,9 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
 
     // The terminal footer and report.md show both.
     let text = rageval(&p, &["sweep", "--embedder", "default,small", "--wide"])
-        .any_status()
-        .stdout_any("legacy")
+        .stdout_snapshot(
+            "models__two_embedder_profiles_give_separability_and_a_recommendation_each",
+        )
         .run()
         .stdout;
     // One row per variant, in place of the whole-grid line that pools incomparable scores.
@@ -525,7 +525,7 @@ fn two_embedder_profiles_give_separability_and_a_recommendation_each() {
             "default,small",
         ],
     )
-    .stdout_any("legacy")
+    .stdout_snapshot("models__two_embedder_profiles_give_separability_and_a_recommendation_each_2")
     .run()
     .stdout_json();
     assert_eq!(
@@ -612,7 +612,7 @@ fn chunk_sizes_build_one_index_each_and_runs_point_at_their_parts() {
     let csv = p.read("reports/latest/summary.csv");
     assert!(csv.starts_with("min_score,k,order,format,rewrite,chunk_tokens,questions,"));
     let text = rageval(&p, &["sweep", "--chunk-tokens", "40,256"])
-        .stdout_any("legacy")
+        .stdout_snapshot("models__chunk_sizes_build_one_index_each_and_runs_point_at_their_parts")
         .run()
         .stdout;
     let header = text.lines().find(|l| l.contains("min_score")).unwrap();
@@ -908,7 +908,7 @@ fn reports_name_each_swept_profile_with_its_model() {
         ],
     )
     .env("COLUMNS", "200")
-    .stdout_any("legacy")
+    .stdout_snapshot("models__reports_name_each_swept_profile_with_its_model")
     .run();
     let models = "models: default = mock, fast = mock-fast";
     let embedders = "embedders: default = hash-1024, small = hash-64";
@@ -953,7 +953,7 @@ fn reports_name_each_swept_profile_with_its_model() {
     let plain = sweep(&p, &["--no-cache"]);
     assert_eq!(
         p.read("reports/latest/report.md").lines().take(3).collect::<Vec<_>>(),
-        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`** (best, not certified at 95%): false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%) on the measured rates, but none is certified"]
+        ["### rageval: 26 questions x 20 settings", "", "**Recommended: `min_score=0.3,k=1`** (best, not certified at 95% by ordered tests): false refusals 47% [26–69], unwanted 11% [2–43], wrong answers 6% [1–27], 83.7 prompt tokens/question; the lowest weighted cost (0.867) of 4 of 20 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%) on the measured rates, but none is certified"]
     );
     let identity: Value = serde_json::from_str::<Value>(&plain.read("reports/latest/results.json"))
         .unwrap()["identity"]

@@ -35,7 +35,16 @@ fn counted(server: &MockLlm) -> (u64, u64, u64, u64) {
 /// Sweep the grid against `server` at `concurrency` (more flags in `extra`), check that the
 /// evaluated tokens are within `within` times the bound and that the record, both CSV files
 /// and the summary line hold exactly the cached tokens the server reported; the record.
-fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (Project, Record) {
+/// stdout is the snapshot `table`; where `measured`, first with what is measured masked (see
+/// [`mask_measured`]).
+fn swept(
+    server: &MockLlm,
+    concurrency: &str,
+    extra: &[&str],
+    within: f64,
+    table: &str,
+    measured: bool,
+) -> (Project, Record) {
     let p = http_project(&server.url, false, "");
     let mut args = vec![
         "sweep",
@@ -46,7 +55,16 @@ fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (P
     ];
     args.extend(GRID);
     args.extend(extra);
-    let out = keyed(&p, &args).stdout_any("legacy").run();
+    let sweep = keyed(&p, &args);
+    let out = if measured {
+        let out = sweep
+            .stdout_any("measured times and cache reuse: compared below with them masked")
+            .run();
+        insta::assert_snapshot!(table, mask_measured(&out.stdout));
+        out
+    } else {
+        sweep.stdout_snapshot(table).run()
+    };
     let (prompt, cached, evaluated, bound) = counted(server);
     let ratio = evaluated as f64 / bound as f64;
     assert!(
@@ -106,10 +124,28 @@ fn swept(server: &MockLlm, concurrency: &str, extra: &[&str], within: f64) -> (P
 
 /// With one slot, in the issue's measurement rageval's plan order evaluated 1.62x the bound
 /// (2.3x on this grid); sorted, the prompts are a depth-first walk of their prefix tree.
+/// A streamed sweep's stdout with what is measured masked: the time-to-first-token cells
+/// (`p50/p95` ms) and how many prompt tokens the server's slots reused, which depends on the
+/// order concurrent calls reach it (the test compares that count with the server's).
+fn mask_measured(stdout: &str) -> String {
+    let ttft = regex::Regex::new(r"┆ +\d+/\d+ ┆").unwrap();
+    let reused = regex::Regex::new(
+        r"reused \d+ of their (\d+) prompt tokens from its prompt cache \(\d+%\)",
+    )
+    .unwrap();
+    let text = ttft.replace_all(stdout, "┆ [ttft] ┆");
+    reused
+        .replace_all(
+            &text,
+            "reused [REUSED] of their $1 prompt tokens from its prompt cache ([SHARE])",
+        )
+        .into_owned()
+}
+
 #[test]
 fn one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound() {
     let server = MockLlm::start(&["--prompt-cache-slots", "1"]);
-    let (p, record) = swept(&server, "1", &[], 1.15);
+    let (p, record) = swept(&server, "1", &[], 1.15, "prompt_cache_one_slot", false);
 
     // The order the calls were made in changes no result: the runs, their replies and the
     // call log's order are the builtin sweep's (whose calls are made in plan order). Tokens
@@ -137,7 +173,14 @@ fn one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound() {
 #[test]
 fn four_slots_at_concurrency_four_evaluate_within_1_3x_of_the_bound() {
     let server = MockLlm::start(&["--prompt-cache-slots", "4", "--delay-ms", "1"]);
-    swept(&server, "4", &["--stream"], 1.3);
+    swept(
+        &server,
+        "4",
+        &["--stream"],
+        1.3,
+        "prompt_cache_four_slots_streamed",
+        true,
+    );
     assert_eq!(
         server.stats()["chat_stream_requests"],
         server.stats()["chat_requests"]

@@ -162,7 +162,9 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     let mock = MockLlm::start(&["--api-key", KEY]);
     // Without a reranker: retrieval order, retrieval scores.
     let plain = project(&servers, "");
-    sweep(&plain, "out").stdout_any("legacy").run();
+    sweep(&plain, "out")
+        .stdout_snapshot("rerank__a_reranked_sweep_orders_and_filters_by_the_rerank_score")
+        .run();
     let by_retrieval = runs(&plain, "out");
     assert_eq!(by_retrieval[0][5], "hours");
     assert_eq!(by_retrieval[3][5], "hours returns");
@@ -178,7 +180,9 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
             mock.url
         ),
     );
-    let out = sweep(&p, "out").stdout_any("legacy").run();
+    let out = sweep(&p, "out")
+        .stdout_snapshot("rerank__a_reranked_sweep_orders_and_filters_by_the_rerank_score_2")
+        .run();
     assert_eq!(
         runs(&p, "out"),
         rows(
@@ -284,7 +288,9 @@ fn a_reranked_sweep_orders_and_filters_by_the_rerank_score() {
     assert_eq!(stats["documents_reranked"], 6);
     assert_eq!(stats["queries"], json!({"token=q-secret-5678": 2}));
     assert_eq!(servers.searches.load(Ordering::Relaxed), 2 + 2);
-    let again = sweep(&p, "again").stdout_any("legacy").run();
+    let again = sweep(&p, "again")
+        .stdout_snapshot("rerank__a_reranked_sweep_orders_and_filters_by_the_rerank_score_3")
+        .run();
     assert_eq!(
         mock.stats()["rerank_requests"],
         2,
@@ -377,10 +383,10 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
     let servers = Servers::start();
     let mock = MockLlm::start(&["--no-auth"]);
     let q = "When does the shop open on Sunday?";
-    let context = |p: &Project| {
+    let context = |p: &Project, snapshot: &str| {
         let out = p
             .rageval(["prompt", q, "--k", "1", "--min-score", "0.5"])
-            .stdout_any("legacy")
+            .stdout_snapshot(snapshot)
             .run();
         out.stdout
             .lines()
@@ -389,7 +395,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
             .to_string()
     };
     assert_eq!(
-        context(&project(&servers, "")),
+        context(&project(&servers, ""), "rerank_prompt_plain"),
         "[1] (source: hours.md) The shop opens at nine on weekdays."
     );
     let reranked = project(
@@ -397,7 +403,7 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
         &format!("reranker:\n  base_url: {}\n  candidates: 3\n", mock.url),
     );
     assert_eq!(
-        context(&reranked),
+        context(&reranked, "rerank_prompt_reranked"),
         "[1] (source: sunday.md) On Sunday the shop does open when the market is on."
     );
     assert_eq!(mock.stats()["rerank_requests"], 1);
@@ -444,6 +450,7 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         .stdout(concat!(
             "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
             "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 1.25%, at the first setting of each of the 2 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n",
             "ok    retriever `http` at http://127.0.0.1:[PORT]/search: question `open-sunday` got 1 passage at k = 1\n",
             "ok    reranker `mock-rerank`: scored 2 of 2 probe documents, best document 1 at 0.400\n",
         ))
@@ -468,6 +475,7 @@ fn validate_connect_probes_the_reranker_with_two_fixed_documents() {
         .stdout(concat!(
             "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
             "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% at the first setting of each of the 2 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 1.25%, at the first setting of each of the 2 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n",
         ))
         .run();
 }
@@ -506,12 +514,16 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
             mock.url
         ),
     );
-    let run = |args: &[&str]| rageval(&p, args).stdout_any("legacy").run();
+    let run = |args: &[&str], snapshot: &str| rageval(&p, args).stdout_snapshot(snapshot).run();
     let requests = || mock.stats()["rerank_requests"].as_u64().unwrap();
 
     // A dry run makes the rerank calls (their scores decide which prompts exist), one per
     // distinct question text: the repeated question shares one.
-    let dry = run(&["sweep", "--dry-run", "--output", "json"]).stdout_json();
+    let dry = run(
+        &["sweep", "--dry-run", "--output", "json"],
+        "rerank_dry_run_json",
+    )
+    .stdout_json();
     let plan = &dry["dry_run"][0];
     assert_eq!(
         (
@@ -521,7 +533,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         (Some(2), Some(0))
     );
     assert_eq!(requests(), 2, "the dry run's calls are the server's");
-    let table = run(&["sweep", "--dry-run"]).stdout;
+    let table = run(&["sweep", "--dry-run"], "rerank_dry_run_table").stdout;
     assert_eq!(
         table.lines().next().unwrap(),
         "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and their passages reranked (2 rerank calls: 2 from the cache, 0 made); the sweep reranks from the cache."
@@ -529,7 +541,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
     assert_eq!(requests(), 2, "the second dry run reranks from the cache");
 
     // A sweep without the cache makes the calls the dry run counted.
-    let out = run(&["sweep", "--no-cache", "--out", "out"]);
+    let out = run(&["sweep", "--no-cache", "--out", "out"], "rerank_sweep");
     assert_eq!(requests(), 2 + 2);
     let doc = out.results();
     assert_eq!(rerank_counters(&out.summary()), [2, 0, 0]);
@@ -574,7 +586,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         .contains(&format!("<p class=\"meta\">{line}.</p>\n</header>\n")));
 
     // With the cache (the dry run filled it): no call made, every one a cache hit.
-    let again = run(&["sweep", "--out", "again"]);
+    let again = run(&["sweep", "--out", "again"], "rerank_sweep_again");
     assert_eq!(requests(), 4, "the cached sweep makes no rerank call");
     assert_eq!(rerank_counters(&again.summary()), [2, 2, 0]);
     let cached: Vec<(String, u64, bool, bool)> = rerank_calls(&again.results());

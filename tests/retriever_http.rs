@@ -222,7 +222,7 @@ fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
     let service = Service::start();
     let p = project(&service, "/per-k/0", "");
     p.rageval(["validate"])
-        .stdout("ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% over the 2 settings of the configured grid\n")
+        .stdout("ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% over the 2 settings of the configured grid\n      plan for a chance of 80% at 95% by ordered tests (level 1.25%, over the 2 settings of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n")
         .run();
     assert_eq!(service.count("per-k"), 0, "no request without --connect");
 
@@ -230,6 +230,7 @@ fn validate_checks_a_foreign_retrievers_sets_and_connects_only_when_asked() {
         .stdout(concat!(
             "ok    sets/shop.yaml: 2 answerable, 1 unanswerable; passages from the `http` retriever\n",
             "      at 95%, 1 unanswerable and 2 answerable questions can certify at best unwanted ≤ 95% and false refusals ≤ 77.6% for one setting, unwanted ≤ 98.8% and false refusals ≤ 88.8% over the 2 settings of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 1.25%, over the 2 settings of the configured grid), if each true rate is half its limit: unwanted 10% needs 126 unanswerable questions (this set has 1), or 20 with none answered; false refusals 25% needs 37 answerable questions (this set has 2), or 7 with none refused\n",
             "ok    retriever `http` at http://127.0.0.1:[PORT]/per-k/0: question `open-sunday` got 1 passage at k = 1\n",
         ))
         .run();

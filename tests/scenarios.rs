@@ -37,7 +37,7 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         .stdout_contains("order")
         .stdout_contains("tagged")
         .stdout_contains("edge")
-        .stdout_any("legacy")
+        .stdout_snapshot("scenarios__all_dimensions_combine_with_one_call_per_distinct_prompt")
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 24);
@@ -68,16 +68,18 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
 fn prompt_shows_edge_order_and_tagged_passages() {
     let p = Project::sample();
     let q = "How many minutes does each team get on Showcase Day?";
-    let prompt = |extra: &[&str]| {
+    let prompt = |extra: &[&str], snapshot: &str| {
         p.rageval(["prompt", q])
             .args(extra)
-            .any_status()
-            .stdout_any("legacy")
+            .stdout_snapshot(snapshot)
             .run()
             .stdout
     };
-    let by_score = prompt(&["--k", "5", "--min-score", "0"]);
-    let edge = prompt(&["--k", "5", "--min-score", "0", "--order", "edge"]);
+    let by_score = prompt(&["--k", "5", "--min-score", "0"], "prompt_by_score");
+    let edge = prompt(
+        &["--k", "5", "--min-score", "0", "--order", "edge"],
+        "prompt_edge_order",
+    );
     let sources = |text: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| {
@@ -99,7 +101,7 @@ fn prompt_shows_edge_order_and_tagged_passages() {
         ],
         "A C E D B"
     );
-    let tagged = prompt(&["--format", "tagged"]);
+    let tagged = prompt(&["--format", "tagged"], "prompt_tagged");
     assert!(
         tagged
             .contains("<passage n=\"1\" source=\"projects.md#Showcase Day\" trust=\"untrusted\">"),
@@ -128,7 +130,7 @@ fn injection_set_reports_attack_success_per_setting() {
         ])
         // Every report names the flagged chunks that reached a prompt.
         .stdout_contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1")
-        .stdout_any("legacy")
+        .stdout_snapshot("scenarios__injection_set_reports_attack_success_per_setting")
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 4);
@@ -236,7 +238,6 @@ fn scan_flags_the_chapter_attack_and_misses_the_reworded_one() {
         "scan:\n  patterns: [\"account \\\\d{3}-\"]\n",
     );
     p.rageval(["scan", "evalsets/club-poison"])
-        .any_status()
         .stdout(concat!(
             "flagged: payments-update.md#1  How to pay the membership fee  (matches `account \\d{3}-`)\n",
             "flagged: showcase-extra.md#1  Showcase Day prizes  (matches `account \\d{3}-`)\n",
@@ -269,7 +270,7 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
         "--rewrite",
         "none,heuristic,model",
     ])
-    .stdout_any("legacy")
+    .stdout_snapshot("scenarios__follow_ups_retrieve_the_right_chunk_with_the_heuristic_only")
     .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let run = |rewrite: &str| {
@@ -315,7 +316,7 @@ fn streaming_records_time_to_first_token() {
     ])
     .env("RAGEVAL_TEST_KEY", "test-key")
     .stdout_contains("ttft p50/p95 ms")
-    .stdout_any("legacy")
+    .stdout_snapshot("scenarios__streaming_records_time_to_first_token")
     .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let p50: f64 = col(&h, &rows[0], "ttft_p50_ms").parse().unwrap();
@@ -350,13 +351,9 @@ fn notes_come_from_the_command_and_quiet_hides_them() {
     let error = "error: every model call failed (27 server); no report written; see the errors of the server at `URL`\n"
         .replace("URL", &server.url);
     p.rageval(args)
-        .any_status()
+        .status(2)
         .stderr(format!("note: question `laptop-follow-up`: the rewrite call failed: server: 500 Internal Server Error: injected failure; using the question as asked\n{error}"))
         .run();
     // --quiet prints no note.
-    p.rageval(["-q"])
-        .args(args)
-        .any_status()
-        .stderr(error)
-        .run();
+    p.rageval(["-q"]).args(args).status(2).stderr(error).run();
 }

@@ -94,7 +94,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     // Failed calls.
     let err = run(&["sweep", "--concurrency", "2"], "rageval.yaml")
         .status(2)
-        .stdout_any("legacy")
+        .stdout_any("which calls the mock fails depends on the order two concurrent calls reach it")
         .stderr(
             "error: 21 of 50 model calls failed (10 server, 11 transport); their runs are `error` in the reports (pass --allow-errors to accept them)\n",
         )
@@ -121,16 +121,52 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         config_identity.embedder.endpoint.unwrap().headers,
         ["X-Canary"]
     );
-    for args in [
-        &["ask", "How much does membership cost per term?"][..],
-        &["prompt", "How much does membership cost per term?"],
-        &["gate", "--max-error-runs", "1000"],
-    ] {
-        run(args, "rageval.yaml")
-            .any_status()
-            .stdout_any("legacy")
-            .run();
-    }
+    // The mock draws its faults from its seed in the order requests arrive, so the sweeps fail
+    // the same number of calls, but which prompts failed depends on the order the first
+    // sweep's two concurrent calls reached it. The ask's prompt is the sweep's at
+    // min_score=0.1,k=1: answered from the cache, or (when both sweeps failed it) a new call
+    // the mock fails.
+    let question = "How much does membership cost per term?";
+    let ask = run(&["ask", question], "rageval.yaml")
+        .any_status()
+        .stdout_any("the answer, or nothing where the call fails: compared below")
+        .stderr_any("the failed call, or nothing where it is answered: compared below")
+        .run();
+    let answered = (
+        Some(0),
+        "Membership costs 10 US dollars per term. [membership.md > Membership fee]\n\n\
+         sources (* cited):\n  *[1] membership.md > Membership fee (0.354)\n\
+         tokens: prompt 188, completion 11\n"
+            .to_string(),
+        String::new(),
+    );
+    let failed = (
+        Some(2),
+        String::new(),
+        format!(
+            "error: the model call to http://<redacted>@{port_url}?<redacted> failed: server: \
+             500 Internal Server Error: injected failure\n"
+        ),
+    );
+    let got = (ask.status, ask.stdout.clone(), ask.stderr.clone());
+    assert!(got == answered || got == failed, "ask: {got:?}");
+    let out = run(&["prompt", question], "rageval.yaml")
+        .stdout_snapshot("secrets_prompt")
+        .run();
+    assert_clean("prompt", &(out.stdout + &out.stderr));
+    // The gate's setting and its count of error runs follow which prompts failed.
+    let out = run(&["gate", "--max-error-runs", "1000"], "rageval.yaml")
+        .stdout_any("the setting and the error runs vary: compared below without them")
+        .run();
+    assert_clean("gate", &out.stdout);
+    let varying = regex::Regex::new(r"min_score=[0-9.]+,k=\d+|error_runs \d+").unwrap();
+    assert_eq!(
+        varying.replace_all(&out.stdout, "[VARIES]"),
+        "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n\
+         gate: setting [VARIES] of reports/latest/results.json (26 questions)\n\
+         PASS  [VARIES] <= limit 1000\n\
+         gate: PASS (1 check)\n"
+    );
 
     // The key, where no URL holds credentials: the chat's, beside a builtin embedder.
     let keyed = format!("{}?api_key=CANARY-QUERY", server.url);
@@ -163,7 +199,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         .port();
     write_chat_with_credentials(&p, "dead.yaml", &format!("http://127.0.0.1:{port}/v1"));
     run(&["sweep", "--out", "dead-out", "--no-cache"], "dead.yaml")
-        .any_status()
+        .status(2)
         .stderr(format!("error: the sweep stopped early: 20 connection attempts in a row failed (50 connect); no report written; is the model server at `http://<redacted>@127.0.0.1:{port}/v1?<redacted>` running?\n"))
         .run();
     // A bad URL is named redacted too.
@@ -172,7 +208,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
         &config("ftp://CANARY-USER@127.0.0.1/v1?CANARY-QUERY", NO_KEY_ENV),
     );
     run(&["sweep"], "bad.yaml")
-        .any_status()
+        .status(2)
         .stderr("error: bad.yaml:9: `chat.base_url`: `ftp://<redacted>@127.0.0.1/v1?<redacted>` must start with http:// or https://\n")
         .run();
 
@@ -277,14 +313,15 @@ fn no_redirect_is_followed_and_the_error_names_it() {
     ] {
         let url = format!("{}/{path}?token=CANARY-QUERY", server.url);
         p.write("redirect.yaml", &retriever_config(&url));
+        let shown = format!("{}/{path}?<redacted>", server.url);
+        let other = server.url.rsplit_once(':').unwrap().0;
         let out = p
             .rageval(["--config", "redirect.yaml", "sweep", "-q", "--out", path])
             .env(KEY_ENV, "CANARY-KEY")
-            .status(2)
-            .stderr_any("legacy")
+            .fails(&format!(
+                "retrieval for question `fee-per-term` failed: client at {shown}: {status} redirects to `{other}:[PORT]/collect`: rageval follows no redirect (it would send the request's headers on, and a 301 or 302 would turn the POST into a GET); set the URL to the address the redirect names"
+            ))
             .run();
-        let shown = format!("{}/{path}?<redacted>", server.url);
-        let other = server.url.rsplit_once(':').unwrap().0;
         assert!(
             out.stderr.starts_with(&format!(
                 "error: retrieval for question `fee-per-term` failed: client at {shown}: {status} redirects to `{other}:"
@@ -372,6 +409,7 @@ fn an_authorization_header_beside_a_key_is_refused_naming_the_field() {
         .stdout(concat!(
             "ok    evalsets/club.yaml: 17 answerable, 9 unanswerable; corpus `evalsets/club` (23 chunks)\n",
             "      at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 43.1% and false refusals ≤ 25.8% at the first setting of each of the 4 chains along min_score of the configured grid\n",
+            "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 9), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 17), or 8 with none refused\n",
         ))
         .run();
 }

@@ -7,7 +7,7 @@ use crate::support::{col, read_csv, require_tool, run_ok, Project};
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
     let out = Test::sweep()
         .stdout_contains("26 questions x 20 settings = 520 runs")
-        .stdout_any("legacy")
+        .stdout_snapshot("sample_sweep")
         .run();
     // One table row per setting: each starts with the minScore and k cells.
     let rows = out
@@ -67,9 +67,37 @@ fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
     );
 }
 
+/// report.html's `<body>` as a reader sees it: each chart's `<svg>` drawing is cut to its
+/// opening tag (plotters' geometry; the points are checked against results.json by
+/// insight::chart_values_match_results_json and drawn in a browser by browser.rs) and the
+/// chart-data JSON to a mark (checked by the same test).
+fn report_body(html: &str) -> String {
+    let start = html.find("<body>").expect("report.html has a <body>");
+    let end = html.find("</body>").expect("report.html closes its <body>") + "</body>".len();
+    let svg = regex::Regex::new(r"(?s)(<svg[^>]*>).*?</svg>").unwrap();
+    let data =
+        regex::Regex::new(r#"(?s)(<script type="application/json" id="chart-data">).*?</script>"#)
+            .unwrap();
+    let body = svg.replace_all(&html[start..end], "$1[drawing]</svg>");
+    data.replace_all(&body, "$1[chart data]</script>")
+        .into_owned()
+}
+
+#[test]
+fn the_sample_reports_are_pinned() {
+    let out = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let html = out.read("reports/latest/report.html");
+    let body = report_body(&html);
+    // The cuts keep every chart: four drawings and the data block.
+    assert_eq!(body.matches("[drawing]</svg>").count(), 4, "{body}");
+    assert_eq!(body.matches("[chart data]</script>").count(), 1);
+    insta::assert_snapshot!("sample_report_html_body", body);
+    insta::assert_snapshot!("sample_report_md", out.read("reports/latest/report.md"));
+}
+
 #[test]
 fn every_setting_keeps_the_outcome_invariants() {
-    let p = Test::sweep().stdout_any("legacy").run();
+    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let n = |r: &[String], c: &str| col(&h, r, c).parse::<usize>().unwrap();
     for r in &rows {
@@ -98,7 +126,7 @@ fn every_setting_keeps_the_outcome_invariants() {
 
 #[test]
 fn runs_agree_with_the_summary_and_the_chapter() {
-    let p = Test::sweep().stdout_any("legacy").run();
+    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let find = |id: &str, min: &str, k: &str| {
         runs.iter()
@@ -137,7 +165,7 @@ fn python_csv_module_reads_both_files() {
     if !require_tool("python3", "python3") {
         return;
     }
-    let p = Test::sweep().stdout_any("legacy").run();
+    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
     let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
     run_ok(
         std::process::Command::new("python3")
@@ -168,7 +196,7 @@ fn a_formula_in_a_document_reaches_runs_csv_neutralized() {
             "--k",
             "1",
         ])
-        .stdout_any("legacy")
+        .stdout_snapshot("sweep__a_formula_in_a_document_reaches_runs_csv_neutralized")
         .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let answer = col(&h, &runs[0], "answer");
@@ -208,8 +236,9 @@ fn json_format_keeps_stdout_machine_readable() {
             "--format",
             "json",
         ])
-        .stdout_any("legacy")
+        .stdout_any("results.json itself, compared with the file below")
         .run();
+    assert_eq!(out.stdout, out.read("reports/latest/results.json"));
     let v = out.stdout_json();
     let ids: Vec<&String> = v["settings"].as_object().unwrap().keys().collect();
     assert_eq!(ids, ["min_score=0.3,k=2"]);

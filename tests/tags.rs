@@ -177,8 +177,8 @@ fn the_gate_holds_a_tag_to_its_own_limits() {
     p.write("rageval.yaml", &config(1.5));
     Test::at(&p)
         .arg("gate")
-        .unusable(&[&format!(
-            "`gate.tags.{tag}.max_{stat}`: must be a share from 0 to 1, not 1.5"
-        )])
+        .fails(&format!(
+            "rageval.yaml:6: `gate.tags.{tag}.max_{stat}`: must be a share from 0 to 1, not 1.5"
+        ))
         .run();
 }

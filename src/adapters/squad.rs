@@ -173,9 +173,16 @@ fn json_error(file: &Path, e: &serde_json::Error, at: &str) -> InputError {
     } else {
         InputError::new(file, format!("{at}: {message}"))
     };
-    if e.line() > 0 {
-        err = err.at(Some(e.line()));
-        err.column = Some(e.column());
+    // serde_json says column 0 when the error comes just after a newline (a file that stops
+    // there, an article whose value ends its line): that place is the end of the line before,
+    // named by its line alone, not `:0` on the next.
+    match (e.line(), e.column()) {
+        (0, _) => {}
+        (line, 0) => err = err.at(Some(line.saturating_sub(1).max(1))),
+        (line, column) => {
+            err = err.at(Some(line));
+            err.column = Some(column);
+        }
     }
     err
 }

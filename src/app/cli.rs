@@ -356,6 +356,10 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with_all = ["dry_run", "batch_out", "no_cache", "refresh_cache"])]
     pub batch: bool,
 
+    /// Embed the texts the cache does not hold through batches too: into the --batch-out file (before any chat request: the prompts depend on what they retrieve), or through the embedder server's Batch API; as `embedder.batch: true` on every `openai` embedder of the sweep (docs/batch.md)
+    #[arg(long, conflicts_with_all = ["dry_run", "no_cache", "refresh_cache"])]
+    pub batch_embeddings: bool,
+
     /// Sweep only some questions: `generated` (written by `rageval generate`) or `reviewed` (written or reviewed by a person)
     #[arg(long, value_name = "WHICH")]
     pub only: Option<Only>,

@@ -71,6 +71,9 @@ impl SweepOptions {
             (a, b) => a.or(b).unwrap_or(OutputFormat::Table),
         };
         let grid = grid_with_flags(&mut cfg, args.dim_flags())?;
+        if args.batch_embeddings {
+            batch_embeddings(&mut cfg, &grid)?;
+        }
         cfg.config.prompt.strict_refusal |= args.strict_refusal;
         cfg.config.chat.stream |= args.stream;
         if args.no_cache {
@@ -190,6 +193,29 @@ impl SweepOptions {
             config: cfg,
         })
     }
+}
+
+/// `--batch-embeddings`: `batch: true` on every `openai` embedder of the grid; a grid of
+/// builtin embedders alone has nothing to batch.
+fn batch_embeddings(cfg: &mut LoadedConfig, grid: &Grid) -> Result<()> {
+    use crate::app::config::EmbedderKind;
+    let c = &mut cfg.config;
+    let mut any = false;
+    for name in grid.embedders() {
+        let section = if name == crate::vocab::grid::DEFAULT_PROFILE {
+            Some(&mut c.embedder)
+        } else {
+            c.embedders.get_mut(name)
+        };
+        if let Some(e) = section.filter(|e| e.kind == EmbedderKind::Openai) {
+            e.batch = true;
+            any = true;
+        }
+    }
+    if !any {
+        bail!("invalid --batch-embeddings: the sweep embeds with the builtin `hash` embedder (`embedder.kind: {}`), which has no server to send a batch to; drop the flag, or set `embedder.kind: openai`", c.embedder.kind.name());
+    }
+    Ok(())
 }
 
 /// The grid: each dimension's flag, parsed, else the config's values (parsed by its check).

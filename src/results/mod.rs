@@ -414,33 +414,6 @@ impl Results {
         groups
     }
 
-    /// Per retrieval variant (see [`Insight::by_retrieval`]): its separability and its
-    /// recommendation, one line each (with a reranker, a line for the retrieval score's
-    /// separability too), led by the variant (`embedder=mini: separability: ...`).
-    /// Empty with one variant.
-    pub fn retrieval_lines(&self) -> Vec<String> {
-        self.insight
-            .by_retrieval
-            .iter()
-            .flat_map(|v| {
-                let mut lines = vec![format!(
-                    "{}: separability: {}",
-                    v.retrieval,
-                    v.separability.summary()
-                )];
-                lines.extend(v.retrieval_separability.as_ref().map(|s| {
-                    format!(
-                        "{}: separability (retrieval score): {}",
-                        v.retrieval,
-                        s.summary()
-                    )
-                }));
-                lines.push(format!("{}: {}", v.retrieval, v.recommendation.reason));
-                lines
-            })
-            .collect()
-    }
-
     /// With a reranker, the best retrieval score of question `q` before reranking.
     pub fn best_retrieval_score(&self, q: usize) -> Option<f64> {
         self.runs.get(q).and_then(|run| run.best_retrieval_score)

@@ -102,6 +102,14 @@ pub struct Generated {
     pub calls: Calls,
     /// The first failed call's message, for the summary.
     pub first_error: Option<String>,
+    /// A call was kept for a batch (see [`crate::adapters::batch::DeferredModel`]): the
+    /// rounds stopped after the one that asked it, since what follows depends on its reply.
+    pub deferred: bool,
+}
+
+/// Whether a call was kept for a batch rather than answered.
+fn is_deferred(e: &CallError) -> bool {
+    e.message == crate::adapters::batch::DEFERRED
 }
 
 /// A line of progress: after each round, what was tried and kept so far.
@@ -215,9 +223,14 @@ pub async fn generate(
             break;
         }
         round += 1;
-        let mut trials = g.ask(asked).await?;
+        let Some(mut trials) = g.ask(asked).await? else {
+            return Ok(g.out);
+        };
         g.embed_passed(&mut trials).await?;
         g.verify_unanswerable(&mut trials).await?;
+        if g.out.deferred {
+            return Ok(g.out);
+        }
         g.decide(trials);
         if let Some(p) = progress {
             p(&g.out, round);
@@ -303,14 +316,18 @@ impl<'a> Generator<'a> {
     }
 
     /// Make the round's calls and check each reply; a first round whose calls all failed
-    /// stops the run.
-    async fn ask(&mut self, asked: Vec<(Kind, usize, ChatRequest)>) -> Result<Vec<Trial>> {
+    /// stops the run. `None` when a call was kept for a batch ([`Generated::deferred`]).
+    async fn ask(&mut self, asked: Vec<(Kind, usize, ChatRequest)>) -> Result<Option<Vec<Trial>>> {
         let replies = call_all(
             self.model,
             self.engine.concurrency,
             asked.iter().map(|a| &a.2),
         )
         .await;
+        if replies.iter().any(|r| r.as_ref().is_err_and(is_deferred)) {
+            self.out.deferred = true;
+            return Ok(None);
+        }
         self.out.calls.generation += replies.len();
         let mut failed = 0;
         let mut trials: Vec<Trial> = Vec::new();
@@ -347,7 +364,7 @@ impl<'a> Generator<'a> {
                 self.out.first_error.as_deref().unwrap_or("")
             );
         }
-        Ok(trials)
+        Ok(Some(trials))
     }
 
     /// Embed the questions that passed, one batch.
@@ -588,6 +605,7 @@ async fn verify(
         .zip(&premises)
         .map(|(r, premise)| match r {
             Err(e) => {
+                out.deferred |= is_deferred(&e);
                 out.first_error.get_or_insert(e.message);
                 Err(Reject::CallFailed)
             }

@@ -74,16 +74,20 @@ impl Status {
 pub struct Client {
     client: reqwest::Client,
     endpoint: Endpoint,
+    /// What to set to call the section live instead (`` `chat.batch: false` ``), for the
+    /// message of a server without batches.
+    switch: String,
 }
 
 /// The largest output or error file downloaded.
 pub const MAX_FILE_BYTES: usize = 1 << 30;
 
 impl Client {
-    pub fn new(endpoint: Endpoint) -> Result<Self> {
+    pub fn new(endpoint: Endpoint, switch: String) -> Result<Self> {
         Ok(Client {
             client: http::client().map_err(|e| anyhow!(e))?,
             endpoint,
+            switch,
         })
     }
 
@@ -142,7 +146,7 @@ impl Client {
         outcome.map_err(|err| {
             let url = e.shown_url(path);
             if err.message.starts_with("404") {
-                anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API (or not this file or batch); set `chat.batch: false` (or drop `--batch`) to call it live", e.shown)
+                anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API (or not this file or batch); set {} to call it live", e.shown, self.switch)
             } else {
                 anyhow!("{method} {url} failed: {err}")
             }

@@ -1,13 +1,17 @@
-//! A chat model whose calls are written down instead of made: the sweep plans and asks as a
-//! live one would, every reply the cache holds is given as usual, and every other request is
-//! kept in a [`Collector`] for a batch file and answered with an error the command never
-//! reports (it writes no report from such a sweep).
+//! A chat model and an embedder whose calls are written down instead of made: the sweep plans
+//! and asks as a live one would, every reply and vector the cache holds is given as usual, and
+//! every other request is kept in a [`Collector`] for a batch file. A chat call kept is
+//! answered with an error, an embedding with a stand-in vector; the command never reports
+//! either (it writes no report from such a sweep).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use super::{Collector, Line, Pending, StoreKind, CHAT_URL};
-use crate::adapters::cache::chat_key;
-use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, ErrorKind};
+use super::{Collector, Line, Pending, StoreKind, CHAT_URL, EMBEDDINGS_URL};
+use crate::adapters::cache::{chat_key, embedding_key, Store};
+use crate::adapters::chat::{
+    estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, ErrorKind,
+};
+use crate::adapters::embed::{all_embedded, EmbedError, Embedded, Embedder};
 use crate::base::BoxFuture;
 
 /// The message of a call kept for a batch.
@@ -17,14 +21,22 @@ pub const DEFERRED: &str = "kept for a batch, not sent";
 pub struct DeferredModel {
     inner: Arc<dyn ChatModel>,
     store: StoreKind,
+    /// The config section whose server answers it (see [`Pending::section`]).
+    section: String,
     collector: Arc<Collector>,
 }
 
 impl DeferredModel {
-    pub fn new(inner: Arc<dyn ChatModel>, store: StoreKind, collector: Arc<Collector>) -> Self {
+    pub fn new(
+        inner: Arc<dyn ChatModel>,
+        store: StoreKind,
+        section: &str,
+        collector: Arc<Collector>,
+    ) -> Self {
         DeferredModel {
             inner,
             store,
+            section: section.to_string(),
             collector,
         }
     }
@@ -80,11 +92,105 @@ impl ChatModel for DeferredModel {
                 store: self.store,
                 prompt_tokens: request.estimated_prompt_tokens(),
                 rewrite: crate::adapters::rewrite::is_rewrite(request),
+                section: self.section.clone(),
             });
             Err(CallError {
                 kind: ErrorKind::Client,
                 message: DEFERRED.into(),
             })
+        })
+    }
+}
+
+/// `inner` (an embedder behind the embedding cache `store`) with the texts the cache does not
+/// hold kept in `collector`, one line each (`custom_id` the text's embedding key, the body
+/// what the live call sends for it alone). Until the first text is kept, cached vectors are
+/// given as they are; from then on every text gets a stand-in of the same dimensions, so
+/// the sweep can go on planning (its prompts are not the real ones, and the collector holds
+/// them back behind the embeddings).
+pub struct DeferredEmbedder {
+    inner: Arc<dyn Embedder>,
+    store: Arc<Store<Vec<f32>>>,
+    section: String,
+    collector: Arc<Collector>,
+    /// The dimensions of the vectors given so far, and whether a text was kept.
+    state: Mutex<(Option<usize>, bool)>,
+}
+
+impl DeferredEmbedder {
+    pub fn new(
+        inner: Arc<dyn Embedder>,
+        store: Arc<Store<Vec<f32>>>,
+        section: &str,
+        collector: Arc<Collector>,
+    ) -> Self {
+        DeferredEmbedder {
+            inner,
+            store,
+            section: section.to_string(),
+            collector,
+            state: Mutex::new((None, false)),
+        }
+    }
+}
+
+impl Embedder for DeferredEmbedder {
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.inner.max_input_tokens()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
+    }
+
+    fn embed_each<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
+        Box::pin(async move {
+            let model = self.inner.model();
+            let cached: Vec<Option<Vec<f32>>> = texts
+                .iter()
+                .map(|t| {
+                    self.store
+                        .get(&embedding_key(&model, t))
+                        .filter(|v| !v.is_empty())
+                })
+                .collect();
+            for (text, v) in texts.iter().zip(&cached) {
+                if v.is_none() {
+                    self.collector.add(Pending {
+                        line: Line {
+                            custom_id: embedding_key(&model, text),
+                            method: "POST".into(),
+                            url: EMBEDDINGS_URL.into(),
+                            body: serde_json::json!({"model": model, "input": [text]}),
+                        },
+                        store: StoreKind::Embedding,
+                        prompt_tokens: estimate_tokens(text),
+                        rewrite: false,
+                        section: self.section.clone(),
+                    });
+                }
+            }
+            let mut state = self.state.lock().expect("deferred embedder lock");
+            let dims = *state
+                .0
+                .get_or_insert_with(|| cached.iter().flatten().map(Vec::len).next().unwrap_or(1));
+            state.1 |= cached.iter().any(Option::is_none);
+            if !state.1 {
+                return Ok(cached.into_iter().flatten().map(Ok).collect());
+            }
+            let mut stand_in = vec![0.0; dims];
+            stand_in[0] = 1.0;
+            Ok(texts.iter().map(|_| Ok(stand_in.clone())).collect())
         })
     }
 }
@@ -108,20 +214,60 @@ mod tests {
             Arc::new(OpenAiChat::new(server, "m", 0.5, Some(64), true).unwrap());
         let cached = Arc::new(CachedModel::new(raw.clone(), dir.path(), CacheMode::Use).unwrap());
         let collector = Arc::new(Collector::default());
-        let model = DeferredModel::new(cached.clone(), StoreKind::Chat, collector.clone());
+        let model = DeferredModel::new(cached.clone(), StoreKind::Chat, "chat", collector.clone());
         let request = ChatRequest::of(vec![Message {
             role: Role::User,
             content: "What does it cost?".into(),
         }]);
         let e = model.complete(&request).await.unwrap_err();
         assert_eq!(e.message, DEFERRED);
-        let kept = collector.take();
+        let kept = collector.take(&|_| true);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].line.custom_id, chat_key(raw.as_ref(), &request));
         assert_eq!(
             kept[0].line.body,
             serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "What does it cost?"}],
                 "temperature": 0.5, "stream": false, "max_tokens": 64})
+        );
+    }
+
+    /// Cached vectors are given as they are until a text is missing; then that text is kept
+    /// (once, keyed as the embedding cache keys it, with the live body for it alone) and every
+    /// text gets a stand-in of the cached vectors' dimensions, so retrieval goes on.
+    #[tokio::test]
+    async fn uncached_texts_are_kept_once_and_answered_with_stand_ins_of_the_same_dimensions() {
+        use crate::adapters::embed::HashEmbedder;
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<Store<Vec<f32>>> =
+            Arc::new(Store::open(&dir.path().join("embeddings.jsonl"), CacheMode::Use).unwrap());
+        let inner: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(8));
+        let model = inner.model();
+        let known = vec![0.6, 0.8, 0.0];
+        store
+            .put(embedding_key(&model, "known"), known.clone())
+            .unwrap();
+        let collector = Arc::new(Collector::default());
+        let e = DeferredEmbedder::new(inner, store, "embedder", collector.clone());
+        let texts = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(e.embed(&texts(&["known"])).await.unwrap(), [known]);
+        assert!(collector.take(&|_| true).is_empty());
+        let got = e.embed(&texts(&["known", "new", "new"])).await.unwrap();
+        assert_eq!(
+            got,
+            vec![vec![1.0, 0.0, 0.0]; 3],
+            "stand-ins, of 3 dimensions"
+        );
+        let kept = collector.take(&|_| true);
+        assert_eq!(kept.len(), 1, "each text once");
+        assert_eq!(kept[0].line.custom_id, embedding_key(&model, "new"));
+        assert_eq!(kept[0].line.url, EMBEDDINGS_URL);
+        assert_eq!(
+            kept[0].line.body,
+            serde_json::json!({"model": model, "input": ["new"]})
+        );
+        assert_eq!(
+            (kept[0].store, kept[0].section.as_str()),
+            (StoreKind::Embedding, "embedder")
         );
     }
 }

@@ -9,6 +9,7 @@
 //! cache as it was. A key the cache already holds is left as it is, so a second import of a
 //! file changes nothing.
 
+use std::collections::hash_map::Entry;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,51 +59,96 @@ pub struct Imported {
     pub failed: Vec<Failed>,
     /// Lines whose `custom_id` is no request of this project.
     pub unknown: Vec<(At, String)>,
+    /// Of the answers (imported or already held), the embeddings' vectors.
+    pub vectors: usize,
 }
 
 /// One answer read, not yet written.
 struct Answer {
     store: StoreKind,
     key: String,
-    reply: CachedReply,
+    value: Cached,
+}
+
+/// What an answer puts into its cache file: a reply, or an embedding's vector.
+enum Cached {
+    Reply(CachedReply),
+    Vector(Vec<f32>),
+}
+
+/// The cache files an import writes into.
+pub struct Stores<'a> {
+    /// `chat.jsonl` or `judge.jsonl`.
+    pub replies: &'a dyn Fn(StoreKind) -> Result<Arc<Store<CachedReply>>>,
+    /// `embeddings.jsonl`.
+    pub vectors: &'a dyn Fn() -> Result<Arc<Store<Vec<f32>>>>,
 }
 
 /// Import `files` into the cache folder `cache_dir`, whose ledger names the requests.
 pub fn import(files: &[PathBuf], cache_dir: &Path) -> Result<Imported> {
-    import_into(files, cache_dir, &|kind| {
-        Ok(Arc::new(Store::open(
-            &cache_dir.join(kind.file()),
-            CacheMode::Use,
-        )?))
-    })
+    import_into(
+        files,
+        cache_dir,
+        &Stores {
+            replies: &|kind| open(cache_dir, kind),
+            vectors: &|| open(cache_dir, StoreKind::Embedding),
+        },
+    )
 }
 
-/// [`import`] through the stores `store` hands out (a running sweep's own, so that it sees
-/// the answers at once).
-pub fn import_into(
-    files: &[PathBuf],
+/// The cache file of `kind` in the cache folder `cache_dir`, opened for use.
+pub fn open<V: serde::Serialize + serde::de::DeserializeOwned + Clone>(
     cache_dir: &Path,
-    store: &dyn Fn(StoreKind) -> Result<Arc<Store<CachedReply>>>,
-) -> Result<Imported> {
+    kind: StoreKind,
+) -> Result<Arc<Store<V>>> {
+    Ok(Arc::new(Store::open(
+        &cache_dir.join(kind.file()),
+        CacheMode::Use,
+    )?))
+}
+
+/// [`import`] through the stores `stores` hands out (a running sweep's own, so that it sees
+/// the answers at once).
+pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Result<Imported> {
     let ledger = Ledger::open(cache_dir)?;
     let mut out = Imported::default();
     let mut answers = Vec::new();
     for file in files {
         read_file(file, &ledger, &mut answers, &mut out)?;
     }
-    for kind in [StoreKind::Chat, StoreKind::Judge] {
-        let mine: Vec<&Answer> = answers.iter().filter(|a| a.store == kind).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let store = store(kind)?;
-        for a in mine {
-            if store.get(&a.key).is_some() {
-                out.already += 1;
-            } else {
-                store.put(a.key.clone(), a.reply.clone())?;
-                out.imported += 1;
+    let mut replies = std::collections::HashMap::new();
+    let mut vectors = None;
+    for a in answers {
+        let new = match a.value {
+            Cached::Reply(reply) => {
+                let store = match replies.entry(a.store) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert((stores.replies)(a.store)?),
+                };
+                let new = store.get(&a.key).is_none();
+                if new {
+                    store.put(a.key, reply)?;
+                }
+                new
             }
+            Cached::Vector(v) => {
+                out.vectors += 1;
+                let store = match &vectors {
+                    Some(s) => s,
+                    None => vectors.insert((stores.vectors)()?),
+                };
+                // An empty vector is no answer (the cache skips it too).
+                let new = store.get(&a.key).filter(|v| !v.is_empty()).is_none();
+                if new {
+                    store.put(a.key, v)?;
+                }
+                new
+            }
+        };
+        if new {
+            out.imported += 1;
+        } else {
+            out.already += 1;
         }
     }
     Ok(out)
@@ -161,11 +207,16 @@ fn read_file(
             out.unknown.push((at, custom_id.to_string()));
             continue;
         };
-        match answer(&v, ledger.prompt_tokens(custom_id)) {
-            Ok(reply) => answers.push(Answer {
+        let read = if store == StoreKind::Embedding {
+            vector(&v).map(Cached::Vector)
+        } else {
+            answer(&v, ledger.prompt_tokens(custom_id)).map(Cached::Reply)
+        };
+        match read {
+            Ok(value) => answers.push(Answer {
                 store,
                 key: custom_id.to_string(),
-                reply,
+                value,
             }),
             Err(message) => out.failed.push(Failed {
                 at,
@@ -177,8 +228,8 @@ fn read_file(
     Ok(())
 }
 
-/// The cached reply a line carries, or the engine's error.
-fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
+/// The body of a line's successful response, or the engine's error.
+fn success(v: &Value) -> Result<&Value, String> {
     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
         return Err(error_text(e));
     }
@@ -195,6 +246,23 @@ fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
             None => format!("{what}: the engine gave no error"),
         });
     }
+    Ok(body)
+}
+
+/// The vector an embedding line carries (its one input's), or the engine's error.
+fn vector(v: &Value) -> Result<Vec<f32>, String> {
+    let body = success(v)?;
+    serde_json::from_value::<Vec<f32>>(body["data"][0]["embedding"].clone())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            "the body is not an embedding (no `data[0].embedding` list of numbers)".to_string()
+        })
+}
+
+/// The cached reply a line carries, or the engine's error.
+fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
+    let body = success(v)?;
     let text = match &body["choices"][0]["message"]["content"] {
         Value::String(s) => s.clone(),
         _ => {
@@ -247,6 +315,7 @@ mod tests {
                 store: *store,
                 prompt_tokens: 7,
                 rewrite: false,
+                section: store.default_section().into(),
             })
             .collect();
         Ledger::open(dir).unwrap().record(&pending).unwrap();
@@ -374,5 +443,44 @@ mod tests {
             .unwrap();
         let e = import(std::slice::from_ref(&huge), &cache).unwrap_err();
         assert!(e.to_string().contains("longer than 32 MiB"), "{e}");
+    }
+
+    /// An embedding line's vector goes into `embeddings.jsonl` under its key; a body that is
+    /// no embedding is a failure, and a second import changes nothing.
+    #[test]
+    fn embedding_answers_are_cached_as_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        ledger_with(
+            &cache,
+            &[("v", StoreKind::Embedding), ("w", StoreKind::Embedding)],
+        );
+        let output = dir.path().join("out.jsonl");
+        std::fs::write(
+            &output,
+            [
+                json!({"custom_id": "v", "response": {"status_code": 200, "body": {"object": "list",
+                    "data": [{"object": "embedding", "index": 0, "embedding": [0.6, 0.8]}]}}}),
+                json!({"custom_id": "w", "response": {"status_code": 200, "body": {
+                    "choices": [{"message": {"content": "not a vector"}}]}}}),
+            ]
+            .map(|v| v.to_string())
+            .join("\n"),
+        )
+        .unwrap();
+        let files = [output];
+        let first = import(&files, &cache).unwrap();
+        assert_eq!((first.imported, first.already), (1, 0));
+        assert_eq!(
+            first.failed[0].message,
+            "the body is not an embedding (no `data[0].embedding` list of numbers)"
+        );
+        let vectors: Store<Vec<f32>> =
+            Store::open(&cache.join("embeddings.jsonl"), CacheMode::Use).unwrap();
+        assert_eq!(vectors.get("v").unwrap(), [0.6, 0.8]);
+        assert_eq!(vectors.len(), 1);
+        assert!(!cache.join("chat.jsonl").exists(), "no reply written");
+        let second = import(&files, &cache).unwrap();
+        assert_eq!((second.imported, second.already), (0, 1));
     }
 }

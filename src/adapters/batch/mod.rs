@@ -23,7 +23,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use deferred::{DeferredModel, DEFERRED};
+pub use deferred::{DeferredEmbedder, DeferredModel, DEFERRED};
 
 /// What becomes of a batch's failed lines (`chat.batch_retry`).
 #[derive(
@@ -41,6 +41,9 @@ pub enum BatchRetry {
 /// The URL path of chat lines.
 pub const CHAT_URL: &str = "/v1/chat/completions";
 
+/// The URL path of embedding lines.
+pub const EMBEDDINGS_URL: &str = "/v1/embeddings";
+
 /// Which cache file an answer belongs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -49,6 +52,8 @@ pub enum StoreKind {
     Chat,
     /// `judge.jsonl`: the judge's grades.
     Judge,
+    /// `embeddings.jsonl`: the vectors of every embedder.
+    Embedding,
 }
 
 impl StoreKind {
@@ -57,6 +62,25 @@ impl StoreKind {
         match self {
             StoreKind::Chat => "chat.jsonl",
             StoreKind::Judge => "judge.jsonl",
+            StoreKind::Embedding => "embeddings.jsonl",
+        }
+    }
+
+    /// The URL path of its lines (a batch holds lines of one URL).
+    pub fn url(self) -> &'static str {
+        match self {
+            StoreKind::Embedding => EMBEDDINGS_URL,
+            StoreKind::Chat | StoreKind::Judge => CHAT_URL,
+        }
+    }
+
+    /// The config section whose server answers it when no other is named: `chat` (the
+    /// judge's lines go to `judge`, embeddings to `embedder`).
+    pub fn default_section(self) -> &'static str {
+        match self {
+            StoreKind::Chat => "chat",
+            StoreKind::Judge => "judge",
+            StoreKind::Embedding => "embedder",
         }
     }
 }
@@ -79,6 +103,9 @@ pub struct Pending {
     pub prompt_tokens: u64,
     /// A `model` rewrite of a follow-up: the answers asked after it depend on its reply.
     pub rewrite: bool,
+    /// The config section whose server would answer it live (`chat`, `judge`, `embedder`,
+    /// `models.NAME`, `embedders.NAME`): a batch of it goes to that server.
+    pub section: String,
 }
 
 /// The requests a sweep would send, gathered instead of sent (see [`DeferredModel`]): each
@@ -97,18 +124,34 @@ impl Collector {
             .or_insert(pending);
     }
 
-    /// The requests to send now. When a `model` rewrite is among them, only the rewrites:
-    /// the answer the sweep asked in place of a rewrite (the question as written) is not the
-    /// one it will ask once the rewrite is answered, so those answers wait for the next round.
-    pub fn take(&self) -> Vec<Pending> {
+    /// The requests to send now, of those `wanted` keeps. When an embedding is among them,
+    /// only the embeddings: what the sweep retrieved (and so every prompt it asked) came from
+    /// stand-in vectors. Else, when a `model` rewrite is among them, only the rewrites: the
+    /// answer the sweep asked in place of a rewrite (the question as written) is not the one
+    /// it will ask once the rewrite is answered, so those answers wait for the next round.
+    pub fn take(&self, wanted: &dyn Fn(&Pending) -> bool) -> Vec<Pending> {
         let all: Vec<Pending> = std::mem::take(&mut *self.pending.lock().expect("collector lock"))
             .into_values()
+            .filter(|p| wanted(p))
             .collect();
-        if all.iter().any(|p| p.rewrite) {
+        if all.iter().any(|p| p.store == StoreKind::Embedding) {
+            all.into_iter()
+                .filter(|p| p.store == StoreKind::Embedding)
+                .collect()
+        } else if all.iter().any(|p| p.rewrite) {
             all.into_iter().filter(|p| p.rewrite).collect()
         } else {
             all
         }
+    }
+
+    /// Whether an embedding is among the requests kept.
+    pub fn has_embeddings(&self) -> bool {
+        self.pending
+            .lock()
+            .expect("collector lock")
+            .values()
+            .any(|p| p.store == StoreKind::Embedding)
     }
 }
 
@@ -269,21 +312,45 @@ mod tests {
             store: StoreKind::Chat,
             prompt_tokens: 1,
             rewrite,
+            section: "chat".into(),
         }
     }
 
     #[test]
     fn a_collector_keeps_each_key_once_and_holds_answers_back_behind_rewrites() {
         let c = Collector::default();
+        let all = |_: &Pending| true;
         c.add(pending("a", false));
         c.add(pending("a", false));
         c.add(pending("b", false));
         let ids = |v: Vec<Pending>| v.into_iter().map(|p| p.line.custom_id).collect::<Vec<_>>();
-        assert_eq!(ids(c.take()), ["a", "b"]);
-        assert!(c.take().is_empty(), "taken once");
+        assert_eq!(ids(c.take(&all)), ["a", "b"]);
+        assert!(c.take(&all).is_empty(), "taken once");
         c.add(pending("a", false));
         c.add(pending("r", true));
-        assert_eq!(ids(c.take()), ["r"], "answers wait for the rewrite");
+        assert_eq!(ids(c.take(&all)), ["r"], "answers wait for the rewrite");
+        let embedding = Pending {
+            store: StoreKind::Embedding,
+            ..pending("e", false)
+        };
+        c.add(pending("a", false));
+        c.add(pending("r", true));
+        c.add(embedding.clone());
+        assert!(c.has_embeddings());
+        assert_eq!(
+            ids(c.take(&all)),
+            ["e"],
+            "everything waits for the embeddings"
+        );
+        c.add(pending("r", true));
+        c.add(embedding);
+        c.add(pending("a", false));
+        let chat_only = |p: &Pending| p.store != StoreKind::Embedding;
+        assert_eq!(
+            ids(c.take(&chat_only)),
+            ["r"],
+            "what is not wanted holds nothing back"
+        );
     }
 
     #[test]

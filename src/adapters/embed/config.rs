@@ -23,6 +23,10 @@ http_section! {
         pub batch_size: usize = 64,
         /// Embedding requests in flight at once (`openai` only).
         pub concurrency: usize = 4,
+        /// `openai` only: embed the texts the cache does not hold through the server's Batch
+        /// API (`sweep --batch-out` writes them into the batch file), for a corpus too large
+        /// to embed live (docs/batch.md).
+        pub batch: bool = false,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's.
@@ -48,12 +52,31 @@ pub enum EmbedderKind {
     Openai,
 }
 
+impl EmbedderKind {
+    /// The name the config writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            EmbedderKind::Hash => "hash",
+            EmbedderKind::Openai => "openai",
+        }
+    }
+}
+
 impl EmbedderConfig {
     /// The section's own check (`embedder:` or an `embedders:` profile).
     pub fn check(&self) -> Checked {
         self.http().check()?;
         if let Some(why) = crate::base::input::concurrency_problem(self.concurrency) {
             return Err(Problem::new("concurrency", why));
+        }
+        if self.batch && self.kind != EmbedderKind::Openai {
+            return Err(Problem::new(
+                "batch",
+                format!(
+                    "batch engines embed with `openai` embedders only, and this section is of kind `{}` (builtin, no server to send a batch to): set `batch: false`",
+                    self.kind.name()
+                ),
+            ));
         }
         if self.batch_size == 0 {
             return Err(Problem::new("batch_size", "must be at least 1"));

@@ -110,6 +110,30 @@ impl Certification {
     }
 }
 
+/// How the settings were certified, as facts (the procedure in words is `method`, written
+/// from these): results.json's `summary.recommendation.procedure`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct Procedure {
+    /// `ordered` (ordered family-wise tests) or `bonferroni` (`recommend.method`).
+    pub method: Method,
+    /// Whether the tests are anytime-valid (`recommend.sequential`).
+    pub sequential: bool,
+    /// The rate limits tested, each a family with an equal share of `1 - confidence` under
+    /// `ordered`.
+    pub families: usize,
+    /// `ordered`: the chains of each family (the most any family has), one per combination of
+    /// the dimensions other than `along`; every setting is a chain of its own when no ordered
+    /// dimension varies. Null under `bonferroni`.
+    pub chains: Option<usize>,
+    /// `ordered`: the ordered dimension the chains run along (`min_score`); null when none
+    /// varies in the grid, and under `bonferroni`.
+    pub along: Option<String>,
+    /// The lowest level a test of the grid starts from: `(1 - confidence) / families /
+    /// chains` (ordered, at the first setting of each chain, before any level is passed on) or
+    /// `(1 - confidence) / settings` (Bonferroni).
+    pub first_level: f64,
+}
+
 /// One rate limit's tests of one setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
@@ -183,30 +207,30 @@ impl Certifier {
         &self.chains[f]
     }
 
-    /// The lowest level a test of the grid starts from, and how it is shared, for `rageval
-    /// validate`; `None` for a grid of one setting or with certification off.
-    pub fn grid_level(&self) -> Option<(f64, String)> {
-        if self.settings < 2 {
+    /// The procedure as facts: its method, mode, families, chains and the lowest level a test
+    /// starts from; `None` with certification off.
+    pub fn procedure(&self) -> Option<Procedure> {
+        let Certification::On { method, test, .. } = self.certification else {
             return None;
-        }
+        };
         let delta = self.certification.delta();
-        match self.certification.method()? {
-            Method::Bonferroni => Some((
-                delta / self.settings as f64,
-                format!("over the {} settings of the configured grid", self.settings),
-            )),
+        let families = self.rates.len();
+        let (chains, along, first_level) = match method {
+            Method::Bonferroni => (None, None, delta / self.settings.max(1) as f64),
             Method::Ordered => {
-                let families = self.rates.len().max(1);
-                let chains = self.chains.iter().map(Vec::len).max().unwrap_or(1).max(1);
-                let how = match self.along {
-                    Some(d) => format!(
-                        "at the first setting of each of the {chains} chains along {d} of the configured grid"
-                    ),
-                    None => format!("over the {chains} settings of the configured grid"),
-                };
-                Some((delta / families as f64 / chains as f64, how))
+                let chains = self.chains.iter().map(Vec::len).max().unwrap_or(0);
+                let level = delta / families.max(1) as f64 / chains.max(1) as f64;
+                (Some(chains), self.along.map(|d| d.to_string()), level)
             }
-        }
+        };
+        Some(Procedure {
+            method,
+            sequential: test == Test::Sequential,
+            families,
+            chains,
+            along,
+            first_level,
+        })
     }
 
     /// Whether `t` failures of `questions` certify family `f`'s limit at `alpha`.

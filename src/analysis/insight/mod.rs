@@ -24,7 +24,6 @@ pub mod sequence;
 #[cfg(test)]
 mod simulation;
 pub mod wilson;
-pub mod words;
 
 use serde::Serialize;
 
@@ -122,7 +121,7 @@ impl Insight {
             .iter()
             .any(Option::is_some)
             .then(|| Separability::new(scores(facts.retrieval_scores, None)));
-        let (mut recommendation, certified) = recommend::recommend(settings, stats, table, policy);
+        let (mut recommendation, certified) = recommend::recommend(settings, table, policy);
         let n = recommendation.settings;
         if n > 0 {
             let resampling = recommend::Resampling::of(policy, table);

@@ -1,7 +1,7 @@
 //! Which test certifies a rate: the exact fixed-size test of [`super::certify`], or the
 //! anytime-valid one of [`super::sequence`]; with what each asks of a question set: the
-//! questions that give a chance of certifying (a power statement), and what a set of a given
-//! size can certify at best (`rageval validate`).
+//! questions that give a chance of certifying (a power statement), and the questions that
+//! certify with no (or one) failure.
 
 use super::certify::{self, double_until, first_passing, needed_with, Needed};
 use super::sequence;
@@ -80,85 +80,5 @@ impl Test {
             .find(|&n| passes(n))
             .unwrap_or(hi);
         Needed::Questions(first)
-    }
-}
-
-/// What question sets of this size can certify at best (no question failing), for
-/// `rageval validate`: `at 95%, 9 unanswerable and 17 answerable questions can certify at best
-/// unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 45% and false
-/// refusals ≤ 26.2% at the first setting of each of the 4 chains of the configured grid`.
-/// `grid` is the level a grid search starts its tests from and how it is shared, when there
-/// is a grid of more than one setting; the test is fixed-size or anytime-valid.
-pub fn size_line(
-    answerable: u64,
-    unanswerable: u64,
-    confidence: f64,
-    test: Test,
-    grid: Option<(f64, String)>,
-) -> String {
-    // A large set certifies bounds below 0.05%, and a confidence may be just below 1: neither
-    // reads as 0% or 100%.
-    use super::format::percent_apart as percent;
-    if confidence <= 0.0 {
-        return "certification is off (recommend.confidence: 0)".into();
-    }
-    let best = |alpha: f64| {
-        let part = |n: u64, label: &str, class: &str| {
-            if n == 0 {
-                format!("nothing on {label} (no {class} questions)")
-            } else {
-                format!("{label} ≤ {}", percent(test.upper_bound(0, n, alpha)))
-            }
-        };
-        format!(
-            "{} and {}",
-            part(unanswerable, "unwanted", "unanswerable"),
-            part(answerable, "false refusals", "answerable")
-        )
-    };
-    let delta = 1.0 - confidence;
-    let anytime = match test {
-        Test::Fixed => "",
-        Test::Sequential => " (anytime-valid)",
-    };
-    let mut line = format!(
-        "at {}{anytime}, {unanswerable} unanswerable and {answerable} answerable questions can certify at best {} for one setting",
-        percent(confidence),
-        best(delta)
-    );
-    if let Some((alpha, how)) = grid {
-        line.push_str(&format!(", {} {how}", best(alpha)));
-    }
-    line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sets_size_says_what_it_can_certify() {
-        assert_eq!(
-            size_line(
-                17,
-                9,
-                0.95,
-                Test::Fixed,
-                Some((0.05 / 20.0, "over the 20 settings of the configured grid".into()))
-            ),
-            "at 95%, 9 unanswerable and 17 answerable questions can certify at best unwanted ≤ 28.3% and false refusals ≤ 16.2% for one setting, unwanted ≤ 48.6% and false refusals ≤ 29.7% over the 20 settings of the configured grid"
-        );
-        assert!(size_line(3, 0, 0.9, Test::Fixed, None).contains(
-            "nothing on unwanted (no unanswerable questions) and false refusals ≤ 53.6%"
-        ));
-        // A huge set's bound is no 0%, and a confidence just below 1 is no 100% (issue 33).
-        assert_eq!(
-            size_line(25_000, 25_000, 0.95, Test::Fixed, None),
-            "at 95%, 25000 unanswerable and 25000 answerable questions can certify at best unwanted ≤ 0.012% and false refusals ≤ 0.012% for one setting"
-        );
-        assert!(
-            size_line(10, 10, 0.999_999_999_999_999_9, Test::Fixed, None)
-                .starts_with("at 99.99999999999999%, ")
-        );
     }
 }

@@ -1,8 +1,8 @@
 //! The recommendation: one setting to ship, chosen by the policy in `rageval.yaml`, and
 //! certified when the questions allow it. This file holds what the recommendation says (the
 //! types results.json records) and puts it together: [`super::certifier`] decides which
-//! settings are certified, [`super::choice`] picks among them, [`super::words`] writes the
-//! lines.
+//! settings are certified, [`super::choice`] picks among them. The lines that explain it are
+//! written by `output::explain` from the facts returned here.
 //!
 //! **Certification** (`recommend.confidence`, default 0.95). A setting is certified when every
 //! rate limit of the policy holds with that confidence for the whole grid at once: the chance
@@ -24,12 +24,9 @@ use super::certify::Needed;
 use super::choice::{choose, misses, Choice};
 use super::counts::{Counts, RunTable};
 pub use super::recommendation::*;
-use super::words;
-pub use super::words::limits_text;
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::stats::SettingStats;
 use crate::sweep::Setting;
-use crate::vocab::limit::{Kind, Limit};
+use crate::vocab::limit::Limit;
 
 /// What the resampling figures cost to make: `recommend.resamples` and the folds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,29 +58,27 @@ impl Resampling {
     }
 }
 
-/// Choose a setting. `settings`, `stats` and the table's settings are parallel; `stats` only
-/// give the reason line its intervals. Returns the recommendation and, per setting, whether it
-/// is certified. Its stability and cross-validation are [`super::resample`]'s.
+/// Choose a setting. `settings` and the table's settings are parallel. Returns the
+/// recommendation and, per setting, whether it is certified. Its stability and
+/// cross-validation are [`super::resample`]'s.
 pub fn recommend(
     settings: &[Setting],
-    stats: &[SettingStats],
     table: &RunTable,
     policy: &RecommendConfig,
 ) -> (Recommendation, Vec<bool>) {
-    let n = settings.len().min(stats.len()).min(table.settings());
+    let n = settings.len().min(table.settings());
     let counts = table.all_counts(None);
-    decide(&settings[..n], &stats[..n], &counts[..n], policy)
+    decide(&settings[..n], &counts[..n], policy)
 }
 
-/// The recommendation from each setting's counts (parallel to `settings` and `stats`).
+/// The recommendation from each setting's counts (parallel to `settings`).
 pub fn decide(
     settings: &[Setting],
-    stats: &[SettingStats],
     counts: &[Counts],
     policy: &RecommendConfig,
 ) -> (Recommendation, Vec<bool>) {
-    let n = settings.len().min(stats.len()).min(counts.len());
-    let (settings, stats, counts) = (&settings[..n], &stats[..n], &counts[..n]);
+    let n = settings.len().min(counts.len());
+    let (settings, counts) = (&settings[..n], &counts[..n]);
     let mut certifier = Certifier::new(policy, settings);
     let verdicts = certifier.verdicts(counts);
     let choice = choose(
@@ -99,7 +94,7 @@ pub fn decide(
         settings: n,
         certification,
         confidence: certification.confidence(),
-        method: words::method(&certifier),
+        procedure: certifier.procedure(),
         sequential: certification.is_on() && policy.sequential,
         power: policy.power,
         certified_settings: choice.certified_flags.iter().filter(|&&c| c).count(),
@@ -107,22 +102,14 @@ pub fn decide(
         ..Recommendation::default()
     };
     if n == 0 {
-        rec.reason = "no settings to recommend from".into();
         return (rec, Vec::new());
     }
     let at = choice.best.or(choice.closest);
     if let (Some(i), true) = (at, certification.is_on()) {
         rec.bounds = bounds(&certifier, &verdicts, settings, &counts[i], i, policy);
-        if !choice.certified {
-            let tokens: Vec<Miss> = misses(&counts[i], &certifier.limits)
-                .into_iter()
-                .filter(|m| m.limit.kind() == Kind::Tokens)
-                .collect();
-            rec.needed = words::needed_line(&rec, &certifier, &tokens, &settings[i], policy);
-        }
     }
     match choice.best {
-        Some(best) => chosen(&mut rec, &choice, settings, stats, counts, policy, best),
+        Some(best) => chosen(&mut rec, &choice, settings, counts, policy, best),
         None => no_feasible(&mut rec, settings, counts, policy, choice.closest),
     }
     (rec, choice.certified_flags)
@@ -175,27 +162,27 @@ fn bounds(
                 questions_needed_with_none: (!v.certified)
                     .then(|| count(test.needed_with_failures(0, max, plan)))
                     .flatten(),
+                questions_needed_with_one: (!v.certified && t.failures == 0)
+                    .then(|| count(test.needed_with_failures(1, max, plan)))
+                    .flatten(),
             }
         })
         .collect()
 }
 
-/// The chosen setting: its id, cost and reason line.
+/// The chosen setting: its id and cost.
 fn chosen(
     rec: &mut Recommendation,
     choice: &Choice,
     settings: &[Setting],
-    stats: &[SettingStats],
     counts: &[Counts],
     policy: &RecommendConfig,
     best: usize,
 ) {
-    let c = super::choice::cost(&counts[best], policy);
     rec.setting = Some(settings[best].id());
     rec.index = Some(best);
-    rec.cost = Some(c);
+    rec.cost = Some(super::choice::cost(&counts[best], policy));
     rec.tie_break = choice.tie_break;
-    rec.reason = words::chosen_reason(rec, &settings[best], &stats[best], c, policy);
 }
 
 /// No setting meets the limits: the closest one and what it misses.
@@ -207,12 +194,10 @@ fn no_feasible(
     closest: Option<usize>,
 ) {
     let Some(closest) = closest else {
-        rec.reason = "no settings to recommend from".into();
         return;
     };
     let limits: Vec<(Limit, f64)> = policy.limits().iter().collect();
     let m = misses(&counts[closest], &limits);
-    rec.reason = words::no_feasible_reason(policy, &settings[closest], &m);
     rec.closest = Some(Closest {
         setting: settings[closest].id(),
         misses: m,
@@ -225,6 +210,7 @@ mod tests {
     use crate::analysis::insight::choice::misses;
     use crate::analysis::insight::config::WeightsConfig;
     use crate::analysis::insight::counts::Tally;
+    use crate::analysis::stats::SettingStats;
     use crate::vocab::grid::Decimal;
 
     fn setting(min: &str, k: usize) -> Setting {
@@ -248,7 +234,7 @@ mod tests {
         p.max_attack_success_rate = Some(0.25);
         let r = rec(&settings, &[a.clone(), b.clone()], &p);
         assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=1"));
-        assert!(r.reason.contains("attack success ≤ 25%"), "{}", r.reason);
+        assert_eq!(r.feasible, 1, "the probes rule out the first");
         // Without probes the limit does not apply.
         a.attack_success_rate = None;
         assert_eq!(
@@ -269,11 +255,6 @@ mod tests {
         let r = rec(&settings, &[a.clone(), b.clone()], &p);
         // 0.1 + 0.3 + 0.005 against 0.3 + 0.005.
         assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
-        assert!(
-            r.reason.contains("wrong answers 0%"),
-            "the reason names the rate: {}",
-            r.reason
-        );
         p.weights.wrong_answer_rate = 0.0;
         assert_eq!(
             rec(&settings, &[a.clone(), b.clone()], &p)
@@ -283,8 +264,10 @@ mod tests {
         );
         p.max_wrong_answer_rate = Some(0.2);
         let r = rec(&settings, &[a.clone(), b], &p);
-        assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
-        assert!(r.reason.contains("wrong answers ≤ 20%"), "{}", r.reason);
+        assert_eq!(
+            (r.setting.as_deref(), r.feasible),
+            (Some("min_score=0.3,k=4"), 1)
+        );
         assert_eq!(
             misses(&counts_of(&a), &p.limits().iter().collect::<Vec<_>>()),
             [Miss {
@@ -350,7 +333,7 @@ mod tests {
         policy: &RecommendConfig,
     ) -> Recommendation {
         let counts: Vec<Counts> = stats.iter().map(counts_of).collect();
-        decide(settings, stats, &counts, policy).0
+        decide(settings, &counts, policy).0
     }
 
     #[test]
@@ -364,16 +347,7 @@ mod tests {
         let r = rec(&settings, &st, &policy(0.2, 0.5, None));
         assert_eq!(r.setting.as_deref(), Some("min_score=0.3,k=4"));
         assert_eq!((r.feasible, r.settings, r.tie_break), (2, 3, None));
-        assert!(
-            r.reason.starts_with("recommended: min_score=0.3,k=4: "),
-            "{}",
-            r.reason
-        );
-        assert!(
-            r.reason.contains("2 of 3 settings within the limits"),
-            "{}",
-            r.reason
-        );
+        assert_eq!(r.cost, Some(0.3 + 3.0 * 0.1 + 0.00005 * 110.0));
     }
 
     #[test]
@@ -395,12 +369,6 @@ mod tests {
         let r = rec(&settings, &st, &no_token_weight);
         assert_eq!(r.setting.as_deref(), Some("min_score=0.2,k=2"));
         assert_eq!(r.tie_break, Some(TieRule::FewerPromptTokens));
-        assert!(
-            r.reason
-                .ends_with("equal cost broken by fewer prompt tokens"),
-            "{}",
-            r.reason
-        );
         // Same tokens too: the higher minScore wins.
         let settings = [setting("0.4", 2), setting("0.5", 4), setting("0.5", 2)];
         let st = [
@@ -421,11 +389,9 @@ mod tests {
         let settings = [setting("0.1", 8), setting("0.1", 2)];
         let st = [stats(0.1, 0.1, 500.0), stats(0.3, 0.1, 200.0)];
         let r = rec(&settings, &st, &policy(0.2, 0.5, Some(300.0)));
-        assert_eq!(r.setting.as_deref(), Some("min_score=0.1,k=2"));
-        assert!(
-            r.reason.contains("prompt tokens/question ≤ 300"),
-            "{}",
-            r.reason
+        assert_eq!(
+            (r.setting.as_deref(), r.feasible),
+            (Some("min_score=0.1,k=2"), 1)
         );
     }
 
@@ -444,10 +410,6 @@ mod tests {
         assert_eq!(closest.misses.len(), 1);
         assert_eq!(closest.misses[0].limit, Limit::MaxUnwantedAnswerRate);
         assert!((closest.misses[0].excess - 0.111).abs() < 1e-12);
-        assert_eq!(
-            r.reason,
-            "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%)"
-        );
     }
 
     #[test]
@@ -459,7 +421,7 @@ mod tests {
         // Smallest miss first: unwanted by 10 points, false refusals by 10 points, tokens by 100%.
         assert_eq!(m.len(), 3);
         assert_eq!(m[2].limit, Limit::MaxPromptTokensPerQuestion);
-        assert!(r.reason.contains("max_prompt_tokens_per_question by 200.0 tokens (400.0 tokens against a limit of 200.0 tokens)"), "{}", r.reason);
+        assert_eq!((m[2].value, m[2].max, m[2].excess), (400.0, 200.0, 200.0));
     }
 
     #[test]
@@ -500,22 +462,12 @@ mod certification {
         }
     }
 
-    fn stats_of(c: &Counts) -> SettingStats {
-        SettingStats {
-            unwanted_answer_rate: c.measured[0].rate(),
-            false_refusal_rate: c.measured[1].rate(),
-            prompt_tokens_per_question: c.tokens_per_question(),
-            ..SettingStats::default()
-        }
-    }
-
     fn decide_counts(
         settings: &[Setting],
         counts: &[Counts],
         p: &RecommendConfig,
     ) -> (Recommendation, Vec<bool>) {
-        let stats: Vec<SettingStats> = counts.iter().map(stats_of).collect();
-        decide(settings, &stats, counts, p)
+        decide(settings, counts, p)
     }
 
     #[test]
@@ -533,33 +485,48 @@ mod certification {
             Some("min_score=0.3,k=1"),
             "still named"
         );
-        assert!(
-            r.reason.contains("(best, not certified at 95%)"),
-            "{}",
-            r.reason
-        );
-        let needed = r.needed.as_deref().unwrap();
-        assert!(
-            needed.contains("unwanted 0 of 9 (bound 28.3% > 20%) needs at least 14 unanswerable questions with none answered (or 22 with at most one)"),
-            "{needed}"
-        );
         let b = &r.bounds[0];
         assert_eq!(
-            (b.limit, b.certified),
-            (Limit::MaxUnwantedAnswerRate, false)
+            (b.limit, b.certified, b.failures, b.questions),
+            (Limit::MaxUnwantedAnswerRate, false, 0, 9)
         );
+        // The false-refusal family certified its one setting and passed its level on.
+        assert!((b.level - 0.05).abs() < 1e-12, "{}", b.level);
         assert!((b.upper_bound - (1.0 - 0.05f64.powf(1.0 / 9.0))).abs() < 1e-12);
+        // 0.8^14 < 0.05 < 0.8^13, and with at most one answered it takes 22.
         assert_eq!(b.questions_needed_with_none, Some(14));
-        // 14 with none answered certifies it; the pick says so.
+        assert_eq!(b.questions_needed_with_one, Some(22));
+        assert_eq!(b.questions_needed, Some(14), "no failure: the floor");
+        let p = r.procedure.as_ref().unwrap();
+        assert_eq!(
+            (
+                p.method,
+                p.sequential,
+                p.families,
+                p.chains,
+                p.along.as_deref()
+            ),
+            (
+                super::super::config::Method::Ordered,
+                false,
+                2,
+                Some(1),
+                None
+            )
+        );
+        assert!((p.first_level - 0.025).abs() < 1e-12);
+        // 14 with none answered certifies it.
         let (r, certified) = decide_counts(
             &settings,
             &[one_setting_counts(14, 0)],
             &RecommendConfig::default(),
         );
         assert_eq!(certified, [true]);
-        assert!(r.certified && r.needed.is_none(), "{r:?}");
-        assert!(r.reason.contains(", certified at 95%:"), "{}", r.reason);
-        assert_eq!(r.pick(), "certified");
+        assert!(r.certified && r.bounds.iter().all(|b| b.certified), "{r:?}");
+        assert!(r
+            .bounds
+            .iter()
+            .all(|b| b.questions_needed_with_none.is_none()));
     }
 
     #[test]
@@ -573,44 +540,35 @@ mod certification {
             !r.certified,
             "14 questions are enough for one setting, not for 20"
         );
-        assert!(
-            r.needed
-                .as_deref()
-                .unwrap()
-                .contains("at 95% (ordered tests): unwanted 0 of 14"),
-            "{:?}",
-            r.needed
-        );
-        assert!(
-            r.needed
-                .as_deref()
-                .unwrap()
-                .contains("needs at least 27 unanswerable questions with none answered"),
-            "{:?}",
-            r.needed
-        );
+        // 20 chains of one setting each (minScore does not vary), each head at 0.05 / 2 / 20.
+        // The false-refusal family certifies all (0.5^10 < 0.00125) and passes its level on:
+        // the unwanted heads get 0.05 / 20, where 0 of 14 is not enough (0.8^14 > 0.0025) and
+        // 27 are.
+        let b = &r.bounds[0];
+        assert_eq!((b.failures, b.questions, b.certified), (0, 14, false));
+        assert!((b.level - 0.05 / 20.0).abs() < 1e-15, "{}", b.level);
+        assert_eq!(b.questions_needed_with_none, Some(27));
+        let p = r.procedure.as_ref().unwrap();
+        assert_eq!((p.chains, p.along.as_deref()), (Some(20), None));
+        assert!((p.first_level - 0.05 / 40.0).abs() < 1e-15);
         // One answered in nine: at this rate it takes more than with none.
         let (r, _) = decide_counts(
             &settings[..1],
             &[one_setting_counts(9, 1)],
             &RecommendConfig::default(),
         );
-        let needed = r.needed.unwrap();
-        assert!(needed.contains("unwanted 1 of 9 (bound "), "{needed}");
-        assert!(
-            needed.contains("unanswerable questions give a chance of 80% at this rate, or 14 with none answered"),
-            "{needed}"
-        );
+        let b = &r.bounds[0];
+        assert_eq!(b.questions_needed_with_none, Some(14));
+        assert_eq!(b.questions_needed_with_one, None, "one has failed already");
+        assert!(b.questions_needed.is_some_and(|n| n > 14), "{b:?}");
         // Two in nine is above the limit: no number of questions certifies that rate.
         let (r, _) = decide_counts(
             &settings[..1],
             &[one_setting_counts(9, 2)],
             &RecommendConfig::default(),
         );
-        assert!(r
-            .needed
-            .unwrap()
-            .contains("no number of questions certifies it at this rate"));
+        assert_eq!(r.bounds[0].questions_needed, None);
+        assert_eq!(r.bounds[0].questions_needed_with_none, Some(14));
     }
 
     #[test]
@@ -622,13 +580,12 @@ mod certification {
         };
         // 1000 tokens over 24 questions: 41.7 per question, over the limit of 20.
         let (r, _) = decide_counts(&settings, &[one_setting_counts(14, 0)], &p);
-        let needed = r.needed.unwrap();
-        assert!(
-            needed.ends_with(
-                "prompt tokens/question 41.7 tokens (limit 20.0 tokens) whatever the questions"
-            ),
-            "{needed}"
-        );
+        assert!(!r.certified && r.setting.is_none());
+        let closest = r.closest.as_ref().unwrap();
+        assert_eq!(closest.misses.len(), 1);
+        assert_eq!(closest.misses[0].limit, Limit::MaxPromptTokensPerQuestion);
+        // Its rates are certified: only the tokens stand in the way.
+        assert!(r.bounds.iter().all(|b| b.certified), "{:?}", r.bounds);
     }
 
     #[test]
@@ -657,8 +614,8 @@ mod certification {
         let (r, certified) = decide_counts(&settings, &[cheap, safe], &p);
         assert_eq!(certified, [false, false]);
         assert_eq!(r.setting.as_deref(), Some("min_score=0.2,k=1"));
-        assert_eq!(r.pick(), "recommended");
-        assert!(r.bounds.is_empty() && r.needed.is_none());
+        assert_eq!(r.certification, super::super::certifier::Certification::Off);
+        assert!(r.bounds.is_empty() && r.procedure.is_none());
     }
 
     /// A known population of questions whose best scores overlap: answerable ~ U(0.3, 0.9),

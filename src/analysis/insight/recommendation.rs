@@ -1,10 +1,10 @@
-//! What the recommendation says: the types results.json records under
-//! `summary.recommendation`, filled by [`super::recommend`] and put in words by
-//! [`super::words`].
+//! What the recommendation found, as facts: the types results.json records under
+//! `summary.recommendation`, filled by [`super::recommend`]. The sentences that explain them
+//! are written by `output::explain`, from these facts alone.
 
 use serde::Serialize;
 
-use super::certifier::Certification;
+use super::certifier::{Certification, Procedure};
 use crate::vocab::limit::{Kind, Limit, Scope};
 
 /// The limits of the policy in results.json's schema: the `recommend:` keys.
@@ -88,6 +88,10 @@ pub struct Bound {
     /// Questions that would certify it with no failure at all; null when no number does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub questions_needed_with_none: Option<u64>,
+    /// With no failure so far: questions that would certify it with at most one failure.
+    /// Absent otherwise, and when no number does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions_needed_with_one: Option<u64>,
 }
 
 /// How often resampled questions choose the same setting (a seeded, stratified bootstrap:
@@ -149,8 +153,6 @@ pub struct Recommendation {
     /// Its index in the grid.
     #[serde(skip)]
     pub index: Option<usize>,
-    /// One line: the choice and the reason, or why there is none.
-    pub reason: String,
     /// The chosen setting's weighted cost.
     pub cost: Option<f64>,
     /// Settings that meet every limit on the measured rates.
@@ -168,8 +170,8 @@ pub struct Recommendation {
     pub certification: Certification,
     /// `recommend.confidence`; 0: the choice on the measured rates alone.
     pub confidence: f64,
-    /// How settings are certified: the procedure, in words.
-    pub method: String,
+    /// How settings are certified; null with `recommend.confidence: 0`.
+    pub procedure: Option<Procedure>,
     /// Whether the tests are anytime-valid (`recommend.sequential`): the certificate holds
     /// however many times the questions were added to and the sweep re-run.
     pub sequential: bool,
@@ -179,17 +181,14 @@ pub struct Recommendation {
     pub certified_settings: usize,
     /// The chosen (or closest) setting's rate limits under certification.
     pub bounds: Vec<Bound>,
-    /// When not certified: the questions it would take, one line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub needed: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<ChoiceStability>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_validation: Option<CrossValidation>,
 }
 
-/// The rule that broke a tie of equal costs, in the order they are tried. Serialized as the
-/// words the reason line uses.
+/// The rule that broke a tie of equal costs, in the order they are tried. Serialized as its
+/// name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum TieRule {
     #[serde(rename = "fewer prompt tokens")]

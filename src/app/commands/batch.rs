@@ -16,28 +16,65 @@ use crate::sweep::{Engine, RetrievalVariant};
 /// The sweep's retriever, as `sweep` opens it.
 type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
 
+/// Whether the requests of config section `section` (see [`Pending::section`]) go through
+/// batches in a `batch: true` sweep: the chat section's and the judge's with `chat.batch` (or
+/// `--batch`), a profile's and an embedder's with their own `batch` (or
+/// `--batch-embeddings`).
+pub fn batched(s: &SweepOptions, section: &str) -> bool {
+    let c = &s.config.config;
+    match section.split_once('.') {
+        None if section == "embedder" => c.embedder.batch,
+        None => s.batch,
+        Some(("models", name)) => c.models.get(name).is_some_and(|m| m.batch),
+        Some(("embedders", name)) => c.embedders.get(name).is_some_and(|e| e.batch),
+        Some(_) => false,
+    }
+}
+
+/// Whether any request of the sweep goes through batches (`batch: true` somewhere).
+pub fn any_batched(s: &SweepOptions) -> bool {
+    use crate::app::wiring::batch::{chat_section, embedder_section};
+    s.grid.chats().any(|p| batched(s, &chat_section(p)))
+        || s.grid.embedders().any(|p| batched(s, &embedder_section(p)))
+        || s.batch
+}
+
 /// Plan the sweep as a live one and collect, instead of sending, every request the cache does
-/// not hold (one round: rewrites first, then answers, then the judge's grades): of every chat
-/// model with `profiles`, else of the chat section's and the judge only.
+/// not hold and `wanted` keeps (one round: embeddings first, then rewrites, then answers, then
+/// the judge's grades). Every chat model and the judge are kept; the embedders whose profile
+/// `embeddings` names are kept too, and then a first plan, with no reranker and no judge (so
+/// that nothing is called live on stand-in vectors), looks for their texts alone.
 pub async fn collect(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
-    profiles: bool,
+    wanted: &dyn Fn(&Pending) -> bool,
+    embeddings: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Pending>> {
     if s.pipeline.cache.is_none() {
         bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
     }
     let collector = Arc::new(Collector::default());
-    let engine = Engine {
+    let d = s.pipeline.deferred(&collector, embeddings, retrieval);
+    let engine = |judge, reranker| Engine {
         repeat: s.repeat,
-        ..s.pipeline
-            .deferred(&collector, profiles)
-            .engine(retriever, retrieval, s.concurrency)
+        judge,
+        reranker,
+        ..d.pipeline
+            .engine(retriever.clone(), d.retrieval.clone(), s.concurrency)
     };
-    engine.sweep(ws, &s.grid).await?;
-    Ok(collector.take())
+    if d.embeddings {
+        engine(None, None).sweep(ws, &s.grid).await?;
+        if collector.has_embeddings() {
+            return Ok(collector.take(wanted));
+        }
+        collector.take(&|_| false);
+    }
+    engine(d.pipeline.judge.clone(), d.pipeline.reranker.clone())
+        .sweep(ws, &s.grid)
+        .await?;
+    Ok(collector.take(wanted))
 }
 
 /// `sweep --batch-out FILE`.
@@ -48,7 +85,11 @@ pub async fn export(
     retrieval: Vec<RetrievalVariant>,
     file: &Path,
 ) -> Result<ExitStatus> {
-    let pending = collect(s, ws, retriever, retrieval, true).await?;
+    // Embeddings go into the file when their embedder batches (`batch: true`, or
+    // `--batch-embeddings`); every chat request does.
+    let embeddings =
+        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let pending = collect(s, ws, retriever, retrieval, &|_| true, &embeddings).await?;
     if pending.is_empty() {
         if !s.quiet {
             super::print("nothing to write: the cache holds every answer the sweep needs; `rageval sweep` finishes from it with no call.\n")?;
@@ -69,15 +110,29 @@ pub async fn export(
 fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
     let p = &s.pipeline.pricing;
     let discount = p.batch_discount;
+    let shown = file.display();
+    let tokens: u64 = pending.iter().map(|x| x.prompt_tokens).sum();
+    let next = format!(
+        "next: have a batch engine answer {shown}, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`"
+    );
+    let embeddings = pending
+        .iter()
+        .filter(|x| x.store == StoreKind::Embedding)
+        .count();
+    if embeddings > 0 {
+        // The collector gives embeddings alone: the prompts depend on what they retrieve.
+        return format!(
+            "wrote {embeddings} embedding requests to {shown} (OpenAI batch input format; no embedding or chat call was made).\nestimated input tokens: {tokens} (embeddings are not priced)\n{next}, then run this command again: the chat requests depend on what those embeddings retrieve.\n"
+        );
+    }
     let count = |store| pending.iter().filter(|x| x.store == store).count();
     let (chat, judge) = (count(StoreKind::Chat), count(StoreKind::Judge));
-    let tokens: u64 = pending.iter().map(|x| x.prompt_tokens).sum();
     let cost: f64 = pending
         .iter()
         .map(|x| {
             let rate = match x.store {
-                StoreKind::Chat => p.prompt_per_million,
                 StoreKind::Judge => p.judge_prompt_per_million,
+                StoreKind::Chat | StoreKind::Embedding => p.prompt_per_million,
             };
             x.prompt_tokens as f64 * rate / 1e6 * (1.0 - discount)
         })
@@ -89,15 +144,11 @@ fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
         (0, _, j) => format!("{j} judge requests"),
         (c, _, j) => format!("{c} chat and {j} judge requests"),
     };
-    let shown = file.display();
     let mut text = format!(
-        "wrote {what} to {shown} (OpenAI batch input format; no chat call was made).\nestimated prompt tokens: {tokens}; estimated prompt cost at the batch price ({:.0}% off): {cost:.4} {}\n",
+        "wrote {what} to {shown} (OpenAI batch input format; no chat call was made).\nestimated prompt tokens: {tokens}; estimated prompt cost at the batch price ({:.0}% off): {cost:.4} {}\n{next}",
         discount * 100.0,
         s.pipeline.currency
     );
-    text.push_str(&format!(
-        "next: have a batch engine answer {shown}, then `rageval batch import OUTPUT.jsonl [ERRORS.jsonl]`"
-    ));
     if rewrites > 0 {
         text.push_str(", then run this command again: the answers depend on the rewrites.\n");
     } else if judge == 0 && s.pipeline.judge.is_some() {
@@ -154,7 +205,9 @@ fn import_text(done: &batch::import::Imported) -> String {
         done.failed.len(),
         done.unknown.len()
     );
-    text.push_str(if done.failed.is_empty() {
+    text.push_str(if done.vectors > 0 {
+        "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n"
+    } else if done.failed.is_empty() {
         "next: `rageval sweep` finishes from the cache with no call.\n"
     } else {
         "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
@@ -175,8 +228,22 @@ struct OpenBatch {
     id: String,
     /// Which cache file its answers go to.
     store: StoreKind,
+    /// The config section whose server runs it (see [`Pending::section`]); empty (as an
+    /// earlier rageval wrote it): the store's own.
+    #[serde(default)]
+    section: String,
     /// The number of requests it holds.
     requests: usize,
+}
+
+impl OpenBatch {
+    fn section(&self) -> &str {
+        if self.section.is_empty() {
+            self.store.default_section()
+        } else {
+            &self.section
+        }
+    }
 }
 
 impl Open {
@@ -220,184 +287,300 @@ pub struct Batched {
     pub failed: usize,
 }
 
-/// `batch: true`: collect the sweep's requests round by round (rewrites, answers, the judge's
-/// grades), send each round as batches to the chat server (split at the provider's limits),
-/// wait, import; batches left open by a killed run are finished first. What no batch answered
-/// is left for the sweep that follows to call live.
+/// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
+/// the judge's grades), send each round as batches to the server of its section (split at the
+/// provider's limits), wait, import; batches left open by a killed run are finished first.
+/// What no batch answered is left for the sweep that follows to call live.
 pub async fn run(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<Batched> {
-    let c = &s.config.config;
-    let dir = s.pipeline.cache_dir.clone();
-    let client_for = |store: StoreKind| -> Result<batch::client::Client> {
-        let http = match (store, &c.judge) {
-            (StoreKind::Judge, Some(j)) => j.http(),
-            _ => c.chat.http(),
-        };
-        let held = Arc::new(crate::adapters::http::Held::default());
-        let endpoints = crate::app::wiring::endpoint(http, &held)?;
-        let first = endpoints
-            .servers()
-            .first()
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("no base_url to send batches to"))?;
-        batch::client::Client::new(first)
+    // What a section with `batch: true` would send; the rest is called live after.
+    let wanted = |p: &Pending| batched(s, &p.section);
+    let embeddings =
+        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let cycle = Cycle {
+        config: &s.config.config,
+        pipeline: &s.pipeline,
+        quiet: s.quiet,
+        max_rounds: MAX_ROUNDS,
     };
-    let mut done = Batched::default();
-    // Batches a killed run left open come first.
-    let mut open = Open::load(&dir)?;
-    if !open.batches.is_empty() && !s.quiet {
-        super::eprint_line(&format!(
-            "resuming {} batch{} left open by an earlier run: {}",
-            open.batches.len(),
-            if open.batches.len() == 1 { "" } else { "es" },
-            open.batches
-                .iter()
-                .map(|b| b.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let mut sent: std::collections::HashSet<String> = Default::default();
-    let mut retried = false;
-    for _round in 0..MAX_ROUNDS {
-        while let Some(b) = open.batches.first().cloned() {
-            let client = client_for(b.store)?;
-            let (answered, failed) = finish(s, &client, &b, &dir).await?;
-            done.batches += 1;
-            done.answered += answered;
-            done.failed += failed.len();
-            // A resumed batch's failed lines count as sent, as this run's own do.
-            sent.extend(failed);
-            open.batches.remove(0);
-            open.save(&dir)?;
-        }
-        // The chat section's model and the judge: the profiles of `models:` have servers of
-        // their own, and are called live.
-        let mut pending = collect(s, ws, retriever.clone(), retrieval.clone(), false).await?;
-        // A request sent before and still unanswered is a failed line.
-        let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
-        if again {
-            if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
-                retried = true;
-            } else {
-                pending.retain(|p| !sent.contains(&p.line.custom_id));
-            }
-        }
-        if pending.is_empty() {
-            return Ok(done);
-        }
-        Ledger::open(&dir)?.record(&pending)?;
-        for store in [StoreKind::Chat, StoreKind::Judge] {
-            let mine: Vec<Pending> = pending
-                .iter()
-                .filter(|p| p.store == store)
-                .cloned()
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let client = client_for(store)?;
-            for (i, file) in batch::split(&mine, batch::Limits::default())
-                .iter()
-                .enumerate()
-            {
-                let name = format!(
-                    "rageval-{}-{}.jsonl",
-                    store.file().trim_end_matches(".jsonl"),
-                    i + 1
-                );
-                let file_id = client.upload(&name, file.as_bytes()).await?;
-                let status = client.create(&file_id, batch::CHAT_URL).await?;
-                // Kept before the first poll: a kill from here on resumes this batch.
-                open.batches.push(OpenBatch {
-                    id: status.id.clone(),
-                    store,
-                    requests: file.lines().count(),
-                });
-                open.save(&dir)?;
-            }
-            sent.extend(mine.into_iter().map(|p| p.line.custom_id));
-        }
-    }
-    bail!("the batches did not converge after {MAX_ROUNDS} rounds; run the sweep again (the cache keeps what they answered)")
+    cycle
+        .run(async || {
+            collect(
+                s,
+                ws,
+                retriever.clone(),
+                retrieval.clone(),
+                &wanted,
+                &embeddings,
+            )
+            .await
+        })
+        .await
 }
 
-/// Rounds of batches at most: rewrites, answers, grades, and one retry each.
+/// `rageval generate` with a generator whose section (`generate.model`'s, else `chat:`) says
+/// `batch: true`: each round's generation calls, then its verification calls, as batches to
+/// that section's server, until the generator asks nothing the cache does not hold; the run
+/// that follows reads the cache. Without `batch: true`, nothing.
+pub async fn run_generate(
+    s: &crate::app::options::GenerateOptions,
+    engine: &Engine,
+    job: &crate::sweep::generate::Job<'_>,
+) -> Result<Batched> {
+    let name = s.config.config.generate.model.as_deref();
+    let name = name.unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
+    if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
+        return Ok(Batched::default());
+    }
+    let section = &crate::app::wiring::batch::chat_section(name);
+    if s.pipeline.cache.is_none() {
+        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
+    }
+    let cycle = Cycle {
+        config: &s.config.config,
+        pipeline: &s.pipeline,
+        quiet: s.quiet,
+        // Two rounds (the candidates, then their verification) per round of the generator.
+        max_rounds: 2 * MAX_ROUNDS,
+    };
+    cycle
+        .run(async || {
+            let collector = Arc::new(Collector::default());
+            let model: Arc<dyn crate::adapters::chat::ChatModel> =
+                Arc::new(batch::DeferredModel::new(
+                    s.generator.clone(),
+                    StoreKind::Chat,
+                    section,
+                    collector.clone(),
+                ));
+            crate::sweep::generate::generate(engine, &model, job, None).await?;
+            Ok(collector.take(&|_| true))
+        })
+        .await
+}
+
+/// What a batch cycle reads: the config (the sections' servers, `chat.batch_retry`), the
+/// pipeline's cache files, and whether to print progress.
+struct Cycle<'a> {
+    config: &'a crate::app::config::Config,
+    pipeline: &'a crate::app::wiring::Pipeline,
+    quiet: bool,
+    /// Rounds of batches at most.
+    max_rounds: usize,
+}
+
+impl Cycle<'_> {
+    /// Finish the batches left open, then round by round: `collect` the requests, send them
+    /// as batches, wait, import; until `collect` gives nothing new.
+    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<Batched> {
+        let c = self.config;
+        let dir = self.pipeline.cache_dir.clone();
+        let client_for = |section: &str| -> Result<batch::client::Client> {
+            let (http, switch) = section_http(c, section)?;
+            let held = Arc::new(crate::adapters::http::Held::default());
+            let endpoints = crate::app::wiring::endpoint(http, &held)?;
+            let first =
+                endpoints.servers().first().cloned().ok_or_else(|| {
+                    anyhow::anyhow!("`{section}` has no base_url to send batches to")
+                })?;
+            batch::client::Client::new(first, switch)
+        };
+        let mut done = Batched::default();
+        // Batches a killed run left open come first.
+        let mut open = Open::load(&dir)?;
+        if !open.batches.is_empty() && !self.quiet {
+            super::eprint_line(&format!(
+                "resuming {} batch{} left open by an earlier run: {}",
+                open.batches.len(),
+                if open.batches.len() == 1 { "" } else { "es" },
+                open.batches
+                    .iter()
+                    .map(|b| b.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let mut sent: std::collections::HashSet<String> = Default::default();
+        let mut retried = false;
+        for _round in 0..self.max_rounds {
+            while let Some(b) = open.batches.first().cloned() {
+                let client = client_for(b.section())?;
+                let (answered, failed) = self.finish(&client, &b, &dir).await?;
+                done.batches += 1;
+                done.answered += answered;
+                done.failed += failed.len();
+                // A resumed batch's failed lines count as sent, as this run's own do.
+                sent.extend(failed);
+                open.batches.remove(0);
+                open.save(&dir)?;
+            }
+            let mut pending = collect().await?;
+            // A request sent before and still unanswered is a failed line.
+            let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
+            if again {
+                if c.chat.batch_retry == batch::BatchRetry::Batch && !retried {
+                    retried = true;
+                } else {
+                    pending.retain(|p| !sent.contains(&p.line.custom_id));
+                }
+            }
+            if pending.is_empty() {
+                return Ok(done);
+            }
+            Ledger::open(&dir)?.record(&pending)?;
+            // One run of batches per server and URL, in the order first asked.
+            let mut groups: Vec<(String, StoreKind, Vec<Pending>)> = Vec::new();
+            for p in pending {
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0 == p.section && g.1.url() == p.store.url())
+                {
+                    Some(g) => g.2.push(p),
+                    None => groups.push((p.section.clone(), p.store, vec![p])),
+                }
+            }
+            for (section, store, mine) in groups {
+                let client = client_for(&section)?;
+                for (i, file) in batch::split(&mine, batch::Limits::default())
+                    .iter()
+                    .enumerate()
+                {
+                    let name = format!("rageval-{}-{}.jsonl", section.replace('.', "-"), i + 1);
+                    let file_id = client.upload(&name, file.as_bytes()).await?;
+                    let status = client.create(&file_id, store.url()).await?;
+                    // Kept before the first poll: a kill from here on resumes this batch.
+                    open.batches.push(OpenBatch {
+                        id: status.id.clone(),
+                        store,
+                        section: section.clone(),
+                        requests: file.lines().count(),
+                    });
+                    open.save(&dir)?;
+                }
+                sent.extend(mine.into_iter().map(|p| p.line.custom_id));
+            }
+        }
+        bail!("the batches did not converge after {} rounds; run the command again (the cache keeps what they answered)", self.max_rounds)
+    }
+}
+
+/// Rounds of batches at most: embeddings, rewrites, the rewrites' embeddings, answers,
+/// grades, and one retry.
 const MAX_ROUNDS: usize = 8;
 
-/// Wait for batch `b` to end, then import its output and error files: how many lines were
-/// answered, and the `custom_id`s of those that failed.
-async fn finish(
-    s: &SweepOptions,
-    client: &batch::client::Client,
-    b: &OpenBatch,
-    dir: &Path,
-) -> Result<(usize, Vec<String>)> {
-    let status = wait(s.quiet, client, &b.id).await?;
-    if status.status == "failed" {
-        let errors = if status.errors.is_empty() {
-            "the server gave no reason".to_string()
-        } else {
-            status.errors.join("; ")
-        };
-        bail!(
+/// The HTTP fields of config section `section` (see [`Pending::section`]), and what to set to
+/// stop batching it, for messages.
+fn section_http<'a>(
+    c: &'a crate::app::config::Config,
+    section: &str,
+) -> Result<(crate::app::config::HttpConfig<'a>, String)> {
+    let off = |field: &str, flag: &str| format!("`{field}.batch: false` (or drop `{flag}`)");
+    let missing = || {
+        anyhow::anyhow!("no config section `{section}` to send batches to (the cache folder's `batch/open.json` names it: remove the file to start anew)")
+    };
+    Ok(match section.split_once('.') {
+        None if section == "chat" => (c.chat.http(), off("chat", "--batch")),
+        None if section == "judge" => (
+            c.judge.as_ref().ok_or_else(missing)?.http(),
+            off("chat", "--batch"),
+        ),
+        None if section == "embedder" => (c.embedder.http(), off("embedder", "--batch-embeddings")),
+        Some(("models", name)) => (
+            c.models.get(name).ok_or_else(missing)?.http(),
+            format!("`{section}.batch: false`"),
+        ),
+        Some(("embedders", name)) => (
+            c.embedders.get(name).ok_or_else(missing)?.http(),
+            off(section, "--batch-embeddings"),
+        ),
+        _ => return Err(missing()),
+    })
+}
+
+impl Cycle<'_> {
+    /// Wait for batch `b` to end, then import its output and error files: how many lines were
+    /// answered, and the `custom_id`s of those that failed.
+    async fn finish(
+        &self,
+        client: &batch::client::Client,
+        b: &OpenBatch,
+        dir: &Path,
+    ) -> Result<(usize, Vec<String>)> {
+        let status = wait(self.quiet, client, &b.id).await?;
+        if status.status == "failed" {
+            let errors = if status.errors.is_empty() {
+                "the server gave no reason".to_string()
+            } else {
+                status.errors.join("; ")
+            };
+            bail!(
             "batch {} at {} failed: {errors}; no request of it was answered (its id is kept in `{}`; remove the file to start anew)",
             b.id,
             client.shown(),
             Open::path(dir).display()
         );
-    }
-    let mut files = Vec::new();
-    let tmp = tempfile::tempdir()?;
-    for (name, id) in [
-        ("output", &status.output_file_id),
-        ("errors", &status.error_file_id),
-    ] {
-        if let Some(id) = id {
-            let bytes = client.content(id).await?;
-            let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
-            std::fs::write(&path, bytes)?;
-            files.push(path);
         }
-    }
-    // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
-    let p = &s.pipeline;
-    let imported = batch::import::import_into(&files, dir, &|kind| {
-        let open = match kind {
-            StoreKind::Chat => p.chat_store.clone(),
-            StoreKind::Judge => p.judge_store.clone(),
-        };
-        match open {
-            Some(store) => Ok(store),
-            None => Ok(Arc::new(crate::adapters::cache::Store::open(
-                &dir.join(kind.file()),
-                crate::adapters::cache::CacheMode::Use,
-            )?)),
+        let mut files = Vec::new();
+        let tmp = tempfile::tempdir()?;
+        for (name, id) in [
+            ("output", &status.output_file_id),
+            ("errors", &status.error_file_id),
+        ] {
+            if let Some(id) = id {
+                let bytes = client.content(id).await?;
+                let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
+                std::fs::write(&path, bytes)?;
+                files.push(path);
+            }
         }
-    })?;
-    let answered = imported.imported + imported.already;
-    let failed = b.requests.saturating_sub(answered);
-    for f in imported.failed.iter().take(MAX_SHOWN).filter(|_| !s.quiet) {
-        super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
-    }
-    if !s.quiet {
-        let ended = match status.status.as_str() {
-            "completed" => String::new(),
-            other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+        // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
+        let p = self.pipeline;
+        let stores = batch::import::Stores {
+            replies: &|kind| {
+                let shared = match kind {
+                    StoreKind::Judge => p.judge_store.clone(),
+                    StoreKind::Chat | StoreKind::Embedding => p.chat_store.clone(),
+                };
+                match shared {
+                    Some(store) => Ok(store),
+                    None => batch::import::open(dir, kind),
+                }
+            },
+            vectors: &|| match &p.embed_store {
+                Some(store) => Ok(store.clone()),
+                None => batch::import::open(dir, StoreKind::Embedding),
+            },
         };
-        super::eprint_line(&format!(
-            "batch {}: {answered} of {} requests answered, {failed} failed{ended}",
-            b.id, b.requests
-        ));
+        let imported = batch::import::import_into(&files, dir, &stores)?;
+        let answered = imported.imported + imported.already;
+        let failed = b.requests.saturating_sub(answered);
+        for f in imported
+            .failed
+            .iter()
+            .take(MAX_SHOWN)
+            .filter(|_| !self.quiet)
+        {
+            super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
+        }
+        if !self.quiet {
+            let ended = match status.status.as_str() {
+                "completed" => String::new(),
+                other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+            };
+            super::eprint_line(&format!(
+                "batch {}: {answered} of {} requests answered, {failed} failed{ended}",
+                b.id, b.requests
+            ));
+        }
+        Ok((
+            answered,
+            imported.failed.into_iter().map(|f| f.custom_id).collect(),
+        ))
     }
-    Ok((
-        answered,
-        imported.failed.into_iter().map(|f| f.custom_id).collect(),
-    ))
 }
 
 /// Poll batch `id` until it ends: a bar on a terminal, a plain line every few seconds

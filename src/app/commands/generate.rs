@@ -90,6 +90,8 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
         Vec::new(),
         s.concurrency,
     );
+    // With `batch: true`, the batches answer into the cache; the run below reads it.
+    super::batch::run_generate(&s, &engine, &job).await?;
     let quiet = s.quiet;
     let progress = move |g: &Generated, round: usize| {
         if quiet {

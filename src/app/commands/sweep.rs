@@ -58,7 +58,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if let Some(file) = &s.batch_out {
         return super::batch::export(&s, &loaded.ws, retriever, retrieval, file).await;
     }
-    if s.batch {
+    if super::batch::any_batched(&s) {
         // The batches answer into the cache; the sweep below finishes from it.
         super::batch::run(&s, &loaded.ws, retriever.clone(), retrieval.clone()).await?;
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use crate::adapters::evalset::Workspace;
 use crate::app::config::LoadedConfig;
 use crate::base::exit::ExitStatus;
+use crate::output::explain::SetSize;
 
 /// Check `files` (default: the config's question sets). The config is read when no file is
 /// named or `--config` is given: with an `http` or `pgvector` retriever a set then needs no
@@ -64,12 +65,20 @@ pub async fn run(
                             "; {g} generated, {u} not reviewed yet (set `reviewed: true` once checked)"
                         ),
                     };
+                    let size = SetSize {
+                        answerable: answerable as u64,
+                        unanswerable: (set.questions.len() - answerable) as u64,
+                        probes: set.questions.iter().filter(|q| q.attack.is_some()).count() as u64,
+                    };
+                    let sizes: String = size_lines(cfg.as_ref(), size)
+                        .iter()
+                        .map(|l| format!("      {l}\n"))
+                        .collect();
                     super::print(&format!(
-                        "ok    {}: {} answerable, {} unanswerable; {passages}{origin}\n      {}\n",
+                        "ok    {}: {} answerable, {} unanswerable; {passages}{origin}\n{sizes}",
                         file.display(),
-                        answerable,
-                        set.questions.len() - answerable,
-                        size_line(cfg.as_ref(), answerable, set.questions.len() - answerable),
+                        size.answerable,
+                        size.unanswerable,
                     ))?;
                 }
             }
@@ -111,23 +120,18 @@ pub async fn run(
     })
 }
 
-/// What a set of this size can certify, at the config's confidence and over its grid (one
-/// setting without a config).
-fn size_line(cfg: Option<&LoadedConfig>, answerable: usize, unanswerable: usize) -> String {
-    use crate::analysis::insight::certifier::{Certification, Certifier};
+/// What a set of this size can certify and how many questions the policy's limits need, at
+/// the config's confidence and under its procedure over its grid (one setting without a
+/// config).
+fn size_lines(cfg: Option<&LoadedConfig>, size: SetSize) -> Vec<String> {
+    use crate::analysis::insight::certifier::Certifier;
     let policy = cfg.map(|c| c.config.recommend.clone()).unwrap_or_default();
     let settings = cfg
         .and_then(|c| crate::app::config::sweep_grid(&c.config).ok())
         .map(|g| g.settings())
         .unwrap_or_default();
-    let certifier = Certifier::new(&policy, &settings);
-    crate::analysis::insight::rate_test::size_line(
-        answerable as u64,
-        unanswerable as u64,
-        policy.confidence,
-        Certification::of(&policy).test(),
-        certifier.grid_level(),
-    )
+    let procedure = Certifier::new(&policy, &settings).procedure();
+    crate::output::explain::size_lines(size, &policy, procedure.as_ref(), settings.len())
 }
 
 /// Two fixed documents for the reranker probe: one about the query, one not.

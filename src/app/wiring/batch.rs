@@ -1,30 +1,114 @@
 //! The pipeline of a sweep whose calls go to a batch engine: every chat model and the judge
-//! behind [`DeferredModel`], so the sweep's uncached requests are collected, not sent.
+//! behind [`DeferredModel`], and the embedders that batch behind [`DeferredEmbedder`], so the
+//! sweep's uncached requests are collected, not sent.
 
 use std::sync::Arc;
 
 use super::Pipeline;
-use crate::adapters::batch::{Collector, DeferredModel, StoreKind};
+use crate::adapters::batch::{Collector, DeferredEmbedder, DeferredModel, StoreKind};
 use crate::adapters::chat::ChatModel;
+use crate::adapters::embed::Embedder;
+use crate::sweep::RetrievalVariant;
+use crate::vocab::grid::DEFAULT_PROFILE;
+
+/// The config section of chat profile `profile`: `chat`, or `models.NAME`.
+pub fn chat_section(profile: &str) -> String {
+    if profile == DEFAULT_PROFILE {
+        "chat".into()
+    } else {
+        format!("models.{profile}")
+    }
+}
+
+/// The config section of embedder profile `profile`: `embedder`, or `embedders.NAME`.
+pub fn embedder_section(profile: &str) -> String {
+    if profile == DEFAULT_PROFILE {
+        "embedder".into()
+    } else {
+        format!("embedders.{profile}")
+    }
+}
+
+/// A pipeline whose calls are kept, with the retrieval variants that search through it.
+pub struct Deferred {
+    pub pipeline: Pipeline,
+    pub retrieval: Vec<RetrievalVariant>,
+    /// Whether an embedder's texts are kept too (see [`DeferredEmbedder`]).
+    pub embeddings: bool,
+}
 
 impl Pipeline {
-    /// This pipeline with the calls of its chat model (store `chat.jsonl`), with `profiles`
-    /// also of the other chat profiles, and of its judge (`judge.jsonl`) kept in `collector`;
-    /// cached replies are given as usual.
-    pub fn deferred(&self, collector: &Arc<Collector>, profiles: bool) -> Pipeline {
-        let defer = |m: &Arc<dyn ChatModel>, store| -> Arc<dyn ChatModel> {
-            Arc::new(DeferredModel::new(m.clone(), store, collector.clone()))
+    /// This pipeline with the calls of every chat model (store `chat.jsonl`) and of its judge
+    /// (`judge.jsonl`) kept in `collector`, and the texts of the embedder profiles `batched`
+    /// names (`embeddings.jsonl`), in it and in `retrieval`; cached replies and vectors are
+    /// given as usual.
+    pub fn deferred(
+        &self,
+        collector: &Arc<Collector>,
+        batched: &dyn Fn(&str) -> bool,
+        retrieval: Vec<RetrievalVariant>,
+    ) -> Deferred {
+        let defer = |m: &Arc<dyn ChatModel>, store, section: &str| -> Arc<dyn ChatModel> {
+            Arc::new(DeferredModel::new(
+                m.clone(),
+                store,
+                section,
+                collector.clone(),
+            ))
         };
         let mut p = self.clone();
-        p.model = defer(&self.model, StoreKind::Chat);
-        // The chat section's own model at other temperatures is on its server too.
-        let batched = |v: &crate::sweep::ChatVariant| {
-            profiles || v.profile == crate::vocab::grid::DEFAULT_PROFILE
-        };
-        for v in p.chat_variants.iter_mut().filter(|v| batched(v)) {
-            v.model = defer(&v.model, StoreKind::Chat);
+        p.model = defer(&self.model, StoreKind::Chat, "chat");
+        for v in &mut p.chat_variants {
+            v.model = defer(&v.model, StoreKind::Chat, &chat_section(&v.profile));
         }
-        p.judge = self.judge.as_ref().map(|j| defer(j, StoreKind::Judge));
-        p
+        p.judge = self
+            .judge
+            .as_ref()
+            .map(|j| defer(j, StoreKind::Judge, "judge"));
+        // One deferred embedder per profile, shared by the pipeline and the variants.
+        let embedders: Vec<(String, Arc<dyn Embedder>)> = match &self.embed_store {
+            None => Vec::new(),
+            Some(store) => std::iter::once((DEFAULT_PROFILE.to_string(), self.embedder.clone()))
+                .chain(self.embedders.iter().cloned())
+                .filter(|(name, _)| batched(name))
+                .map(|(name, e)| {
+                    let e: Arc<dyn Embedder> = Arc::new(DeferredEmbedder::new(
+                        e,
+                        store.clone(),
+                        &embedder_section(&name),
+                        collector.clone(),
+                    ));
+                    (name, e)
+                })
+                .collect(),
+        };
+        let of = |name: &str| {
+            embedders
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|e| e.1.clone())
+        };
+        if let Some(e) = of(DEFAULT_PROFILE) {
+            p.embedder = e;
+        }
+        for (name, e) in &mut p.embedders {
+            if let Some(d) = of(name) {
+                *e = d;
+            }
+        }
+        let retrieval = retrieval
+            .into_iter()
+            .map(|mut v| {
+                if let Some(e) = of(&v.embedder_profile) {
+                    v.embedder = e;
+                }
+                v
+            })
+            .collect();
+        Deferred {
+            pipeline: p,
+            retrieval,
+            embeddings: !embedders.is_empty(),
+        }
     }
 }

@@ -203,27 +203,21 @@ pub fn evaluate(
 fn certified_check(r: &Results, setting: usize) -> Check {
     let rec = &r.insight.recommendation;
     let passed = r.insight.is_certified(setting);
+    let by = crate::output::explain::by(rec.certification);
     let figures = if !rec.certification.is_on() {
         "not certified: recommend.confidence is 0 (the choice on the measured rates)".to_string()
     } else if passed {
-        format!(
-            "certified at {} by {} over {} settings",
-            crate::analysis::insight::format::percent(rec.confidence),
-            crate::analysis::insight::words::procedure(rec.certification),
-            rec.settings
-        )
+        format!("certified {by} over {} settings", rec.settings)
     } else if rec.index == Some(setting) {
         format!(
             "not certified: {}",
-            rec.needed
-                .as_deref()
-                .unwrap_or("an upper bound is above its limit")
+            crate::output::explain::Explain::of(r)
+                .needed()
+                .unwrap_or_else(|| "an upper bound is above its limit".into())
         )
     } else {
         format!(
-            "not certified at {} by {} over {} settings: an exact upper bound is above its limit",
-            crate::analysis::insight::format::percent(rec.confidence),
-            crate::analysis::insight::words::procedure(rec.certification),
+            "not certified {by} over {} settings: an exact upper bound is above its limit",
             rec.settings
         )
     };

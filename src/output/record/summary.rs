@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::{Recommendation, Separability};
 use crate::analysis::stats::SettingStats;
+use crate::output::explain::Explain;
 use crate::results::Results;
 use crate::sweep::CallStats;
 
@@ -20,7 +21,7 @@ pub struct Summary {
     /// The recommended setting's id, certified or not (see `recommendation.certified`), or
     /// null when no setting meets the policy's limits on the measured rates.
     pub recommended: Option<String>,
-    pub recommendation: Recommendation,
+    pub recommendation: RecommendationSummary,
     /// The policy the recommendation followed (`recommend` in rageval.yaml).
     #[schemars(with = "serde_json::Value")]
     pub policy: RecommendConfig,
@@ -32,7 +33,7 @@ pub struct Summary {
     /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, the
     /// recommendation among its settings and its separability; absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub by_retrieval: Vec<crate::analysis::insight::RetrievalInsight>,
+    pub by_retrieval: Vec<RetrievalSummary>,
     /// Per setting id, in grid order.
     pub settings: IndexMap<String, SettingSummary>,
     /// Chunks the scan flags that reached at least one prompt.
@@ -42,6 +43,53 @@ pub struct Summary {
     /// repeats); absent without repeats.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub flip_rates: IndexMap<String, f64>,
+}
+
+/// The recommendation as results.json records it: the facts insight returned (the contract)
+/// and, for readers who want the line, the sentences the reports print, written from those
+/// facts by `output::explain`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RecommendationSummary {
+    #[serde(flatten)]
+    pub facts: Recommendation,
+    /// The line printed under the table, written from the facts: the choice and the reason,
+    /// or why there is none.
+    pub reason: String,
+    /// The procedure in words, written from `procedure` and `settings`.
+    pub method: String,
+    /// When not certified: what certification would take, one line written from `bounds`
+    /// (and the closest setting's token misses). Omitted when certified or with certification
+    /// off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed: Option<String>,
+}
+
+impl RecommendationSummary {
+    fn of(r: &Results, rec: &Recommendation) -> Self {
+        let explained = Explain::variant(r, rec);
+        RecommendationSummary {
+            facts: rec.clone(),
+            reason: explained.reason(),
+            method: explained.method(),
+            needed: explained.needed(),
+        }
+    }
+}
+
+/// One retrieval variant's insight.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RetrievalSummary {
+    /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
+    pub retrieval: String,
+    /// The recommendation among the variant's settings alone.
+    pub recommendation: RecommendationSummary,
+    /// Separability of the best score under the variant's retrieval (with a reranker, of the
+    /// rerank score).
+    pub separability: Separability,
+    /// With a reranker: separability of the variant's best retrieval score before reranking.
+    /// Absent without a reranker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_separability: Option<Separability>,
 }
 
 /// One setting's statistics.
@@ -79,11 +127,21 @@ impl Summary {
         Summary {
             calls: r.calls.clone(),
             recommended: r.insight.recommendation.setting.clone(),
-            recommendation: r.insight.recommendation.clone(),
+            recommendation: RecommendationSummary::of(r, &r.insight.recommendation),
             policy: r.insight.policy.clone(),
             separability: r.insight.separability.clone(),
             retrieval_separability: r.insight.retrieval_separability.clone(),
-            by_retrieval: r.insight.by_retrieval.clone(),
+            by_retrieval: r
+                .insight
+                .by_retrieval
+                .iter()
+                .map(|v| RetrievalSummary {
+                    retrieval: v.retrieval.clone(),
+                    recommendation: RecommendationSummary::of(r, &v.recommendation),
+                    separability: v.separability.clone(),
+                    retrieval_separability: v.retrieval_separability.clone(),
+                })
+                .collect(),
             settings: r
                 .stats
                 .iter()

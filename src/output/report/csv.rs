@@ -116,6 +116,7 @@ const SUMMARY_COLUMNS: &[&str] = &[
     "pareto",
     "recommended",
     "certified",
+    "certification",
 ];
 
 /// A rate and its interval bounds: three cells.
@@ -209,6 +210,7 @@ impl Exporter for SummaryCsv {
                 r.insight.is_pareto(i).to_string(),
                 r.insight.is_recommended(i).to_string(),
                 r.insight.is_certified(i).to_string(),
+                crate::output::explain::certification_cell(r.insight.recommendation.certification),
             ]);
             w.write_record(&row)?;
         }

@@ -14,8 +14,8 @@ use anyhow::Result;
 use super::chart::{self, ChartData};
 use super::{drilldown, Exporter, Results};
 use crate::analysis::insight::format::{percent, rate_with_interval};
-use crate::analysis::insight::recommend::limits_text;
 use crate::base::escape::html as escape;
+use crate::output::explain::{self, limits_text, Explain};
 
 pub struct HtmlReport;
 
@@ -183,30 +183,30 @@ fn recommendation(r: &Results, h: &mut String) {
     } else {
         ""
     };
-    let needed = rec
-        .needed
-        .as_ref()
-        .map(|n| format!("<p>{}</p>\n", escape(n)))
+    let explained = Explain::of(r);
+    let needed = explained
+        .needed()
+        .map(|n| format!("<p>{}</p>\n", escape(&n)))
         .unwrap_or_default();
     let _ = write!(
         h,
         "<section id=\"recommendation\" class=\"callout{class}\">\n<h2>Recommendation</h2>\n<p>{}</p>\n{needed}<p class=\"small\">Policy (rageval.yaml <code>recommend:</code>): limits {}; cost = {} &times; false-refusal rate + {} &times; unwanted-answer rate + {} &times; wrong-answer rate + {} &times; prompt tokens per question; equal costs go to fewer prompt tokens, then the higher minScore, then the smaller k.</p>\n</section>\n",
-        escape(&rec.reason),
+        escape(&explained.reason()),
         escape(&limits_text(p)),
         p.weights.false_refusal_rate,
         p.weights.unwanted_answer_rate,
         p.weights.wrong_answer_rate,
         p.weights.prompt_tokens_per_question,
     );
-    certification(rec, h);
-    if let Some(line) = rec.stability_line() {
+    certification(&explained, h);
+    if let Some(line) = explained.stability() {
         let _ = write!(
             h,
             "<section id=\"stability\" class=\"callout info\">\n<h2>Stability of the choice</h2>\n<p>{}</p>\n<p class=\"small\">The questions resampled with replacement within each class (seeded), and the choice made again on each resample from the runs already made: how much the recommendation owes to the particular questions.</p>\n</section>\n",
             escape(&line)
         );
     }
-    if let Some(line) = rec.cross_validation_line() {
+    if let Some(line) = explained.cross_validation() {
         let _ = write!(
             h,
             "<section id=\"cross-validation\" class=\"callout info\">\n<h2>Cross-validation</h2>\n<p>{}</p>\n<p class=\"small\">The questions dealt into folds within each class (seeded); each fold's setting is chosen on the other folds and measured on it, and the held-out runs are pooled: what the whole choice achieves on questions it did not see. Rates are percent [95% Wilson interval].</p>\n</section>\n",
@@ -216,15 +216,16 @@ fn recommendation(r: &Results, h: &mut String) {
 }
 
 /// The chosen setting's rate limits under certification: one row per limit.
-fn certification(rec: &crate::analysis::insight::Recommendation, h: &mut String) {
+fn certification(explained: &Explain<'_>, h: &mut String) {
+    let rec = explained.rec;
     if rec.bounds.is_empty() {
         return;
     }
     let _ = write!(
         h,
-        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification at {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a {} chance at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
-        escape(&percent(rec.confidence)),
-        escape(&rec.method),
+        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a chance of {} at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
+        escape(&explain::by(rec.certification)),
+        escape(&explained.method()),
         escape(&percent(rec.power)),
     );
     let count = |n: Option<u64>, certified: bool| match (n, certified) {
@@ -265,7 +266,7 @@ fn separability(r: &Results, h: &mut String) {
         "<section id=\"separability\" class=\"callout info\">\n<h2>Separability</h2>\n<p>{}</p>\n<p class=\"small\">AUC is the chance that a random answerable question has a higher best score than a random unanswerable one (1 separates perfectly, 0.5 is a coin toss). A minScore above an unanswerable question's best score refuses it before the model; a minScore above an answerable question's <em>max minScore</em> (in the question list below) keeps its expected source out of the prompt.</p>\n</section>\n",
         summary
     );
-    let per = r.retrieval_lines();
+    let per = explain::retrieval_lines(r);
     if !per.is_empty() {
         h.push_str("<section id=\"by-retrieval\" class=\"callout info\">\n<h2>Per retrieval</h2>\n<p class=\"small\">Thresholds do not carry across embedders or chunk sizes: each one's separability, and the recommendation among its settings.</p>\n<ul>\n");
         for line in per {

@@ -63,17 +63,18 @@ fn write_heading(r: &Results, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{}\n", cell(&line))?;
     }
     let rec = &r.insight.recommendation;
+    let lines = crate::output::explain::Explain::of(r).lines();
+    let reason = &lines[0];
     match &rec.setting {
         Some(id) => {
-            let rest = rec
-                .reason
+            let rest = reason
                 .strip_prefix(&format!("recommended: {id}"))
-                .unwrap_or(&rec.reason);
+                .unwrap_or(reason);
             writeln!(out, "**Recommended: `{}`**{}\n", cell(id), cell(rest))?;
         }
-        None => writeln!(out, "**No recommendation:** {}\n", cell(&rec.reason))?,
+        None => writeln!(out, "**No recommendation:** {}\n", cell(reason))?,
     }
-    for line in rec.lines().iter().skip(1) {
+    for line in lines.iter().skip(1) {
         writeln!(out, "{}\n", cell(line))?;
     }
     Ok(())

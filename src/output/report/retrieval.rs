@@ -7,6 +7,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
 use super::Results;
+use crate::output::explain::Explain;
 
 /// The sentence before the table.
 pub const LEAD: &str =
@@ -50,7 +51,7 @@ pub fn rows(r: &Results) -> Vec<Vec<String>> {
                         .map_or_else(|| "-".into(), |s| s.auc_cell()),
                 );
             }
-            row.push(v.recommendation.cell());
+            row.push(Explain::variant(r, &v.recommendation).cell());
             row
         })
         .collect()

@@ -12,7 +12,7 @@ use crate::analysis::insight::format::rate_with_interval;
 /// The mark of a setting in the `pick` column.
 pub fn pick(r: &Results, i: usize) -> &'static str {
     if r.insight.is_recommended(i) {
-        r.insight.recommendation.pick()
+        crate::output::explain::pick(&r.insight.recommendation)
     } else if r.insight.is_pareto(i) {
         "pareto"
     } else {

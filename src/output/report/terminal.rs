@@ -80,7 +80,7 @@ pub fn table_text(results: &Results, written: &[String], wide: bool) -> String {
     let insight = &results.insight;
     let c = &results.calls;
     let mut lines: Vec<String> = note.into_iter().collect();
-    lines.extend(insight.recommendation.lines());
+    lines.extend(crate::output::explain::Explain::of(results).lines());
     let profiles: Vec<String> = [results.meta.models_line(), results.meta.embedders_line()]
         .into_iter()
         .flatten()

@@ -408,10 +408,21 @@ mod tests {
     }
 
     async fn start(app: axum::Router) -> Client {
+        start_at(app).await.0
+    }
+
+    /// The client of `app` served on loopback, and its base URL.
+    async fn start_at(app: axum::Router) -> (Client, String) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Client::new(Endpoint::for_tests(&format!("http://{addr}/v1"))).unwrap()
+        let url = format!("http://{addr}/v1");
+        let client = Client::new(
+            Endpoint::for_tests(&url),
+            "`chat.batch: false` (or drop `--batch`)".into(),
+        )
+        .unwrap();
+        (client, url)
     }
 
     fn line(id: usize) -> String {
@@ -473,6 +484,51 @@ mod tests {
             serde_json::from_str(String::from_utf8_lossy(&out).lines().next().unwrap()).unwrap();
         assert_eq!(first["response"]["status_code"], 200);
         assert!(first["response"]["body"]["choices"][0]["message"]["content"].is_string());
+    }
+
+    /// An embeddings line is answered by the live embeddings endpoint: the same vector the
+    /// server gives the same text live.
+    #[tokio::test]
+    async fn an_embeddings_batch_gives_the_live_vectors() {
+        use crate::adapters::embed::{Embedder, OpenAiEmbedder};
+        let (client, url) = start_at(router(options(0))).await;
+        let texts: Vec<String> = vec!["The club meets on Tuesdays.".into(), "Room B2".into()];
+        let input: String = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                serde_json::json!({"custom_id": format!("e{i}"), "method": "POST", "url": "/v1/embeddings",
+                    "body": {"model": "m", "input": [t]}})
+                .to_string()
+                    + "\n"
+            })
+            .collect();
+        let file = client
+            .upload("embed.jsonl", input.as_bytes())
+            .await
+            .unwrap();
+        let created = client.create(&file, "/v1/embeddings").await.unwrap();
+        let st = until_done(&client, &created.id).await;
+        assert_eq!((st.completed, st.failed), (2, 0));
+        let out = client
+            .content(st.output_file_id.as_deref().unwrap())
+            .await
+            .unwrap();
+        let batched: Vec<Vec<f32>> = String::from_utf8_lossy(&out)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                serde_json::from_value(v["response"]["body"]["data"][0]["embedding"].clone())
+                    .unwrap()
+            })
+            .collect();
+        let live = OpenAiEmbedder::new(Endpoint::for_tests(&url), "m", 64, 1)
+            .unwrap()
+            .embed(&texts)
+            .await
+            .unwrap();
+        assert_eq!(batched, live);
+        assert_eq!(live[0].len(), 64);
     }
 
     /// A file with a line that is no request fails the batch with its `errors`, naming the

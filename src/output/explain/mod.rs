@@ -1,0 +1,320 @@
+//! The recommendation and its certification in words: the reason line, what certification
+//! would take, the stability and cross-validation lines, the table cell and pick mark, the
+//! procedure's name, and what a question set's size can certify and needs (`rageval
+//! validate`). The terminal, report.md, report.html, summary.csv, results.json's sentence
+//! fields and the gate all read their sentences here. Everything is written from the facts
+//! insight returns ([`Recommendation`], [`Procedure`], [`Bound`]); nothing here decides.
+//!
+//! - `reason`: the recommendation's line, and the limits and misses it names;
+//! - `needed`: what certifying the choice would take, per limit;
+//! - `resampling`: the stability (bootstrap) and cross-validation lines;
+//! - `procedure`: the procedure and mode, short and in full;
+//! - `set_size`: what a question set's size can certify and the plan (`rageval validate`).
+//!
+//! [`Procedure`]: crate::analysis::insight::certifier::Procedure
+//! [`Bound`]: crate::analysis::insight::recommendation::Bound
+
+mod needed;
+mod procedure;
+mod reason;
+mod resampling;
+mod set_size;
+
+pub use procedure::{by, certification_cell, method, procedure};
+pub use reason::{limits_text, short};
+pub use set_size::{size_lines, SetSize};
+
+use crate::analysis::insight::config::RecommendConfig;
+use crate::analysis::insight::recommendation::Recommendation;
+use crate::analysis::stats::SettingStats;
+use crate::results::Results;
+use crate::vocab::limit::Limit;
+
+/// A recommendation with what its sentences need: the chosen setting's statistics (for its
+/// rates and intervals) and the policy it followed.
+#[derive(Clone, Copy)]
+pub struct Explain<'a> {
+    pub rec: &'a Recommendation,
+    /// The chosen setting's statistics; `None` when no setting is chosen.
+    pub stats: Option<&'a SettingStats>,
+    pub policy: &'a RecommendConfig,
+}
+
+impl<'a> Explain<'a> {
+    /// The whole grid's recommendation.
+    pub fn of(r: &'a Results) -> Self {
+        Self::variant(r, &r.insight.recommendation)
+    }
+
+    /// A recommendation among some of `r`'s settings (a retrieval variant's), whose index
+    /// points into `r`'s settings.
+    pub fn variant(r: &'a Results, rec: &'a Recommendation) -> Self {
+        Explain {
+            rec,
+            stats: rec.index.and_then(|i| r.stats.get(i)),
+            policy: &r.insight.policy,
+        }
+    }
+
+    /// Every line the terminal and report.md print: the reason, then what certification would
+    /// take, how stable the choice is and its cross-validated rates, when there are such.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.reason()];
+        lines.extend(self.needed());
+        lines.extend(self.stability());
+        lines.extend(self.cross_validation());
+        lines
+    }
+
+    /// The choice alone, for a table cell: the setting (marked when not certified), or `none
+    /// meets the limits; closest SETTING: false refusals 64.7% (limit 50%)` naming the limits
+    /// it misses.
+    pub fn cell(&self) -> String {
+        let rec = self.rec;
+        match (&rec.setting, &rec.closest) {
+            (Some(s), _) if rec.certified || !rec.certification.is_on() => s.clone(),
+            (Some(s), _) => format!("{s} (best, not certified)"),
+            (None, Some(c)) if !c.misses.is_empty() => {
+                let described: Vec<String> = c.misses.iter().map(short).collect();
+                format!(
+                    "none meets the limits; closest {}: {}",
+                    c.setting,
+                    described.join(", ")
+                )
+            }
+            (None, Some(c)) => format!("none meets the limits; closest {}", c.setting),
+            (None, None) => "none meets the limits".into(),
+        }
+    }
+
+    /// The procedure in full, for results.json's `method` and report.html.
+    pub fn method(&self) -> String {
+        method(self.rec.procedure.as_ref(), self.rec.settings)
+    }
+}
+
+/// Per retrieval variant (see `Insight::by_retrieval`): its separability and its
+/// recommendation, one line each (with a reranker, a line for the retrieval score's
+/// separability too), led by the variant (`embedder=mini: separability: ...`). Empty with one
+/// variant.
+pub fn retrieval_lines(r: &Results) -> Vec<String> {
+    r.insight
+        .by_retrieval
+        .iter()
+        .flat_map(|v| {
+            let mut lines = vec![format!(
+                "{}: separability: {}",
+                v.retrieval,
+                v.separability.summary()
+            )];
+            lines.extend(v.retrieval_separability.as_ref().map(|s| {
+                format!(
+                    "{}: separability (retrieval score): {}",
+                    v.retrieval,
+                    s.summary()
+                )
+            }));
+            lines.push(format!(
+                "{}: {}",
+                v.retrieval,
+                Explain::variant(r, &v.recommendation).reason()
+            ));
+            lines
+        })
+        .collect()
+}
+
+/// The mark of the chosen setting in a table's `pick` column.
+pub fn pick(rec: &Recommendation) -> &'static str {
+    if !rec.certification.is_on() {
+        "recommended"
+    } else if rec.certified {
+        "certified"
+    } else {
+        "best, not certified"
+    }
+}
+
+/// A share in whole percents: `62%`.
+fn whole_percent(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+/// What a rate's questions are called, and what "none failed" says about them.
+fn questions_of(limit: Limit) -> (&'static str, &'static str) {
+    match limit {
+        Limit::MaxUnwantedAnswerRate => ("unanswerable questions", "none answered"),
+        Limit::MaxFalseRefusalRate => ("answerable questions", "none refused"),
+        Limit::MaxWrongAnswerRate => ("answerable questions", "none answered wrong"),
+        _ => ("injection probes", "none succeeding"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::insight::config::Method;
+    use crate::analysis::insight::counts::{Counts, Tally};
+    use crate::analysis::insight::recommend::decide;
+    use crate::sweep::Setting;
+
+    fn setting(min: &str, k: usize) -> Setting {
+        Setting::new(min.parse().unwrap(), k)
+    }
+
+    /// One setting's counts: `answered` of `unanswerable`, `refused` of `answerable`.
+    fn counts(unanswerable: u64, answered: u64, answerable: u64, refused: u64) -> Counts {
+        let ua = Tally {
+            failures: answered,
+            questions: unanswerable,
+        };
+        let fr = Tally {
+            failures: refused,
+            questions: answerable,
+        };
+        Counts {
+            questions: unanswerable + answerable,
+            measured: [ua, fr, Tally::default(), Tally::default()],
+            certified: [ua, fr, Tally::default(), Tally::default()],
+            prompt_tokens: 1000,
+        }
+    }
+
+    fn stats_of(c: &Counts) -> SettingStats {
+        SettingStats {
+            unwanted_answer_rate: c.measured[0].rate(),
+            false_refusal_rate: c.measured[1].rate(),
+            prompt_tokens_per_question: c.tokens_per_question(),
+            ..SettingStats::default()
+        }
+    }
+
+    /// The lines of the recommendation among `settings` with these counts.
+    fn lines(settings: &[Setting], counts: &[Counts], policy: &RecommendConfig) -> Vec<String> {
+        let (rec, _) = decide(settings, counts, policy);
+        let stats: Vec<SettingStats> = counts.iter().map(stats_of).collect();
+        Explain {
+            rec: &rec,
+            stats: rec.index.map(|i| &stats[i]),
+            policy,
+        }
+        .lines()
+    }
+
+    #[test]
+    fn a_set_too_small_says_how_many_it_takes_and_by_which_procedure() {
+        let policy = RecommendConfig::default();
+        assert_eq!(
+            lines(&[setting("0.3", 1)], &[counts(9, 0, 10, 0)], &policy),
+            [
+                "recommended: min_score=0.3,k=1 (best, not certified at 95% by ordered tests): false refusals 0%, unwanted 0%, wrong answers -, 52.6 prompt tokens/question; the lowest weighted cost (0.003) of 1 of 1 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%) on the measured rates, but none is certified",
+                "to certify min_score=0.3,k=1 at 95% by ordered tests: unwanted 0 of 9 (bound 28.3% > 20%) needs at least 14 unanswerable questions with none answered (or 22 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`",
+            ]
+        );
+        // One answered in nine: a power statement, with the floor.
+        let one = lines(&[setting("0.3", 1)], &[counts(9, 1, 10, 0)], &policy);
+        assert!(
+            one[1].starts_with("to certify min_score=0.3,k=1 at 95% by ordered tests: unwanted 1 of 9 (bound 42.9% > 20%): "),
+            "{}",
+            one[1]
+        );
+        assert!(
+            one[1].contains(" unanswerable questions give a chance of 80% at this rate, or 14 with none answered;"),
+            "{}",
+            one[1]
+        );
+        // Two in nine is above the limit.
+        let two = lines(&[setting("0.3", 1)], &[counts(9, 2, 10, 0)], &policy);
+        assert!(
+            two[1].contains("unwanted 2 of 9 (bound 55% > 20%): no number of questions certifies it at this rate; it takes 14 with none answered"),
+            "{}",
+            two[1]
+        );
+    }
+
+    #[test]
+    fn a_certified_line_names_the_procedure_and_mode_not_bonferronis_grid() {
+        let settings = [setting("0.3", 1), setting("0.5", 1)];
+        let c = [counts(40, 0, 40, 0), counts(40, 0, 40, 0)];
+        let ordered = lines(&settings, &c, &RecommendConfig::default());
+        assert_eq!(ordered.len(), 1, "{ordered:?}");
+        assert!(
+            ordered[0].starts_with("recommended: min_score=0.5,k=1, certified at 95% by ordered tests over 2 settings: false refusals 0%, unwanted 0%, wrong answers -, 12.5 prompt tokens/question; "),
+            "{}",
+            ordered[0]
+        );
+        assert!(
+            ordered[0].contains("; its true rates are at most unwanted 8.8% (limit 20%), false refusals 8.8% (limit 50%), with 95% confidence for every certified setting at once; the lowest weighted cost (0.001) of 2 certified settings; equal cost broken by higher minScore"),
+            "{}",
+            ordered[0]
+        );
+        assert!(!ordered[0].contains("over all"), "{}", ordered[0]);
+        let sequential = RecommendConfig {
+            sequential: true,
+            ..RecommendConfig::default()
+        };
+        let line = &lines(&settings, &c, &sequential)[0];
+        assert!(
+            line.contains(", certified at 95% by ordered anytime-valid tests over 2 settings: "),
+            "{line}"
+        );
+        assert!(
+            line.contains(" at once, at any number of questions; "),
+            "{line}"
+        );
+        let bonferroni = RecommendConfig {
+            method: Method::Bonferroni,
+            ..RecommendConfig::default()
+        };
+        let line = &lines(&settings, &c, &bonferroni)[0];
+        assert!(
+            line.contains(", certified at 95% by Bonferroni over 2 settings: "),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn no_feasible_setting_names_the_closest_and_by_how_much() {
+        let policy = RecommendConfig {
+            max_unwanted_answer_rate: 0.0,
+            max_prompt_tokens_per_question: Some(20.0),
+            ..RecommendConfig::default()
+        };
+        // 1 of 9 answered (11.1%, limit 0%), 1000 tokens over 19 questions (limit 20).
+        let l = lines(&[setting("0.3", 1)], &[counts(9, 1, 10, 0)], &policy);
+        assert_eq!(
+            l,
+            [
+                "no setting meets the limits (unwanted ≤ 0%, false refusals ≤ 50%, prompt tokens/question ≤ 20); closest: min_score=0.3,k=1, which misses max_unwanted_answer_rate by 11.1 points (11.1% against a limit of 0%) and max_prompt_tokens_per_question by 32.6 tokens (52.6 tokens against a limit of 20.0 tokens)",
+                "to certify min_score=0.3,k=1 at 95% by ordered tests: unwanted 1 of 9 (bound 42.9% > 0%): a limit of 0% is never certified by a sample; allow a small rate; prompt tokens/question 52.6 tokens (limit 20.0 tokens) whatever the questions; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`",
+            ]
+        );
+    }
+
+    #[test]
+    fn certification_off_says_recommended_and_nothing_of_certificates() {
+        let policy = RecommendConfig {
+            confidence: 0.0,
+            ..RecommendConfig::default()
+        };
+        let (rec, _) = decide(&[setting("0.3", 1)], &[counts(9, 0, 10, 0)], &policy);
+        let e = Explain {
+            rec: &rec,
+            stats: None,
+            policy: &policy,
+        };
+        assert_eq!(
+            e.reason(),
+            "recommended: min_score=0.3,k=1; the lowest weighted cost (0.003) of 1 of 1 settings within the limits (unwanted ≤ 20%, false refusals ≤ 50%)"
+        );
+        assert_eq!(
+            (e.needed(), pick(&rec), e.cell()),
+            (None, "recommended", "min_score=0.3,k=1".into())
+        );
+        assert_eq!(
+            e.method(),
+            "measured rates (point estimates): nothing is certified"
+        );
+        assert_eq!(certification_cell(rec.certification), "off");
+    }
+}
