@@ -61,7 +61,7 @@ pub trait Embedder: Send + Sync {
 }
 
 /// [`Embedder::embed_each`]'s answers as [`Embedder::embed`]'s: the first refusal fails the call.
-pub fn all_embedded(answers: Vec<Embedded>) -> Result<Vec<Vec<f32>>, EmbedError> {
+fn all_embedded(answers: Vec<Embedded>) -> Result<Vec<Vec<f32>>, EmbedError> {
     answers
         .into_iter()
         .map(|a| a.map_err(|TooLong(why)| EmbedError(why)))
