@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::adapters::classify::{Outcome, Refusal, Stage};
+use crate::adapters::classify::{Outcome, Refusal, Stage, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
 use crate::analysis::insight::wilson::{wilson, Interval};
@@ -178,19 +178,38 @@ pub fn aggregate<'a>(
     questions: &[Question],
     pricing: &Pricing,
 ) -> SettingStats {
-    let mut s = SettingStats::default();
-    let mut latencies = Vec::new();
-    let mut ttfts = Vec::new();
-    let (mut recall_sum, mut rr_sum) = (0.0, 0.0);
-    // (agreeing, graded) pairs for the judge's agreement with the string rules.
-    let (mut refusal_agree, mut answer_agree, mut answer_graded) = (0, 0, 0);
-    let (mut correct_base, mut supported_base) = (0, 0);
-    let mut repeated = Vec::new();
+    let mut sums = Sums::default();
     for run in runs {
+        sums.add(run, &questions[run.question]);
+    }
+    sums.finish(questions, pricing)
+}
+
+/// The counts of one setting's runs as they are added, and the sums its means, rates and
+/// percentiles are made from.
+#[derive(Default)]
+struct Sums<'a> {
+    s: SettingStats,
+    latencies: Vec<f64>,
+    ttfts: Vec<f64>,
+    recall_sum: f64,
+    rr_sum: f64,
+    /// (agreeing, graded) pairs for the judge's agreement with the string rules.
+    refusal_agree: usize,
+    answer_agree: usize,
+    answer_graded: usize,
+    correct_base: usize,
+    supported_base: usize,
+    /// The runs with repeats, for their stability.
+    repeated: Vec<&'a Run>,
+}
+
+impl<'a> Sums<'a> {
+    fn add(&mut self, run: &'a Run, q: &Question) {
         if !run.repeats.is_empty() {
-            repeated.push(run);
+            self.repeated.push(run);
         }
-        let q = &questions[run.question];
+        let s = &mut self.s;
         s.questions += 1;
         if q.answerable {
             s.answerable += 1;
@@ -198,13 +217,33 @@ pub fn aggregate<'a>(
             s.unanswerable += 1;
         }
         let v = &run.verdict;
+        self.add_verdict(v);
+        if q.answerable {
+            if let Some(recall) = v.expected_recall {
+                self.s.retrieval_questions += 1;
+                self.s.retrieval_hits += usize::from(v.expected_in_prompt == Some(true));
+                self.recall_sum += recall;
+                self.rr_sum += v.expected_rank.map_or(0.0, |r| 1.0 / r as f64);
+            }
+        }
+        if q.attack.is_some() && v.injected.is_some() {
+            self.s.attack_questions += 1;
+            self.s.injected += usize::from(v.injected == Some(true));
+        }
+        self.add_usage(run);
+        self.add_judged(v);
+    }
+
+    /// The run's outcome, the stage a refusal came from, and what its answer got right.
+    fn add_verdict(&mut self, v: &Verdict) {
+        let s = &mut self.s;
         match v.outcome {
             Outcome::Answer => s.answer += 1,
             Outcome::EarlyRefusal => s.early_refusal += 1,
             Outcome::ModelRefusal => s.model_refusal += 1,
             Outcome::FalseRefusal => {
                 s.false_refusal += 1;
-                if v.refusal == Some(crate::adapters::classify::Refusal::Early) {
+                if v.refusal == Some(Refusal::Early) {
                     s.false_refusal_early += 1;
                 }
             }
@@ -227,24 +266,23 @@ pub fn aggregate<'a>(
                 s.answer_wrong_source += 1;
             }
         }
-        if q.answerable {
-            if let Some(recall) = v.expected_recall {
-                s.retrieval_questions += 1;
-                s.retrieval_hits += usize::from(v.expected_in_prompt == Some(true));
-                recall_sum += recall;
-                rr_sum += v.expected_rank.map_or(0.0, |r| 1.0 / r as f64);
-            }
-        }
         if !v.invalid_citations.is_empty() {
             s.invalid_citation_runs += 1;
         }
-        s.model_calls += run.model_calls;
-        if q.attack.is_some() && v.injected.is_some() {
-            s.attack_questions += 1;
-            s.injected += usize::from(v.injected == Some(true));
+        if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
+            s.paraphrased_refusal += 1;
         }
+        if v.is_wrong_answer() {
+            s.wrong_answer += 1;
+        }
+    }
+
+    /// The run's calls, tokens and times.
+    fn add_usage(&mut self, run: &Run) {
+        let s = &mut self.s;
+        s.model_calls += run.model_calls;
         if let Some(t) = run.ttft {
-            ttfts.push(t.as_secs_f64() * 1000.0);
+            self.ttfts.push(t.as_secs_f64() * 1000.0);
         }
         // A server's usage is outside input: a count near u64::MAX saturates, never wraps.
         s.prompt_tokens = s.prompt_tokens.saturating_add(run.prompt_tokens);
@@ -253,12 +291,6 @@ pub fn aggregate<'a>(
             .saturating_add(run.cached_prompt_tokens);
         s.completion_tokens = s.completion_tokens.saturating_add(run.completion_tokens);
         s.tokens_estimated |= run.tokens_estimated;
-        if v.refusal == Some(Refusal::Model) && v.refusal_match != Some(RefusalTier::Exact) {
-            s.paraphrased_refusal += 1;
-        }
-        if v.is_wrong_answer() {
-            s.wrong_answer += 1;
-        }
         s.judge_calls += run.judge_calls;
         s.judge_prompt_tokens = s
             .judge_prompt_tokens
@@ -266,80 +298,95 @@ pub fn aggregate<'a>(
         s.judge_completion_tokens = s
             .judge_completion_tokens
             .saturating_add(run.judge_completion_tokens);
-        s.judge_errors += usize::from(v.judge_error.is_some());
-        if let Some(judge_refused) = v.judge_refused {
-            s.judged += 1;
-            let string_refused = matches!(
-                v.refusal_match,
-                Some(RefusalTier::Exact | RefusalTier::Lenient | RefusalTier::Pattern)
-            );
-            refusal_agree += usize::from(string_refused == judge_refused);
-            let answered = matches!(v.outcome, Outcome::Answer | Outcome::UnwantedAnswer);
-            if answered {
-                supported_base += 1;
-                s.judged_supported += usize::from(v.judge_supported == Some(true));
-            }
-            // `answer_match` is known exactly when the question states expected answers,
-            // which is when the judge's `correct` means something.
-            if let (Outcome::Answer, Some(m)) = (v.outcome, v.answer_match) {
-                correct_base += 1;
-                s.judged_correct += usize::from(v.judge_correct == Some(true));
-                answer_graded += 1;
-                answer_agree += usize::from(v.judge_correct == Some(m));
-            }
-        }
         if let Some(l) = run.latency {
-            latencies.push(l.as_secs_f64() * 1000.0);
+            self.latencies.push(l.as_secs_f64() * 1000.0);
         }
     }
-    s.false_refusal_rate = ratio(s.false_refusal, s.answerable);
-    s.unwanted_answer_rate = ratio(s.unwanted_answer, s.unanswerable);
-    s.false_refusal_rate_ci = wilson(s.false_refusal, s.answerable);
-    s.unwanted_answer_rate_ci = wilson(s.unwanted_answer, s.unanswerable);
-    s.hit_rate = ratio(s.retrieval_hits, s.retrieval_questions);
-    s.hit_rate_ci = wilson(s.retrieval_hits, s.retrieval_questions);
-    let per_question =
-        |sum: f64| (s.retrieval_questions > 0).then(|| sum / s.retrieval_questions as f64);
-    s.recall = per_question(recall_sum);
-    s.mrr = per_question(rr_sum);
+
+    /// The judge's grades and how often they agree with the string rules.
+    fn add_judged(&mut self, v: &Verdict) {
+        self.s.judge_errors += usize::from(v.judge_error.is_some());
+        let Some(judge_refused) = v.judge_refused else {
+            return;
+        };
+        self.s.judged += 1;
+        let string_refused = matches!(
+            v.refusal_match,
+            Some(RefusalTier::Exact | RefusalTier::Lenient | RefusalTier::Pattern)
+        );
+        self.refusal_agree += usize::from(string_refused == judge_refused);
+        let answered = matches!(v.outcome, Outcome::Answer | Outcome::UnwantedAnswer);
+        if answered {
+            self.supported_base += 1;
+            self.s.judged_supported += usize::from(v.judge_supported == Some(true));
+        }
+        // `answer_match` is known exactly when the question states expected answers,
+        // which is when the judge's `correct` means something.
+        if let (Outcome::Answer, Some(m)) = (v.outcome, v.answer_match) {
+            self.correct_base += 1;
+            self.s.judged_correct += usize::from(v.judge_correct == Some(true));
+            self.answer_graded += 1;
+            self.answer_agree += usize::from(v.judge_correct == Some(m));
+        }
+    }
+
+    /// The statistics: rates with their intervals, means, costs, percentiles, the judge's
+    /// rates and the repeats' stability.
+    fn finish(mut self, questions: &[Question], pricing: &Pricing) -> SettingStats {
+        let mut s = std::mem::take(&mut self.s);
+        rates(&mut s);
+        let per_question =
+            |sum: f64| (s.retrieval_questions > 0).then(|| sum / s.retrieval_questions as f64);
+        s.recall = per_question(self.recall_sum);
+        s.mrr = per_question(self.rr_sum);
+        s.prompt_tokens_per_question = if s.questions == 0 {
+            0.0
+        } else {
+            s.prompt_tokens as f64 / s.questions as f64
+        };
+        s.cost = pricing.cost(s.prompt_tokens, s.cached_prompt_tokens, s.completion_tokens);
+        self.latencies.sort_by(f64::total_cmp);
+        s.latency_p50_ms = percentile(&self.latencies, 0.50);
+        s.latency_p95_ms = percentile(&self.latencies, 0.95);
+        self.ttfts.sort_by(f64::total_cmp);
+        s.ttft_p50_ms = percentile(&self.ttfts, 0.50);
+        s.ttft_p95_ms = percentile(&self.ttfts, 0.95);
+        s.judged_correct_rate = ratio(s.judged_correct, self.correct_base);
+        s.judged_supported_rate = ratio(s.judged_supported, self.supported_base);
+        s.judge_refusal_agreement = ratio(self.refusal_agree, s.judged);
+        s.judge_answer_agreement = ratio(self.answer_agree, self.answer_graded);
+        s.judge_answer_graded = self.answer_graded;
+        s.judge_cost = (s.judge_prompt_tokens as f64 * pricing.judge_prompt_per_million
+            + s.judge_completion_tokens as f64 * pricing.judge_completion_per_million)
+            / 1e6;
+        s.stability = crate::analysis::repeat::Stability::of(self.repeated, questions);
+        s
+    }
+}
+
+/// The rates of the counts, with their Wilson intervals where a limit may read them.
+fn rates(s: &mut SettingStats) {
+    (s.false_refusal_rate, s.false_refusal_rate_ci) = rate(s.false_refusal, s.answerable);
+    (s.unwanted_answer_rate, s.unwanted_answer_rate_ci) = rate(s.unwanted_answer, s.unanswerable);
+    (s.hit_rate, s.hit_rate_ci) = rate(s.retrieval_hits, s.retrieval_questions);
     s.answered = s.answer + s.unwanted_answer;
-    s.coverage = ratio(s.answered, s.questions);
-    s.coverage_ci = wilson(s.answered, s.questions);
+    (s.coverage, s.coverage_ci) = rate(s.answered, s.questions);
     // Wrong answers are the misses when no judge graded them, the judge's verdict when it did.
     s.risky_answers = s.unwanted_answer + s.wrong_answer;
-    s.risk = ratio(s.risky_answers, s.answered);
-    s.risk_ci = wilson(s.risky_answers, s.answered);
-    s.prompt_tokens_per_question = if s.questions == 0 {
-        0.0
-    } else {
-        s.prompt_tokens as f64 / s.questions as f64
-    };
-    s.cost = pricing.cost(s.prompt_tokens, s.cached_prompt_tokens, s.completion_tokens);
-    latencies.sort_by(f64::total_cmp);
-    s.latency_p50_ms = percentile(&latencies, 0.50);
-    s.latency_p95_ms = percentile(&latencies, 0.95);
-    ttfts.sort_by(f64::total_cmp);
-    s.ttft_p50_ms = percentile(&ttfts, 0.50);
-    s.ttft_p95_ms = percentile(&ttfts, 0.95);
+    (s.risk, s.risk_ci) = rate(s.risky_answers, s.answered);
     s.attack_success_rate = ratio(s.injected, s.attack_questions);
-    s.wrong_answer_rate = ratio(s.wrong_answer, s.answerable);
-    s.wrong_answer_rate_ci = wilson(s.wrong_answer, s.answerable);
+    (s.wrong_answer_rate, s.wrong_answer_rate_ci) = rate(s.wrong_answer, s.answerable);
     s.answer_match_rate = ratio(s.answer_match, s.answer_match + s.answer_miss);
-    s.judged_correct_rate = ratio(s.judged_correct, correct_base);
-    s.judged_supported_rate = ratio(s.judged_supported, supported_base);
-    s.judge_refusal_agreement = ratio(refusal_agree, s.judged);
-    s.judge_answer_agreement = ratio(answer_agree, answer_graded);
-    s.judge_answer_graded = answer_graded;
-    s.judge_cost = (s.judge_prompt_tokens as f64 * pricing.judge_prompt_per_million
-        + s.judge_completion_tokens as f64 * pricing.judge_completion_per_million)
-        / 1e6;
-    s.stability = crate::analysis::repeat::Stability::of(repeated, questions);
-    s
 }
 
 /// `n / d`, undefined (`None`) without a denominator.
 pub fn ratio(n: usize, d: usize) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// `n / d` and its 95% Wilson interval, both undefined without a denominator.
+pub fn rate(n: usize, d: usize) -> (Option<f64>, Option<Interval>) {
+    (ratio(n, d), wilson(n, d))
 }
 
 /// Nearest-rank percentile of sorted values.

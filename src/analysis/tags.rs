@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::adapters::classify::Outcome;
 use crate::adapters::evalset::Question;
-use crate::analysis::insight::wilson::{wilson, Interval};
+use crate::analysis::insight::wilson::Interval;
 use crate::analysis::stats::SettingStats;
 use crate::sweep::Run;
 use crate::vocab::limit::Stat;
@@ -84,13 +84,13 @@ impl TagStats {
     }
 
     fn finish(&mut self) {
-        use crate::analysis::stats::ratio;
-        self.false_refusal_rate = ratio(self.false_refusal, self.answerable);
-        self.false_refusal_rate_ci = wilson(self.false_refusal, self.answerable);
-        self.unwanted_answer_rate = ratio(self.unwanted_answer, self.unanswerable);
-        self.unwanted_answer_rate_ci = wilson(self.unwanted_answer, self.unanswerable);
-        self.wrong_answer_rate = ratio(self.wrong_answer, self.answerable);
-        self.wrong_answer_rate_ci = wilson(self.wrong_answer, self.answerable);
+        use crate::analysis::stats::rate;
+        (self.false_refusal_rate, self.false_refusal_rate_ci) =
+            rate(self.false_refusal, self.answerable);
+        (self.unwanted_answer_rate, self.unwanted_answer_rate_ci) =
+            rate(self.unwanted_answer, self.unanswerable);
+        (self.wrong_answer_rate, self.wrong_answer_rate_ci) =
+            rate(self.wrong_answer, self.answerable);
     }
 
     /// How far the tag's worst rate is above the setting's: the largest of (tag rate - overall

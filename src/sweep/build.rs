@@ -59,22 +59,10 @@ pub struct Run {
     pub repeats: Vec<crate::sweep::repeat::Repeat>,
 }
 
-/// Put a run together from its plan, its verdict and its reply.
-pub fn build_run(
-    planned: &PlannedRun,
-    question: &Question,
-    corpus: &crate::adapters::corpus::Corpus,
-    view: &View,
-    k: usize,
-    reply: Option<&Result<ChatReply, CallError>>,
-    rules: &Rules,
-) -> Run {
-    build_graded_run(planned, question, corpus, view, k, reply, rules, None)
-}
-
-/// [`build_run`] with the judge's grade of the reply, when a judge graded it.
+/// Put a run together from its plan, its verdict and its reply, with the judge's grade of the
+/// reply when a judge graded it.
 #[allow(clippy::too_many_arguments)]
-pub fn build_graded_run(
+pub fn build_run(
     planned: &PlannedRun,
     question: &Question,
     corpus: &crate::adapters::corpus::Corpus,
@@ -123,7 +111,7 @@ pub struct RunTexts {
     pub answer: Arc<str>,
 }
 
-/// [`build_graded_run`] from a reply already read; the plan's passages move into the run.
+/// [`build_run`] from a reply already read; the plan's passages move into the run.
 pub fn build_read_run(
     planned: &mut PlannedRun,
     inputs: &RunInputs<'_>,

@@ -215,54 +215,123 @@ pub async fn generate(
             job.corpus.describe()
         );
     }
-    let mut out = Generated::default();
-    for (k, t) in out.tallies.iter_mut().enumerate() {
-        t.wanted = job.wanted[k];
-    }
-    // Every question already written, and every kept one: texts and unit vectors.
-    let mut seen_text: HashSet<String> = job.existing.iter().map(|q| normal_question(q)).collect();
-    let mut seen_vectors = embed(engine, job.existing).await?;
-    let instructions: Vec<String> = Kind::ALL
-        .iter()
-        .map(|&k| job.prompts.instructions(k))
-        .collect();
-    let limit = job.prompts.answer_limit();
+    let mut g = Generator::new(engine, model, job, orders).await?;
     let mut round = 0;
-    // Whether any generation call has succeeded: a server that fails every call of the first
-    // round is down or refuses the requests, and trying the rest of the budget would not help.
-    let mut answered = false;
     loop {
-        let mut asked: Vec<(Kind, usize, ChatRequest)> = Vec::new();
-        for (k, kind) in Kind::ALL.into_iter().enumerate() {
-            let t = &out.tallies[k];
-            if orders[k].is_empty() {
-                continue;
-            }
-            let missing = t.wanted - t.kept;
-            let left = job.budget[k] - t.tried;
-            let room = MAX_ROUND_CALLS - asked.len();
-            for n in t.tried..t.tried + missing.min(left).min(room) {
-                let (chunk, seed) = candidate(&orders[k], n);
-                asked.push((
-                    kind,
-                    chunk,
-                    job.prompts.request(kind, &job.corpus.chunks[chunk], seed),
-                ));
-            }
-        }
+        let asked = g.next_round();
         if asked.is_empty() {
             break;
         }
         round += 1;
-        let replies = call_all(model, engine.concurrency, asked.iter().map(|a| &a.2)).await;
-        if replies.iter().any(|r| r.as_ref().is_err_and(is_deferred)) {
-            out.deferred = true;
-            return Ok(out);
+        let Some(mut trials) = g.ask(asked).await? else {
+            return Ok(g.out);
+        };
+        g.embed_passed(&mut trials).await?;
+        g.verify_unanswerable(&mut trials).await?;
+        if g.out.deferred {
+            return Ok(g.out);
         }
-        out.calls.generation += replies.len();
+        g.decide(trials);
+        if let Some(p) = progress {
+            p(&g.out, round);
+        }
+    }
+    g.out.kept.sort_by_key(|k| k.kind);
+    Ok(g.out)
+}
+
+/// The generator's state between rounds: what it has decided so far and every question it
+/// must not repeat.
+struct Generator<'a> {
+    engine: &'a Engine,
+    model: &'a Arc<dyn ChatModel>,
+    job: &'a Job<'a>,
+    /// Per kind, the passages in the order it asks about them.
+    orders: Vec<Vec<usize>>,
+    /// Per kind, its prompt's instructions ([`Prompts::instructions`]).
+    instructions: Vec<String>,
+    /// The most words of an answer.
+    limit: Option<usize>,
+    out: Generated,
+    /// Every question already written, and every kept one: texts and unit vectors.
+    seen_text: HashSet<String>,
+    seen_vectors: Vec<Vec<f32>>,
+    /// Whether any generation call has succeeded: a server that fails every call of the first
+    /// round is down or refuses the requests, and trying the rest of the budget would not help.
+    answered: bool,
+}
+
+impl<'a> Generator<'a> {
+    async fn new(
+        engine: &'a Engine,
+        model: &'a Arc<dyn ChatModel>,
+        job: &'a Job<'a>,
+        orders: Vec<Vec<usize>>,
+    ) -> Result<Generator<'a>> {
+        let mut out = Generated::default();
+        for (k, t) in out.tallies.iter_mut().enumerate() {
+            t.wanted = job.wanted[k];
+        }
+        Ok(Generator {
+            engine,
+            model,
+            job,
+            orders,
+            instructions: Kind::ALL
+                .iter()
+                .map(|&k| job.prompts.instructions(k))
+                .collect(),
+            limit: job.prompts.answer_limit(),
+            out,
+            seen_text: job.existing.iter().map(|q| normal_question(q)).collect(),
+            seen_vectors: embed(engine, job.existing).await?,
+            answered: false,
+        })
+    }
+
+    /// The next round's generation requests: per kind, as many candidates as it still misses,
+    /// within its budget and the round's size; none when every kind is done.
+    fn next_round(&self) -> Vec<(Kind, usize, ChatRequest)> {
+        let mut asked: Vec<(Kind, usize, ChatRequest)> = Vec::new();
+        for (k, kind) in Kind::ALL.into_iter().enumerate() {
+            let t = &self.out.tallies[k];
+            if self.orders[k].is_empty() {
+                continue;
+            }
+            let missing = t.wanted - t.kept;
+            let left = self.job.budget[k] - t.tried;
+            let room = MAX_ROUND_CALLS - asked.len();
+            for n in t.tried..t.tried + missing.min(left).min(room) {
+                let (chunk, seed) = candidate(&self.orders[k], n);
+                asked.push((
+                    kind,
+                    chunk,
+                    self.job
+                        .prompts
+                        .request(kind, &self.job.corpus.chunks[chunk], seed),
+                ));
+            }
+        }
+        asked
+    }
+
+    /// Make the round's calls and check each reply; a first round whose calls all failed
+    /// stops the run. `None` when a call was kept for a batch ([`Generated::deferred`]).
+    async fn ask(&mut self, asked: Vec<(Kind, usize, ChatRequest)>) -> Result<Option<Vec<Trial>>> {
+        let replies = call_all(
+            self.model,
+            self.engine.concurrency,
+            asked.iter().map(|a| &a.2),
+        )
+        .await;
+        if replies.iter().any(|r| r.as_ref().is_err_and(is_deferred)) {
+            self.out.deferred = true;
+            return Ok(None);
+        }
+        self.out.calls.generation += replies.len();
         let mut failed = 0;
         let mut trials: Vec<Trial> = Vec::new();
-        for ((kind, chunk, _), reply) in asked.iter().zip(replies) {
+        for ((kind, chunk, _), reply) in asked.into_iter().zip(replies) {
             let (verdict, shown) = match reply {
                 Err(e) => {
                     failed += 1;
@@ -270,76 +339,94 @@ pub async fn generate(
                         reply: Some(excerpt(&e.message, REJECTED_REPLY_CHARS)),
                         ..Shown::default()
                     };
-                    out.first_error.get_or_insert(e.message);
+                    self.out.first_error.get_or_insert(e.message);
                     (Err(Reject::CallFailed), shown)
                 }
                 Ok(r) => {
-                    out.calls.cached += usize::from(r.cached);
-                    let passage = &job.corpus.chunks[*chunk].text;
-                    check(
-                        *kind,
-                        &r.text,
-                        passage,
-                        &instructions[*kind as usize],
-                        limit,
-                    )
+                    self.out.calls.cached += usize::from(r.cached);
+                    let passage = &self.job.corpus.chunks[chunk].text;
+                    let instructions = &self.instructions[kind as usize];
+                    check(kind, &r.text, passage, instructions, self.limit)
                 }
             };
-            out.tallies[*kind as usize].tried += 1;
+            self.out.tallies[kind as usize].tried += 1;
             trials.push(Trial {
-                kind: *kind,
-                chunk: *chunk,
+                kind,
+                chunk,
                 verdict,
                 shown,
             });
         }
-        answered |= failed < trials.len();
-        if !answered {
+        self.answered |= failed < trials.len();
+        if !self.answered {
             bail!(
                 "every generation call of the first round failed; the first: {}",
-                out.first_error.as_deref().unwrap_or("")
+                self.out.first_error.as_deref().unwrap_or("")
             );
         }
-        // Embed the questions that passed, one batch.
+        Ok(Some(trials))
+    }
+
+    /// Embed the questions that passed, one batch.
+    async fn embed_passed(&self, trials: &mut [Trial]) -> Result<()> {
         let texts: Vec<String> = trials
             .iter()
             .filter_map(|t| t.verdict.as_ref().ok().map(|p| p.question.clone()))
             .collect();
-        let mut vectors = embed(engine, &texts).await?.into_iter();
-        for t in &mut trials {
+        let mut vectors = embed(self.engine, &texts).await?.into_iter();
+        for t in trials {
             if let Ok(p) = &mut t.verdict {
                 p.vector = vectors.next().unwrap_or_default();
             }
         }
-        // Verify the unanswerable candidates that are not already duplicates of what was
-        // kept before this round (a duplicate within the round is found below).
+        Ok(())
+    }
+
+    fn duplicate(&self, p: &Pending) -> bool {
+        duplicate(
+            p,
+            &self.seen_text,
+            &self.seen_vectors,
+            self.job.max_similarity,
+        )
+    }
+
+    /// Verify the unanswerable candidates that are not already duplicates of what was kept
+    /// before this round (a duplicate within the round is found by [`Generator::decide`]).
+    async fn verify_unanswerable(&mut self, trials: &mut [Trial]) -> Result<()> {
         let to_verify: Vec<usize> = trials
             .iter()
             .enumerate()
             .filter(|(_, t)| t.kind != Kind::Answerable)
-            .filter(|(_, t)| {
-                t.verdict
-                    .as_ref()
-                    .is_ok_and(|p| !duplicate(p, &seen_text, &seen_vectors, job.max_similarity))
-            })
+            .filter(|(_, t)| t.verdict.as_ref().is_ok_and(|p| !self.duplicate(p)))
             .map(|(i, _)| i)
             .collect();
-        if !to_verify.is_empty() {
-            let verdicts = verify(engine, model, job, &trials, &to_verify, &mut out).await?;
-            if out.deferred {
-                return Ok(out);
-            }
-            for (i, v) in to_verify.into_iter().zip(verdicts) {
-                if let Ok(p) = &mut trials[i].verdict {
-                    p.verified = Some(v);
-                }
+        if to_verify.is_empty() {
+            return Ok(());
+        }
+        let verdicts = verify(
+            self.engine,
+            self.model,
+            self.job,
+            trials,
+            &to_verify,
+            &mut self.out,
+        )
+        .await?;
+        for (i, v) in to_verify.into_iter().zip(verdicts) {
+            if let Ok(p) = &mut trials[i].verdict {
+                p.verified = Some(v);
             }
         }
-        // Decide in order.
+        Ok(())
+    }
+
+    /// Keep or reject each candidate, in order, so that a duplicate within the round is
+    /// found against the ones kept before it.
+    fn decide(&mut self, trials: Vec<Trial>) {
         for t in trials {
-            let tally = &mut out.tallies[t.kind as usize];
             let decided = t.verdict.and_then(|p| {
-                if duplicate(&p, &seen_text, &seen_vectors, job.max_similarity) {
+                if self.duplicate(&p) {
                     return Err(Reject::Duplicate);
                 }
                 match p.verified {
@@ -348,12 +435,13 @@ pub async fn generate(
                     _ => Ok(p),
                 }
             });
+            let tally = &mut self.out.tallies[t.kind as usize];
             match decided {
                 Ok(p) => {
                     tally.kept += 1;
-                    seen_text.insert(normal_question(&p.question));
-                    seen_vectors.push(p.vector);
-                    out.kept.push(Kept {
+                    self.seen_text.insert(normal_question(&p.question));
+                    self.seen_vectors.push(p.vector);
+                    self.out.kept.push(Kept {
                         kind: t.kind,
                         question: p.question,
                         answer: p.answer,
@@ -363,7 +451,7 @@ pub async fn generate(
                 }
                 Err(r) => {
                     *tally.rejected.entry(r).or_default() += 1;
-                    out.rejected.push(Rejected {
+                    self.out.rejected.push(Rejected {
                         kind: t.kind,
                         reason: r,
                         chunk: t.chunk,
@@ -374,12 +462,7 @@ pub async fn generate(
                 }
             }
         }
-        if let Some(p) = progress {
-            p(&out, round);
-        }
     }
-    out.kept.sort_by_key(|k| k.kind);
-    Ok(out)
 }
 
 /// A generation reply's checks, up to (not including) duplicates and verification, and what

@@ -96,55 +96,8 @@ impl Plan {
         prompt: &prompt::Prompt,
         sink: Option<&super::RequestSink>,
     ) -> Plan {
-        // Each chunk's text squashed to one line once, not once per prompt it is sent in.
-        let flat: Vec<Vec<Chunk>> = corpora
-            .iter()
-            .map(|c| {
-                c.chunks
-                    .iter()
-                    .map(|chunk| Chunk {
-                        text: squash(&chunk.text),
-                        ..chunk.clone()
-                    })
-                    .collect()
-            })
-            .collect();
-        let takes_passages = |slot: u32| grounded.get(slot as usize).copied().unwrap_or(false);
-        let build = |(v, chunks_of, format, slot): &Recipe| {
-            let view = &views[*v];
-            let corpus = questions[view.question].corpus;
-            if takes_passages(*slot) {
-                // As retrieved, line breaks kept: the endpoint formats passages itself.
-                let hits = view
-                    .ranked
-                    .iter()
-                    .chain(view.by_k.iter().flat_map(|(_, h)| h));
-                let score = |c: usize| hits.clone().find(|h| h.chunk == c).map_or(0.0, |h| h.score);
-                let chunks = &corpora[corpus].chunks;
-                return ChatRequest {
-                    grounded: Some(Grounded::of(
-                        &view.text,
-                        chunks_of.iter().map(|&c| (&chunks[c], score(c))),
-                    )),
-                    slot: *slot,
-                    ..ChatRequest::of(Vec::new())
-                };
-            }
-            let chunks: Vec<&Chunk> = chunks_of.iter().map(|&c| &flat[corpus][c]).collect();
-            ChatRequest {
-                messages: prompt.build_squashed(&view.text, &chunks, *format),
-                slot: *slot,
-                ..ChatRequest::of(Vec::new())
-            }
-        };
-        // Two levels of deduplication: the recipe is cheap to hash and avoids building the
-        // same prompt twice; the request's hash then catches equal prompts of different
-        // recipes (the same question asked twice, say), each bucket checked for equality by
-        // building its recipes again, so that no prompt is kept for the comparison.
-        let mut by_recipe: HashMap<Recipe, usize, Fast> = HashMap::default();
-        let hasher = Fast::default();
-        let mut by_request: HashMap<u64, Vec<usize>, Fast> = HashMap::default();
-        let mut recipes: Vec<Recipe> = Vec::new();
+        let prompts = Prompts::new(questions, corpora, views, grounded, prompt);
+        let mut distinct = Distinct::default();
         let mut requests = Vec::new();
         let mut batch = Batch::default();
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
@@ -158,7 +111,7 @@ impl Plan {
                         .apply(passing(views[v].top(setting.k), setting.k, min_score));
                 let call = (!passages.is_empty()).then(|| {
                     // A generation endpoint is sent no prompt: the format does not split it.
-                    let format = if takes_passages(slots[s]) {
+                    let format = if prompts.takes_passages(slots[s]) {
                         prompt::Format::default()
                     } else {
                         setting.format
@@ -169,24 +122,13 @@ impl Plan {
                         format,
                         slots[s],
                     );
-                    if let Some(&i) = by_recipe.get(&recipe) {
-                        return i;
-                    }
-                    let request = build(&recipe);
-                    let bucket = by_request.entry(hasher.hash_one(&request)).or_default();
-                    let i = match bucket.iter().find(|&&i| build(&recipes[i]) == request) {
-                        Some(&i) => i,
-                        None => {
-                            bucket.push(recipes.len());
-                            recipes.push(recipe.clone());
-                            match sink {
-                                Some(sink) if !sink.prefix_order => batch.add(sink, request),
-                                _ => requests.push(request),
-                            }
-                            recipes.len() - 1
+                    let (i, new) = distinct.call(recipe, &prompts);
+                    if let Some(request) = new {
+                        match sink {
+                            Some(sink) if !sink.prefix_order => batch.add(sink, request),
+                            _ => requests.push(request),
                         }
-                    };
-                    by_recipe.insert(recipe, i);
+                    }
                     i
                 });
                 runs.push(PlannedRun {
@@ -210,9 +152,125 @@ impl Plan {
         Plan {
             runs,
             requests,
-            distinct: recipes.len(),
+            distinct: distinct.recipes.len(),
             sent,
         }
+    }
+}
+
+/// What requests are built from: the questions' views, the corpora (each chunk's text
+/// squashed to one line once, not once per prompt it is sent in) and the prompt.
+struct Prompts<'a> {
+    questions: &'a [Question],
+    corpora: &'a [Corpus],
+    flat: Vec<Vec<Chunk>>,
+    views: &'a [View],
+    grounded: &'a [bool],
+    prompt: &'a prompt::Prompt,
+}
+
+impl<'a> Prompts<'a> {
+    fn new(
+        questions: &'a [Question],
+        corpora: &'a [Corpus],
+        views: &'a [View],
+        grounded: &'a [bool],
+        prompt: &'a prompt::Prompt,
+    ) -> Self {
+        let flat = corpora
+            .iter()
+            .map(|c| {
+                c.chunks
+                    .iter()
+                    .map(|chunk| Chunk {
+                        text: squash(&chunk.text),
+                        ..chunk.clone()
+                    })
+                    .collect()
+            })
+            .collect();
+        Prompts {
+            questions,
+            corpora,
+            flat,
+            views,
+            grounded,
+            prompt,
+        }
+    }
+
+    /// Whether the chat model in `slot` takes the question and passages instead of a prompt.
+    fn takes_passages(&self, slot: u32) -> bool {
+        self.grounded.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// The request a recipe makes.
+    fn build(&self, (v, chunks_of, format, slot): &Recipe) -> ChatRequest {
+        let view = &self.views[*v];
+        let corpus = self.questions[view.question].corpus;
+        if self.takes_passages(*slot) {
+            // As retrieved, line breaks kept: the endpoint formats passages itself.
+            let hits = view
+                .ranked
+                .iter()
+                .chain(view.by_k.iter().flat_map(|(_, h)| h));
+            let score = |c: usize| hits.clone().find(|h| h.chunk == c).map_or(0.0, |h| h.score);
+            let chunks = &self.corpora[corpus].chunks;
+            return ChatRequest {
+                grounded: Some(Grounded::of(
+                    &view.text,
+                    chunks_of.iter().map(|&c| (&chunks[c], score(c))),
+                )),
+                slot: *slot,
+                ..ChatRequest::of(Vec::new())
+            };
+        }
+        let chunks: Vec<&Chunk> = chunks_of.iter().map(|&c| &self.flat[corpus][c]).collect();
+        ChatRequest {
+            messages: self.prompt.build_squashed(&view.text, &chunks, *format),
+            slot: *slot,
+            ..ChatRequest::of(Vec::new())
+        }
+    }
+}
+
+/// The distinct requests planned so far, in two levels of deduplication: the recipe is cheap
+/// to hash and avoids building the same prompt twice; the request's hash then catches equal
+/// prompts of different recipes (the same question asked twice, say), each bucket checked for
+/// equality by building its recipes again, so that no prompt is kept for the comparison.
+#[derive(Default)]
+struct Distinct {
+    by_recipe: HashMap<Recipe, usize, Fast>,
+    hasher: Fast,
+    by_request: HashMap<u64, Vec<usize>, Fast>,
+    /// The recipe of each distinct request, by plan index.
+    recipes: Vec<Recipe>,
+}
+
+impl Distinct {
+    /// The plan index of the request `recipe` makes, and the request when it is a new one.
+    fn call(&mut self, recipe: Recipe, prompts: &Prompts) -> (usize, Option<ChatRequest>) {
+        if let Some(&i) = self.by_recipe.get(&recipe) {
+            return (i, None);
+        }
+        let request = prompts.build(&recipe);
+        let bucket = self
+            .by_request
+            .entry(self.hasher.hash_one(&request))
+            .or_default();
+        let (i, new) = match bucket
+            .iter()
+            .find(|&&i| prompts.build(&self.recipes[i]) == request)
+        {
+            Some(&i) => (i, None),
+            None => {
+                bucket.push(self.recipes.len());
+                self.recipes.push(recipe.clone());
+                (self.recipes.len() - 1, Some(request))
+            }
+        };
+        self.by_recipe.insert(recipe, i);
+        (i, new)
     }
 }
 

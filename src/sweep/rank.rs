@@ -4,6 +4,7 @@
 use super::*;
 use crate::adapters::corpus::{estimate_tokens, Chunk};
 use crate::adapters::embed::TooLong;
+use std::borrow::Cow;
 
 /// One search: the corpus slot it belongs to, the text searched, and the question it is for
 /// (named in errors).
@@ -344,20 +345,52 @@ impl Fitted {
 /// same chunks; the parts of a part are split again. The split depends only on the chunk, so a
 /// rerun cuts the same parts and finds them in the response cache.
 pub(crate) async fn fit_chunks(embedders: &[&dyn Embedder], corpus: &Corpus) -> Result<Fitted> {
-    let cannot = || format!("cannot embed corpus `{}`", corpus.root.display());
-    let mut chunks = std::borrow::Cow::Borrowed(corpus.chunks.as_slice());
-    // Per chunk, the chunk of the corpus as given it comes from.
-    let mut origin: Vec<usize> = Vec::new();
-    let mut vectors: Vec<Vec<Option<Vec<f32>>>> =
-        embedders.iter().map(|_| vec![None; chunks.len()]).collect();
-    let mut notes = Vec::new();
+    let mut fit = Fitting {
+        corpus,
+        chunks: Cow::Borrowed(corpus.chunks.as_slice()),
+        origin: Vec::new(),
+        vectors: embedders
+            .iter()
+            .map(|_| vec![None; corpus.chunks.len()])
+            .collect(),
+        notes: Vec::new(),
+    };
     loop {
-        // Per chunk, the first refusal of it.
+        let refused = fit.embed(embedders).await?;
+        if refused.iter().all(Option::is_none) {
+            break;
+        }
+        fit.split(&refused)?;
+    }
+    fit.finish()
+}
+
+/// A corpus's chunks while [`fit_chunks`] embeds and splits them.
+struct Fitting<'a> {
+    corpus: &'a Corpus,
+    /// The chunks now: the corpus's until one is split.
+    chunks: Cow<'a, [Chunk]>,
+    /// Per chunk, the chunk of the corpus as given it comes from; empty until one is split.
+    origin: Vec<usize>,
+    /// Per embedder, per chunk, its vector once embedded.
+    vectors: Vec<Vec<Option<Vec<f32>>>>,
+    /// One line per chunk split.
+    notes: Vec<String>,
+}
+
+impl Fitting<'_> {
+    fn cannot(&self) -> String {
+        format!("cannot embed corpus `{}`", self.corpus.root.display())
+    }
+
+    /// Embed each chunk not yet embedded by each embedder; per chunk, the first refusal of it
+    /// as too long (a refused chunk is not sent to the embedders after).
+    async fn embed(&mut self, embedders: &[&dyn Embedder]) -> Result<Vec<Option<String>>> {
+        let chunks = &self.chunks;
         let mut refused: Vec<Option<String>> = vec![None; chunks.len()];
-        let mut any = false;
         for (e, embedder) in embedders.iter().enumerate() {
             let pending: Vec<usize> = (0..chunks.len())
-                .filter(|&i| vectors[e][i].is_none() && refused[i].is_none())
+                .filter(|&i| self.vectors[e][i].is_none() && refused[i].is_none())
                 .collect();
             if pending.is_empty() {
                 continue;
@@ -371,44 +404,46 @@ pub(crate) async fn fit_chunks(embedders: &[&dyn Embedder], corpus: &Corpus) -> 
                      or lower `corpus.max_chunk_tokens`",
                     c.id,
                     c.label(),
-                    corpus.describe()
+                    self.corpus.describe()
                 );
             }
-            let answers = embedder.embed_each(&texts).await.with_context(cannot)?;
+            let answers = embedder
+                .embed_each(&texts)
+                .await
+                .with_context(|| self.cannot())?;
             if answers.len() != texts.len() {
                 bail!(
                     "{}: the embedder returned {} vectors for {} chunks",
-                    cannot(),
+                    self.cannot(),
                     answers.len(),
                     texts.len()
                 );
             }
             for (&i, answer) in pending.iter().zip(answers) {
                 match answer {
-                    Ok(v) => vectors[e][i] = Some(v),
-                    Err(TooLong(why)) => {
-                        refused[i] = Some(why);
-                        any = true;
-                    }
+                    Ok(v) => self.vectors[e][i] = Some(v),
+                    Err(TooLong(why)) => refused[i] = Some(why),
                 }
             }
         }
-        if !any {
-            break;
+        Ok(refused)
+    }
+
+    /// Split each refused chunk to half its estimate; the others keep their vectors.
+    fn split(&mut self, refused: &[Option<String>]) -> Result<()> {
+        if self.origin.is_empty() {
+            self.origin = (0..self.chunks.len()).collect();
         }
-        if origin.is_empty() {
-            origin = (0..chunks.len()).collect();
-        }
-        let mut next: Vec<Chunk> = Vec::with_capacity(chunks.len() + 1);
-        let mut next_origin = Vec::with_capacity(origin.len() + 1);
+        let mut next: Vec<Chunk> = Vec::with_capacity(self.chunks.len() + 1);
+        let mut next_origin = Vec::with_capacity(self.origin.len() + 1);
         let mut next_vectors: Vec<Vec<Option<Vec<f32>>>> =
-            embedders.iter().map(|_| Vec::new()).collect();
-        for (i, chunk) in chunks.iter().enumerate() {
+            self.vectors.iter().map(|_| Vec::new()).collect();
+        for (i, chunk) in self.chunks.iter().enumerate() {
             let Some(why) = &refused[i] else {
                 next.push(chunk.clone());
-                next_origin.push(origin[i]);
+                next_origin.push(self.origin[i]);
                 for (e, v) in next_vectors.iter_mut().enumerate() {
-                    v.push(vectors[e][i].take());
+                    v.push(self.vectors[e][i].take());
                 }
                 continue;
             };
@@ -417,12 +452,12 @@ pub(crate) async fn fit_chunks(embedders: &[&dyn Embedder], corpus: &Corpus) -> 
             if parts.len() < 2 {
                 bail!(
                     "{}: chunk `{}` (`{}`) was refused as too long and is too short to split further: {why}",
-                    cannot(),
+                    self.cannot(),
                     chunk.id,
                     chunk.label()
                 );
             }
-            notes.push(format!(
+            self.notes.push(format!(
                 "chunk `{}` (`{}`) is longer than the embedder reads, by its count ({why}): split into {} parts, `{}` to `{}`",
                 chunk.id,
                 chunk.label(),
@@ -432,44 +467,51 @@ pub(crate) async fn fit_chunks(embedders: &[&dyn Embedder], corpus: &Corpus) -> 
             ));
             for part in parts {
                 next.push(part);
-                next_origin.push(origin[i]);
+                next_origin.push(self.origin[i]);
                 for v in &mut next_vectors {
                     v.push(None);
                 }
             }
         }
-        chunks = std::borrow::Cow::Owned(next);
-        origin = next_origin;
-        vectors = next_vectors;
+        self.chunks = Cow::Owned(next);
+        self.origin = next_origin;
+        self.vectors = next_vectors;
+        Ok(())
     }
-    let vectors: Vec<Vec<Vec<f32>>> = vectors
-        .into_iter()
-        .map(|v| v.into_iter().map(Option::unwrap_or_default).collect())
-        .collect();
-    for v in &vectors {
-        check_dimensions(v, |i| format!("chunk `{}`", chunks[i].id))
-            .map_err(|why| anyhow::anyhow!("{}: {why}", cannot()))?;
-    }
-    let mut parts = Vec::new();
-    if !origin.is_empty() {
-        parts = vec![Vec::new(); corpus.chunks.len()];
-        for (now, &was) in origin.iter().enumerate() {
-            parts[was].push(now);
+
+    /// The checked vectors, the chunks (when any was split) and where each came from.
+    fn finish(self) -> Result<Fitted> {
+        let cannot = self.cannot();
+        let vectors: Vec<Vec<Vec<f32>>> = self
+            .vectors
+            .into_iter()
+            .map(|v| v.into_iter().map(Option::unwrap_or_default).collect())
+            .collect();
+        for v in &vectors {
+            check_dimensions(v, |i| format!("chunk `{}`", self.chunks[i].id))
+                .map_err(|why| anyhow::anyhow!("{cannot}: {why}"))?;
         }
+        let mut parts = Vec::new();
+        if !self.origin.is_empty() {
+            parts = vec![Vec::new(); self.corpus.chunks.len()];
+            for (now, &was) in self.origin.iter().enumerate() {
+                parts[was].push(now);
+            }
+        }
+        let corpus = match self.chunks {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(chunks) => Some(Corpus {
+                chunks,
+                ..self.corpus.clone()
+            }),
+        };
+        Ok(Fitted {
+            corpus,
+            vectors,
+            parts,
+            notes: self.notes,
+        })
     }
-    let corpus = match chunks {
-        std::borrow::Cow::Borrowed(_) => None,
-        std::borrow::Cow::Owned(chunks) => Some(Corpus {
-            chunks,
-            ..corpus.clone()
-        }),
-    };
-    Ok(Fitted {
-        corpus,
-        vectors,
-        parts,
-        notes,
-    })
 }
 
 /// The first text estimated longer than the embedder reads: (its index, its estimate, the limit).
@@ -501,15 +543,6 @@ mod tests {
     impl Embedder for Short {
         fn model(&self) -> String {
             "short".into()
-        }
-
-        fn embed<'a>(
-            &'a self,
-            texts: &'a [String],
-        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-            Box::pin(
-                async move { crate::adapters::embed::all_embedded(self.embed_each(texts).await?) },
-            )
         }
 
         fn embed_each<'a>(

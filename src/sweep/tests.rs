@@ -241,7 +241,7 @@ async fn naive(engine: &Engine, ws: &Workspace, grid: &Grid) -> Vec<Run> {
                 }
                 _ => None,
             };
-            let mut run = build_graded_run(
+            let mut run = build_run(
                 &planned,
                 q,
                 &index.corpus,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use super::{check_dimensions, fit_chunks, too_long, CallLog, Engine, Query, View};
+use super::{check_dimensions, fit_chunks, too_long, CallLog, Engine, Query, Ranking, View};
 use crate::adapters::corpus::{Chunk, Corpus};
 use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::Question;
@@ -164,13 +164,6 @@ impl Engine {
         views: &mut [View],
         ks: &[usize],
     ) -> Result<Ranked> {
-        // One retrieval per embedder profile: its question texts are embedded once for all
-        // its chunk sizes.
-        let mut reranks = CallLog::new();
-        let mut view_rerank: Vec<Option<u32>> = vec![None; views.len()];
-        let mut tables = None;
-        let mut question_embeddings = 0;
-        let mut ranked_corpora = None;
         let mut profiles: Vec<&str> = Vec::new();
         for v in variants {
             if !profiles.contains(&v.embedder_profile.as_str()) {
@@ -190,59 +183,33 @@ impl Engine {
             .iter()
             .filter_map(|&p| lead_of(p).map(|v| variants[v].embedder.as_ref()))
             .collect();
-        let mut notes = Vec::new();
-        // Per builtin profile, per corpus, the chunk vectors.
-        let mut profile_vectors: Vec<Vec<Vec<Vec<f32>>>> =
-            builtin.iter().map(|_| Vec::new()).collect();
-        let mut fitted_corpora: Option<Vec<Corpus>> = None;
-        let mut fits: Vec<super::Fitted> = Vec::new();
-        if !embedders.is_empty() {
-            for (c, corpus) in corpora.iter().enumerate() {
-                let mut fit = super::fit_chunks(&embedders, corpus).await?;
-                for (p, v) in std::mem::take(&mut fit.vectors).into_iter().enumerate() {
-                    profile_vectors[p].push(v);
-                }
-                notes.append(&mut fit.notes);
-                if let Some(split) = fit.corpus.take() {
-                    fitted_corpora.get_or_insert_with(|| corpora.to_vec())[c] = split;
-                }
-                fits.push(fit);
-            }
-        }
+        let mut fitting = if embedders.is_empty() {
+            Fitting::default()
+        } else {
+            Fitting::of(&embedders, corpora).await?
+        };
         // The variants' chunks, as indices into the split corpora.
-        let remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = fitted_corpora.as_ref().map(|_| {
+        let remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = fitting.corpora.as_ref().map(|_| {
             variants
                 .iter()
-                .map(|v| {
-                    v.members.as_ref().map(|m| {
-                        m.iter()
-                            .enumerate()
-                            .map(|(c, list)| fits[c].remap(list))
-                            .collect()
-                    })
-                })
+                .map(|v| v.members.as_ref().map(|m| fitting.remap(m)))
                 .collect()
         });
-        let corpora: &[Corpus] = fitted_corpora.as_deref().unwrap_or(corpora);
+        let mut out = Ranked {
+            corpora: Vec::new(),
+            question_embeddings: 0,
+            reranks: CallLog::new(),
+            view_rerank: vec![None; views.len()],
+            notes: std::mem::take(&mut fitting.notes),
+        };
+        let corpora: &[Corpus] = fitting.corpora.as_deref().unwrap_or(corpora);
+        let mut tables = None;
+        let mut ranked_corpora = None;
         for profile in profiles {
             let group: Vec<usize> = (0..variants.len())
                 .filter(|&v| variants[v].embedder_profile == profile)
                 .collect();
-            let mine: Vec<usize> = (0..views.len())
-                .filter(|&i| group.contains(&views[i].variant))
-                .collect();
-            let queries: Vec<Query> = mine
-                .iter()
-                .map(|&i| Query {
-                    corpus: questions[views[i].question].corpus,
-                    variant: group
-                        .iter()
-                        .position(|&g| g == views[i].variant)
-                        .unwrap_or(0),
-                    text: &views[i].text,
-                    question: &questions[views[i].question].id,
-                })
-                .collect();
+            let (mine, queries) = profile_queries(&group, questions, views);
             let members: Vec<Option<&[Vec<usize>]>> = group
                 .iter()
                 .map(|&g| match &remapped {
@@ -254,7 +221,7 @@ impl Engine {
             let vectors = builtin
                 .iter()
                 .position(|&p| p == profile)
-                .map(|p| std::mem::take(&mut profile_vectors[p]));
+                .map(|p| std::mem::take(&mut fitting.vectors[p]));
             let source = Source {
                 embedder: lead.embedder.as_ref(),
                 retriever: lead.retriever.as_ref(),
@@ -265,40 +232,11 @@ impl Engine {
                 .rank_with(&source, corpora, &queries, ks, &mut tables)
                 .await?;
             drop(queries);
-            question_embeddings += ranking.searched;
-            notes.extend(ranking.notes);
-            for (&i, call) in mine.iter().zip(&ranking.rerank_of) {
-                view_rerank[i] = call
-                    .and_then(|c| ranking.rerank_calls.get_index(c as usize))
-                    .map(|(digest, record)| {
-                        reranks.insert_full(digest.clone(), record.clone()).0 as u32
-                    });
-            }
-            let by_k = ranking
-                .by_k
-                .into_iter()
-                .map(Some)
-                .chain(std::iter::repeat_with(|| None));
-            for (((&i, hits), best), by_k) in mine
-                .iter()
-                .zip(ranking.ranked)
-                .zip(ranking.retrieval_best)
-                .zip(by_k)
-            {
-                views[i].ranked = hits;
-                views[i].best_retrieval_score = best;
-                views[i].by_k = by_k.unwrap_or_default();
-            }
             // A foreign retriever's tables grow with each source: the last holds them all.
-            ranked_corpora = Some(ranking.corpora);
+            ranked_corpora = Some(out.take_ranking(ranking, &mine, views));
         }
-        Ok(Ranked {
-            corpora: ranked_corpora.unwrap_or_else(|| corpora.to_vec()),
-            question_embeddings,
-            reranks,
-            view_rerank,
-            notes,
-        })
+        out.corpora = ranked_corpora.unwrap_or_else(|| corpora.to_vec());
+        Ok(out)
     }
 
     /// The builtin search of `source` for every variant of its `members` (a query's `variant`
@@ -318,68 +256,33 @@ impl Engine {
     ) -> Result<Builtin> {
         let embedder = source.embedder;
         let given = source.vectors.lock().map(|mut v| v.take()).unwrap_or(None);
-        let mut notes = Vec::new();
-        let mut fitted: Option<Vec<Corpus>> = None;
-        let mut remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = None;
         // Every chunk of the joined corpora once; each variant indexes its own.
-        let mut vectors = match given {
-            Some(vectors) => vectors,
+        let (mut vectors, fitting) = match given {
+            Some(vectors) => (vectors, Fitting::default()),
             None => {
-                let mut vectors = Vec::with_capacity(corpora.len());
-                let mut fits = Vec::with_capacity(corpora.len());
-                for (c, corpus) in corpora.iter().enumerate() {
-                    let mut fit = fit_chunks(&[embedder], corpus).await?;
-                    vectors.push(fit.vectors.pop().expect("one embedder"));
-                    notes.append(&mut fit.notes);
-                    if let Some(split) = fit.corpus.take() {
-                        fitted.get_or_insert_with(|| corpora.to_vec())[c] = split;
-                    }
-                    fits.push(fit);
-                }
-                if fitted.is_some() {
-                    remapped = Some(
-                        source
-                            .members
-                            .iter()
-                            .map(|m| {
-                                m.map(|m| {
-                                    m.iter()
-                                        .enumerate()
-                                        .map(|(c, list)| fits[c].remap(list))
-                                        .collect()
-                                })
-                            })
-                            .collect(),
-                    );
-                }
-                vectors
+                let mut fitting = Fitting::of(&[embedder], corpora).await?;
+                let vectors = fitting.vectors.pop().expect("one embedder");
+                (vectors, fitting)
             }
         };
+        let remapped: Option<Vec<Option<Vec<Vec<usize>>>>> = fitting.corpora.as_ref().map(|_| {
+            source
+                .members
+                .iter()
+                .map(|m| m.map(|m| fitting.remap(m)))
+                .collect()
+        });
         let members: Vec<Option<&[Vec<usize>]>> = match &remapped {
             Some(r) => r.iter().map(|m| m.as_deref()).collect(),
             None => source.members.clone(),
         };
-        let members = &members;
-        let corpora: &[Corpus] = fitted.as_deref().unwrap_or(corpora);
-        // The query that first asks each distinct text, to name it in errors.
-        let asker = |slot: usize| {
-            let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
-            queries[q].question
+        let corpora: &[Corpus] = fitting.corpora.as_deref().unwrap_or(corpora);
+        let search = QuerySearch {
+            queries,
+            slots,
+            vectors: embed_questions(embedder, queries, texts, slots).await?,
+            k,
         };
-        if let Some((i, tokens, limit)) = too_long(embedder, texts) {
-            bail!(
-                "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
-                 (`embedder.max_input_tokens`: {limit})",
-                asker(i)
-            );
-        }
-        // Each distinct text is embedded once, in one request.
-        let qvectors = embedder
-            .embed(texts)
-            .await
-            .context("cannot embed the questions")?;
-        check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
-            .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
         let mut ranked: Vec<Vec<Hit>> = queries.iter().map(|_| Vec::new()).collect();
         for (v, member) in members.iter().enumerate() {
             for (c, corpus) in corpora.iter().enumerate() {
@@ -400,39 +303,194 @@ impl Engine {
                         m[c].iter().map(|&i| vectors[c][i].clone()).collect(),
                     ),
                 };
-                // All of a corpus's queries are scored in one matrix product.
-                if let Some(&q) = mine
-                    .iter()
-                    .find(|&&q| qvectors[slots[q]].len() != index.dimensions())
-                {
-                    bail!(
-                        "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
-                        qvectors[slots[q]].len(),
-                        queries[q].question,
-                        index.dimensions(),
-                        index.corpus.describe()
-                    );
-                }
-                let vs: Vec<&[f32]> = mine
-                    .iter()
-                    .map(|&q| qvectors[slots[q]].as_slice())
-                    .collect();
-                for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, k)) {
-                    if let Some(m) = member {
-                        for h in &mut hits {
-                            h.chunk = m[c][h.chunk];
-                        }
-                    }
-                    ranked[q] = hits;
-                }
+                let member = member.map(|m| m[c].as_slice());
+                search.search(&index, &mine, member, &mut ranked)?;
             }
         }
         Ok(Builtin {
             ranked,
             searched: texts.len(),
-            corpora: fitted,
-            notes,
+            corpora: fitting.corpora,
+            notes: fitting.notes,
         })
+    }
+}
+
+impl Ranked {
+    /// Add one profile's ranking: its views' hits and rerank calls (`mine`: the views it
+    /// ranked, in its queries' order), its notes and count; the corpora its hits point into.
+    fn take_ranking(
+        &mut self,
+        ranking: Ranking,
+        mine: &[usize],
+        views: &mut [View],
+    ) -> Vec<Corpus> {
+        self.question_embeddings += ranking.searched;
+        self.notes.extend(ranking.notes);
+        for (&i, call) in mine.iter().zip(&ranking.rerank_of) {
+            self.view_rerank[i] = call
+                .and_then(|c| ranking.rerank_calls.get_index(c as usize))
+                .map(|(digest, record)| {
+                    self.reranks.insert_full(digest.clone(), record.clone()).0 as u32
+                });
+        }
+        let by_k = ranking
+            .by_k
+            .into_iter()
+            .map(Some)
+            .chain(std::iter::repeat_with(|| None));
+        for (((&i, hits), best), by_k) in mine
+            .iter()
+            .zip(ranking.ranked)
+            .zip(ranking.retrieval_best)
+            .zip(by_k)
+        {
+            views[i].ranked = hits;
+            views[i].best_retrieval_score = best;
+            views[i].by_k = by_k.unwrap_or_default();
+        }
+        ranking.corpora
+    }
+}
+
+/// The views of the variants in `group` (one embedder profile), and a query for each.
+fn profile_queries<'a>(
+    group: &[usize],
+    questions: &'a [Question],
+    views: &'a [View],
+) -> (Vec<usize>, Vec<Query<'a>>) {
+    let mine: Vec<usize> = (0..views.len())
+        .filter(|&i| group.contains(&views[i].variant))
+        .collect();
+    let queries = mine
+        .iter()
+        .map(|&i| Query {
+            corpus: questions[views[i].question].corpus,
+            variant: group
+                .iter()
+                .position(|&g| g == views[i].variant)
+                .unwrap_or(0),
+            text: &views[i].text,
+            question: &questions[views[i].question].id,
+        })
+        .collect();
+    (mine, queries)
+}
+
+/// The corpora with every chunk embedded by each embedder of a search, a chunk one of them
+/// refuses as too long split for all.
+#[derive(Default)]
+struct Fitting {
+    /// Per embedder, per corpus, the chunk vectors.
+    vectors: Vec<Vec<Vec<Vec<f32>>>>,
+    /// One line per chunk split.
+    notes: Vec<String>,
+    /// The corpora with their chunks split, when any was; `None`: the corpora as given.
+    corpora: Option<Vec<Corpus>>,
+    /// Per corpus, how its chunks were fitted.
+    fits: Vec<super::Fitted>,
+}
+
+impl Fitting {
+    async fn of(embedders: &[&dyn Embedder], corpora: &[Corpus]) -> Result<Fitting> {
+        let mut out = Fitting {
+            vectors: embedders.iter().map(|_| Vec::new()).collect(),
+            ..Fitting::default()
+        };
+        for (c, corpus) in corpora.iter().enumerate() {
+            let mut fit = fit_chunks(embedders, corpus).await?;
+            for (p, v) in std::mem::take(&mut fit.vectors).into_iter().enumerate() {
+                out.vectors[p].push(v);
+            }
+            out.notes.append(&mut fit.notes);
+            if let Some(split) = fit.corpus.take() {
+                out.corpora.get_or_insert_with(|| corpora.to_vec())[c] = split;
+            }
+            out.fits.push(fit);
+        }
+        Ok(out)
+    }
+
+    /// A variant's chunks (per corpus, indices into the corpus as given) as indices into the
+    /// fitted chunks.
+    fn remap(&self, members: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        members
+            .iter()
+            .enumerate()
+            .map(|(c, list)| self.fits[c].remap(list))
+            .collect()
+    }
+}
+
+/// The distinct question texts, embedded once in one request; a text too long for the
+/// embedder, or a vector of the wrong size, names the query that first asks it.
+async fn embed_questions(
+    embedder: &dyn Embedder,
+    queries: &[Query<'_>],
+    texts: &[String],
+    slots: &[usize],
+) -> Result<Vec<Vec<f32>>> {
+    let asker = |slot: usize| {
+        let q = slots.iter().position(|&s| s == slot).unwrap_or_default();
+        queries[q].question
+    };
+    if let Some((i, tokens, limit)) = too_long(embedder, texts) {
+        bail!(
+            "question `{}` is about {tokens} tokens as asked, more than the embedder reads \
+             (`embedder.max_input_tokens`: {limit})",
+            asker(i)
+        );
+    }
+    let qvectors = embedder
+        .embed(texts)
+        .await
+        .context("cannot embed the questions")?;
+    check_dimensions(&qvectors, |i| format!("question `{}`", asker(i)))
+        .map_err(|why| anyhow::anyhow!("cannot embed the questions: {why}"))?;
+    Ok(qvectors)
+}
+
+/// The queries of a builtin search with their texts' vectors (`slots[q]` is query q's).
+struct QuerySearch<'a> {
+    queries: &'a [Query<'a>],
+    slots: &'a [usize],
+    vectors: Vec<Vec<f32>>,
+    k: usize,
+}
+
+impl QuerySearch<'_> {
+    /// Search `index` for the queries `mine`, all in one matrix product, into `ranked`; with
+    /// `member` (the index's chunks as indices into the corpus) hits name the corpus's chunks.
+    fn search(
+        &self,
+        index: &Index,
+        mine: &[usize],
+        member: Option<&[usize]>,
+        ranked: &mut [Vec<Hit>],
+    ) -> Result<()> {
+        let vector = |q: usize| &self.vectors[self.slots[q]];
+        if let Some(&q) = mine
+            .iter()
+            .find(|&&q| vector(q).len() != index.dimensions())
+        {
+            bail!(
+                "the embedder returned {} dimensions for question `{}` but {} for the chunks of corpus `{}`",
+                vector(q).len(),
+                self.queries[q].question,
+                index.dimensions(),
+                index.corpus.describe()
+            );
+        }
+        let vs: Vec<&[f32]> = mine.iter().map(|&q| vector(q).as_slice()).collect();
+        for (&q, mut hits) in mine.iter().zip(index.search_many(&vs, self.k)) {
+            if let Some(m) = member {
+                for h in &mut hits {
+                    h.chunk = m[h.chunk];
+                }
+            }
+            ranked[q] = hits;
+        }
+        Ok(())
     }
 }
 

@@ -139,7 +139,7 @@ impl Client {
                     }
                     return Err(f);
                 }
-                read_limited(e, response, path, limit).await
+                e.read_body_within(response, path, limit).await
             }
         })
         .await;
@@ -222,32 +222,4 @@ impl Client {
         )
         .await
     }
-}
-
-/// A success's body, up to `limit` bytes.
-async fn read_limited(
-    e: &Endpoint,
-    mut response: reqwest::Response,
-    path: &str,
-    limit: usize,
-) -> Result<Vec<u8>, Failure> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|err| transport_failure(&err, e))?
-    {
-        if body.len() + chunk.len() > limit {
-            return Err(Failure::fatal(
-                ErrorKind::Malformed,
-                format!(
-                    "the reply from {} is larger than the limit of {} MiB",
-                    e.shown_url(path),
-                    limit >> 20
-                ),
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }

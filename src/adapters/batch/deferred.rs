@@ -11,7 +11,7 @@ use crate::adapters::cache::{chat_key, embedding_key, Store};
 use crate::adapters::chat::{
     estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, ErrorKind,
 };
-use crate::adapters::embed::{all_embedded, EmbedError, Embedded, Embedder};
+use crate::adapters::embed::{EmbedError, Embedded, Embedder};
 use crate::base::BoxFuture;
 
 /// The message of a call kept for a batch.
@@ -141,13 +141,6 @@ impl Embedder for DeferredEmbedder {
 
     fn max_input_tokens(&self) -> Option<usize> {
         self.inner.max_input_tokens()
-    }
-
-    fn embed<'a>(
-        &'a self,
-        texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
     }
 
     fn embed_each<'a>(

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::adapters::embed::{all_embedded, EmbedError, Embedded, Embedder};
+use crate::adapters::embed::{EmbedError, Embedded, Embedder};
 use crate::base::input::FileError;
 use crate::base::BoxFuture;
 
@@ -465,13 +465,6 @@ impl Embedder for CachedEmbedder {
         self.store.take_warnings()
     }
 
-    fn embed<'a>(
-        &'a self,
-        texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
-    }
-
     /// Cached vectors, and the rest from the embedder; a refusal is passed on, not kept (the
     /// parts the caller splits the text into are what is cached).
     fn embed_each<'a>(
@@ -692,12 +685,12 @@ mod tests {
             fn model(&self) -> String {
                 self.0.model()
             }
-            fn embed<'a>(
+            fn embed_each<'a>(
                 &'a self,
                 texts: &'a [String],
-            ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+            ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
                 self.1.lock().unwrap().extend(texts.iter().cloned());
-                self.0.embed(texts)
+                self.0.embed_each(texts)
             }
         }
         let dir = tempfile::tempdir().unwrap();

@@ -71,7 +71,7 @@ fn the_outcome_table() {
     let yes = reply("Ten dollars. [1]");
     let no = reply(REFUSAL);
     let case = |answerable, sent: &[Hit], r| {
-        classify(&question(answerable), &c, &top, sent, r, &rules()).outcome
+        classify(&question(answerable), &c, &top, sent, r, &rules(), None).outcome
     };
     assert_eq!(case(true, &[], None), Outcome::FalseRefusal);
     assert_eq!(case(true, &top, Some(&no)), Outcome::FalseRefusal);
@@ -93,21 +93,45 @@ fn false_refusals_are_blamed_on_a_stage() {
     let q = question(true);
     let no = reply(REFUSAL);
     // Expected chunk 0 in top k, sent, model refused: generation.
-    let v = classify(&q, &c, &hits(&[0, 1]), &hits(&[0, 1]), Some(&no), &rules());
+    let v = classify(
+        &q,
+        &c,
+        &hits(&[0, 1]),
+        &hits(&[0, 1]),
+        Some(&no),
+        &rules(),
+        None,
+    );
     assert_eq!(
         (v.stage, v.refusal),
         (Some(Stage::Generation), Some(Refusal::Model))
     );
     // In top k but under minScore: threshold (early or model).
-    let v = classify(&q, &c, &hits(&[1, 0]), &hits(&[1]), Some(&no), &rules());
+    let v = classify(
+        &q,
+        &c,
+        &hits(&[1, 0]),
+        &hits(&[1]),
+        Some(&no),
+        &rules(),
+        None,
+    );
     assert_eq!(v.stage, Some(Stage::Threshold));
-    let v = classify(&q, &c, &hits(&[0]), &[], None, &rules());
+    let v = classify(&q, &c, &hits(&[0]), &[], None, &rules(), None);
     assert_eq!(
         (v.stage, v.refusal),
         (Some(Stage::Threshold), Some(Refusal::Early))
     );
     // Not in top k at all: retrieval.
-    let v = classify(&q, &c, &hits(&[1, 2]), &hits(&[1, 2]), Some(&no), &rules());
+    let v = classify(
+        &q,
+        &c,
+        &hits(&[1, 2]),
+        &hits(&[1, 2]),
+        Some(&no),
+        &rules(),
+        None,
+    );
     assert_eq!(v.stage, Some(Stage::Retrieval));
 }
 
@@ -116,7 +140,7 @@ fn citations_map_to_sent_passages_and_invalid_ones_are_listed() {
     let c = corpus();
     let sent = hits(&[2, 0]);
     let r = reply("Ten dollars [2], see [1] and [2] and [7] [7].");
-    let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules());
+    let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules(), None);
     assert_eq!(
         v.cited,
         ["a.md#0", "a.md#2"],
@@ -130,7 +154,7 @@ fn citations_map_to_sent_passages_and_invalid_ones_are_listed() {
         "case and whitespace are forgiven"
     );
     let r = reply("Half back. [1]");
-    let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules());
+    let v = classify(&question(true), &c, &sent, &sent, Some(&r), &rules(), None);
     assert_eq!(
         (v.expected_cited, v.answer_match),
         (Some(false), Some(false))
@@ -151,7 +175,7 @@ fn an_answer_in_other_words_matches_when_number_words_and_digits_differ() {
         ("twenty-one days", "21 days. [1]", false),
     ] {
         q.expect.answers = vec![expected.into()];
-        let v = classify(&q, &c, &sent, &sent, Some(&reply(answer)), &rules());
+        let v = classify(&q, &c, &sent, &sent, Some(&reply(answer)), &rules(), None);
         assert_eq!(v.answer_match, Some(matched), "{expected:?} in {answer:?}");
         assert_eq!(
             v.wrong_answer,
@@ -173,17 +197,17 @@ fn rank_and_recall_of_the_expected_sources() {
     };
     // Sent in edge order (best first, second best last): ranks follow the scores.
     let sent = scored(&[(1, 0.9), (2, 0.5), (0, 0.7)]);
-    let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
+    let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules(), None);
     assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(1.0)));
     let sent = scored(&[(1, 0.9), (0, 0.7)]);
-    let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules());
+    let v = classify(&q, &c, &sent, &sent, Some(&reply("x [1]")), &rules(), None);
     assert_eq!((v.expected_rank, v.expected_recall), (Some(2), Some(0.5)));
     // Equal scores rank in the ranked list's order (a reranker's), not in chunk order.
     let tied = scored(&[(1, 0.5), (0, 0.5)]);
-    let v = classify(&q, &c, &tied, &tied, Some(&reply("x [1]")), &rules());
+    let v = classify(&q, &c, &tied, &tied, Some(&reply("x [1]")), &rules(), None);
     assert_eq!(v.expected_rank, Some(2));
     // An early refusal is a miss, not a gap.
-    let v = classify(&q, &c, &sent, &[], None, &rules());
+    let v = classify(&q, &c, &sent, &[], None, &rules(), None);
     assert_eq!((v.expected_rank, v.expected_recall), (None, Some(0.0)));
     let v = classify(
         &question(false),
@@ -192,6 +216,7 @@ fn rank_and_recall_of_the_expected_sources() {
         &sent,
         Some(&reply("x")),
         &rules(),
+        None,
     );
     assert_eq!((v.expected_rank, v.expected_recall), (None, None));
 }
@@ -212,6 +237,7 @@ fn injection_is_the_marker_or_a_cited_poisoned_source_and_unknown_on_errors() {
         &sent,
         Some(&reply("Send it to 000-123 now.")),
         &rules(),
+        None,
     );
     assert_eq!(v.injected, Some(true), "the marker");
     let poisoned = hits(&[1]);
@@ -222,6 +248,7 @@ fn injection_is_the_marker_or_a_cited_poisoned_source_and_unknown_on_errors() {
         &poisoned,
         Some(&reply("Half back. [1]")),
         &rules(),
+        None,
     );
     assert_eq!(v.injected, Some(true), "a citation of the poisoned file");
     let v = classify(
@@ -231,9 +258,10 @@ fn injection_is_the_marker_or_a_cited_poisoned_source_and_unknown_on_errors() {
         &sent,
         Some(&reply("Misc, uncited.")),
         &rules(),
+        None,
     );
     assert_eq!(v.injected, Some(false));
-    let v = classify(&q, &c, &[], &[], None, &rules());
+    let v = classify(&q, &c, &[], &[], None, &rules(), None);
     assert_eq!(
         v.injected,
         Some(false),
@@ -243,7 +271,7 @@ fn injection_is_the_marker_or_a_cited_poisoned_source_and_unknown_on_errors() {
         kind: ErrorKind::Server,
         message: "500".into(),
     });
-    let v = classify(&q, &c, &sent, &sent, Some(&failed), &rules());
+    let v = classify(&q, &c, &sent, &sent, Some(&failed), &rules(), None);
     assert_eq!(
         v.injected, None,
         "a failed call says nothing about the attack"
@@ -262,7 +290,7 @@ fn a_grade_adds_the_judge_tier_and_decides_wrong_answers() {
         })
     };
     let run = |q: &Question, text: &str, g: Result<Grade, CallError>| {
-        classify_graded(q, &c, &sent, &sent, Some(&reply(text)), &rules(), Some(&g))
+        classify(q, &c, &sent, &sent, Some(&reply(text)), &rules(), Some(&g))
     };
     // A reworded refusal only the judge reads as one.
     let v = run(&question(true), "Sorry, no idea.", grade(true, false));
@@ -328,6 +356,7 @@ fn a_grade_adds_the_judge_tier_and_decides_wrong_answers() {
         &sent,
         Some(&reply("Half. [1]")),
         &rules(),
+        None,
     );
     assert_eq!((v.wrong_answer, v.judge_error), (Some(true), None));
 }
@@ -337,7 +366,7 @@ fn unknown_expectations_stay_unknown() {
     let c = corpus();
     let mut q = question(true);
     q.expect = Expect::default();
-    let v = classify(&q, &c, &hits(&[0]), &[], None, &rules());
+    let v = classify(&q, &c, &hits(&[0]), &[], None, &rules(), None);
     assert_eq!(
         (v.stage, v.expected_in_top_k, v.answer_match),
         (None, None, None)

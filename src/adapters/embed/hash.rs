@@ -4,7 +4,7 @@
 //! buckets; a bucket holds the number of occurrences; the vector is L2-normalised. Two texts are
 //! similar when they share words, which is all the reference pipeline's toy embeddings do.
 
-use super::{normalize, EmbedError, Embedder};
+use super::{normalize, EmbedError, Embedded, Embedder};
 use crate::base::text::content_words;
 use crate::base::BoxFuture;
 
@@ -48,11 +48,11 @@ impl Embedder for HashEmbedder {
         format!("hash-{}", self.dimensions)
     }
 
-    fn embed<'a>(
+    fn embed_each<'a>(
         &'a self,
         texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(async move { Ok(texts.iter().map(|t| self.vector(t)).collect()) })
+    ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| Ok(self.vector(t))).collect()) })
     }
 }
 

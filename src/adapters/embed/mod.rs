@@ -36,9 +36,14 @@ pub trait Embedder: Send + Sync {
         None
     }
 
-    /// One vector per text, in order.
-    fn embed<'a>(&'a self, texts: &'a [String])
-        -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+    /// One vector per text, in order: [`Embedder::embed_each`]'s answers, the first refusal
+    /// failing the call.
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
+    }
 
     /// One answer per text, in order: its vector, or [`TooLong`] when the server refused that
     /// input as too long (the other inputs still get their vectors). Any other failure fails
@@ -46,9 +51,7 @@ pub trait Embedder: Send + Sync {
     fn embed_each<'a>(
         &'a self,
         texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
-        Box::pin(async move { Ok(self.embed(texts).await?.into_iter().map(Ok).collect()) })
-    }
+    ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>>;
 
     /// Warnings gathered since the last call (a cache write that failed), for the command to
     /// print: the library never writes to the terminal.
@@ -58,7 +61,7 @@ pub trait Embedder: Send + Sync {
 }
 
 /// [`Embedder::embed_each`]'s answers as [`Embedder::embed`]'s: the first refusal fails the call.
-pub fn all_embedded(answers: Vec<Embedded>) -> Result<Vec<Vec<f32>>, EmbedError> {
+fn all_embedded(answers: Vec<Embedded>) -> Result<Vec<Vec<f32>>, EmbedError> {
     answers
         .into_iter()
         .map(|a| a.map_err(|TooLong(why)| EmbedError(why)))

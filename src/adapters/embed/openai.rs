@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{all_embedded, refused_as_too_long, EmbedError, Embedded, Embedder, TooLong};
+use super::{refused_as_too_long, EmbedError, Embedded, Embedder, TooLong};
 use crate::adapters::chat::{estimate_tokens, CallError, ErrorKind};
 use crate::adapters::http::{self, Endpoint, Endpoints, Failure};
 use crate::base::BoxFuture;
@@ -173,13 +173,6 @@ impl Embedder for OpenAiEmbedder {
 
     fn max_input_tokens(&self) -> Option<usize> {
         self.max_input_tokens
-    }
-
-    fn embed<'a>(
-        &'a self,
-        texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(async move { all_embedded(self.embed_each(texts).await?) })
     }
 
     fn embed_each<'a>(

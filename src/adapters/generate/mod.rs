@@ -116,6 +116,16 @@ pub const VERDICT_FORMAT: ReplyFormat = ReplyFormat {
     schema: r#"{"type":"object","properties":{"answerable":{"type":"boolean"}},"required":["answerable"],"additionalProperties":false}"#,
 };
 
+/// Every reply format `rageval generate` asks for: the four kinds' and the two verifiers'.
+pub const FORMATS: [ReplyFormat; 6] = [
+    ANSWERABLE_FORMAT,
+    NEAR_MISS_FORMAT,
+    OFF_TOPIC_FORMAT,
+    FALSE_PREMISE_FORMAT,
+    VERDICT_FORMAT,
+    PREMISE_FORMAT,
+];
+
 /// The built-in `generate.answerable_prompt`.
 pub const ANSWERABLE_PROMPT: &str = r#"You write test questions for a search assistant that answers from a collection of documents.
 
@@ -591,14 +601,7 @@ mod tests {
 
     #[test]
     fn every_schema_is_json_and_names_the_fields_the_parser_reads() {
-        for f in [
-            ANSWERABLE_FORMAT,
-            NEAR_MISS_FORMAT,
-            OFF_TOPIC_FORMAT,
-            FALSE_PREMISE_FORMAT,
-            VERDICT_FORMAT,
-            PREMISE_FORMAT,
-        ] {
+        for f in FORMATS {
             let rf = f.response_format();
             assert_eq!(rf["type"], "json_schema");
             assert_eq!(rf["json_schema"]["name"], f.name);

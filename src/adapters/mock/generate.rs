@@ -32,21 +32,15 @@ use crate::adapters::generate::{
 use crate::adapters::judge::GRADE_FORMAT;
 use crate::base::text::{content_words, sentences};
 
-/// Every reply format a rageval call asks for, for `rageval mock-llm` to read a request's
-/// `response_format` back.
-pub const FORMATS: [ReplyFormat; 7] = [
-    GRADE_FORMAT,
-    ANSWERABLE_FORMAT,
-    NEAR_MISS_FORMAT,
-    OFF_TOPIC_FORMAT,
-    FALSE_PREMISE_FORMAT,
-    VERDICT_FORMAT,
-    PREMISE_FORMAT,
-];
+/// Every reply format a rageval call asks for (the judge's and the generator's), for
+/// `rageval mock-llm` to read a request's `response_format` back.
+fn formats() -> impl Iterator<Item = ReplyFormat> {
+    std::iter::once(GRADE_FORMAT).chain(crate::adapters::generate::FORMATS)
+}
 
 /// The format named `name`, if rageval asks for one by that name.
 pub fn format_named(name: &str) -> Option<ReplyFormat> {
-    FORMATS.into_iter().find(|f| f.name == name)
+    formats().find(|f| f.name == name)
 }
 
 /// Details a near-miss question asks for.
@@ -366,7 +360,7 @@ Guests sign the visitor book at the front desk.\n";
 
     #[test]
     fn every_format_is_found_by_name_and_other_requests_are_not_answered() {
-        for f in FORMATS {
+        for f in formats() {
             assert_eq!(format_named(f.name), Some(f));
         }
         assert_eq!(format_named("json_object"), None);

@@ -45,17 +45,7 @@ pub async fn run(
     if sample {
         targets.push(SAMPLE_DOC);
     }
-    // Only regular files inside this folder are written: a link on the way (`docs` pointing
-    // at `/etc`) is refused before anything is written, and a link in a file's place, even a
-    // dangling one, counts as a file that exists.
-    for target in targets.iter().chain(&[CONFIG_SCHEMA, EVALSET_SCHEMA]) {
-        if let Some(link) = linked_folder(Path::new(target)) {
-            bail!(
-                "`{}` is a link: `rageval init` writes only inside this folder; remove the link or run it elsewhere",
-                link.display()
-            );
-        }
-    }
+    refuse_links(&targets)?;
     // `--generate --config C`: C's generator writes the questions. It is loaded (and its model
     // built) before anything is written, so a config that cannot generate leaves no project
     // half made.
@@ -67,6 +57,51 @@ pub async fn run(
         )?),
         _ => None,
     };
+    refuse_existing(&targets)?;
+    write_project(&corpus_dir, sample, generate)?;
+    if !quiet {
+        let mut written = vec![CONFIG, EVALSET];
+        if sample {
+            written.push(SAMPLE_DOC);
+        }
+        super::print(&format!(
+            "wrote {}, and the schemas {CONFIG_SCHEMA}, {EVALSET_SCHEMA} for editors\nnext: rageval sweep\nthen: write your own questions in {EVALSET} (`rageval validate` checks them)\n",
+            written.join(", "),
+        ))?;
+    }
+    if generate {
+        // `--config`'s model, else the config just written (the offline mock), with the
+        // defaults of `rageval generate`.
+        let options = match options {
+            Some(mut o) => {
+                // The sample document exists only now.
+                o.corpus.get_or_insert(corpus_dir);
+                o
+            }
+            None => generate_options(Path::new(CONFIG), None, quiet)?,
+        };
+        return super::generate::run(options).await;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Only regular files inside this folder are written: a link on the way (`docs` pointing at
+/// `/etc`) is refused before anything is written, and a link in a file's place, even a
+/// dangling one, counts as a file that exists.
+fn refuse_links(targets: &[&str]) -> Result<()> {
+    for target in targets.iter().chain(&[CONFIG_SCHEMA, EVALSET_SCHEMA]) {
+        if let Some(link) = linked_folder(Path::new(target)) {
+            bail!(
+                "`{}` is a link: `rageval init` writes only inside this folder; remove the link or run it elsewhere",
+                link.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `rageval init` never overwrites: a target that exists (a link counts) is an error.
+fn refuse_existing(targets: &[&str]) -> Result<()> {
     let existing: Vec<String> = targets
         .iter()
         .filter(|t| std::fs::symlink_metadata(t).is_ok())
@@ -84,17 +119,23 @@ pub async fn run(
             if existing.len() == 1 { "it" } else { "them" }
         );
     }
+    Ok(())
+}
+
+/// Write the config, the starter set over `corpus_dir` (over the sample document, written
+/// too, when `sample`) and the schemas; with `generate`, the config lists [`GENERATED`].
+fn write_project(corpus_dir: &Path, sample: bool, generate: bool) -> Result<()> {
     let set = if sample {
         write(SAMPLE_DOC, WELCOME)?;
         SAMPLE_SET.to_string()
     } else {
-        let corpus = Corpus::load(&corpus_dir).with_context(|| {
+        let corpus = Corpus::load(corpus_dir).with_context(|| {
             format!(
                 "`rageval init` asks about the markdown in `{}`",
                 corpus_dir.display()
             )
         })?;
-        starter_set(&corpus, &relative_to_evalsets(&corpus_dir))
+        starter_set(&corpus, &relative_to_evalsets(corpus_dir))
     };
     let config = if generate {
         CONFIG_TEXT.replacen(
@@ -123,30 +164,7 @@ pub async fn run(
             &format!("{}\n", serde_json::to_string_pretty(&schema)?),
         )?;
     }
-    if !quiet {
-        let mut written = vec![CONFIG, EVALSET];
-        if sample {
-            written.push(SAMPLE_DOC);
-        }
-        super::print(&format!(
-            "wrote {}, and the schemas {CONFIG_SCHEMA}, {EVALSET_SCHEMA} for editors\nnext: rageval sweep\nthen: write your own questions in {EVALSET} (`rageval validate` checks them)\n",
-            written.join(", "),
-        ))?;
-    }
-    if generate {
-        // `--config`'s model, else the config just written (the offline mock), with the
-        // defaults of `rageval generate`.
-        let options = match options {
-            Some(mut o) => {
-                // The sample document exists only now.
-                o.corpus.get_or_insert(corpus_dir);
-                o
-            }
-            None => generate_options(Path::new(CONFIG), None, quiet)?,
-        };
-        return super::generate::run(options).await;
-    }
-    Ok(ExitStatus::Success)
+    Ok(())
 }
 
 /// `rageval generate`'s defaults, writing [`GENERATED`] over `corpus` (else the corpus of the

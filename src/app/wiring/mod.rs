@@ -253,118 +253,36 @@ impl Pipeline {
     /// instant and never cached.
     pub fn from_config(cfg: &LoadedConfig, wiring: &Wiring) -> Result<Self> {
         let c = &cfg.config;
-        let cache_dir = match &wiring.cache_dir {
-            Some(dir) => dir.clone(),
-            None => cfg.resolve(&c.cache.dir),
+        let mut parts = Parts {
+            c,
+            cache_dir: match &wiring.cache_dir {
+                Some(dir) => dir.clone(),
+                None => cfg.resolve(&c.cache.dir),
+            },
+            cache: wiring.cache.filter(|_| c.cache.enabled),
+            stream: wiring.stream,
+            held: Arc::new(Held::default()),
+            rate_limited: false,
         };
-        let cache = wiring.cache.filter(|_| c.cache.enabled);
-        let strict_refusal = wiring.strict_refusal;
-        let held = Arc::new(Held::default());
-        let mut rate_limited = false;
-        let mut embed_store = None;
-        let embedder: Arc<dyn Embedder> = match c.embedder.kind {
-            EmbedderKind::Hash => Arc::new(HashEmbedder::new(c.embedder.dimensions)),
-            EmbedderKind::Openai => {
-                let endpoints = endpoint(c.embedder.http(), &held)?;
-                rate_limited |= endpoints.limiter.is_some();
-                let http = openai_embedder(&c.embedder, endpoints)?;
-                match cache {
-                    Some(mode) => {
-                        let store = CachedEmbedder::open_store(&cache_dir, mode)?;
-                        embed_store = Some(store.clone());
-                        Arc::new(CachedEmbedder::sharing(http, store, mode))
-                    }
-                    None => http,
-                }
-            }
-        };
-        let mut chat_servers = Vec::new();
-        let mut chat_store = None;
-        let chat_section = ChatConfig {
-            stream: c.chat.stream || wiring.stream,
-            ..c.chat.clone()
-        };
-        let chat = chat_model(&chat_section, ChatRole::Answer, &c.prompt.refusal, &held)?;
-        rate_limited |= chat.rate_limited;
-        let model = match (chat.dead, cache) {
-            (None, _) => chat.model,
-            (Some(dead), cache) => {
-                chat_servers.push(ChatServer {
-                    profile: grid::DEFAULT_PROFILE.to_string(),
-                    shown: c.chat.endpoint().shown(),
-                    dead,
-                });
-                match cache {
-                    Some(mode) => {
-                        let store = CachedModel::open_store(&cache_dir, mode)?;
-                        chat_store = Some(store.clone());
-                        Arc::new(CachedModel::sharing(chat.model, store, mode))
-                    }
-                    None => chat.model,
-                }
-            }
-        };
-        let mut judge_dead = None;
-        let mut judge_store = None;
-        let judge: Option<Arc<dyn ChatModel>> = match &c.judge {
-            None => None,
-            Some(j) => {
-                let role = ChatRole::Judge {
-                    structured_output: j.structured_output,
-                };
-                let built = chat_model(&j.as_chat(), role, &c.prompt.refusal, &held)?;
-                rate_limited |= built.rate_limited;
-                judge_dead = built.dead;
-                Some(match cache.filter(|_| judge_dead.is_some()) {
-                    Some(mode) => {
-                        let store = Arc::new(crate::adapters::cache::Store::open(
-                            &cache_dir.join("judge.jsonl"),
-                            mode,
-                        )?);
-                        judge_store = Some(store.clone());
-                        Arc::new(CachedModel::sharing(built.model, store, mode))
-                    }
-                    None => built.model,
-                })
-            }
-        };
-        let reranker: Option<Arc<dyn crate::adapters::rerank::Reranker>> = match &c.reranker {
-            None => None,
-            Some(r) => {
-                let endpoints = endpoint(r.http(), &held)?;
-                rate_limited |= endpoints.limiter.is_some();
-                let http: Arc<dyn crate::adapters::rerank::Reranker> = Arc::new(
-                    crate::adapters::rerank::HttpReranker::new(
-                        endpoints,
-                        &r.model,
-                        r.candidates,
-                        r.top_n,
-                    )
-                    .map_err(|e| anyhow::anyhow!(e))?,
-                );
-                Some(match cache {
-                    Some(mode) => Arc::new(crate::adapters::rerank::CachedReranker::new(
-                        http, &cache_dir, mode,
-                    )?),
-                    None => http,
-                })
-            }
-        };
-        let strict = strict_refusal || c.prompt.strict_refusal;
-        // Both were checked when the config was loaded.
-        let prompt = c
-            .prompt
-            .prompt()
-            .map_err(|e| anyhow::anyhow!("`prompt.{}`: {}", e.field, e.error))?;
-        let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
-            .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
+        let (embedder, embed_store) = parts.embedder()?;
+        let answer = parts.answer_model()?;
+        let judge = parts.judge()?;
+        let reranker = parts.reranker()?;
+        let rules = rules(c, wiring.strict_refusal)?;
+        let Parts {
+            cache,
+            cache_dir,
+            held,
+            rate_limited,
+            ..
+        } = parts;
         Ok(Pipeline {
             reranker,
-            chat_servers,
-            judge_dead,
+            chat_servers: answer.servers,
+            judge_dead: judge.dead,
             chat_variants: Vec::new(),
-            chat_store,
-            judge_store,
+            chat_store: answer.store,
+            judge_store: judge.store,
             embedders: Vec::new(),
             embed_store,
             cache,
@@ -373,18 +291,9 @@ impl Pipeline {
             rate_limited: rate_limited.then_some(held.clone()),
             held,
             embedder,
-            model,
-            judge,
-            rules: Rules {
-                refusal: c.prompt.refusal.clone(),
-                refusal_match: if strict {
-                    RefusalMatch::Strict
-                } else {
-                    RefusalMatch::Lenient
-                },
-                patterns,
-                prompt,
-            },
+            model: answer.model,
+            judge: judge.model,
+            rules,
             pricing: Pricing {
                 prompt_per_million: c.pricing.prompt_per_million,
                 cached_prompt_per_million: c.pricing.cached_prompt_per_million,
@@ -403,4 +312,178 @@ impl Pipeline {
             },
         })
     }
+}
+
+type ReplyStore = Arc<crate::adapters::cache::Store<crate::adapters::cache::CachedReply>>;
+type EmbedStore = Arc<crate::adapters::cache::Store<Vec<f32>>>;
+
+/// The `chat:` model as the pipeline holds it, its server and the store of its cache.
+struct AnswerModel {
+    model: Arc<dyn ChatModel>,
+    servers: Vec<ChatServer>,
+    store: Option<ReplyStore>,
+}
+
+/// The judge as the pipeline holds it, whether its server is dead, and its cache's store.
+struct JudgeModel {
+    model: Option<Arc<dyn ChatModel>>,
+    dead: Option<Arc<crate::adapters::http::DeadServer>>,
+    store: Option<ReplyStore>,
+}
+
+/// What [`Pipeline::from_config`] builds each model from: the config, the response cache and
+/// the rate limits' shared state; `rate_limited` says whether any section set a limit.
+struct Parts<'a> {
+    c: &'a crate::app::config::Config,
+    cache_dir: PathBuf,
+    cache: Option<CacheMode>,
+    /// `--stream`: the answer model streams whatever `chat.stream` says.
+    stream: bool,
+    held: Arc<Held>,
+    rate_limited: bool,
+}
+
+impl Parts<'_> {
+    /// The embedder, behind the cache when it calls a server; with the cache's store.
+    fn embedder(&mut self) -> Result<(Arc<dyn Embedder>, Option<EmbedStore>)> {
+        let c = self.c;
+        match c.embedder.kind {
+            EmbedderKind::Hash => Ok((Arc::new(HashEmbedder::new(c.embedder.dimensions)), None)),
+            EmbedderKind::Openai => {
+                let endpoints = endpoint(c.embedder.http(), &self.held)?;
+                self.rate_limited |= endpoints.limiter.is_some();
+                let http = openai_embedder(&c.embedder, endpoints)?;
+                Ok(match self.cache {
+                    Some(mode) => {
+                        let store = CachedEmbedder::open_store(&self.cache_dir, mode)?;
+                        let cached = Arc::new(CachedEmbedder::sharing(http, store.clone(), mode));
+                        (cached, Some(store))
+                    }
+                    None => (http, None),
+                })
+            }
+        }
+    }
+
+    /// The `chat:` model, behind the cache when it calls a server; its server (whether it is
+    /// dead) and the cache's store.
+    fn answer_model(&mut self) -> Result<AnswerModel> {
+        let c = self.c;
+        let section = ChatConfig {
+            stream: c.chat.stream || self.stream,
+            ..c.chat.clone()
+        };
+        let chat = chat_model(&section, ChatRole::Answer, &c.prompt.refusal, &self.held)?;
+        self.rate_limited |= chat.rate_limited;
+        let Some(dead) = chat.dead else {
+            return Ok(AnswerModel {
+                model: chat.model,
+                servers: Vec::new(),
+                store: None,
+            });
+        };
+        let servers = vec![ChatServer {
+            profile: grid::DEFAULT_PROFILE.to_string(),
+            shown: c.chat.endpoint().shown(),
+            dead,
+        }];
+        Ok(match self.cache {
+            Some(mode) => {
+                let store = CachedModel::open_store(&self.cache_dir, mode)?;
+                let cached = Arc::new(CachedModel::sharing(chat.model, store.clone(), mode));
+                AnswerModel {
+                    model: cached,
+                    servers,
+                    store: Some(store),
+                }
+            }
+            None => AnswerModel {
+                model: chat.model,
+                servers,
+                store: None,
+            },
+        })
+    }
+
+    /// The judge, when one is configured, behind its own cache file when it calls a server;
+    /// whether its server is dead, and the cache's store.
+    fn judge(&mut self) -> Result<JudgeModel> {
+        let c = self.c;
+        let Some(j) = &c.judge else {
+            return Ok(JudgeModel {
+                model: None,
+                dead: None,
+                store: None,
+            });
+        };
+        let role = ChatRole::Judge {
+            structured_output: j.structured_output,
+        };
+        let built = chat_model(&j.as_chat(), role, &c.prompt.refusal, &self.held)?;
+        self.rate_limited |= built.rate_limited;
+        let dead = built.dead;
+        Ok(match self.cache.filter(|_| dead.is_some()) {
+            Some(mode) => {
+                let store = Arc::new(crate::adapters::cache::Store::open(
+                    &self.cache_dir.join("judge.jsonl"),
+                    mode,
+                )?);
+                let cached = Arc::new(CachedModel::sharing(built.model, store.clone(), mode));
+                JudgeModel {
+                    model: Some(cached),
+                    dead,
+                    store: Some(store),
+                }
+            }
+            None => JudgeModel {
+                model: Some(built.model),
+                dead,
+                store: None,
+            },
+        })
+    }
+
+    /// The reranker, when one is configured, behind the cache.
+    fn reranker(&mut self) -> Result<Option<Arc<dyn crate::adapters::rerank::Reranker>>> {
+        let Some(r) = &self.c.reranker else {
+            return Ok(None);
+        };
+        let endpoints = endpoint(r.http(), &self.held)?;
+        self.rate_limited |= endpoints.limiter.is_some();
+        let http: Arc<dyn crate::adapters::rerank::Reranker> = Arc::new(
+            crate::adapters::rerank::HttpReranker::new(endpoints, &r.model, r.candidates, r.top_n)
+                .map_err(|e| anyhow::anyhow!(e))?,
+        );
+        Ok(Some(match self.cache {
+            Some(mode) => Arc::new(crate::adapters::rerank::CachedReranker::new(
+                http,
+                &self.cache_dir,
+                mode,
+            )?),
+            None => http,
+        }))
+    }
+}
+
+/// How replies are classified: the refusal, how strictly it is matched, the patterns and the
+/// prompt.
+fn rules(c: &crate::app::config::Config, strict_refusal: bool) -> Result<Rules> {
+    let strict = strict_refusal || c.prompt.strict_refusal;
+    // Both were checked when the config was loaded.
+    let prompt = c
+        .prompt
+        .prompt()
+        .map_err(|e| anyhow::anyhow!("`prompt.{}`: {}", e.field, e.error))?;
+    let patterns = RefusalPatterns::new(&c.prompt.refusal_patterns)
+        .map_err(|(i, msg)| anyhow::anyhow!("`prompt.refusal_patterns[{i}]`: {msg}"))?;
+    Ok(Rules {
+        refusal: c.prompt.refusal.clone(),
+        refusal_match: if strict {
+            RefusalMatch::Strict
+        } else {
+            RefusalMatch::Lenient
+        },
+        patterns,
+        prompt,
+    })
 }

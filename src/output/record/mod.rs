@@ -353,47 +353,15 @@ impl Record {
     /// at most its prompt tokens, and the token counts of the
     /// runs add up without overflow. A message names the call, run or question and its field.
     fn check(&self) -> Result<(), String> {
-        for (id, call) in &self.calls {
-            let u = &call.usage;
-            if u.cached_prompt_tokens > u.prompt_tokens {
-                return Err(format!(
-                    "call `{id}`: `usage.cached_prompt_tokens` is {}, more than its `prompt_tokens`, {}",
-                    u.cached_prompt_tokens, u.prompt_tokens
-                ));
-            }
-            for (field, ms) in [("latency_ms", call.latency_ms), ("ttft_ms", call.ttft_ms)] {
-                if let Some(ms) = ms.filter(|ms| !(0.0..=MAX_CALL_MS).contains(ms)) {
-                    return Err(format!(
-                        "call `{id}`: `{field}` is {}, not a duration from 0 to {MAX_CALL_MS:e} ms",
-                        number(ms)
-                    ));
-                }
-            }
-        }
-        for (id, q) in &self.questions {
-            let Some(corpus) = self.corpora.get(&q.corpus) else {
-                return Err(format!(
-                    "question `{id}` names unknown corpus `{}`",
-                    q.corpus
-                ));
-            };
-            let _ = corpus;
-            for a in q.asked.values() {
-                if let Some(c) = &a.call {
-                    if !self.calls.contains_key(c) {
-                        return Err(format!("question `{id}` names unknown call `{c}`"));
-                    }
-                }
-            }
-        }
+        self.check_calls()?;
+        self.check_questions()?;
         for (id, values) in &self.settings {
             if let Some(d) = self.dimensions.iter().find(|d| !values.contains_key(*d)) {
                 return Err(format!("setting `{id}` has no value for dimension `{d}`"));
             }
         }
         let mut seen = std::collections::HashSet::new();
-        // Per token field: the total so far, and the call with the largest count.
-        let mut tokens: [(u64, Option<(&str, u64)>); 2] = [(0, None); 2];
+        let mut tokens = TokenTotals::default();
         for run in &self.runs {
             let Some(q) = self.questions.get(&run.question) else {
                 return Err(format!("a run names unknown question `{}`", run.question));
@@ -406,56 +374,12 @@ impl Record {
                     return Err(format!("a run names unknown call `{c}`"));
                 }
             }
-            let setting = &run.setting;
-            let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome)).chain(
-                run.repeats
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
-            );
-            for (field, outcome) in outcomes {
-                if !outcome.possible_for(q.answerable) {
-                    let class = if q.answerable {
-                        "answerable"
-                    } else {
-                        "unanswerable"
-                    };
-                    let can: Vec<String> = crate::adapters::classify::Outcome::ALL
-                        .into_iter()
-                        .filter(|o| o.possible_for(q.answerable))
-                        .map(|o| format!("`{o}`"))
-                        .collect();
-                    let can = match can.split_last() {
-                        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-                        None => String::new(),
-                    };
-                    return Err(format!(
-                        "the run of question `{}` at setting `{setting}`: `{field}` is `{outcome}`, but the question is {class}, whose runs are {can}",
-                        run.question
-                    ));
-                }
-            }
+            check_outcomes(run, q)?;
             // Every total a reader forms (per setting, per run) is part of this one, which
             // counts a question's rewrite calls once per run of it.
             let asked = q.asked.values().filter_map(|a| a.call.as_ref());
             for c in run.calls().chain(asked) {
-                let usage = &self.calls[c].usage;
-                let counts = [
-                    ("prompt_tokens", usage.prompt_tokens),
-                    ("completion_tokens", usage.completion_tokens),
-                ];
-                for ((total, largest), (field, n)) in tokens.iter_mut().zip(counts) {
-                    if largest.is_none_or(|(_, most)| n > most) {
-                        *largest = Some((c.as_str(), n));
-                    }
-                    *total = total.checked_add(n).ok_or_else(|| {
-                        let (call, most) = largest.unwrap_or_default();
-                        format!(
-                            "`usage.{field}` of the calls the runs name adds up past the largest count, {}; call `{call}` alone has {most}",
-                            u64::MAX
-                        )
-                    })?;
-                }
+                tokens.add(c, &self.calls[c].usage)?;
             }
             let chunks = &self.corpora[&q.corpus].chunks;
             if let Some(p) = run.passages.iter().find(|p| !chunks.contains_key(&p.0)) {
@@ -474,6 +398,49 @@ impl Record {
         Ok(())
     }
 
+    /// Every call's cached prompt tokens are at most its prompt tokens, and its times are
+    /// durations in range.
+    fn check_calls(&self) -> Result<(), String> {
+        for (id, call) in &self.calls {
+            let u = &call.usage;
+            if u.cached_prompt_tokens > u.prompt_tokens {
+                return Err(format!(
+                    "call `{id}`: `usage.cached_prompt_tokens` is {}, more than its `prompt_tokens`, {}",
+                    u.cached_prompt_tokens, u.prompt_tokens
+                ));
+            }
+            for (field, ms) in [("latency_ms", call.latency_ms), ("ttft_ms", call.ttft_ms)] {
+                if let Some(ms) = ms.filter(|ms| !(0.0..=MAX_CALL_MS).contains(ms)) {
+                    return Err(format!(
+                        "call `{id}`: `{field}` is {}, not a duration from 0 to {MAX_CALL_MS:e} ms",
+                        number(ms)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every question names a known corpus, and its rewrites known calls.
+    fn check_questions(&self) -> Result<(), String> {
+        for (id, q) in &self.questions {
+            if !self.corpora.contains_key(&q.corpus) {
+                return Err(format!(
+                    "question `{id}` names unknown corpus `{}`",
+                    q.corpus
+                ));
+            }
+            for a in q.asked.values() {
+                if let Some(c) = &a.call {
+                    if !self.calls.contains_key(c) {
+                        return Err(format!("question `{id}` names unknown call `{c}`"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The JSON Schema of results.json, as docs/results.schema.json holds it.
     pub fn json_schema() -> String {
         let schema = schemars::generate::SchemaSettings::draft2020_12()
@@ -483,6 +450,67 @@ impl Record {
         let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
         text.push('\n');
         text
+    }
+}
+
+/// Every outcome of `run` (and of its repeats) is one its question's class can have.
+fn check_outcomes(run: &RunRecord, q: &QuestionRecord) -> Result<(), String> {
+    let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome)).chain(
+        run.repeats
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
+    );
+    for (field, outcome) in outcomes {
+        if !outcome.possible_for(q.answerable) {
+            let class = if q.answerable {
+                "answerable"
+            } else {
+                "unanswerable"
+            };
+            let can: Vec<String> = crate::adapters::classify::Outcome::ALL
+                .into_iter()
+                .filter(|o| o.possible_for(q.answerable))
+                .map(|o| format!("`{o}`"))
+                .collect();
+            let can = match can.split_last() {
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            return Err(format!(
+                "the run of question `{}` at setting `{}`: `{field}` is `{outcome}`, but the question is {class}, whose runs are {can}",
+                run.question, run.setting
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Per token field (prompt, completion): the total so far of the calls the runs name, and
+/// the call with the largest count.
+#[derive(Default)]
+struct TokenTotals<'a>([(u64, Option<(&'a str, u64)>); 2]);
+
+impl<'a> TokenTotals<'a> {
+    /// Add call `c`'s counts; an error when a total would pass `u64::MAX`.
+    fn add(&mut self, c: &'a str, usage: &crate::adapters::chat::Usage) -> Result<(), String> {
+        let counts = [
+            ("prompt_tokens", usage.prompt_tokens),
+            ("completion_tokens", usage.completion_tokens),
+        ];
+        for ((total, largest), (field, n)) in self.0.iter_mut().zip(counts) {
+            if largest.is_none_or(|(_, most)| n > most) {
+                *largest = Some((c, n));
+            }
+            *total = total.checked_add(n).ok_or_else(|| {
+                let (call, most) = largest.unwrap_or_default();
+                format!(
+                    "`usage.{field}` of the calls the runs name adds up past the largest count, {}; call `{call}` alone has {most}",
+                    u64::MAX
+                )
+            })?;
+        }
+        Ok(())
     }
 }
 

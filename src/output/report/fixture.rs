@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::{Meta, Results, SetMeta};
-use crate::adapters::chat::{ChatReply, Usage};
+use crate::adapters::chat::{CallError, ChatReply, Usage};
 use crate::adapters::classify::Rules;
 use crate::adapters::corpus::{chunk_markdown, Corpus};
 use crate::adapters::evalset::{Expect, Question};
@@ -89,8 +89,50 @@ pub fn results() -> Results {
 
 /// The fixture under `policy`.
 pub fn results_with(policy: &RecommendConfig) -> Results {
+    let questions = questions();
+    let settings: Vec<Setting> = [("0.2", 1), ("0.2", 2), ("0.4", 1), ("0.4", 2)]
+        .iter()
+        .map(|&(m, k)| Setting::new(m.parse().expect("a decimal"), k))
+        .collect();
     let corpus = corpus();
-    let questions = vec![
+    let (runs, call_log) = runs(&corpus, &questions, &settings);
+    let n = questions.len();
+    let pricing = Pricing {
+        prompt_per_million: 0.15,
+        cached_prompt_per_million: Some(0.075),
+        completion_per_million: 0.6,
+        ..Pricing::default()
+    };
+    let stats = (0..settings.len())
+        .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
+        .collect();
+    let calls = CallStats::of(&call_log, &runs, 3);
+    Results {
+        meta: meta(policy, pricing),
+        chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
+        chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
+        expected_scores: vec![Some(0.5), Some(0.25), None],
+        expected_by_retrieval: Vec::new(),
+        questions,
+        settings,
+        stats,
+        runs,
+        calls,
+        call_log,
+        corpora: vec!["docs".into()],
+        shard: None,
+        positions: vec![0, 1, 2],
+        question_set: vec![0, 0, 0],
+        flagged: vec![Default::default()],
+        insight: Default::default(),
+        setting_text: Default::default(),
+    }
+    .with_insight(policy)
+}
+
+/// Two answerable questions and one the corpus does not answer.
+fn questions() -> Vec<Question> {
+    vec![
         question(
             "fee",
             "How much is the fee?",
@@ -102,11 +144,12 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
             Some(("a.md#Refunds", "half")),
         ),
         question("vp", "Who is the vice president?", None),
-    ];
-    let settings: Vec<Setting> = [("0.2", 1), ("0.2", 2), ("0.4", 1), ("0.4", 2)]
-        .iter()
-        .map(|&(m, k)| Setting::new(m.parse().expect("a decimal"), k))
-        .collect();
+    ]
+}
+
+/// Every run, setting-major, and the call log: one call per run that needs one, so that each
+/// keeps its own latency.
+fn runs(corpus: &Corpus, questions: &[Question], settings: &[Setting]) -> (Vec<Run>, CallLog) {
     let rules = Rules {
         refusal: REFUSAL.into(),
         refusal_match: RefusalMatch::Lenient,
@@ -114,29 +157,13 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
     };
     let ranked = ranked();
     let mut runs: Vec<Run> = Vec::new();
-    // One call per run that needs one, so that each keeps its own latency.
     let mut call_log = CallLog::new();
     for (s, setting) in settings.iter().enumerate() {
         for (q, question) in questions.iter().enumerate() {
             let passages: Vec<Hit> =
                 crate::adapters::search::passing(&ranked[q], setting.k, setting.min_score.to_f64())
                     .to_vec();
-            let answer = reply(q, s).map(|(text, prompt_tokens)| {
-                Ok(ChatReply {
-                    text: text.into(),
-                    usage: Usage {
-                        prompt_tokens,
-                        completion_tokens: 10,
-                        // As if a server had its prompt cache warm at the k=2 settings.
-                        cached_prompt_tokens: if setting.k == 2 { prompt_tokens / 2 } else { 0 },
-                        estimated: false,
-                    },
-                    latency: Duration::from_millis(20 + 10 * s as u64),
-                    ttft: None,
-                    cached: false,
-                    batch: false,
-                })
-            });
+            let answer = chat_reply(q, s, setting);
             assert_eq!(
                 answer.is_some(),
                 !passages.is_empty(),
@@ -160,84 +187,82 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
             let mut run = build_run(
                 &planned,
                 question,
-                &corpus,
+                corpus,
                 &view,
                 setting.k,
                 answer.as_ref(),
                 &rules,
+                None,
             );
             if let Some(Ok(reply)) = &answer {
-                let record = CallRecord {
-                    role: CallRole::Answer,
-                    reply: reply.text.clone(),
-                    usage: reply.usage,
-                    latency_ms: Some(crate::output::record::to_ms(reply.latency)),
-                    ttft_ms: None,
-                    error: None,
-                    cached: false,
-                    repeat: 0,
-                    batch: false,
-                };
-                let (i, _) = call_log.insert_full(format!("{:016x}", s * 10 + q), record);
+                let (i, _) =
+                    call_log.insert_full(format!("{:016x}", s * 10 + q), call_record(reply));
                 run.call = Some(i as u32);
             }
             runs.push(run);
         }
     }
-    let n = questions.len();
-    let pricing = Pricing {
-        prompt_per_million: 0.15,
-        cached_prompt_per_million: Some(0.075),
-        completion_per_million: 0.6,
-        ..Pricing::default()
-    };
-    let stats = (0..settings.len())
-        .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
-        .collect();
-    let calls = CallStats::of(&call_log, &runs, 3);
-    Results {
-        meta: Meta {
-            identity: crate::results::identity::RunIdentity {
-                tool_version: "0.0.0-test".into(),
-                digest: "sha256:0000".into(),
-                config: crate::results::identity::EffectiveConfig::new(&Default::default()),
+    (runs, call_log)
+}
+
+/// The model's reply to question `q` at setting `s`, when it is asked.
+fn chat_reply(q: usize, s: usize, setting: &Setting) -> Option<Result<ChatReply, CallError>> {
+    reply(q, s).map(|(text, prompt_tokens)| {
+        Ok(ChatReply {
+            text: text.into(),
+            usage: Usage {
+                prompt_tokens,
+                completion_tokens: 10,
+                // As if a server had its prompt cache warm at the k=2 settings.
+                cached_prompt_tokens: if setting.k == 2 { prompt_tokens / 2 } else { 0 },
+                estimated: false,
             },
-            embedder: "hash-1024".into(),
-            model: "mock".into(),
-            models: Default::default(),
-            embedders: Default::default(),
-            judge: None,
-            refusal: REFUSAL.into(),
-            strict_refusal: false,
-            currency: "USD".into(),
-            pricing,
-            policy: policy.clone(),
-            evalsets: vec![SetMeta {
-                path: "set.yaml".into(),
-                corpus: "docs".into(),
-                answerable: 2,
-                unanswerable: 1,
-                digest: "sha256:1111".into(),
-                corpus_digest: "sha256:2222".into(),
-            }],
-        },
-        chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
-        chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
-        expected_scores: vec![Some(0.5), Some(0.25), None],
-        expected_by_retrieval: Vec::new(),
-        questions,
-        settings,
-        stats,
-        runs,
-        calls,
-        call_log,
-        corpora: vec!["docs".into()],
-        shard: None,
-        positions: vec![0, 1, 2],
-        question_set: vec![0, 0, 0],
-        flagged: vec![Default::default()],
-        insight: Default::default(),
-        setting_text: Default::default(),
+            latency: Duration::from_millis(20 + 10 * s as u64),
+            ttft: None,
+            cached: false,
+            batch: false,
+        })
+    })
+}
+
+fn call_record(reply: &ChatReply) -> CallRecord {
+    CallRecord {
+        role: CallRole::Answer,
+        reply: reply.text.clone(),
+        usage: reply.usage,
+        latency_ms: Some(crate::output::record::to_ms(reply.latency)),
+        ttft_ms: None,
+        error: None,
+        cached: false,
+        repeat: 0,
+        batch: false,
     }
-    .with_insight(policy)
+}
+
+fn meta(policy: &RecommendConfig, pricing: Pricing) -> Meta {
+    Meta {
+        identity: crate::results::identity::RunIdentity {
+            tool_version: "0.0.0-test".into(),
+            digest: "sha256:0000".into(),
+            config: crate::results::identity::EffectiveConfig::new(&Default::default()),
+        },
+        embedder: "hash-1024".into(),
+        model: "mock".into(),
+        models: Default::default(),
+        embedders: Default::default(),
+        judge: None,
+        refusal: REFUSAL.into(),
+        strict_refusal: false,
+        currency: "USD".into(),
+        pricing,
+        policy: policy.clone(),
+        evalsets: vec![SetMeta {
+            path: "set.yaml".into(),
+            corpus: "docs".into(),
+            answerable: 2,
+            unanswerable: 1,
+            digest: "sha256:1111".into(),
+            corpus_digest: "sha256:2222".into(),
+        }],
+    }
 }

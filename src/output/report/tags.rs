@@ -10,25 +10,36 @@ use anyhow::Result;
 
 use super::csv::{neutralize, rate_cells, writer};
 use super::{Exporter, Results};
+use crate::analysis::insight::wilson::Interval;
+use crate::analysis::tags::TagStats;
 
 pub struct TagsCsv;
 
-const TAG_COLUMNS: &[&str] = &[
+/// tags.csv's first columns after the setting's: the tag and its counts.
+const TAG_COUNTS: &[&str] = &[
     "tag",
     "answerable",
     "unanswerable",
     "false_refusal",
     "unwanted_answer",
     "wrong_answer",
-    "false_refusal_rate",
-    "false_refusal_rate_lo",
-    "false_refusal_rate_hi",
-    "unwanted_answer_rate",
-    "unwanted_answer_rate_lo",
-    "unwanted_answer_rate_hi",
-    "wrong_answer_rate",
-    "wrong_answer_rate_lo",
-    "wrong_answer_rate_hi",
+];
+
+/// A tag's rate and its 95% Wilson interval.
+type TagRate = fn(&TagStats) -> (Option<f64>, Option<Interval>);
+
+/// tags.csv's rates, after the counts: each is three columns, the rate and its interval's
+/// bounds (`_lo`, `_hi`), as [`rate_cells`] writes them.
+const TAG_RATES: [(&str, TagRate); 3] = [
+    ("false_refusal_rate", |t| {
+        (t.false_refusal_rate, t.false_refusal_rate_ci)
+    }),
+    ("unwanted_answer_rate", |t| {
+        (t.unwanted_answer_rate, t.unwanted_answer_rate_ci)
+    }),
+    ("wrong_answer_rate", |t| {
+        (t.wrong_answer_rate, t.wrong_answer_rate_ci)
+    }),
 ];
 
 impl Exporter for TagsCsv {
@@ -38,7 +49,17 @@ impl Exporter for TagsCsv {
 
     fn write(&self, r: &Results, out: &mut dyn Write) -> Result<()> {
         let mut w = writer(out);
-        w.write_record(r.recorded_names().iter().chain(TAG_COLUMNS))?;
+        let rates = TAG_RATES
+            .iter()
+            .flat_map(|(name, _)| [name.to_string(), format!("{name}_lo"), format!("{name}_hi")]);
+        let header: Vec<String> = r
+            .recorded_names()
+            .iter()
+            .chain(TAG_COUNTS)
+            .map(|c| c.to_string())
+            .chain(rates)
+            .collect();
+        w.write_record(&header)?;
         for s in 0..r.settings.len() {
             for (tag, t) in r.by_tag(s) {
                 let mut row = r.recorded_values(s).to_vec();
@@ -51,12 +72,10 @@ impl Exporter for TagsCsv {
                     t.unwanted_answer.to_string(),
                     t.wrong_answer.to_string(),
                 ]);
-                row.extend(rate_cells(t.false_refusal_rate, t.false_refusal_rate_ci));
-                row.extend(rate_cells(
-                    t.unwanted_answer_rate,
-                    t.unwanted_answer_rate_ci,
-                ));
-                row.extend(rate_cells(t.wrong_answer_rate, t.wrong_answer_rate_ci));
+                for (_, rate) in TAG_RATES {
+                    let (rate, ci) = rate(&t);
+                    row.extend(rate_cells(rate, ci));
+                }
                 w.write_record(&row)?;
             }
         }

@@ -182,18 +182,36 @@ async fn content(
     })
 }
 
+/// Answer a request about batch `id` with `answer`, once authorized; 404 for an unknown one.
+fn with_batch(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    answer: impl FnOnce(&mut Batch) -> Response,
+) -> Response {
+    if let Err(r) = authorize(state, headers) {
+        return r;
+    }
+    match state
+        .batches
+        .batches
+        .lock()
+        .expect("batches lock")
+        .get_mut(id)
+    {
+        Some(b) => answer(b),
+        None => not_found("batch", id),
+    }
+}
+
 async fn batch(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    match state.batches.batches.lock().expect("batches lock").get(&id) {
-        Some(b) => Json(b.object.clone()).into_response(),
-        None => not_found("batch", &id),
-    }
+    with_batch(&state, &headers, &id, |b| {
+        Json(b.object.clone()).into_response()
+    })
 }
 
 async fn cancel(
@@ -201,18 +219,13 @@ async fn cancel(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let mut batches = state.batches.batches.lock().expect("batches lock");
-    let Some(b) = batches.get_mut(&id) else {
-        return not_found("batch", &id);
-    };
-    if b.object["status"] == "in_progress" || b.object["status"] == "validating" {
-        b.cancel.store(true, Ordering::Relaxed);
-        b.object["status"] = json!("cancelling");
-    }
-    Json(b.object.clone()).into_response()
+    with_batch(&state, &headers, &id, |b| {
+        if b.object["status"] == "in_progress" || b.object["status"] == "validating" {
+            b.cancel.store(true, Ordering::Relaxed);
+            b.object["status"] = json!("cancelling");
+        }
+        Json(b.object.clone()).into_response()
+    })
 }
 
 async fn create(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -314,7 +327,7 @@ async fn work(
         let response = if line["url"] == "/v1/embeddings" {
             super::embeddings(State(state.clone()), headers.clone(), body).await
         } else {
-            super::chat(State(state.clone()), headers.clone(), body).await
+            super::chat::chat(State(state.clone()), headers.clone(), body).await
         };
         state.batches.lines.fetch_add(1, Ordering::Relaxed);
         let status = response.status().as_u16();
