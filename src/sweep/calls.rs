@@ -2,7 +2,7 @@
 
 use super::Run;
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::vocab::call::{CallRecord, CallRole};
+use crate::vocab::call::{ByKind, CallRecord, CallRole};
 
 /// Counters for the calls a sweep made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -25,7 +25,8 @@ pub struct CallStats {
     /// Rewrite calls that failed after retries (their questions were asked as written).
     pub rewrite_failed: usize,
     /// Failed calls by error kind.
-    pub errors_by_kind: std::collections::BTreeMap<String, usize>,
+    #[schemars(with = "std::collections::BTreeMap<String, usize>")]
+    pub errors_by_kind: ByKind,
     /// Question texts embedded (one per distinct question or rewrite).
     pub question_embeddings: usize,
     /// Distinct judge calls (one per distinct question, expected answers, passages and reply).
@@ -36,7 +37,8 @@ pub struct CallStats {
     /// JSON (those grades are errors; the string rules stand).
     pub judge_failed: usize,
     /// Failed judge calls by error kind (`malformed` for a reply that is not the JSON).
-    pub judge_errors_by_kind: std::collections::BTreeMap<String, usize>,
+    #[schemars(with = "std::collections::BTreeMap<String, usize>")]
+    pub judge_errors_by_kind: ByKind,
     /// Distinct rerank calls (one per distinct corpus, question text and retrieved passages).
     pub rerank_calls: usize,
     /// Rerank calls answered from the rerank cache.
@@ -75,9 +77,7 @@ impl CallStats {
                 c.judge_cache_hits += usize::from(call.cached);
                 if let Some(e) = &call.error {
                     c.judge_failed += 1;
-                    *c.judge_errors_by_kind
-                        .entry(e.kind.as_str().to_string())
-                        .or_default() += 1;
+                    *c.judge_errors_by_kind.entry(e.kind).or_default() += 1;
                 }
                 continue;
             }
@@ -100,9 +100,7 @@ impl CallStats {
                 } else {
                     c.rewrite_failed += 1;
                 }
-                *c.errors_by_kind
-                    .entry(e.kind.as_str().to_string())
-                    .or_default() += 1;
+                *c.errors_by_kind.entry(e.kind).or_default() += 1;
             }
         }
         c

@@ -3,17 +3,12 @@
 //! the command stops instead, saying what the failures point to ([`Cause`], read from their
 //! [`ErrorKind`]s).
 
-use std::collections::BTreeMap;
-
 use super::{CallLog, Sweep};
 use crate::adapters::chat::config::ChatConfig;
 use crate::adapters::http::DEAD_AFTER;
 use crate::adapters::judge::config::JudgeConfig;
-use crate::vocab::call::{CallRole, ErrorKind};
+use crate::vocab::call::{ByKind, CallRole, ErrorKind};
 use crate::vocab::grid::DEFAULT_PROFILE;
-
-/// Failed calls by error kind, as [`super::CallStats`] counts them.
-pub type ByKind = BTreeMap<String, usize>;
 
 /// What the failures of some calls point to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,13 +24,9 @@ pub enum Cause {
 impl Cause {
     /// The cause of the failures counted in `by_kind`.
     pub fn of(by_kind: &ByKind) -> Cause {
-        let kinds: Vec<Option<ErrorKind>> = by_kind.keys().map(|k| ErrorKind::named(k)).collect();
-        if kinds.iter().all(|k| *k == Some(ErrorKind::Auth)) {
+        if by_kind.keys().all(|k| *k == ErrorKind::Auth) {
             Cause::Auth
-        } else if kinds
-            .iter()
-            .all(|k| k.is_some_and(ErrorKind::is_unreachable))
-        {
+        } else if by_kind.keys().all(|k| k.is_unreachable()) {
             Cause::Unreachable
         } else {
             Cause::Other
@@ -86,7 +77,7 @@ fn failed_profile(sweep: &Sweep, profiles: &[String]) -> Option<(String, ByKind)
         let mut by_kind = ByKind::new();
         for &c in &calls {
             let error = sweep.call_log.get_index(c as usize)?.1.error.as_ref()?;
-            *by_kind.entry(error.kind.as_str().to_string()).or_insert(0) += 1;
+            *by_kind.entry(error.kind).or_insert(0) += 1;
         }
         (!calls.is_empty()).then(|| (profile.clone(), by_kind))
     })
@@ -209,7 +200,7 @@ pub fn first_failure(log: &CallLog) -> Option<&str> {
 pub fn kinds(by_kind: &ByKind) -> String {
     by_kind
         .iter()
-        .map(|(k, n)| format!("{n} {k}"))
+        .map(|(k, n)| format!("{n} {}", k.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -217,18 +208,33 @@ pub fn kinds(by_kind: &ByKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ErrorKind::*;
+
+    fn by_kind(counts: &[(ErrorKind, usize)]) -> ByKind {
+        counts.iter().copied().collect()
+    }
 
     #[test]
     fn the_cause_is_read_from_the_error_kinds() {
-        let of = |kinds: &[&str]| Cause::of(&kinds.iter().map(|k| (k.to_string(), 1)).collect());
-        assert_eq!(of(&["auth"]), Cause::Auth);
-        assert_eq!(of(&["connect", "timeout"]), Cause::Unreachable);
-        assert_eq!(of(&["connect", "server"]), Cause::Other);
-        assert_eq!(of(&["auth", "timeout"]), Cause::Other);
-        assert_eq!(of(&["not-a-kind"]), Cause::Other);
+        let of = |kinds: &[ErrorKind]| Cause::of(&kinds.iter().map(|k| (*k, 1)).collect());
+        assert_eq!(of(&[Auth]), Cause::Auth);
+        assert_eq!(of(&[Connect, Timeout]), Cause::Unreachable);
+        assert_eq!(of(&[Timeout]), Cause::Unreachable);
+        assert_eq!(of(&[Connect, Server]), Cause::Other);
+        assert_eq!(of(&[Auth, Timeout]), Cause::Other);
+        assert_eq!(of(&[Malformed]), Cause::Other);
+    }
+
+    #[test]
+    fn kinds_are_listed_by_name_with_their_counts() {
         assert_eq!(
-            kinds(&[("server".to_string(), 1), ("timeout".to_string(), 3)].into()),
+            kinds(&by_kind(&[(Timeout, 3), (Server, 1)])),
             "1 server, 3 timeout"
+        );
+        // Declared connect before auth, listed after it, as results.json lists them.
+        assert_eq!(
+            kinds(&by_kind(&[(Connect, 2), (Auth, 1), (RateLimited, 4)])),
+            "1 auth, 2 connect, 4 rate_limited"
         );
     }
 }

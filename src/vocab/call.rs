@@ -59,12 +59,30 @@ fn is_zero_u64(n: &u64) -> bool {
 /// Why a call failed after all retries. It becomes an `error` run, never a refusal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallError {
+    /// Read by name; a name no rageval writes is refused naming the field and the value.
+    #[serde(deserialize_with = "kind_named")]
     pub kind: ErrorKind,
     pub message: String,
 }
 
-/// Error kinds, counted separately in reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// The kind of a call error read by name, or an error naming `error.kind`, its value and the
+/// kinds there are (a results file's call that no rageval wrote).
+fn kind_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ErrorKind, D::Error> {
+    let name = String::deserialize(d)?;
+    ErrorKind::named(&name).ok_or_else(|| {
+        let mut all = ErrorKind::ALL;
+        all.sort();
+        let all: Vec<String> = all.iter().map(|k| format!("`{}`", k.as_str())).collect();
+        serde::de::Error::custom(format!(
+            "`error.kind` is `{name}`, not an error kind: one of {}",
+            all.join(", ")
+        ))
+    })
+}
+
+/// Error kinds, counted separately in reports. They order by name ([`ErrorKind::as_str`]), so
+/// counts keyed by kind ([`ByKind`]) list them as results.json always has: alphabetically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The server could not be reached.
@@ -121,6 +139,22 @@ impl ErrorKind {
         }
     }
 }
+
+impl PartialOrd for ErrorKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// By name, not by declaration: the order reports and results.json list kinds in.
+impl Ord for ErrorKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+/// Failed calls counted by error kind, listed by name.
+pub type ByKind = std::collections::BTreeMap<ErrorKind, usize>;
 
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -273,5 +307,52 @@ impl Pricing {
             + cached as f64 * cached_rate
             + completion as f64 * self.completion_per_million)
             / 1e6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kinds order by the names results.json writes (its `errors_by_kind` keys are listed in
+    /// this order), not as declared; each name is the one serde writes and reads.
+    #[test]
+    fn kinds_order_by_their_names() {
+        let mut kinds = ErrorKind::ALL;
+        kinds.sort();
+        let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "auth",
+                "client",
+                "connect",
+                "malformed",
+                "rate_limited",
+                "server",
+                "timeout",
+                "transport"
+            ]
+        );
+        for k in ErrorKind::ALL {
+            let written = serde_json::to_string(&k).unwrap();
+            assert_eq!(written, format!("\"{}\"", k.as_str()));
+            assert_eq!(serde_json::from_str::<ErrorKind>(&written).unwrap(), k);
+            assert_eq!(ErrorKind::named(k.as_str()), Some(k));
+        }
+    }
+
+    #[test]
+    fn a_call_error_of_an_unknown_kind_is_refused_naming_the_field() {
+        let err = serde_json::from_str::<CallError>(r#"{"kind":"gone","message":"m"}"#)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "`error.kind` is `gone`, not an error kind: one of `auth`, `client`, `connect`, `malformed`, `rate_limited`, `server`, `timeout`, `transport` at line 1 column 14"
+        );
+        let read: CallError =
+            serde_json::from_str(r#"{"kind":"rate_limited","message":"m"}"#).unwrap();
+        assert_eq!(read.kind, ErrorKind::RateLimited);
     }
 }

@@ -280,7 +280,10 @@ fn judge_calls_are_listed_once_and_their_counts_and_costs_read_back() {
         ),
         (3, 1, 1)
     );
-    assert_eq!(r.calls.judge_errors_by_kind["malformed"], 1);
+    assert_eq!(
+        r.calls.judge_errors_by_kind[&crate::vocab::call::ErrorKind::Malformed],
+        1
+    );
     assert_eq!(
         r.calls.distinct_prompts, 8,
         "judge calls are not answer calls"
@@ -427,5 +430,52 @@ fn refuses_an_unknown_call(text: &str, field: &str, known: &str) {
     assert_eq!(
         err.to_string(),
         "`r.json` is inconsistent: a run names unknown call `nope`"
+    );
+}
+
+/// The answer calls' errors counted by kind are written in the summary by kind name, whatever
+/// order the kinds are declared or failed in: the order results.json has always had.
+#[test]
+fn errors_by_kind_are_written_by_kind_name() {
+    use crate::adapters::chat::{CallError, ErrorKind};
+    let mut r = fixture::results();
+    let kinds = [
+        ErrorKind::Timeout,
+        ErrorKind::Connect,
+        ErrorKind::Server,
+        ErrorKind::Auth,
+        ErrorKind::Timeout,
+    ];
+    for (call, kind) in r.call_log.values_mut().zip(kinds) {
+        call.error = Some(CallError {
+            kind,
+            message: "failed".into(),
+        });
+    }
+    r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);
+    let text = bytes(&Record::of(&r));
+    assert!(
+        text.contains(r#""errors_by_kind":{"auth":1,"connect":1,"server":1,"timeout":2}"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""judge_errors_by_kind":{}"#), "{text}");
+}
+
+/// An error kind no rageval writes is refused naming the file, the field, the kind and the
+/// kinds there are, with the line of its call; never a panic.
+#[test]
+fn an_unknown_error_kind_is_refused_naming_it() {
+    let text = bytes(&Record::of(&judged()));
+    let err = refused(&text, r#""kind":"malformed""#, r#""kind":"garbled""#);
+    let line = text
+        .lines()
+        .position(|l| l.contains(r#""kind":"malformed""#))
+        .unwrap()
+        + 1;
+    assert!(
+        err.starts_with(&format!(
+            "`r.json` is not a rageval results file: `error.kind` is `garbled`, not an error kind: one of `auth`, `client`, `connect`, `malformed`, `rate_limited`, `server`, `timeout`, `transport` at line {line} column "
+        )),
+        "{err}"
     );
 }
