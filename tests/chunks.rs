@@ -18,16 +18,16 @@ Parking permits for the north garage cost twelve dollars monthly and are sold on
 const QUESTION: &str = "How much do parking permits for the north garage cost?";
 
 fn project(config: &str) -> Project {
-    let p = Project::empty();
-    p.write("docs/guide.md", GUIDE);
-    p.write(
-        "set.yaml",
-        &format!(
-            "corpus: docs\nanswerable:\n  - id: parking\n    question: {QUESTION}\n    expect: {{sources: [guide.md#Long section], answer: [twelve dollars]}}\n"
+    Project::with_files(&[
+        ("docs/guide.md", GUIDE),
+        (
+            "set.yaml",
+            &format!(
+                "corpus: docs\nanswerable:\n  - id: parking\n    question: {QUESTION}\n    expect: {{sources: [guide.md#Long section], answer: [twelve dollars]}}\n"
+            ),
         ),
-    );
-    p.write("rageval.yaml", &format!("evalsets: [set.yaml]\n{config}"));
-    p
+        ("rageval.yaml", &format!("evalsets: [set.yaml]\n{config}")),
+    ])
 }
 
 /// `rageval sweep -q --min-score 0.1 --k K EXTRA` with the mock's key.

@@ -421,15 +421,15 @@ const DOC: &str =
 # Guests\nA member may bring two guests to any open evening of the workshop.\n";
 
 fn scripted_project(url: &str) -> Project {
-    let p = Project::empty();
-    p.write("docs/a.md", DOC);
-    p.write(
-        "rageval.yaml",
-        &format!(
-            "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
+    Project::with_files(&[
+        ("docs/a.md", DOC),
+        (
+            "rageval.yaml",
+            &format!(
+                "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
+            ),
         ),
-    );
-    p
+    ])
 }
 
 #[test]

@@ -61,12 +61,21 @@ impl Project {
     /// A project with a one-file corpus `docs/` (sections `Fee` and `Rules`) and `set.yaml`
     /// holding `set`.
     pub fn one_doc(set: &str) -> Self {
+        Project::with_files(&[
+            (
+                "docs/a.md",
+                "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
+            ),
+            ("set.yaml", set),
+        ])
+    }
+
+    /// An empty project holding `files`: (path in the project, text), written in order.
+    pub fn with_files(files: &[(&str, &str)]) -> Self {
         let p = Project::empty();
-        p.write(
-            "docs/a.md",
-            "# Fee\nThe fee is ten dollars per term.\n\n# Rules\nBe kind.\n",
-        );
-        p.write("set.yaml", set);
+        for (rel, text) in files {
+            p.write(rel, text);
+        }
         p
     }
 
