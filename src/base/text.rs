@@ -1,4 +1,5 @@
-//! Word rules shared by the hash embedder, the mock model and judge, and the classifier.
+//! Word rules shared by the hash embedder, the mock model and judge, and the classifier; and
+//! counted nouns for messages ([`plural`]).
 //!
 //! The embedder and the mock see text the same way: a word is a maximal run of Unicode letters and digits, lowercased;
 //! everything else (punctuation, apostrophes, hyphens) separates words. A short list of English
@@ -246,6 +247,15 @@ pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
         Some(sentence)
     })
     .filter(|s| !s.is_empty())
+}
+
+/// A count and its noun: `1 check`, `3 checks`, `0 questions` (nouns whose plural adds `s`).
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::base::exit::ExitStatus;
+use crate::base::text::plural;
 use crate::output::record::{merge::merge, Record};
 use crate::output::report;
 
@@ -29,10 +30,11 @@ pub fn run(inputs: &[PathBuf], out: &Path, quiet: bool) -> Result<ExitStatus> {
     if !quiet {
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         super::print(&format!(
-            "merged {shards} shards: {} questions x {} settings = {} runs\nwrote {}\n",
-            results.questions.len(),
-            results.settings.len(),
-            results.runs.len(),
+            "merged {}: {} x {} = {}\nwrote {}\n",
+            plural(shards, "shard"),
+            plural(results.questions.len(), "question"),
+            plural(results.settings.len(), "setting"),
+            plural(results.runs.len(), "run"),
             names.join(", ")
         ))?;
     }

@@ -50,10 +50,7 @@ pub async fn run(
                         format!(
                             "corpus `{}` ({})",
                             ws.corpora[0].describe(),
-                            crate::output::gate::output::plural(
-                                ws.corpora[0].chunks.len(),
-                                "chunk"
-                            ),
+                            crate::base::text::plural(ws.corpora[0].chunks.len(), "chunk"),
                         )
                     };
                     let generated = set.questions.iter().filter(|q| q.origin.is_some()).count();
@@ -170,7 +167,7 @@ async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
             r.kind,
             retriever.describe(),
             q.id,
-            crate::output::gate::output::plural(passages.len(), "passage"),
+            crate::base::text::plural(passages.len(), "passage"),
         ));
     }
     if let Some(reranker) = &pipeline.reranker {

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Comparison, Report};
+use crate::base::text::plural;
 
 /// A p-value as printed: four decimals, or scientific notation when smaller.
 pub fn p(v: f64) -> String {
@@ -31,15 +32,6 @@ fn verdict(r: &Report) -> String {
             r.failed(),
             plural(r.checks.len(), "check")
         )
-    }
-}
-
-/// `1 check`, `3 checks`.
-pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
     }
 }
 
@@ -88,11 +80,18 @@ pub fn human(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "gate: setting {} of {} ({} questions)",
-        r.setting, r.results, r.questions
+        "gate: setting {} of {} ({})",
+        r.setting,
+        r.results,
+        plural(r.questions, "question")
     );
     if let Some(c) = &r.baseline {
-        let _ = writeln!(s, "baseline: {} ({} questions compared)", c.path, c.common);
+        let _ = writeln!(
+            s,
+            "baseline: {} ({} compared)",
+            c.path,
+            plural(c.common, "question")
+        );
     }
     for c in &r.checks {
         let _ = writeln!(s, "{}  {} {}", status(c.passed), c.name, c.figures);
@@ -154,18 +153,18 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
     let _ = write!(
         s,
-        "Setting {} of {} ({} questions)",
+        "Setting {} of {} ({})",
         code(&r.setting),
         code(&r.results),
-        r.questions
+        plural(r.questions, "question")
     );
     match &r.baseline {
         Some(c) => {
             let _ = writeln!(
                 s,
-                ", baseline {} ({} questions compared).\n",
+                ", baseline {} ({} compared).\n",
                 code(&c.path),
-                c.common
+                plural(c.common, "question")
             );
         }
         None => {

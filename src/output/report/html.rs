@@ -15,6 +15,7 @@ use super::chart::{self, ChartData};
 use super::{drilldown, Exporter, Results, Summary};
 use crate::analysis::insight::format::{percent, rate_with_interval};
 use crate::base::escape::html as escape;
+use crate::base::text::plural;
 use crate::output::explain::{self, limits_text, Explain};
 
 pub struct HtmlReport;
@@ -139,11 +140,11 @@ fn header(r: &Results, summary: &Summary, h: &mut String) {
         .collect();
     let _ = write!(
         h,
-        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} questions &times; {} settings = {} runs; {} distinct prompts sent. Question sets: {}. {}, {}, rageval {}, config <code>{}</code>.</p>\n",
-        summary.questions,
-        summary.settings,
-        summary.runs,
-        r.calls.distinct_prompts,
+        "<header>\n<h1>rageval report</h1>\n<p class=\"meta\">{} &times; {} = {}; {} sent. Question sets: {}. {}, {}, rageval {}, config <code>{}</code>.</p>\n",
+        plural(summary.questions, "question"),
+        plural(summary.settings, "setting"),
+        plural(summary.runs, "run"),
+        plural(r.calls.distinct_prompts, "distinct prompt"),
         sets.join(", "),
         named_models("Embedder", "Embedders", &m.embedder, &m.embedders),
         named_models("model", "models", &m.model, &m.models),

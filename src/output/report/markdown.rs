@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use super::{Exporter, Results, Summary};
 use crate::analysis::insight::format::rate_with_interval;
+use crate::base::text::plural;
 
 pub struct MarkdownReport;
 
@@ -56,8 +57,9 @@ fn write_report(r: &Results, s: &Summary, max_rows: usize, out: &mut dyn Write) 
 fn head(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
-        "### rageval: {} questions x {} settings\n",
-        s.questions, s.settings
+        "### rageval: {} x {}\n",
+        plural(s.questions, "question"),
+        plural(s.settings, "setting")
     )?;
     for line in &s.profiles {
         writeln!(out, "{}\n", cell(line))?;

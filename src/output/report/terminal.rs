@@ -1,6 +1,7 @@
 //! What a sweep prints for people on the terminal: the settings table fitted to the terminal
 //! with the lines around it, and the dry run's table.
 
+use crate::base::text::plural;
 use crate::output::report::{self, Summary};
 use crate::results::Results;
 use crate::vocab::grid::DEFAULT_PROFILE;
@@ -120,12 +121,12 @@ pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide
         ),
     };
     after.push(format!(
-        "{} questions x {} settings = {} runs; {} needed the model, {} distinct prompts ({} from cache, {} failed){reused}{batched}.",
-        s.questions,
-        s.settings,
-        s.runs,
+        "{} x {} = {}; {} needed the model, {} ({} from cache, {} failed){reused}{batched}.",
+        plural(s.questions, "question"),
+        plural(s.settings, "setting"),
+        plural(s.runs, "run"),
         c.runs_with_call,
-        c.distinct_prompts,
+        plural(c.distinct_prompts, "distinct prompt"),
         c.cache_hits,
         c.failed,
     ));
