@@ -7,21 +7,12 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh" w1
 DIR=target/bench/w1
-python3 benches/gen_evalset.py --make-sections 2000 --corpus "$DIR/docs" \
-  --answerable 1300 --unanswerable 700 --out "$DIR/set.yaml"
-
-for i in $(seq "${1:-3}"); do
-  /usr/bin/time -v "$BIN" sweep --config /dev/null --evalset "$DIR/set.yaml" \
-    --min-score 0.1..0.6 --k 1,2,3,4,6,8 --out "$DIR/out" -q 2>"$DIR/time.txt"
-  python3 - "$DIR" <<'PY'
+# The sweep's size, from its results.json.
+figures() {
+  python3 - "$DIR/out/results.json" <<'PY'
 import json, sys
-sys.path.insert(0, "benches")
-import gnu_time
-d = sys.argv[1]
-seconds, cpu, rss = gnu_time.read(f"{d}/time.txt")
-r = json.load(open(f"{d}/out/results.json"))
-print(f"W1 questions={len(r['questions'])} settings={len(r['settings'])} runs={len(r['runs'])} "
-      f"wall={seconds:.2f}s cpu={cpu:.2f}s max_rss={rss / 1024:.0f}MB target=<1s,<200MB "
-      f"{'ok' if seconds < 1 and rss < 200 * 1024 else 'OVER TARGET'}")
+r = json.load(open(sys.argv[1]))
+print(f"questions={len(r['questions'])} settings={len(r['settings'])} runs={len(r['runs'])}")
 PY
-done
+}
+scale_bench W1 1 200 1300 700 "${1:-3}" --min-score 0.1..0.6 --k 1,2,3,4,6,8

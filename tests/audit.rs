@@ -297,29 +297,35 @@ fn concurrency_past_its_bound_is_refused_with_the_range() {
 /// 65535 was retried and reported as a transport failure of every call.
 #[test]
 fn an_endpoint_url_that_does_not_parse_is_refused_with_file_and_line() {
-    let p = Project::one_doc(SET);
-    for (section, field) in [
+    let cases = [
         (
-            "chat: {kind: openai, base_url: \"http://127.0.0.1:99999/g\", model: m}",
+            "chat: {kind: openai, base_url: \"http://127.0.0.1:99999/g\", model: m}\n",
             "chat.base_url",
         ),
         (
-            "chat: {kind: http, url: \"http://127.0.0.1:99999/g\"}",
+            "chat: {kind: http, url: \"http://127.0.0.1:99999/g\"}\n",
             "chat.url",
         ),
         (
-            "retriever: {kind: http, url: \"http://127.0.0.1:99999/g\"}",
+            "retriever: {kind: http, url: \"http://127.0.0.1:99999/g\"}\n",
             "retriever.url",
         ),
-    ] {
-        p.write("bad.yaml", &format!("evalsets: [set.yaml]\n{section}\n"));
-        p.rageval(["sweep", "--config", "bad.yaml"])
-            .fails(&format!(
+    ]
+    .map(|(section, field)| {
+        (
+            section,
+            format!(
                 "bad.yaml:2: `{field}`: `http://127.0.0.1:99999/g` is not a URL: invalid port number"
-            ))
-            .absent("reports")
-            .run();
-    }
+            ),
+        )
+    });
+    Project::one_doc(SET).refuses_each_section(
+        "bad.yaml",
+        "evalsets: [set.yaml]\n",
+        &["sweep", "--config", "bad.yaml"],
+        "reports",
+        &cases,
+    );
 }
 
 /// `generate --out` onto a link to a device writes into the device (issue 33 item 3): `--out

@@ -121,38 +121,33 @@ fn exported_requests_answered_elsewhere_and_imported_give_the_live_sweep() {
     let summary = format!(
         "imported {imported} answers (0 already in the cache), {failed} failed, 0 unknown.\n"
     );
-    keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
-        .stdout_contains(summary)
-        .stdout(concat!(
-            "imported 90 answers (0 already in the cache), 14 failed, 0 unknown.\n",
-            "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n",
-        ))
-        .stderr(concat!(
-            "warning: errors.jsonl:1: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:2: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:3: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:4: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:5: 500: server_error: injected failure\n",
-            "warning: ... and 9 more failed lines\n",
-        ))
-        .run();
-    keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
-        .stdout_contains(format!(
+    // Each import says what it imported and warns of the same failed lines.
+    let import = |summary: String, stdout: &str| {
+        keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
+            .stdout_contains(summary)
+            .stdout(format!(
+                "{stdout}next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
+            ))
+            .stderr(concat!(
+                "warning: errors.jsonl:1: 500: server_error: injected failure\n",
+                "warning: errors.jsonl:2: 500: server_error: injected failure\n",
+                "warning: errors.jsonl:3: 500: server_error: injected failure\n",
+                "warning: errors.jsonl:4: 500: server_error: injected failure\n",
+                "warning: errors.jsonl:5: 500: server_error: injected failure\n",
+                "warning: ... and 9 more failed lines\n",
+            ))
+            .run();
+    };
+    import(
+        summary,
+        "imported 90 answers (0 already in the cache), 14 failed, 0 unknown.\n",
+    );
+    import(
+        format!(
             "imported 0 answers ({imported} already in the cache), {failed} failed, 0 unknown.\n"
-        ))
-        .stdout(concat!(
-            "imported 0 answers (90 already in the cache), 14 failed, 0 unknown.\n",
-            "next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n",
-        ))
-        .stderr(concat!(
-            "warning: errors.jsonl:1: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:2: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:3: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:4: 500: server_error: injected failure\n",
-            "warning: errors.jsonl:5: 500: server_error: injected failure\n",
-            "warning: ... and 9 more failed lines\n",
-        ))
-        .run();
+        ),
+        "imported 0 answers (90 already in the cache), 14 failed, 0 unknown.\n",
+    );
     let swept = keyed(&p, &["sweep", "--quiet"]).run().results();
     assert_eq!(
         count(&mock.stats(), &["chat_requests"]) as usize,

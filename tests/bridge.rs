@@ -6,12 +6,11 @@
 //! The bridge runs on the Python of `$RAGEVAL_BRIDGE_PYTHON`, which must have `./python`,
 //! `langchain-core` and `llama-index-core` installed (.ci/run makes that venv).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use crate::harness::{Corpus, Embedder, HashEmbedder, Index};
 use crate::retrievers::runs_without_timings;
-use crate::support::{col, read_csv, repo, Project, SAMPLE_SWEEP};
+use crate::support::{col, read_csv, repo, spawn_announced, Project, SAMPLE_SWEEP};
 
 /// The hash embedder's dimensions for these tests: at 41 buckets no sample question has two
 /// passages tied in its top 9 or a score within [`MARGIN`] of a grid threshold (at 1024,
@@ -66,25 +65,20 @@ impl Bridge {
     }
 
     fn start_with_env(python: &str, p: &Project, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(python)
-            .arg(repo().join("python/tests/fixture.py"))
-            .args([
-                "--chunks",
-                "chunks.json",
-                "--dimensions",
-                &DIMENSIONS.to_string(),
-            ])
-            .args(args)
-            .envs(env.iter().copied())
-            .current_dir(p.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the bridge");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = spawn_announced(
+            Command::new(python)
+                .arg(repo().join("python/tests/fixture.py"))
+                .args([
+                    "--chunks",
+                    "chunks.json",
+                    "--dimensions",
+                    &DIMENSIONS.to_string(),
+                ])
+                .args(args)
+                .envs(env.iter().copied())
+                .current_dir(p.path()),
+            "start the bridge",
+        );
         // `rageval-bridge on http://127.0.0.1:PORT serves ...`
         let url = line
             .split_whitespace()

@@ -137,25 +137,23 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         )
         .run();
     // The gate holds the uncertified setting to its limits as before, unless told otherwise.
+    // What it prints before its verdict here: no limits, one check of failed calls.
+    let head = concat!(
+        "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+        "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
+        "PASS  error_runs 0 <= limit 0\n",
+    );
+    // The same failed check whether the flag or the config asks for certification.
+    let uncertified =
+        format!("{head}FAIL  certified not certified: {line}\ngate: FAIL (1 of 2 checks failed)\n");
     p.rageval(["gate"])
-        .stdout(concat!(
-            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
-            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "gate: PASS (1 check)\n",
-        ))
+        .stdout(format!("{head}gate: PASS (1 check)\n"))
         .run();
     let out = p
         .rageval(["gate", "--require-certified"])
         .status(1)
         .stdout_contains(format!("not certified: {line}"))
-        .stdout(concat!(
-            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
-            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
-            "gate: FAIL (1 of 2 checks failed)\n",
-        ))
+        .stdout(&uncertified)
         .run();
     // results.json keeps the sentences, written from the facts beside them.
     let rec = &out.summary()["recommendation"];
@@ -180,15 +178,7 @@ fn too_few_questions_say_what_it_takes_and_the_gate_can_require_certification() 
         "rageval.yaml",
         "evalsets: [evalsets/set.yaml]\ngate:\n  require_certified: true\n",
     );
-    p.rageval(["gate"]).status(1)
-        .stdout(concat!(
-            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
-            "gate: setting min_score=0.4,k=1 of reports/latest/results.json (40 questions)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "FAIL  certified not certified: to certify min_score=0.4,k=1 at 95% by ordered tests: unwanted 0 of 10 (bound 35.5% > 20%; its chain stopped at min_score=0.5,k=1) needs at least 20 unanswerable questions with none answered (or 30 with at most one); adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`\n",
-            "gate: FAIL (1 of 2 checks failed)\n",
-        ))
-        .run();
+    p.rageval(["gate"]).status(1).stdout(&uncertified).run();
     // Confidence 0: the measured choice, nothing certified, no bound.
     p.write(
         "rageval.yaml",

@@ -61,6 +61,42 @@ pub fn gate_now<'p>(p: &'p Project, extra: &[&str]) -> Test<'p> {
     .args(extra)
 }
 
+/// What `gate` prints for the regressed results at min_score=0.2,k=4 against `baseline`: the
+/// header, error_runs, the four baseline `checks` (one line each), the flipped question, the tag
+/// that got worse and the paired test, then `gate: {verdict}`.
+pub fn regressed_report(baseline: &str, checks: [&str; 4], verdict: &str) -> String {
+    let mut out = format!(
+        "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n\
+         baseline: {baseline} (26 questions compared)\n\
+         PASS  error_runs 0 <= limit 0\n"
+    );
+    for check in checks {
+        out += check;
+        out.push('\n');
+    }
+    out += concat!(
+        "flipped for the worse at min_score=0.2,k=4 (1):\n",
+        "  fee-per-term  answer -> false_refusal\n",
+        "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
+        "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
+    );
+    out + &format!("gate: {verdict}\n")
+}
+
+/// [`regressed_report`] at tolerance 0: the false refusal and answer match rates fail.
+pub fn regressed_failure(baseline: &str) -> String {
+    regressed_report(
+        baseline,
+        [
+            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000",
+            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000",
+            "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000",
+            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000",
+        ],
+        "FAIL (2 of 5 checks failed)",
+    )
+}
+
 pub fn edit_json(p: &Project, rel: &str, edit: impl FnOnce(&mut Value)) {
     let mut doc: Value = serde_json::from_str(&p.read(rel)).unwrap();
     edit(&mut doc);
@@ -110,70 +146,46 @@ fn an_edited_corpus_fails_and_names_the_flipped_question() {
     let p = regressed();
     gate_now(&p, &[])
         .status(1)
-        .stdout(concat!(
-            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-            "baseline: base/results.json (26 questions compared)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
-            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000\n",
-            "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000\n",
-            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
-            "flipped for the worse at min_score=0.2,k=4 (1):\n",
-            "  fee-per-term  answer -> false_refusal\n",
-            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-            "gate: FAIL (2 of 5 checks failed)\n",
-        ))
+        .stdout(regressed_failure("base/results.json"))
         .run();
 
     // One flip is chance: with require_significance the baseline checks pass and say why.
     gate_now(&p, &["--require-significance"])
-        .stdout(concat!(
-            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-            "baseline: base/results.json (26 questions compared)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
-            "PASS  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)\n",
-            "PASS  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)\n",
-            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
-            "flipped for the worse at min_score=0.2,k=4 (1):\n",
-            "  fee-per-term  answer -> false_refusal\n",
-            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-            "gate: PASS (5 checks)\n",
+        .stdout(regressed_report(
+            "base/results.json",
+            [
+                "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000",
+                "PASS  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)",
+                "PASS  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000, not significant (p=1.0000 >= alpha 0.05)",
+                "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000",
+            ],
+            "PASS (5 checks)",
         ))
         .run();
     // A tolerance of one question in seventeen (0.059) lets it pass; 0.05 does not.
     gate_now(&p, &["--tolerance", "0.06"])
-        .stdout(concat!(
-            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-            "baseline: base/results.json (26 questions compared)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.060\n",
-            "PASS  false_refusal_rate vs baseline 0.235 <= 0.176 + tolerance 0.060\n",
-            "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.060\n",
-            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.060\n",
-            "flipped for the worse at min_score=0.2,k=4 (1):\n",
-            "  fee-per-term  answer -> false_refusal\n",
-            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-            "gate: PASS (5 checks)\n",
+        .stdout(regressed_report(
+            "base/results.json",
+            [
+                "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.060",
+                "PASS  false_refusal_rate vs baseline 0.235 <= 0.176 + tolerance 0.060",
+                "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.060",
+                "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.060",
+            ],
+            "PASS (5 checks)",
         ))
         .run();
-    gate_now(&p, &["--tolerance", "0.05"]).status(1)
-        .stdout(concat!(
-            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-            "baseline: base/results.json (26 questions compared)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.050\n",
-            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.050\n",
-            "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.050\n",
-            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.050\n",
-            "flipped for the worse at min_score=0.2,k=4 (1):\n",
-            "  fee-per-term  answer -> false_refusal\n",
-            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-            "gate: FAIL (1 of 5 checks failed)\n",
+    gate_now(&p, &["--tolerance", "0.05"])
+        .status(1)
+        .stdout(regressed_report(
+            "base/results.json",
+            [
+                "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.050",
+                "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.050",
+                "PASS  answer_match_rate vs baseline 0.615 >= 0.643 - tolerance 0.050",
+                "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.050",
+            ],
+            "FAIL (1 of 5 checks failed)",
         ))
         .run();
 }
@@ -227,21 +239,9 @@ fn update_baseline_writes_the_results_on_purpose_only() {
     break_the_fee_section(&p);
     sweep(&p, "now");
     let before = p.read("ci/base.json");
-    gate(&["--baseline", "ci/base.json"]).status(1)
-        .stdout(concat!(
-            "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-            "baseline: ci/base.json (26 questions compared)\n",
-            "PASS  error_runs 0 <= limit 0\n",
-            "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
-            "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000\n",
-            "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000\n",
-            "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
-            "flipped for the worse at min_score=0.2,k=4 (1):\n",
-            "  fee-per-term  answer -> false_refusal\n",
-            "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-            "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-            "gate: FAIL (2 of 5 checks failed)\n",
-        ))
+    gate(&["--baseline", "ci/base.json"])
+        .status(1)
+        .stdout(regressed_failure("ci/base.json"))
         .run();
     assert_eq!(p.read("ci/base.json"), before);
 }

@@ -1,7 +1,7 @@
 //! The gate's outputs for CI systems: JUnit XML that parses and counts failures right,
 //! Markdown tables, and the GitHub step summary appended to, never overwritten.
 
-use crate::gate::{gate_now, regressed};
+use crate::gate::{gate_now, regressed, regressed_failure};
 
 #[test]
 fn junit_is_well_formed_with_one_failure_per_failed_check() {
@@ -76,20 +76,7 @@ fn markdown_tables_and_the_github_step_summary() {
             .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
             .status(1)
             .file_snapshot("gate.md", "gate_markdown")
-            .stdout(concat!(
-                "gate: setting min_score=0.2,k=4 of now/results.json (26 questions)\n",
-                "baseline: base/results.json (26 questions compared)\n",
-                "PASS  error_runs 0 <= limit 0\n",
-                "PASS  unwanted_answer_rate vs baseline 0.556 <= 0.556 + tolerance 0.000\n",
-                "FAIL  false_refusal_rate vs baseline 0.235 > 0.176 + tolerance 0.000\n",
-                "FAIL  answer_match_rate vs baseline 0.615 < 0.643 - tolerance 0.000\n",
-                "PASS  wrong_answer_rate vs baseline 0.294 <= 0.294 + tolerance 0.000\n",
-                "flipped for the worse at min_score=0.2,k=4 (1):\n",
-                "  fee-per-term  answer -> false_refusal\n",
-                "tags whose rate got worse since the baseline (1): membership false_refusal_rate 0.333 -> 0.500\n",
-                "paired test (exact McNemar): 1 worse, 0 better, p=1.0000 (alpha 0.05)\n",
-                "gate: FAIL (2 of 5 checks failed)\n",
-            ))
+            .stdout(regressed_failure("base/results.json"))
             .run()
     };
     run();

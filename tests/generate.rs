@@ -126,10 +126,12 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
     assert_eq!(r.questions.len(), 27);
 }
 
-#[test]
-fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
-    let p = Project::sample();
+/// `rageval generate --answerable 4 --unanswerable 2 EXTRA` with the mock model into the
+/// missing (or forced) evalsets/generated.yaml: the same seed writes the same six questions in
+/// one round.
+fn generate_four_and_two(p: &Project, extra: &[&str]) {
     p.rageval(["generate", "--answerable", "4", "--unanswerable", "2"])
+        .args(extra)
         .stdout(concat!(
             "wrote 6 of 6 questions asked for to evalsets/generated.yaml\n",
             "  answerable: 4 asked, 4 tried, 4 kept\n",
@@ -142,6 +144,12 @@ fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
             "generate: 6 generation and 2 verification calls, 0 answered from the cache\n",
         ))
         .run();
+}
+
+#[test]
+fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
+    let p = Project::sample();
+    generate_four_and_two(&p, &[]);
     let first = p.read("evalsets/generated.yaml");
     p.rageval(["generate"])
         .fails("`evalsets/generated.yaml` exists: pass --force to overwrite it, or --append to add to it")
@@ -196,26 +204,7 @@ fn an_existing_file_is_kept_unless_forced_and_append_adds_without_duplicates() {
         ))
         .run();
     // --force replaces it: the same seed writes the first file again.
-    p.rageval([
-        "generate",
-        "--answerable",
-        "4",
-        "--unanswerable",
-        "2",
-        "--force",
-    ])
-    .stdout(concat!(
-        "wrote 6 of 6 questions asked for to evalsets/generated.yaml\n",
-        "  answerable: 4 asked, 4 tried, 4 kept\n",
-        "  near-miss: 2 asked, 2 tried, 2 kept\n",
-        "note: these questions are placeholders: the offline mock model (`chat: {kind: mock}`, the default) wrote them from the passages' words, to show the file's shape. For real ones, point `chat:` (or `generate.model`) at a model, e.g. `chat: {kind: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}` or a local server's `base_url` (docs/generate.md), then run `rageval generate --force`\n",
-        "next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`\n",
-    ))
-    .stderr(concat!(
-        "generate: round 1: tried 4, 2, 0 (answerable, near-miss, off-topic); kept 4, 2, 0\n",
-        "generate: 6 generation and 2 verification calls, 0 answered from the cache\n",
-    ))
-    .run();
+    generate_four_and_two(&p, &["--force"]);
     assert_eq!(p.read("evalsets/generated.yaml"), first);
 }
 
@@ -234,20 +223,24 @@ fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
     let server = MockLlm::start(&["--keep-requests", "100"]);
     let p = Project::sample();
     served(&p, &server.url, "");
-    p.rageval(["generate", "--answerable", "5", "--unanswerable", "5"])
-        .env("RAGEVAL_TEST_KEY", "test-key")
-        .stdout(concat!(
-            "wrote 10 of 10 questions asked for to evalsets/generated.yaml\n",
-            "  answerable: 5 asked, 5 tried, 5 kept\n",
-            "  near-miss: 4 asked, 4 tried, 4 kept\n",
-            "  off-topic: 1 asked, 1 tried, 1 kept\n",
-            "next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`\n",
-        ))
-        .stderr(concat!(
-            "generate: round 1: tried 5, 4, 1 (answerable, near-miss, off-topic); kept 5, 4, 1\n",
-            "generate: 10 generation and 5 verification calls, 0 answered from the cache\n",
-        ))
-        .run();
+    // Ten questions in one round, the same whether called or answered from the cache.
+    let generate = |extra: &[&str], cached: u64| {
+        p.rageval(["generate", "--answerable", "5", "--unanswerable", "5"])
+            .args(extra)
+            .env("RAGEVAL_TEST_KEY", "test-key")
+            .stdout(concat!(
+                "wrote 10 of 10 questions asked for to evalsets/generated.yaml\n",
+                "  answerable: 5 asked, 5 tried, 5 kept\n",
+                "  near-miss: 4 asked, 4 tried, 4 kept\n",
+                "  off-topic: 1 asked, 1 tried, 1 kept\n",
+                "next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`\n",
+            ))
+            .stderr(format!(
+                "generate: round 1: tried 5, 4, 1 (answerable, near-miss, off-topic); kept 5, 4, 1\n\
+                 generate: 10 generation and 5 verification calls, {cached} answered from the cache\n"
+            ))
+    };
+    generate(&[], 0).run();
     let first = p.read("evalsets/generated.yaml");
     let calls = server.stats()["chat_requests"].as_u64().unwrap();
     // 10 generation calls and one verification per unanswerable candidate.
@@ -279,30 +272,11 @@ fn a_rerun_with_the_same_seed_writes_the_same_file_and_makes_no_call() {
     assert!(bodies
         .iter()
         .all(|b| b["response_format"]["type"] == "json_schema"));
-    p.rageval([
-        "generate",
-        "--answerable",
-        "5",
-        "--unanswerable",
-        "5",
-        "--force",
-    ])
-    .env("RAGEVAL_TEST_KEY", "test-key")
-    .stderr_contains(
-        "generate: 10 generation and 5 verification calls, 15 answered from the cache\n",
-    )
-    .stdout(concat!(
-        "wrote 10 of 10 questions asked for to evalsets/generated.yaml\n",
-        "  answerable: 5 asked, 5 tried, 5 kept\n",
-        "  near-miss: 4 asked, 4 tried, 4 kept\n",
-        "  off-topic: 1 asked, 1 tried, 1 kept\n",
-        "next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`\n",
-    ))
-    .stderr(concat!(
-        "generate: round 1: tried 5, 4, 1 (answerable, near-miss, off-topic); kept 5, 4, 1\n",
-        "generate: 10 generation and 5 verification calls, 15 answered from the cache\n",
-    ))
-    .run();
+    generate(&["--force"], 15)
+        .stderr_contains(
+            "generate: 10 generation and 5 verification calls, 15 answered from the cache\n",
+        )
+        .run();
     assert_eq!(p.read("evalsets/generated.yaml"), first, "byte for byte");
     assert_eq!(
         server.stats()["chat_requests"].as_u64().unwrap(),
@@ -447,15 +421,15 @@ const DOC: &str =
 # Guests\nA member may bring two guests to any open evening of the workshop.\n";
 
 fn scripted_project(url: &str) -> Project {
-    let p = Project::empty();
-    p.write("docs/a.md", DOC);
-    p.write(
-        "rageval.yaml",
-        &format!(
-            "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
+    Project::with_files(&[
+        ("docs/a.md", DOC),
+        (
+            "rageval.yaml",
+            &format!(
+                "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
+            ),
         ),
-    );
-    p
+    ])
 }
 
 #[test]

@@ -471,6 +471,22 @@ impl Project {
     {
         self.rageval(["sweep", "--quiet"]).args(args)
     }
+
+    /// For each `(section, line)`: with `config` holding `head` then `section`, `rageval ARGS`
+    /// exits 2 with exactly `error: LINE` on stderr and leaves `out` unwritten.
+    pub fn refuses_each_section(
+        &self,
+        config: &str,
+        head: &str,
+        args: &[&str],
+        out: &str,
+        cases: &[(&str, impl AsRef<str>)],
+    ) {
+        for (section, line) in cases {
+            self.write(config, &format!("{head}{section}"));
+            self.rageval(args).fails(line.as_ref()).absent(out).run();
+        }
+    }
 }
 
 /// Compare `text` with the insta snapshot `tests/snapshots/NAME.snap` (no module prefix, so

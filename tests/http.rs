@@ -1,7 +1,7 @@
 //! The HTTP path, for real: `rageval mock-llm` on an ephemeral loopback port, the sweep as an
 //! OpenAI-compatible client, faults injected by the server.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::harness::{results, Record, RunRecord, Test, Usage};
-use crate::support::{col, read_csv, Project};
+use crate::support::{col, read_csv, spawn_announced, Project};
 
 pub const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
 
@@ -27,17 +27,12 @@ pub struct MockLlm {
 
 impl MockLlm {
     pub fn start(args: &[&str]) -> Self {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("rageval"))
-            .args(["mock-llm", "--addr", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mock-llm");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = spawn_announced(
+            Command::new(assert_cmd::cargo::cargo_bin("rageval"))
+                .args(["mock-llm", "--addr", "127.0.0.1:0"])
+                .args(args),
+            "start mock-llm",
+        );
         let url = line
             .split_whitespace()
             .find(|w| w.starts_with("http://"))

@@ -411,28 +411,26 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
 
 #[test]
 fn a_reranker_section_without_a_server_or_with_zero_passages_is_refused() {
-    let p = Project::sample();
-    for (section, want) in [
-        (
-            "reranker:\n  model: bge\n",
-            "error: rageval.yaml:3: `reranker.base_url`: is missing: the reranker needs its server's URL (`POST {base_url}/rerank`)\n",
-        ),
-        (
-            "reranker:\n  base_url: http://127.0.0.1:1/v1\n  top_n: 0\n",
-            "error: rageval.yaml:4: `reranker.top_n`: must be from 1 to 1000 (leave it out for the grid's largest k)\n",
-        ),
-        (
-            "reranker:\n  base_url: ftp://127.0.0.1:1/v1\n",
-            "error: rageval.yaml:3: `reranker.base_url`: `ftp://127.0.0.1:1/v1` must start with http:// or https://\n",
-        ),
-    ] {
-        p.write("rageval.yaml", &format!("evalsets: [evalsets/club.yaml]\n{section}"));
-        p.rageval(["sweep", "--out", "out"])
-            .status(2)
-            .stderr(want)
-            .run();
-        assert!(!p.path().join("out").exists());
-    }
+    Project::sample().refuses_each_section(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\n",
+        &["sweep", "--out", "out"],
+        "out",
+        &[
+            (
+                "reranker:\n  model: bge\n",
+                "rageval.yaml:3: `reranker.base_url`: is missing: the reranker needs its server's URL (`POST {base_url}/rerank`)",
+            ),
+            (
+                "reranker:\n  base_url: http://127.0.0.1:1/v1\n  top_n: 0\n",
+                "rageval.yaml:4: `reranker.top_n`: must be from 1 to 1000 (leave it out for the grid's largest k)",
+            ),
+            (
+                "reranker:\n  base_url: ftp://127.0.0.1:1/v1\n",
+                "rageval.yaml:3: `reranker.base_url`: `ftp://127.0.0.1:1/v1` must start with http:// or https://",
+            ),
+        ],
+    );
 }
 
 #[test]
