@@ -210,10 +210,18 @@ pub trait ChatModel: Send + Sync {
     /// A name that identifies the model: part of cache keys and reports.
     fn model(&self) -> String;
 
+    /// The model this one is a layer over (the response cache, a batch deferral), whose
+    /// answers the provided methods below give; `None` (the default) for a model that answers
+    /// itself.
+    fn inner(&self) -> Option<&dyn ChatModel> {
+        None
+    }
+
     /// Every parameter besides the messages that changes the reply (temperature, max_tokens,
     /// ...): part of the cache key.
     fn params(&self) -> serde_json::Value {
-        serde_json::Value::Null
+        self.inner()
+            .map_or(serde_json::Value::Null, ChatModel::params)
     }
 
     fn complete<'a>(
@@ -223,38 +231,38 @@ pub trait ChatModel: Send + Sync {
 
     /// Whether `request` would be answered without calling the model (from a cache): what
     /// `sweep --dry-run` counts as a cached prompt.
-    fn is_cached(&self, _request: &ChatRequest) -> bool {
-        false
+    fn is_cached(&self, request: &ChatRequest) -> bool {
+        self.inner().is_some_and(|m| m.is_cached(request))
     }
 
     /// Whether the model takes a [`Grounded`] request (the question and passages) rather than
     /// messages: it builds its own prompt.
     fn takes_passages(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::takes_passages)
     }
 
     /// Whether the model's server may keep a prompt cache (llama.cpp, vLLM, hosted APIs), so
     /// that the sweep sends its prompts in prefix order; the in-process mock keeps none.
     fn prefix_cached(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::prefix_cached)
     }
 
     /// Warnings gathered since the last call (a cache write that failed), for the command to
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {
-        Vec::new()
+        self.inner().map_or_else(Vec::new, ChatModel::warnings)
     }
 
     /// Whether this is the builtin offline mock, whose replies (and generated questions) are
     /// placeholders that show the shape of the output, not what a model would write.
     fn is_mock(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::is_mock)
     }
 
     /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
     /// live call sends, unstreamed; `None` for a model no batch engine serves.
-    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
-        None
+    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
+        self.inner().and_then(|m| m.batch_body(request))
     }
 }
 
