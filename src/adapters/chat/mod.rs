@@ -11,10 +11,12 @@ pub mod openai;
 pub use http::HttpChat;
 pub use openai::OpenAiChat;
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::adapters::http::{Endpoint, Failure};
 use crate::adapters::prompt::Message;
 use crate::base::BoxFuture;
 pub use crate::vocab::call::{CallError, ErrorKind, Usage};
@@ -203,6 +205,48 @@ pub struct ChatReply {
     /// True when a batch engine answered it (a cached reply that `batch import` or
     /// `chat.batch` put there), billed at the batch price.
     pub batch: bool,
+}
+
+/// What one attempt of a live call read from its server: the reply's text, the usage the
+/// server reported (`None`: it reported none), and the time to the first streamed token.
+pub(crate) type Read = (String, Option<Usage>, Option<Duration>);
+
+/// One attempt of a live call to `server`, timed: `read`, given the moment the attempt
+/// started, gets the reply, which is checked as every live model's is. A server (or chain)
+/// that echoes its request would put a credential into the reply, which is shown, cached and
+/// written to reports: the credentials `server` is sent are hidden. Counts no call can have
+/// would saturate the sweep's totals, and the gate would then refuse the record the sweep
+/// wrote: they are an error, as a reply longer than `request` takes is. Usage the server did
+/// not report is estimated.
+pub(crate) async fn timed_attempt<F: Future<Output = Result<Read, Failure>>>(
+    server: &Endpoint,
+    request: &ChatRequest,
+    read: impl FnOnce(Instant) -> F,
+) -> Result<ChatReply, Failure> {
+    let started = Instant::now();
+    let (text, reported, ttft) = read(started).await?;
+    let text = server.hide_owned(text);
+    if let Some(why) = reported
+        .as_ref()
+        .and_then(Usage::implausible)
+        .or_else(|| request.reply_too_long(&text))
+    {
+        return Err(Failure::fatal(ErrorKind::Malformed, why));
+    }
+    let usage = reported.unwrap_or_else(|| Usage {
+        prompt_tokens: request.estimated_prompt_tokens(),
+        completion_tokens: estimate_tokens(&text),
+        cached_prompt_tokens: 0,
+        estimated: true,
+    });
+    Ok(ChatReply {
+        text,
+        usage,
+        latency: started.elapsed(),
+        ttft,
+        cached: false,
+        batch: false,
+    })
 }
 
 /// A chat model.
