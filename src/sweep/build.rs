@@ -59,6 +59,48 @@ pub struct Run {
     pub repeats: Vec<crate::sweep::repeat::Repeat>,
 }
 
+impl Run {
+    /// Question `question`'s run at setting `setting`, asking `asked`, classed `verdict`, with
+    /// `answer`, before anything else is known of it: no best score, no passage, no model or
+    /// judge call with their tokens and times, no call in the log, no rewrite note, no repeat.
+    /// The builders (a sweep's, results.json's reader) set the rest.
+    pub fn new(
+        question: usize,
+        setting: usize,
+        asked: Arc<str>,
+        verdict: Verdict,
+        answer: Arc<str>,
+    ) -> Run {
+        Run {
+            question,
+            setting,
+            asked,
+            rewrite_note: None,
+            best_score: None,
+            best_retrieval_score: None,
+            passages: Vec::new(),
+            verdict,
+            answer,
+            model_calls: 0,
+            prompt_tokens: 0,
+            cached_prompt_tokens: 0,
+            completion_tokens: 0,
+            tokens_estimated: false,
+            latency: None,
+            ttft: None,
+            error: None,
+            judge_calls: 0,
+            judge_prompt_tokens: 0,
+            judge_completion_tokens: 0,
+            call: None,
+            rewrite_call: None,
+            judge_call: None,
+            rerank_call: None,
+            repeats: Vec::new(),
+        }
+    }
+}
+
 /// Put a run together from its plan, its verdict and its reply, with the judge's grade of the
 /// reply when a judge graded it.
 #[allow(clippy::too_many_arguments)]
@@ -131,31 +173,19 @@ pub fn build_read_run(
         judged.map(|j| &j.grade),
     );
     let mut run = Run {
-        question: planned.question,
-        setting: planned.setting,
-        asked: texts.asked,
-        rewrite_note: None,
         best_score: view.ranked.first().map(|h| h.score),
         best_retrieval_score: view.best_retrieval_score,
         passages: std::mem::take(&mut planned.passages),
-        verdict,
-        answer: texts.answer,
-        model_calls: 0,
-        prompt_tokens: 0,
-        cached_prompt_tokens: 0,
-        completion_tokens: 0,
-        tokens_estimated: false,
-        latency: None,
-        ttft: None,
-        error: None,
         judge_calls: usize::from(judged.is_some()),
         judge_prompt_tokens: judged.map_or(0, |j| j.usage.prompt_tokens),
         judge_completion_tokens: judged.map_or(0, |j| j.usage.completion_tokens),
-        call: None,
-        rewrite_call: None,
-        judge_call: None,
-        rerank_call: None,
-        repeats: Vec::new(),
+        ..Run::new(
+            planned.question,
+            planned.setting,
+            texts.asked,
+            verdict,
+            texts.answer,
+        )
     };
     match reply {
         None => {}

@@ -47,28 +47,8 @@ impl ChatModel for DeferredModel {
         self.inner.model()
     }
 
-    fn params(&self) -> serde_json::Value {
-        self.inner.params()
-    }
-
-    fn takes_passages(&self) -> bool {
-        self.inner.takes_passages()
-    }
-
-    fn is_cached(&self, request: &ChatRequest) -> bool {
-        self.inner.is_cached(request)
-    }
-
-    fn prefix_cached(&self) -> bool {
-        self.inner.prefix_cached()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
-        self.inner.batch_body(request)
+    fn inner(&self) -> Option<&dyn ChatModel> {
+        Some(self.inner.as_ref())
     }
 
     fn complete<'a>(
@@ -148,43 +128,54 @@ impl Embedder for DeferredEmbedder {
         texts: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Embedded>, EmbedError>> {
         Box::pin(async move {
-            let model = self.inner.model();
-            let cached: Vec<Option<Vec<f32>>> = texts
-                .iter()
-                .map(|t| {
-                    self.store
-                        .get(&embedding_key(&model, t))
-                        .filter(|v| !v.is_empty())
-                })
-                .collect();
-            for (text, v) in texts.iter().zip(&cached) {
-                if v.is_none() {
-                    self.collector.add(Pending {
-                        line: Line {
-                            custom_id: embedding_key(&model, text),
-                            method: "POST".into(),
-                            url: EMBEDDINGS_URL.into(),
-                            body: serde_json::json!({"model": model, "input": [text]}),
-                        },
-                        store: StoreKind::Embedding,
-                        prompt_tokens: estimate_tokens(text),
-                        rewrite: false,
-                        section: self.section.clone(),
-                    });
-                }
-            }
-            let mut state = self.state.lock().expect("deferred embedder lock");
-            let dims = *state
-                .0
-                .get_or_insert_with(|| cached.iter().flatten().map(Vec::len).next().unwrap_or(1));
-            state.1 |= cached.iter().any(Option::is_none);
-            if !state.1 {
-                return Ok(cached.into_iter().flatten().map(Ok).collect());
-            }
-            let mut stand_in = vec![0.0; dims];
-            stand_in[0] = 1.0;
-            Ok(texts.iter().map(|_| Ok(stand_in.clone())).collect())
+            let cached = self.keep_uncached(texts);
+            Ok(self.answers(texts.len(), cached))
         })
+    }
+}
+
+impl DeferredEmbedder {
+    /// The vector the cache holds for each text, and for each one it does not hold, a line
+    /// kept in the collector.
+    fn keep_uncached(&self, texts: &[String]) -> Vec<Option<Vec<f32>>> {
+        let model = self.inner.model();
+        let cached: Vec<Option<Vec<f32>>> = texts
+            .iter()
+            .map(|t| self.store.vector(&embedding_key(&model, t)))
+            .collect();
+        for (text, v) in texts.iter().zip(&cached) {
+            if v.is_none() {
+                self.collector.add(Pending {
+                    line: Line {
+                        custom_id: embedding_key(&model, text),
+                        method: "POST".into(),
+                        url: EMBEDDINGS_URL.into(),
+                        body: serde_json::json!({"model": model, "input": [text]}),
+                    },
+                    store: StoreKind::Embedding,
+                    prompt_tokens: estimate_tokens(text),
+                    rewrite: false,
+                    section: self.section.clone(),
+                });
+            }
+        }
+        cached
+    }
+
+    /// The answers to `n` texts whose cached vectors are `cached`: those vectors while no text
+    /// was kept, a stand-in for every text from then on.
+    fn answers(&self, n: usize, cached: Vec<Option<Vec<f32>>>) -> Vec<Embedded> {
+        let mut state = self.state.lock().expect("deferred embedder lock");
+        let dims = *state
+            .0
+            .get_or_insert_with(|| cached.iter().flatten().map(Vec::len).next().unwrap_or(1));
+        state.1 |= cached.iter().any(Option::is_none);
+        if !state.1 {
+            return cached.into_iter().flatten().map(Ok).collect();
+        }
+        let mut stand_in = vec![0.0; dims];
+        stand_in[0] = 1.0;
+        (0..n).map(|_| Ok(stand_in.clone())).collect()
     }
 }
 

@@ -138,7 +138,7 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
                     None => vectors.insert((stores.vectors)()?),
                 };
                 // An empty vector is no answer (the cache skips it too).
-                let new = store.get(&a.key).filter(|v| !v.is_empty()).is_none();
+                let new = store.vector(&a.key).is_none();
                 if new {
                     store.put(a.key, v)?;
                 }

@@ -184,6 +184,14 @@ impl<V: Serialize + DeserializeOwned + Clone> Store<V> {
     }
 }
 
+impl Store<Vec<f32>> {
+    /// The vector held under `key`; an empty one is no answer (an embedder's hiccup that an
+    /// older rageval kept).
+    pub fn vector(&self, key: &str) -> Option<Vec<f32>> {
+        self.get(key).filter(|v| !v.is_empty())
+    }
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex(&Sha256::digest(bytes))
@@ -368,12 +376,8 @@ impl ChatModel for CachedModel {
         self.inner.model()
     }
 
-    fn params(&self) -> serde_json::Value {
-        self.inner.params()
-    }
-
-    fn takes_passages(&self) -> bool {
-        self.inner.takes_passages()
+    fn inner(&self) -> Option<&dyn ChatModel> {
+        Some(self.inner.as_ref())
     }
 
     fn is_cached(&self, request: &ChatRequest) -> bool {
@@ -386,14 +390,6 @@ impl ChatModel for CachedModel {
 
     fn warnings(&self) -> Vec<String> {
         self.store.take_warnings()
-    }
-
-    fn prefix_cached(&self) -> bool {
-        self.inner.prefix_cached()
-    }
-
-    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
-        self.inner.batch_body(request)
     }
 
     fn complete<'a>(
@@ -474,12 +470,11 @@ impl Embedder for CachedEmbedder {
         Box::pin(async move {
             let model = self.inner.model();
             let keys: Vec<String> = texts.iter().map(|t| embedding_key(&model, t)).collect();
-            // An empty vector is no answer (an embedder's hiccup that an older rageval kept).
             let mut out: Vec<Option<Embedded>> = keys
                 .iter()
                 .map(|k| {
                     if self.mode == CacheMode::Use {
-                        self.store.get(k).filter(|v| !v.is_empty()).map(Ok)
+                        self.store.vector(k).map(Ok)
                     } else {
                         None
                     }

@@ -3,11 +3,9 @@
 //! `{"answer", "usage"?}`. rageval sends no prompt: the endpoint builds its own, so a request
 //! is the question and the passages alone and equal ones are one call.
 
-use std::time::Instant;
-
 use serde_json::Value;
 
-use super::{estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, ErrorKind, Usage};
+use super::{CallError, ChatModel, ChatReply, ChatRequest, ErrorKind, Read, Usage};
 use crate::adapters::http::{self, Endpoint, Endpoints, Failure};
 use crate::base::BoxFuture;
 
@@ -32,13 +30,8 @@ impl HttpChat {
         })
     }
 
-    async fn attempt(
-        &self,
-        server: &Endpoint,
-        request: &ChatRequest,
-        body: Vec<u8>,
-    ) -> Result<ChatReply, Failure> {
-        let started = Instant::now();
+    /// One attempt's reply, read from `server` (see [`super::timed_attempt`]).
+    async fn read(&self, server: &Endpoint, body: Vec<u8>) -> Result<Read, Failure> {
         let bytes = server.post_for_body(&self.client, "", body).await?;
         // As for an HTTP retriever: a body that is not JSON at all (a proxy's error page, a
         // reply cut short) may mend on another attempt; JSON of another shape is what the
@@ -64,20 +57,12 @@ impl HttpChat {
                 )))
             }
         };
-        // A chain that echoes its input would put a credential into the reply, which is
-        // shown, cached and written to reports.
-        let answer = server.hide_owned(answer);
         let usage = match v.get("usage") {
-            None | Some(Value::Null) => Usage {
-                prompt_tokens: request.estimated_prompt_tokens(),
-                completion_tokens: estimate_tokens(&answer),
-                cached_prompt_tokens: 0,
-                estimated: true,
-            },
+            None | Some(Value::Null) => None,
             Some(u) => {
                 let count = |field: &str| u.get(field).and_then(Value::as_u64);
                 match (count("prompt_tokens"), count("completion_tokens")) {
-                    (Some(prompt_tokens), Some(completion_tokens)) => Usage {
+                    (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
                         prompt_tokens,
                         completion_tokens,
                         // As OpenAI reports them, when the endpoint passes its model's on.
@@ -87,7 +72,7 @@ impl HttpChat {
                             .unwrap_or(0)
                             .min(prompt_tokens),
                         estimated: false,
-                    },
+                    }),
                     _ => {
                         return Err(malformed(
                             "`usage` needs `prompt_tokens` and `completion_tokens` as whole numbers (leave `usage` out to have them estimated)",
@@ -96,22 +81,7 @@ impl HttpChat {
                 }
             }
         };
-        // As for an OpenAI-compatible server: counts no call can have are an error run, not
-        // totals the gate then refuses.
-        if let Some(why) = usage
-            .implausible()
-            .or_else(|| request.reply_too_long(&answer))
-        {
-            return Err(Failure::fatal(ErrorKind::Malformed, why));
-        }
-        Ok(ChatReply {
-            text: answer,
-            usage,
-            latency: started.elapsed(),
-            ttft: None,
-            cached: false,
-            batch: false,
-        })
+        Ok((answer, usage, None))
     }
 }
 
@@ -158,7 +128,7 @@ impl ChatModel for HttpChat {
             let body = serde_json::to_vec(grounded).expect("strings and numbers serialize");
             let cost = request.estimated_prompt_tokens();
             http::call_any(&self.endpoints, cost, |server| {
-                self.attempt(server, request, body.clone())
+                super::timed_attempt(server, request, |_| self.read(server, body.clone()))
             })
             .await
             .map_err(|e| CallError {

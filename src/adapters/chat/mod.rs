@@ -11,10 +11,12 @@ pub mod openai;
 pub use http::HttpChat;
 pub use openai::OpenAiChat;
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::adapters::http::{Endpoint, Failure};
 use crate::adapters::prompt::Message;
 use crate::base::BoxFuture;
 pub use crate::vocab::call::{CallError, ErrorKind, Usage};
@@ -205,15 +207,65 @@ pub struct ChatReply {
     pub batch: bool,
 }
 
+/// What one attempt of a live call read from its server: the reply's text, the usage the
+/// server reported (`None`: it reported none), and the time to the first streamed token.
+pub(crate) type Read = (String, Option<Usage>, Option<Duration>);
+
+/// One attempt of a live call to `server`, timed: `read`, given the moment the attempt
+/// started, gets the reply, which is checked as every live model's is. A server (or chain)
+/// that echoes its request would put a credential into the reply, which is shown, cached and
+/// written to reports: the credentials `server` is sent are hidden. Counts no call can have
+/// would saturate the sweep's totals, and the gate would then refuse the record the sweep
+/// wrote: they are an error, as a reply longer than `request` takes is. Usage the server did
+/// not report is estimated.
+pub(crate) async fn timed_attempt<F: Future<Output = Result<Read, Failure>>>(
+    server: &Endpoint,
+    request: &ChatRequest,
+    read: impl FnOnce(Instant) -> F,
+) -> Result<ChatReply, Failure> {
+    let started = Instant::now();
+    let (text, reported, ttft) = read(started).await?;
+    let text = server.hide_owned(text);
+    if let Some(why) = reported
+        .as_ref()
+        .and_then(Usage::implausible)
+        .or_else(|| request.reply_too_long(&text))
+    {
+        return Err(Failure::fatal(ErrorKind::Malformed, why));
+    }
+    let usage = reported.unwrap_or_else(|| Usage {
+        prompt_tokens: request.estimated_prompt_tokens(),
+        completion_tokens: estimate_tokens(&text),
+        cached_prompt_tokens: 0,
+        estimated: true,
+    });
+    Ok(ChatReply {
+        text,
+        usage,
+        latency: started.elapsed(),
+        ttft,
+        cached: false,
+        batch: false,
+    })
+}
+
 /// A chat model.
 pub trait ChatModel: Send + Sync {
     /// A name that identifies the model: part of cache keys and reports.
     fn model(&self) -> String;
 
+    /// The model this one is a layer over (the response cache, a batch deferral), whose
+    /// answers the provided methods below give; `None` (the default) for a model that answers
+    /// itself.
+    fn inner(&self) -> Option<&dyn ChatModel> {
+        None
+    }
+
     /// Every parameter besides the messages that changes the reply (temperature, max_tokens,
     /// ...): part of the cache key.
     fn params(&self) -> serde_json::Value {
-        serde_json::Value::Null
+        self.inner()
+            .map_or(serde_json::Value::Null, ChatModel::params)
     }
 
     fn complete<'a>(
@@ -223,38 +275,38 @@ pub trait ChatModel: Send + Sync {
 
     /// Whether `request` would be answered without calling the model (from a cache): what
     /// `sweep --dry-run` counts as a cached prompt.
-    fn is_cached(&self, _request: &ChatRequest) -> bool {
-        false
+    fn is_cached(&self, request: &ChatRequest) -> bool {
+        self.inner().is_some_and(|m| m.is_cached(request))
     }
 
     /// Whether the model takes a [`Grounded`] request (the question and passages) rather than
     /// messages: it builds its own prompt.
     fn takes_passages(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::takes_passages)
     }
 
     /// Whether the model's server may keep a prompt cache (llama.cpp, vLLM, hosted APIs), so
     /// that the sweep sends its prompts in prefix order; the in-process mock keeps none.
     fn prefix_cached(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::prefix_cached)
     }
 
     /// Warnings gathered since the last call (a cache write that failed), for the command to
     /// print: the library never writes to the terminal.
     fn warnings(&self) -> Vec<String> {
-        Vec::new()
+        self.inner().map_or_else(Vec::new, ChatModel::warnings)
     }
 
     /// Whether this is the builtin offline mock, whose replies (and generated questions) are
     /// placeholders that show the shape of the output, not what a model would write.
     fn is_mock(&self) -> bool {
-        false
+        self.inner().is_some_and(ChatModel::is_mock)
     }
 
     /// The body of `request` as a line of a batch file (`/v1/chat/completions`): what the
     /// live call sends, unstreamed; `None` for a model no batch engine serves.
-    fn batch_body(&self, _request: &ChatRequest) -> Option<serde_json::Value> {
-        None
+    fn batch_body(&self, request: &ChatRequest) -> Option<serde_json::Value> {
+        self.inner().and_then(|m| m.batch_body(request))
     }
 }
 

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{
-    estimate_prompt_tokens, estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest,
-    ErrorKind, Usage,
+    estimate_prompt_tokens, CallError, ChatModel, ChatReply, ChatRequest, ErrorKind, Read, Usage,
 };
 use crate::adapters::http::{self, transport_failure, Endpoint, Endpoints, Failure};
 use crate::base::BoxFuture;
@@ -91,13 +90,27 @@ impl OpenAiChat {
         body
     }
 
+    /// One attempt on `server`, timed and checked.
     async fn attempt(
         &self,
         server: &Endpoint,
         request: &ChatRequest,
         body: Vec<u8>,
     ) -> Result<ChatReply, Failure> {
-        let started = Instant::now();
+        super::timed_attempt(server, request, |started| {
+            self.read(server, request, body, started)
+        })
+        .await
+    }
+
+    /// One attempt's reply, read from `server`.
+    async fn read(
+        &self,
+        server: &Endpoint,
+        request: &ChatRequest,
+        body: Vec<u8>,
+        started: Instant,
+    ) -> Result<Read, Failure> {
         let mut response = server
             .post(&self.client, PATH, body)
             .send()
@@ -112,8 +125,8 @@ impl OpenAiChat {
             }
             return Err(failure);
         }
-        let (text, usage, ttft) = if self.stream {
-            read_stream(&mut response, started, server).await?
+        if self.stream {
+            read_stream(&mut response, started, server).await
         } else {
             let bytes = server.read_body(response, PATH).await?;
             let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -129,33 +142,8 @@ impl OpenAiChat {
                     ))
                 }
             };
-            (text, parse_usage(&v), None)
-        };
-        // A server that echoes the request would put a credential into the reply, which is
-        // shown, cached and written to reports.
-        let text = server.hide_owned(text);
-        // Counts no call can have would saturate the sweep's totals, and the gate would then
-        // refuse the record the sweep wrote: the reply is an error instead.
-        if let Some(why) = usage.as_ref().and_then(Usage::implausible) {
-            return Err(Failure::fatal(ErrorKind::Malformed, why));
+            Ok((text, parse_usage(&v), None))
         }
-        if let Some(why) = request.reply_too_long(&text) {
-            return Err(Failure::fatal(ErrorKind::Malformed, why));
-        }
-        let usage = usage.unwrap_or_else(|| Usage {
-            prompt_tokens: estimate_prompt_tokens(&request.messages),
-            completion_tokens: estimate_tokens(&text),
-            cached_prompt_tokens: 0,
-            estimated: true,
-        });
-        Ok(ChatReply {
-            text,
-            usage,
-            latency: started.elapsed(),
-            ttft,
-            cached: false,
-            batch: false,
-        })
     }
 }
 

@@ -49,6 +49,33 @@ impl Tally {
     }
 }
 
+#[cfg(test)]
+impl Tally {
+    /// `failures` of `questions`.
+    pub(crate) fn of(failures: u64, questions: u64) -> Tally {
+        Tally {
+            failures,
+            questions,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Counts {
+    /// A setting's counts with `unwanted` answers among the unanswerable questions and
+    /// `refused` false refusals among the answerable ones, measured and certified alike (no
+    /// call failed), no wrong answer or probe, and `prompt_tokens` in all.
+    pub(crate) fn two_rates(unwanted: Tally, refused: Tally, prompt_tokens: u64) -> Counts {
+        let rates = [unwanted, refused, Tally::default(), Tally::default()];
+        Counts {
+            questions: unwanted.questions + refused.questions,
+            measured: rates,
+            certified: rates,
+            prompt_tokens,
+        }
+    }
+}
+
 /// One setting's runs, counted under some weights of the questions.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counts {

@@ -446,20 +446,7 @@ mod certification {
     use crate::vocab::grid::Decimal;
 
     fn one_setting_counts(unanswerable: u64, answered: u64) -> Counts {
-        let ua = Tally {
-            failures: answered,
-            questions: unanswerable,
-        };
-        let fr = Tally {
-            failures: 0,
-            questions: 10,
-        };
-        Counts {
-            questions: unanswerable + 10,
-            measured: [ua, fr, Tally::default(), Tally::default()],
-            certified: [ua, fr, Tally::default(), Tally::default()],
-            prompt_tokens: 1000,
-        }
+        Counts::two_rates(Tally::of(answered, unanswerable), Tally::of(0, 10), 1000)
     }
 
     fn decide_counts(
@@ -644,20 +631,8 @@ mod certification {
                     let refused = answerable.partition_point(|&s| s < t) as u64;
                     let answered = (n - unanswerable.partition_point(|&s| s < t)) as u64;
                     let sent = (n as u64 - refused) + answered;
-                    let fr = Tally {
-                        failures: refused,
-                        questions: n as u64,
-                    };
-                    let ua = Tally {
-                        failures: answered,
-                        questions: n as u64,
-                    };
-                    Counts {
-                        questions: 2 * n as u64,
-                        measured: [ua, fr, Tally::default(), Tally::default()],
-                        certified: [ua, fr, Tally::default(), Tally::default()],
-                        prompt_tokens: 100 * sent,
-                    }
+                    let of_n = |failures| Tally::of(failures, n as u64);
+                    Counts::two_rates(of_n(answered), of_n(refused), 100 * sent)
                 })
                 .collect()
         }

@@ -81,20 +81,7 @@ impl Pool {
 
 /// Counts of `n` questions per class with these failures.
 fn counts(answered: u64, refused: u64, n: u64) -> Counts {
-    let ua = Tally {
-        failures: answered,
-        questions: n,
-    };
-    let fr = Tally {
-        failures: refused,
-        questions: n,
-    };
-    Counts {
-        questions: 2 * n,
-        measured: [ua, fr, Tally::default(), Tally::default()],
-        certified: [ua, fr, Tally::default(), Tally::default()],
-        prompt_tokens: 100 * n,
-    }
+    Counts::two_rates(Tally::of(answered, n), Tally::of(refused, n), 100 * n)
 }
 
 fn policy(method: Method, sequential: bool, max_false_refusals: f64) -> RecommendConfig {

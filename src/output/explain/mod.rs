@@ -164,20 +164,8 @@ mod tests {
 
     /// One setting's counts: `answered` of `unanswerable`, `refused` of `answerable`.
     fn counts(unanswerable: u64, answered: u64, answerable: u64, refused: u64) -> Counts {
-        let ua = Tally {
-            failures: answered,
-            questions: unanswerable,
-        };
-        let fr = Tally {
-            failures: refused,
-            questions: answerable,
-        };
-        Counts {
-            questions: unanswerable + answerable,
-            measured: [ua, fr, Tally::default(), Tally::default()],
-            certified: [ua, fr, Tally::default(), Tally::default()],
-            prompt_tokens: 1000,
-        }
+        let unwanted = Tally::of(answered, unanswerable);
+        Counts::two_rates(unwanted, Tally::of(refused, answerable), 1000)
     }
 
     fn stats_of(c: &Counts) -> SettingStats {

@@ -237,15 +237,12 @@ impl<'a> RunReader<'a> {
         let rerank_call =
             self.call_index(rec.rerank_call.as_ref(), "a run names unknown rerank call")?;
         let repeats = self.repeats(&rec)?;
+        let asked_text = self.texts[q]
+            .1
+            .get(strategy.as_str())
+            .unwrap_or(&self.texts[q].0)
+            .clone();
         let mut run = Run {
-            question: q,
-            setting: s,
-            asked: self.texts[q]
-                .1
-                .get(strategy.as_str())
-                .unwrap_or(&self.texts[q].0)
-                .clone(),
-            rewrite_note: None,
             best_score: match within {
                 Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
                 None => asked.map_or(question.best_score, |a| a.best_score),
@@ -255,24 +252,16 @@ impl<'a> RunReader<'a> {
                 None => question.best_retrieval_score,
             },
             passages,
-            verdict: upgraded(rec.verdict),
-            answer: self.refusal.clone(),
-            model_calls: 0,
-            prompt_tokens: 0,
-            cached_prompt_tokens: 0,
-            completion_tokens: 0,
-            tokens_estimated: false,
-            latency: None,
-            ttft: None,
-            error: None,
             call: call.map(|(i, _)| i as u32),
-            rewrite_call: None,
-            judge_call: None,
             rerank_call,
-            judge_calls: 0,
-            judge_prompt_tokens: 0,
-            judge_completion_tokens: 0,
             repeats,
+            ..Run::new(
+                q,
+                s,
+                asked_text,
+                upgraded(rec.verdict),
+                self.refusal.clone(),
+            )
         };
         if let Some((i, c)) = call {
             self.add_answer(&mut run, i, c);
