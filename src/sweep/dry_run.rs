@@ -9,7 +9,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{rewrite_requests, Engine, Grid, Prepared};
+use super::{rewrite_requests, Engine, Grid, Planning, Prepared};
 use crate::adapters::chat::ChatModel;
 use crate::adapters::evalset::Workspace;
 use crate::adapters::rewrite::Rewrite;
@@ -70,7 +70,7 @@ impl Engine {
         let Prepared {
             mut plan,
             question_embeddings,
-            settings,
+            planning: Planning { settings, .. },
             slots,
             reranks,
             ..

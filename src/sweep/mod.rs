@@ -114,11 +114,8 @@ pub struct Engine {
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
 pub(crate) struct Prepared {
-    pub questions: Vec<Question>,
-    /// Per corpus slot, the passages runs point into (see [`Sweep::corpora`]).
-    pub corpora: Vec<Corpus>,
-    pub views: Vec<View>,
-    pub settings: Vec<Setting>,
+    /// What the plan was made from, as the planner handed it back.
+    planning: Planning,
     pub plan: Plan,
     pub expected_scores: Vec<Option<f64>>,
     /// Per retrieval variant (see [`Sweep::expected_by_retrieval`]).
@@ -228,10 +225,7 @@ impl Engine {
         let (plan, planning) = self.plan(planning, &slots, lookup, sink).await?;
         crate::base::timing::mark("plan");
         Ok(Prepared {
-            questions: planning.questions,
-            corpora: planning.corpora,
-            views: planning.views,
-            settings: planning.settings,
+            planning,
             plan,
             expected_scores,
             expected_by_retrieval,
@@ -286,10 +280,13 @@ impl Engine {
         let mut notes = rewrites::notes(&questions, &rewrites);
         let (prepared, answered) = self.plan_while_calling(ws, grid, &rewrites).await;
         let Prepared {
-            questions,
-            corpora,
-            views,
-            settings,
+            planning:
+                Planning {
+                    questions,
+                    corpora,
+                    views,
+                    settings,
+                },
             plan:
                 Plan {
                     runs: mut planned,
@@ -587,6 +584,7 @@ impl RunBuilder<'_> {
 /// What the planner reads, moved onto its thread and handed back with the plan.
 struct Planning {
     questions: Vec<Question>,
+    /// Per corpus slot, the passages runs point into (see [`Sweep::corpora`]).
     corpora: Vec<Corpus>,
     views: Vec<View>,
     settings: Vec<Setting>,
