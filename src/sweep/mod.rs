@@ -426,7 +426,7 @@ impl Engine {
 }
 
 /// Log the rerank calls, which were made while ranking, before any answer call; per view, its
-/// rerank call's index in the log.
+/// rerank call's index in the log. (Also how each profile's rerank calls join the sweep's.)
 fn log_reranks(
     log: &mut CallLog,
     reranks: CallLog,

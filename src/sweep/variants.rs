@@ -327,12 +327,9 @@ impl Ranked {
     ) -> Vec<Corpus> {
         self.question_embeddings += ranking.searched;
         self.notes.extend(ranking.notes);
-        for (&i, call) in mine.iter().zip(&ranking.rerank_of) {
-            self.view_rerank[i] = call
-                .and_then(|c| ranking.rerank_calls.get_index(c as usize))
-                .map(|(digest, record)| {
-                    self.reranks.insert_full(digest.clone(), record.clone()).0 as u32
-                });
+        let calls = super::log_reranks(&mut self.reranks, ranking.rerank_calls, &ranking.rerank_of);
+        for (&i, call) in mine.iter().zip(calls) {
+            self.view_rerank[i] = call;
         }
         let by_k = ranking
             .by_k
