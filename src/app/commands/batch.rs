@@ -55,9 +55,7 @@ pub async fn collect(
     wanted: &dyn Fn(&Pending) -> bool,
     embeddings: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Pending>> {
-    if s.pipeline().cache.is_none() {
-        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
-    }
+    need_cache(s.pipeline())?;
     let collector = Arc::new(Collector::default());
     let d = s.pipeline().deferred(&collector, embeddings, retrieval);
     let engine = |judge, reranker| Engine {
@@ -78,6 +76,15 @@ pub async fn collect(
         .sweep(ws, s.grid())
         .await?;
     Ok(collector.take(wanted))
+}
+
+/// Batches answer into the response cache: without one (`--no-cache`, `cache.enabled:
+/// false`) there is nowhere to read their answers from.
+fn need_cache(p: &crate::app::wiring::Pipeline) -> Result<()> {
+    if p.cache.is_none() {
+        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
+    }
+    Ok(())
 }
 
 /// `sweep --batch-out FILE`.
@@ -340,9 +347,7 @@ pub async fn run_generate(
         return Ok(Batched::default());
     }
     let section = &crate::app::wiring::batch::chat_section(name);
-    if s.pipeline.cache.is_none() {
-        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
-    }
+    need_cache(&s.pipeline)?;
     let cycle = Cycle {
         sections: &s.config.config,
         pipeline: &s.pipeline,
