@@ -286,17 +286,6 @@ impl Open {
     }
 }
 
-/// What the batches of a sweep did, for its summary.
-#[derive(Debug, Default)]
-pub struct Batched {
-    /// Batches created or resumed.
-    pub batches: usize,
-    /// Answers imported from them.
-    pub answered: usize,
-    /// Lines they did not answer (called live, or sent again).
-    pub failed: usize,
-}
-
 /// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
 /// the judge's grades), send each round as batches to the server of its section (split at the
 /// provider's limits), wait, import; batches left open by a killed run are finished first.
@@ -306,7 +295,7 @@ pub async fn run(
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
-) -> Result<Batched> {
+) -> Result<()> {
     // What a section with `batch: true` would send; the rest is called live after.
     let wanted = |p: &Pending| batched(s, &p.section);
     let embeddings =
@@ -340,11 +329,11 @@ pub async fn run_generate(
     s: &crate::app::options::GenerateOptions,
     engine: &Engine,
     job: &crate::sweep::generate::Job<'_>,
-) -> Result<Batched> {
+) -> Result<()> {
     let name = s.config.config.generate.model.as_deref();
     let name = name.unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
     if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
-        return Ok(Batched::default());
+        return Ok(());
     }
     let section = &crate::app::wiring::batch::chat_section(name);
     need_cache(&s.pipeline)?;
@@ -422,7 +411,7 @@ struct Cycle<'a> {
 impl Cycle<'_> {
     /// Finish the batches left open, then round by round: `collect` the requests, send them
     /// as batches, wait, import; until `collect` gives nothing new.
-    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<Batched> {
+    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<()> {
         let c = self.sections;
         let dir = self.pipeline.cache_dir.clone();
         let client_for = |section: &str| -> Result<batch::client::Client> {
@@ -435,7 +424,6 @@ impl Cycle<'_> {
                 })?;
             batch::client::Client::new(first, switch)
         };
-        let mut done = Batched::default();
         // Batches a killed run left open come first.
         let mut open = Open::load(&dir)?;
         if !open.batches.is_empty() && !self.quiet {
@@ -455,10 +443,7 @@ impl Cycle<'_> {
         for _round in 0..self.max_rounds {
             while let Some(b) = open.batches.first().cloned() {
                 let client = client_for(b.section())?;
-                let (answered, failed) = self.finish(&client, &b, &dir).await?;
-                done.batches += 1;
-                done.answered += answered;
-                done.failed += failed.len();
+                let failed = self.finish(&client, &b, &dir).await?;
                 // A resumed batch's failed lines count as sent, as this run's own do.
                 sent.extend(failed);
                 open.batches.remove(0);
@@ -476,7 +461,7 @@ impl Cycle<'_> {
                 }
             }
             if pending.is_empty() {
-                return Ok(done);
+                return Ok(());
             }
             Ledger::open(&dir)?.record(&pending)?;
             // One run of batches per server and URL, in the order first asked.
@@ -555,14 +540,14 @@ fn section_http<'a>(
 }
 
 impl Cycle<'_> {
-    /// Wait for batch `b` to end, then import its output and error files: how many lines were
-    /// answered, and the `custom_id`s of those that failed.
+    /// Wait for batch `b` to end, then import its output and error files: the `custom_id`s of
+    /// the lines that failed.
     async fn finish(
         &self,
         client: &batch::client::Client,
         b: &OpenBatch,
         dir: &Path,
-    ) -> Result<(usize, Vec<String>)> {
+    ) -> Result<Vec<String>> {
         let status = wait(self.quiet, client, &b.id).await?;
         if status.status == "failed" {
             let errors = if status.errors.is_empty() {
@@ -629,10 +614,7 @@ impl Cycle<'_> {
                 b.id, b.requests
             ));
         }
-        Ok((
-            answered,
-            imported.failed.into_iter().map(|f| f.custom_id).collect(),
-        ))
+        Ok(imported.failed.into_iter().map(|f| f.custom_id).collect())
     }
 }
 
