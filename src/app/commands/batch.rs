@@ -643,14 +643,7 @@ async fn wait(
         bar.set_prefix(id.to_string());
         bar
     });
-    let interval = std::env::var(crate::app::progress::INTERVAL_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&ms| ms > 0)
-        .map_or(
-            crate::app::progress::DEFAULT_INTERVAL,
-            std::time::Duration::from_millis,
-        );
+    let interval = crate::app::progress::interval();
     let start = std::time::Instant::now();
     let mut next_line = std::time::Duration::ZERO;
     loop {
