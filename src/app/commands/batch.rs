@@ -22,23 +22,27 @@ type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
 /// batches in a `batch: true` sweep: the chat section's and the judge's with `chat.batch` (or
 /// `--batch`), a profile's and an embedder's with their own `batch` (or
 /// `--batch-embeddings`).
-pub fn batched(s: &SweepOptions, section: &str) -> bool {
+fn batched(s: &SweepOptions, section: &str) -> bool {
     match section.split_once('.') {
-        None if section == "embedder" => s.embedder(DEFAULT_PROFILE).is_some_and(|e| e.batch),
+        None if section == "embedder" => embeds_in_batches(s, DEFAULT_PROFILE),
         None => s.batch(),
         Some(("models", name)) => s.chat(name).is_some_and(|m| m.batch),
-        Some(("embedders", name)) => s.embedder(name).is_some_and(|e| e.batch),
+        Some(("embedders", name)) => embeds_in_batches(s, name),
         Some(_) => false,
     }
 }
 
+/// Whether embedder profile `profile` (`default`: `embedder:`) sends its texts through
+/// batches: its own `batch`, or `--batch-embeddings`.
+fn embeds_in_batches(s: &SweepOptions, profile: &str) -> bool {
+    s.embedder(profile).is_some_and(|e| e.batch)
+}
+
 /// Whether any request of the sweep goes through batches (`batch: true` somewhere).
 pub fn any_batched(s: &SweepOptions) -> bool {
-    use crate::app::wiring::batch::{chat_section, embedder_section};
+    use crate::app::wiring::batch::chat_section;
     s.grid().chats().any(|p| batched(s, &chat_section(p)))
-        || s.grid()
-            .embedders()
-            .any(|p| batched(s, &embedder_section(p)))
+        || s.grid().embedders().any(|p| embeds_in_batches(s, p))
         || s.batch()
 }
 
@@ -47,7 +51,7 @@ pub fn any_batched(s: &SweepOptions) -> bool {
 /// the judge's grades). Every chat model and the judge are kept; the embedders whose profile
 /// `embeddings` names are kept too, and then a first plan, with no reranker and no judge (so
 /// that nothing is called live on stand-in vectors), looks for their texts alone.
-pub async fn collect(
+async fn collect(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
@@ -97,8 +101,7 @@ pub async fn export(
 ) -> Result<ExitStatus> {
     // Embeddings go into the file when their embedder batches (`batch: true`, or
     // `--batch-embeddings`); every chat request does.
-    let embeddings =
-        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let embeddings = |profile: &str| embeds_in_batches(s, profile);
     let pending = collect(s, ws, retriever, retrieval, &|_| true, &embeddings).await?;
     if pending.is_empty() {
         if !s.quiet() {
@@ -298,8 +301,7 @@ pub async fn run(
 ) -> Result<()> {
     // What a section with `batch: true` would send; the rest is called live after.
     let wanted = |p: &Pending| batched(s, &p.section);
-    let embeddings =
-        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let embeddings = |profile: &str| embeds_in_batches(s, profile);
     let cycle = Cycle {
         sections: s,
         pipeline: s.pipeline(),
