@@ -13,10 +13,10 @@ use crate::adapters::http::Held;
 use crate::sweep::{CallEvent, ProgressFn};
 
 /// How often a plain progress line is written when stderr is not a terminal.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
+const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Overrides [`DEFAULT_INTERVAL`], in milliseconds (for tests and chatty CI logs).
-pub const INTERVAL_ENV: &str = "RAGEVAL_PROGRESS_INTERVAL_MS";
+const INTERVAL_ENV: &str = "RAGEVAL_PROGRESS_INTERVAL_MS";
 
 /// What shows progress; [`Progress::finish`] removes the bar or stops the lines.
 pub enum Progress {
@@ -70,12 +70,16 @@ pub fn call_bar(quiet: bool, held: Option<Arc<Held>>) -> Option<(Progress, Progr
     if std::io::stderr().is_terminal() {
         return Some(bar(held));
     }
-    let interval = std::env::var(INTERVAL_ENV)
+    Some(lines(interval(), held))
+}
+
+/// How often a plain progress line is written: [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
+pub fn interval() -> Duration {
+    std::env::var(INTERVAL_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|&ms| ms > 0)
-        .map_or(DEFAULT_INTERVAL, Duration::from_millis);
-    Some(lines(interval, held))
+        .map_or(DEFAULT_INTERVAL, Duration::from_millis)
 }
 
 fn bar(held: Option<Arc<Held>>) -> (Progress, ProgressFn) {

@@ -22,23 +22,27 @@ type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
 /// batches in a `batch: true` sweep: the chat section's and the judge's with `chat.batch` (or
 /// `--batch`), a profile's and an embedder's with their own `batch` (or
 /// `--batch-embeddings`).
-pub fn batched(s: &SweepOptions, section: &str) -> bool {
+fn batched(s: &SweepOptions, section: &str) -> bool {
     match section.split_once('.') {
-        None if section == "embedder" => s.embedder(DEFAULT_PROFILE).is_some_and(|e| e.batch),
+        None if section == "embedder" => embeds_in_batches(s, DEFAULT_PROFILE),
         None => s.batch(),
         Some(("models", name)) => s.chat(name).is_some_and(|m| m.batch),
-        Some(("embedders", name)) => s.embedder(name).is_some_and(|e| e.batch),
+        Some(("embedders", name)) => embeds_in_batches(s, name),
         Some(_) => false,
     }
 }
 
+/// Whether embedder profile `profile` (`default`: `embedder:`) sends its texts through
+/// batches: its own `batch`, or `--batch-embeddings`.
+fn embeds_in_batches(s: &SweepOptions, profile: &str) -> bool {
+    s.embedder(profile).is_some_and(|e| e.batch)
+}
+
 /// Whether any request of the sweep goes through batches (`batch: true` somewhere).
 pub fn any_batched(s: &SweepOptions) -> bool {
-    use crate::app::wiring::batch::{chat_section, embedder_section};
+    use crate::app::wiring::batch::chat_section;
     s.grid().chats().any(|p| batched(s, &chat_section(p)))
-        || s.grid()
-            .embedders()
-            .any(|p| batched(s, &embedder_section(p)))
+        || s.grid().embedders().any(|p| embeds_in_batches(s, p))
         || s.batch()
 }
 
@@ -47,7 +51,7 @@ pub fn any_batched(s: &SweepOptions) -> bool {
 /// the judge's grades). Every chat model and the judge are kept; the embedders whose profile
 /// `embeddings` names are kept too, and then a first plan, with no reranker and no judge (so
 /// that nothing is called live on stand-in vectors), looks for their texts alone.
-pub async fn collect(
+async fn collect(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
@@ -55,9 +59,7 @@ pub async fn collect(
     wanted: &dyn Fn(&Pending) -> bool,
     embeddings: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Pending>> {
-    if s.pipeline().cache.is_none() {
-        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
-    }
+    need_cache(s.pipeline())?;
     let collector = Arc::new(Collector::default());
     let d = s.pipeline().deferred(&collector, embeddings, retrieval);
     let engine = |judge, reranker| Engine {
@@ -80,6 +82,15 @@ pub async fn collect(
     Ok(collector.take(wanted))
 }
 
+/// Batches answer into the response cache: without one (`--no-cache`, `cache.enabled:
+/// false`) there is nowhere to read their answers from.
+fn need_cache(p: &crate::app::wiring::Pipeline) -> Result<()> {
+    if p.cache.is_none() {
+        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
+    }
+    Ok(())
+}
+
 /// `sweep --batch-out FILE`.
 pub async fn export(
     s: &SweepOptions,
@@ -90,8 +101,7 @@ pub async fn export(
 ) -> Result<ExitStatus> {
     // Embeddings go into the file when their embedder batches (`batch: true`, or
     // `--batch-embeddings`); every chat request does.
-    let embeddings =
-        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let embeddings = |profile: &str| embeds_in_batches(s, profile);
     let pending = collect(s, ws, retriever, retrieval, &|_| true, &embeddings).await?;
     if pending.is_empty() {
         if !s.quiet() {
@@ -279,17 +289,6 @@ impl Open {
     }
 }
 
-/// What the batches of a sweep did, for its summary.
-#[derive(Debug, Default)]
-pub struct Batched {
-    /// Batches created or resumed.
-    pub batches: usize,
-    /// Answers imported from them.
-    pub answered: usize,
-    /// Lines they did not answer (called live, or sent again).
-    pub failed: usize,
-}
-
 /// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
 /// the judge's grades), send each round as batches to the server of its section (split at the
 /// provider's limits), wait, import; batches left open by a killed run are finished first.
@@ -299,11 +298,10 @@ pub async fn run(
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
-) -> Result<Batched> {
+) -> Result<()> {
     // What a section with `batch: true` would send; the rest is called live after.
     let wanted = |p: &Pending| batched(s, &p.section);
-    let embeddings =
-        |profile: &str| batched(s, &crate::app::wiring::batch::embedder_section(profile));
+    let embeddings = |profile: &str| embeds_in_batches(s, profile);
     let cycle = Cycle {
         sections: s,
         pipeline: s.pipeline(),
@@ -333,16 +331,14 @@ pub async fn run_generate(
     s: &crate::app::options::GenerateOptions,
     engine: &Engine,
     job: &crate::sweep::generate::Job<'_>,
-) -> Result<Batched> {
+) -> Result<()> {
     let name = s.config.config.generate.model.as_deref();
     let name = name.unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
     if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
-        return Ok(Batched::default());
+        return Ok(());
     }
     let section = &crate::app::wiring::batch::chat_section(name);
-    if s.pipeline.cache.is_none() {
-        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
-    }
+    need_cache(&s.pipeline)?;
     let cycle = Cycle {
         sections: &s.config.config,
         pipeline: &s.pipeline,
@@ -417,7 +413,7 @@ struct Cycle<'a> {
 impl Cycle<'_> {
     /// Finish the batches left open, then round by round: `collect` the requests, send them
     /// as batches, wait, import; until `collect` gives nothing new.
-    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<Batched> {
+    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<()> {
         let c = self.sections;
         let dir = self.pipeline.cache_dir.clone();
         let client_for = |section: &str| -> Result<batch::client::Client> {
@@ -430,7 +426,6 @@ impl Cycle<'_> {
                 })?;
             batch::client::Client::new(first, switch)
         };
-        let mut done = Batched::default();
         // Batches a killed run left open come first.
         let mut open = Open::load(&dir)?;
         if !open.batches.is_empty() && !self.quiet {
@@ -450,10 +445,7 @@ impl Cycle<'_> {
         for _round in 0..self.max_rounds {
             while let Some(b) = open.batches.first().cloned() {
                 let client = client_for(b.section())?;
-                let (answered, failed) = self.finish(&client, &b, &dir).await?;
-                done.batches += 1;
-                done.answered += answered;
-                done.failed += failed.len();
+                let failed = self.finish(&client, &b, &dir).await?;
                 // A resumed batch's failed lines count as sent, as this run's own do.
                 sent.extend(failed);
                 open.batches.remove(0);
@@ -471,7 +463,7 @@ impl Cycle<'_> {
                 }
             }
             if pending.is_empty() {
-                return Ok(done);
+                return Ok(());
             }
             Ledger::open(&dir)?.record(&pending)?;
             // One run of batches per server and URL, in the order first asked.
@@ -550,14 +542,14 @@ fn section_http<'a>(
 }
 
 impl Cycle<'_> {
-    /// Wait for batch `b` to end, then import its output and error files: how many lines were
-    /// answered, and the `custom_id`s of those that failed.
+    /// Wait for batch `b` to end, then import its output and error files: the `custom_id`s of
+    /// the lines that failed.
     async fn finish(
         &self,
         client: &batch::client::Client,
         b: &OpenBatch,
         dir: &Path,
-    ) -> Result<(usize, Vec<String>)> {
+    ) -> Result<Vec<String>> {
         let status = wait(self.quiet, client, &b.id).await?;
         if status.status == "failed" {
             let errors = if status.errors.is_empty() {
@@ -624,10 +616,7 @@ impl Cycle<'_> {
                 b.id, b.requests
             ));
         }
-        Ok((
-            answered,
-            imported.failed.into_iter().map(|f| f.custom_id).collect(),
-        ))
+        Ok(imported.failed.into_iter().map(|f| f.custom_id).collect())
     }
 }
 
@@ -656,14 +645,7 @@ async fn wait(
         bar.set_prefix(id.to_string());
         bar
     });
-    let interval = std::env::var(crate::app::progress::INTERVAL_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&ms| ms > 0)
-        .map_or(
-            crate::app::progress::DEFAULT_INTERVAL,
-            std::time::Duration::from_millis,
-        );
+    let interval = crate::app::progress::interval();
     let start = std::time::Instant::now();
     let mut next_line = std::time::Duration::ZERO;
     loop {

@@ -57,18 +57,11 @@ impl Default for SweepConfig {
 /// A dimension's field of `sweep:`: its spec in the flag syntax, absent when not given.
 trait DimSpec {
     fn spec(&self) -> Option<String>;
-    /// Set the spec; `None` leaves a field that always has one alone.
-    fn set(&mut self, spec: Option<String>);
 }
 
 impl DimSpec for ValueSpec {
     fn spec(&self) -> Option<String> {
         Some(self.to_spec())
-    }
-    fn set(&mut self, spec: Option<String>) {
-        if let Some(s) = spec {
-            *self = ValueSpec::Text(s);
-        }
     }
 }
 
@@ -76,28 +69,17 @@ impl DimSpec for NameSpec {
     fn spec(&self) -> Option<String> {
         Some(self.to_spec())
     }
-    fn set(&mut self, spec: Option<String>) {
-        if let Some(s) = spec {
-            *self = NameSpec::Text(s);
-        }
-    }
 }
 
 impl DimSpec for Option<ValueSpec> {
     fn spec(&self) -> Option<String> {
         self.as_ref().map(ValueSpec::to_spec)
     }
-    fn set(&mut self, spec: Option<String>) {
-        *self = spec.map(ValueSpec::Text);
-    }
 }
 
 impl DimSpec for Option<NameSpec> {
     fn spec(&self) -> Option<String> {
         self.as_ref().map(NameSpec::to_spec)
-    }
-    fn set(&mut self, spec: Option<String>) {
-        *self = spec.map(NameSpec::Text);
     }
 }
 
@@ -110,13 +92,6 @@ macro_rules! dim_fields {
             pub fn spec(&self, d: Dim) -> Option<String> {
                 match d {
                     $(Dim::$dim => DimSpec::spec(&self.$field),)*
-                }
-            }
-
-            /// Write `spec` (the flag syntax) as dimension `d`'s spec.
-            pub fn set_spec(&mut self, d: Dim, spec: Option<String>) {
-                match d {
-                    $(Dim::$dim => DimSpec::set(&mut self.$field, spec),)*
                 }
             }
         }
@@ -292,9 +267,6 @@ mod tests {
                 };
                 assert_eq!(section.spec(d), want, "{} sets {d:?}", dim.config_key());
             }
-            let mut set = SweepConfig::default();
-            set.set_spec(dim, Some("x,y".into()));
-            assert_eq!(set.spec(dim).as_deref(), Some("x,y"));
         }
     }
 }

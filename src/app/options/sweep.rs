@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{GateOptions, GateSummaryTo};
 use crate::adapters::cache::CacheMode;
+use crate::adapters::prompt::RefusalMatch;
 use crate::app::cli::{OutputFormat, SweepArgs};
 use crate::app::config::identity::Chosen;
 use crate::app::config::{
@@ -107,7 +108,8 @@ impl SweepOptions {
                 specs: &specs,
                 chats: profiles(Dim::Chat),
                 embedders: profiles(Dim::Embedder),
-                strict_refusal: c.prompt.strict_refusal || args.strict_refusal,
+                // As the pipeline resolved it (flag or `prompt.strict_refusal`), not again.
+                strict_refusal: pipeline.rules.refusal_match == RefusalMatch::Strict,
                 repeat: args.repeat,
             },
         );
@@ -256,7 +258,7 @@ impl SweepOptions {
             embedders: swept_profiles(&self.grid, Dim::Embedder, |n| p.embedder_of(n).model()),
             judge: p.judge.as_ref().map(|j| j.model()),
             refusal: p.rules.refusal.clone(),
-            strict_refusal: p.rules.refusal_match == crate::adapters::prompt::RefusalMatch::Strict,
+            strict_refusal: p.rules.refusal_match == RefusalMatch::Strict,
             currency: p.currency.clone(),
             pricing: p.pricing,
             policy: self.policy.clone(),
