@@ -133,6 +133,16 @@ pub enum Needed {
     Never,
 }
 
+impl Needed {
+    /// The number of questions, when there is one within reach.
+    pub fn questions(self) -> Option<u64> {
+        match self {
+            Needed::Questions(n) => Some(n),
+            Needed::MoreThan(_) | Needed::Never => None,
+        }
+    }
+}
+
 /// The smallest value in `(lo, hi]` that `passes`, when `lo` fails, `hi` passes and `passes`
 /// holds from some value on: bisection.
 pub fn first_passing(mut lo: u64, mut hi: u64, passes: impl Fn(u64) -> bool) -> u64 {

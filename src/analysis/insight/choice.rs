@@ -151,13 +151,16 @@ pub fn choose(
 /// When no setting meets the limits: the fewest limits missed, then the smallest total miss on
 /// the common scale, then the usual tie-break.
 fn closest(settings: &[Setting], counts: &[Counts], limits: &[(Limit, f64)]) -> Option<usize> {
-    let key = |i: usize| {
-        let m = misses(&counts[i], limits);
-        let total: f64 = m.iter().map(Miss::relative).sum();
-        (m.len(), total)
-    };
-    (0..settings.len().min(counts.len())).min_by(|&a, &b| {
-        let (ka, kb) = (key(a), key(b));
+    let n = settings.len().min(counts.len());
+    // Each setting's misses once, not once per comparison.
+    let keys: Vec<(usize, f64)> = (0..n)
+        .map(|i| {
+            let m = misses(&counts[i], limits);
+            (m.len(), m.iter().map(Miss::relative).sum())
+        })
+        .collect();
+    (0..n).min_by(|&a, &b| {
+        let (ka, kb) = (keys[a], keys[b]);
         ka.0.cmp(&kb.0)
             .then(ka.1.total_cmp(&kb.1))
             .then(tie_break((&settings[a], &counts[a]), (&settings[b], &counts[b])).0)

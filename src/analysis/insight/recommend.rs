@@ -20,7 +20,6 @@
 //! closest to meeting them is named with the limits it misses and by how much.
 
 use super::certifier::{Certifier, Verdicts};
-use super::certify::Needed;
 use super::choice::{choose, misses, Choice};
 use super::counts::{Counts, RunTable};
 pub use super::recommendation::*;
@@ -125,10 +124,6 @@ fn bounds(
     policy: &RecommendConfig,
 ) -> Vec<Bound> {
     let test = certifier.certification.test();
-    let count = |n: Needed| match n {
-        Needed::Questions(n) => Some(n),
-        Needed::MoreThan(_) | Needed::Never => None,
-    };
     certifier
         .rates()
         .iter()
@@ -157,13 +152,16 @@ fn bounds(
                 certified: v.certified,
                 stopped_at: v.stopped_at.map(|s| settings[s].id()),
                 questions_needed: (!v.certified)
-                    .then(|| count(test.questions_for_power(rate, max, plan, policy.power)))
+                    .then(|| {
+                        test.questions_for_power(rate, max, plan, policy.power)
+                            .questions()
+                    })
                     .flatten(),
                 questions_needed_with_none: (!v.certified)
-                    .then(|| count(test.needed_with_failures(0, max, plan)))
+                    .then(|| test.needed_with_failures(0, max, plan).questions())
                     .flatten(),
                 questions_needed_with_one: (!v.certified && t.failures == 0)
-                    .then(|| count(test.needed_with_failures(1, max, plan)))
+                    .then(|| test.needed_with_failures(1, max, plan).questions())
                     .flatten(),
             }
         })

@@ -91,6 +91,30 @@ impl<'a> Explain<'a> {
     pub fn method(&self) -> String {
         method(self.rec.procedure.as_ref(), self.rec.settings)
     }
+
+    /// The figures of the gate's `certified` check of setting `setting` (the recommendation's
+    /// own, or another), which is `certified` or not: by which procedure, or, for the chosen
+    /// setting, what certifying it would take.
+    pub fn certified_check(&self, setting: usize, certified: bool) -> String {
+        let rec = self.rec;
+        let by = by(rec.certification);
+        if !rec.certification.is_on() {
+            "not certified: recommend.confidence is 0 (the choice on the measured rates)".into()
+        } else if certified {
+            format!("certified {by} over {} settings", rec.settings)
+        } else if rec.index == Some(setting) {
+            format!(
+                "not certified: {}",
+                self.needed()
+                    .unwrap_or_else(|| "an upper bound is above its limit".into())
+            )
+        } else {
+            format!(
+                "not certified {by} over {} settings: an exact upper bound is above its limit",
+                rec.settings
+            )
+        }
+    }
 }
 
 /// Per retrieval variant (see `Insight::by_retrieval`): its separability and its

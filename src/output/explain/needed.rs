@@ -54,7 +54,7 @@ impl Explain<'_> {
 }
 
 /// A question count, or `more than N` past the most any count looks at.
-fn count_or_more(n: Option<u64>, most: u64) -> String {
+pub(super) fn count_or_more(n: Option<u64>, most: u64) -> String {
     n.map_or_else(|| format!("more than {most}"), |n| n.to_string())
 }
 

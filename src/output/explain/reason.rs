@@ -5,6 +5,7 @@ use super::procedure::{by, settings};
 use super::Explain;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::format::{percent, percent_points, rate_with_interval};
+use crate::analysis::insight::rate_test::Test;
 use crate::analysis::insight::recommendation::Miss;
 use crate::vocab::limit::{Kind, Limit};
 
@@ -64,7 +65,7 @@ impl Explain<'_> {
                     )
                 })
                 .collect();
-            let anytime = if rec.sequential {
+            let anytime = if c.test() == Test::Sequential {
                 ", at any number of questions"
             } else {
                 ""

@@ -1,10 +1,11 @@
 //! What `rageval validate` says under a set: what the set's size can certify at best, and
 //! the plan, how many questions per class give a `recommend.power` chance of certifying.
 
+use super::needed::count_or_more;
 use super::procedure::{level_text, procedure};
 use super::{questions_of, whole_percent};
 use crate::analysis::insight::certifier::{Certification, Procedure};
-use crate::analysis::insight::certify::{self, Needed};
+use crate::analysis::insight::certify;
 use crate::analysis::insight::config::{Method, RecommendConfig};
 use crate::analysis::insight::format::{percent, percent_apart};
 use crate::analysis::insight::rate_test::{self, Test};
@@ -138,16 +139,13 @@ fn plan_line(
                 );
             }
             let rate = max / 2.0;
-            let count = |n: Needed, most: u64| match n {
-                Needed::Questions(n) => n.to_string(),
-                Needed::MoreThan(_) | Needed::Never => format!("more than {most}"),
-            };
-            let n = count(
-                test.questions_for_power(rate, max, level, policy.power),
+            let n = count_or_more(
+                test.questions_for_power(rate, max, level, policy.power)
+                    .questions(),
                 rate_test::MAX_POWER_QUESTIONS,
             );
-            let floor = count(
-                test.needed_with_failures(0, max, level),
+            let floor = count_or_more(
+                test.needed_with_failures(0, max, level).questions(),
                 certify::MAX_QUESTIONS,
             );
             format!(

@@ -199,32 +199,14 @@ pub fn evaluate(
     })
 }
 
-/// `gate.require_certified`: whether the gated setting is certified, and if not, what it takes.
+/// `gate.require_certified`: whether the gated setting is certified, and if not, what it takes
+/// (in `output::explain`'s words).
 fn certified_check(r: &Results, setting: usize) -> Check {
-    let rec = &r.insight.recommendation;
     let passed = r.insight.is_certified(setting);
-    let by = crate::output::explain::by(rec.certification);
-    let figures = if !rec.certification.is_on() {
-        "not certified: recommend.confidence is 0 (the choice on the measured rates)".to_string()
-    } else if passed {
-        format!("certified {by} over {} settings", rec.settings)
-    } else if rec.index == Some(setting) {
-        format!(
-            "not certified: {}",
-            crate::output::explain::Explain::of(r)
-                .needed()
-                .unwrap_or_else(|| "an upper bound is above its limit".into())
-        )
-    } else {
-        format!(
-            "not certified {by} over {} settings: an exact upper bound is above its limit",
-            rec.settings
-        )
-    };
     Check {
         name: "certified".into(),
         passed,
-        figures,
+        figures: crate::output::explain::Explain::of(r).certified_check(setting, passed),
     }
 }
 

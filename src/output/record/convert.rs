@@ -123,6 +123,9 @@ struct RunReader<'a> {
     questions: &'a [Question],
     settings: &'a [Setting],
     setting_index: HashMap<&'a str, usize>,
+    /// Per setting: its rewrite strategy's name and its retrieval variant's label, the keys
+    /// of a question's `asked` and `retrieval` (worked out once, not per run).
+    keys: Vec<(String, String)>,
     /// Per corpus, each chunk id's position.
     chunk_index: Vec<HashMap<&'a str, usize>>,
     texts: Vec<AskedTexts<'a>>,
@@ -145,6 +148,10 @@ impl<'a> RunReader<'a> {
                 .keys()
                 .enumerate()
                 .map(|(i, id)| (id.as_str(), i))
+                .collect(),
+            keys: settings
+                .iter()
+                .map(|s| (s.rewrite.to_string(), s.retrieval_label(&record.dimensions)))
                 .collect(),
             chunk_index: record
                 .corpora
@@ -223,11 +230,9 @@ impl<'a> RunReader<'a> {
         };
         let question = &self.record.questions[q];
         let setting = &self.settings[s];
-        let strategy = setting.rewrite.to_string();
-        let asked = question.asked.get(&strategy);
-        let within = question
-            .retrieval
-            .get(&setting.retrieval_label(&self.record.dimensions));
+        let (strategy, label) = &self.keys[s];
+        let asked = question.asked.get(strategy);
+        let within = question.retrieval.get(label);
         let passages = self.passages(q, &rec)?;
         let call = rec
             .call
@@ -244,7 +249,7 @@ impl<'a> RunReader<'a> {
             .clone();
         let mut run = Run {
             best_score: match within {
-                Some(w) => w.asked.get(&strategy).copied().unwrap_or(w.best_score),
+                Some(w) => w.asked.get(strategy).copied().unwrap_or(w.best_score),
                 None => asked.map_or(question.best_score, |a| a.best_score),
             },
             best_retrieval_score: match within {
