@@ -14,8 +14,8 @@ use crate::adapters::chat::{
 use crate::adapters::embed::{EmbedError, Embedded, Embedder};
 use crate::base::BoxFuture;
 
-/// The message of a call kept for a batch.
-pub const DEFERRED: &str = "kept for a batch, not sent";
+/// The message of a call kept for a batch (one that is [`CallError::deferred`]).
+const DEFERRED: &str = "kept for a batch, not sent";
 
 /// `inner` (a model behind the response cache) with its uncached calls kept in `collector`.
 pub struct DeferredModel {
@@ -77,6 +77,7 @@ impl ChatModel for DeferredModel {
             Err(CallError {
                 kind: ErrorKind::Client,
                 message: DEFERRED.into(),
+                deferred: true,
             })
         })
     }
@@ -204,6 +205,7 @@ mod tests {
             content: "What does it cost?".into(),
         }]);
         let e = model.complete(&request).await.unwrap_err();
+        assert!(e.deferred);
         assert_eq!(e.message, DEFERRED);
         let kept = collector.take(&|_| true);
         assert_eq!(kept.len(), 1);
