@@ -140,15 +140,14 @@ impl DeferredEmbedder {
     /// kept in the collector.
     fn keep_uncached(&self, texts: &[String]) -> Vec<Option<Vec<f32>>> {
         let model = self.inner.model();
-        let cached: Vec<Option<Vec<f32>>> = texts
-            .iter()
-            .map(|t| self.store.vector(&embedding_key(&model, t)))
-            .collect();
-        for (text, v) in texts.iter().zip(&cached) {
+        let mut cached = Vec::with_capacity(texts.len());
+        for text in texts {
+            let key = embedding_key(&model, text);
+            let v = self.store.vector(&key);
             if v.is_none() {
                 self.collector.add(Pending {
                     line: Line {
-                        custom_id: embedding_key(&model, text),
+                        custom_id: key,
                         method: "POST".into(),
                         url: EMBEDDINGS_URL.into(),
                         body: serde_json::json!({"model": model, "input": [text]}),
@@ -159,6 +158,7 @@ impl DeferredEmbedder {
                     section: self.section.clone(),
                 });
             }
+            cached.push(v);
         }
         cached
     }
