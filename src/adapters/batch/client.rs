@@ -136,14 +136,11 @@ impl Client {
                     .execute(request)
                     .await
                     .map_err(|err| transport_failure(&err, e))?;
-                if !response.status().is_success() {
-                    not_found.store(
-                        response.status() == reqwest::StatusCode::NOT_FOUND,
-                        Ordering::Relaxed,
-                    );
-                    return Err(e.error_reply(response).await);
-                }
-                e.read_body_within(response, path, limit).await
+                not_found.store(
+                    response.status() == reqwest::StatusCode::NOT_FOUND,
+                    Ordering::Relaxed,
+                );
+                e.reply_body(response, path, limit).await
             }
         })
         .await;
