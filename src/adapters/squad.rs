@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::{chunk_markdown, plain_heading};
 use crate::base::error::InputError;
-use crate::base::text::normal_answer;
+use crate::base::text::{normal_answer, plural};
 
 /// The largest SQuAD file read (the training set is 40 MB).
 pub const MAX_SQUAD_BYTES: u64 = 1024 * 1024 * 1024;
@@ -44,11 +44,9 @@ impl fmt::Display for Imported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} article{} ({} paragraph{}): {} answerable and {} unanswerable questions ({} with plausible answers)",
-            self.articles,
-            if self.articles == 1 { "" } else { "s" },
-            self.paragraphs,
-            if self.paragraphs == 1 { "" } else { "s" },
+            "{} ({}): {} answerable and {} unanswerable questions ({} with plausible answers)",
+            plural(self.articles, "article"),
+            plural(self.paragraphs, "paragraph"),
             self.answerable,
             self.unanswerable,
             self.plausible

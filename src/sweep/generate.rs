@@ -107,11 +107,6 @@ pub struct Generated {
     pub deferred: bool,
 }
 
-/// Whether a call was kept for a batch rather than answered.
-fn is_deferred(e: &CallError) -> bool {
-    e.message == crate::adapters::batch::DEFERRED
-}
-
 /// A line of progress: after each round, what was tried and kept so far.
 pub type Progress<'a> = &'a (dyn Fn(&Generated, usize) + Sync);
 
@@ -324,7 +319,10 @@ impl<'a> Generator<'a> {
             asked.iter().map(|a| &a.2),
         )
         .await;
-        if replies.iter().any(|r| r.as_ref().is_err_and(is_deferred)) {
+        if replies
+            .iter()
+            .any(|r| r.as_ref().is_err_and(|e| e.deferred))
+        {
             self.out.deferred = true;
             return Ok(None);
         }
@@ -605,7 +603,7 @@ async fn verify(
         .zip(&premises)
         .map(|(r, premise)| match r {
             Err(e) => {
-                out.deferred |= is_deferred(&e);
+                out.deferred |= e.deferred;
                 out.first_error.get_or_insert(e.message);
                 Err(Reject::CallFailed)
             }

@@ -63,6 +63,10 @@ pub struct CallError {
     #[serde(deserialize_with = "kind_named")]
     pub kind: ErrorKind,
     pub message: String,
+    /// The call was not made but kept for a batch engine (`sweep --batch`): no failure of
+    /// the model's, and never in a record (a sweep that keeps calls writes no report).
+    #[serde(skip)]
+    pub deferred: bool,
 }
 
 /// The kind of a call error read by name, or an error naming `error.kind`, its value and the

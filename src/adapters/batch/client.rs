@@ -3,6 +3,8 @@
 //! and error files. Every request goes to the section's own base URL with its key and headers
 //! ([`Endpoint`]), with its retries; a message never quotes a secret.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use anyhow::{anyhow, bail, Result};
 use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
@@ -105,6 +107,9 @@ impl Client {
         limit: usize,
     ) -> Result<Vec<u8>> {
         let e = &self.endpoint;
+        // Whether the server answered 404 (not retried: the last attempt's answer).
+        let not_found = AtomicBool::new(false);
+        let not_found = &not_found;
         let outcome = http::call(e, || {
             let body = body.clone();
             let method = method.clone();
@@ -131,21 +136,17 @@ impl Client {
                     .execute(request)
                     .await
                     .map_err(|err| transport_failure(&err, e))?;
-                if !response.status().is_success() {
-                    let status = response.status().as_u16();
-                    let mut f = e.error_reply(response).await;
-                    if status == 404 {
-                        f.error.message = format!("404 {}", f.error.message);
-                    }
-                    return Err(f);
-                }
-                e.read_body_within(response, path, limit).await
+                not_found.store(
+                    response.status() == reqwest::StatusCode::NOT_FOUND,
+                    Ordering::Relaxed,
+                );
+                e.reply_body(response, path, limit).await
             }
         })
         .await;
         outcome.map_err(|err| {
             let url = e.shown_url(path);
-            if err.message.starts_with("404") {
+            if not_found.load(Ordering::Relaxed) {
                 anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API (or not this file or batch); set {} to call it live", e.shown, self.switch)
             } else {
                 anyhow!("{method} {url} failed: {err}")

@@ -14,8 +14,8 @@ use crate::adapters::chat::{
 use crate::adapters::embed::{EmbedError, Embedded, Embedder};
 use crate::base::BoxFuture;
 
-/// The message of a call kept for a batch.
-pub const DEFERRED: &str = "kept for a batch, not sent";
+/// The message of a call kept for a batch (one that is [`CallError::deferred`]).
+const DEFERRED: &str = "kept for a batch, not sent";
 
 /// `inner` (a model behind the response cache) with its uncached calls kept in `collector`.
 pub struct DeferredModel {
@@ -77,6 +77,7 @@ impl ChatModel for DeferredModel {
             Err(CallError {
                 kind: ErrorKind::Client,
                 message: DEFERRED.into(),
+                deferred: true,
             })
         })
     }
@@ -119,8 +120,8 @@ impl Embedder for DeferredEmbedder {
         self.inner.model()
     }
 
-    fn max_input_tokens(&self) -> Option<usize> {
-        self.inner.max_input_tokens()
+    fn inner(&self) -> Option<&dyn Embedder> {
+        Some(self.inner.as_ref())
     }
 
     fn embed_each<'a>(
@@ -139,15 +140,14 @@ impl DeferredEmbedder {
     /// kept in the collector.
     fn keep_uncached(&self, texts: &[String]) -> Vec<Option<Vec<f32>>> {
         let model = self.inner.model();
-        let cached: Vec<Option<Vec<f32>>> = texts
-            .iter()
-            .map(|t| self.store.vector(&embedding_key(&model, t)))
-            .collect();
-        for (text, v) in texts.iter().zip(&cached) {
+        let mut cached = Vec::with_capacity(texts.len());
+        for text in texts {
+            let key = embedding_key(&model, text);
+            let v = self.store.vector(&key);
             if v.is_none() {
                 self.collector.add(Pending {
                     line: Line {
-                        custom_id: embedding_key(&model, text),
+                        custom_id: key,
                         method: "POST".into(),
                         url: EMBEDDINGS_URL.into(),
                         body: serde_json::json!({"model": model, "input": [text]}),
@@ -158,6 +158,7 @@ impl DeferredEmbedder {
                     section: self.section.clone(),
                 });
             }
+            cached.push(v);
         }
         cached
     }
@@ -204,6 +205,7 @@ mod tests {
             content: "What does it cost?".into(),
         }]);
         let e = model.complete(&request).await.unwrap_err();
+        assert!(e.deferred);
         assert_eq!(e.message, DEFERRED);
         let kept = collector.take(&|_| true);
         assert_eq!(kept.len(), 1);

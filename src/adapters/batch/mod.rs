@@ -23,7 +23,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use deferred::{DeferredEmbedder, DeferredModel, DEFERRED};
+pub use deferred::{DeferredEmbedder, DeferredModel};
 
 /// What becomes of a batch's failed lines (`chat.batch_retry`).
 #[derive(

@@ -453,8 +453,8 @@ impl Embedder for CachedEmbedder {
         self.inner.model()
     }
 
-    fn max_input_tokens(&self) -> Option<usize> {
-        self.inner.max_input_tokens()
+    fn inner(&self) -> Option<&dyn Embedder> {
+        Some(self.inner.as_ref())
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -123,6 +123,7 @@ impl ChatModel for HttpChat {
                     kind: ErrorKind::Client,
                     message: "a generation endpoint takes the question and passages, not messages"
                         .into(),
+                    deferred: false,
                 });
             };
             let body = serde_json::to_vec(grounded).expect("strings and numbers serialize");
@@ -140,6 +141,7 @@ impl ChatModel for HttpChat {
                     e.message
                 ),
                 kind: e.kind,
+                deferred: false,
             })
         })
     }

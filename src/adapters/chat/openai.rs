@@ -241,6 +241,7 @@ async fn read_stream(
             error: CallError {
                 kind: ErrorKind::Transport,
                 message: "the stream ended without `data: [DONE]`".into(),
+                deferred: false,
             },
             retry: true,
             retry_after: None,

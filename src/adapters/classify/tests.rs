@@ -82,6 +82,7 @@ fn the_outcome_table() {
     let failed = Err(CallError {
         kind: ErrorKind::Timeout,
         message: "timed out".into(),
+        deferred: false,
     });
     assert_eq!(case(true, &top, Some(&failed)), Outcome::Error);
     assert_eq!(case(false, &top, Some(&failed)), Outcome::Error);
@@ -270,6 +271,7 @@ fn injection_is_the_marker_or_a_cited_poisoned_source_and_unknown_on_errors() {
     let failed = Err(CallError {
         kind: ErrorKind::Server,
         message: "500".into(),
+        deferred: false,
     });
     let v = classify(&q, &c, &sent, &sent, Some(&failed), &rules(), None);
     assert_eq!(
@@ -332,6 +334,7 @@ fn a_grade_adds_the_judge_tier_and_decides_wrong_answers() {
     let failed = Err(CallError {
         kind: ErrorKind::Malformed,
         message: "not JSON".into(),
+        deferred: false,
     });
     let v = run(&question(false), "Sorry, no idea.", failed);
     assert_eq!(

@@ -30,10 +30,17 @@ pub trait Embedder: Send + Sync {
     /// A name that identifies the model: part of cache keys and reports.
     fn model(&self) -> String;
 
+    /// The embedder this one is a layer over (the embedding cache, a batch deferral), whose
+    /// answers the provided methods below give; `None` (the default) for an embedder that
+    /// answers itself.
+    fn inner(&self) -> Option<&dyn Embedder> {
+        None
+    }
+
     /// The most tokens the model reads in one input, when known: longer texts are refused before
     /// any request (a server answers them with an error, not a truncation).
     fn max_input_tokens(&self) -> Option<usize> {
-        None
+        self.inner().and_then(Embedder::max_input_tokens)
     }
 
     /// One vector per text, in order: [`Embedder::embed_each`]'s answers, the first refusal

@@ -138,6 +138,7 @@ impl OpenAiEmbedder {
                     "embeddings response holds no vector (an `embedding` list of numbers) for any of its {} texts",
                     texts.len()
                 ),
+                deferred: false,
             });
         }
         let mut out = Vec::with_capacity(texts.len());

@@ -18,11 +18,21 @@ impl Endpoint {
             .send()
             .await
             .map_err(|e| transport_failure(&e, self))?;
-        let status = response.status();
-        if !status.is_success() {
+        self.reply_body(response, path, MAX_REPLY_BYTES).await
+    }
+
+    /// The body of `response` when its status is a success (at most `limit` bytes, see
+    /// [`Endpoint::read_body_within`]), else the failure its status gives.
+    pub async fn reply_body(
+        &self,
+        response: reqwest::Response,
+        path: &str,
+        limit: usize,
+    ) -> Result<Vec<u8>, Failure> {
+        if !response.status().is_success() {
             return Err(self.error_reply(response).await);
         }
-        self.read_body(response, path).await
+        self.read_body_within(response, path, limit).await
     }
 
     /// The body of a success reply, read chunk by chunk up to [`MAX_REPLY_BYTES`]: a larger

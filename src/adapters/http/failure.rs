@@ -23,6 +23,7 @@ impl Failure {
             error: CallError {
                 kind,
                 message: message.into(),
+                deferred: false,
             },
             retry: false,
             retry_after: None,

@@ -153,6 +153,7 @@ where
         CallError {
             kind: ErrorKind::Connect,
             message,
+            deferred: false,
         }
     };
     loop {

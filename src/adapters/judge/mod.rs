@@ -154,6 +154,7 @@ pub fn parse(reply: &str) -> Result<Grade, CallError> {
             "the judge's reply is not the rubric's JSON ({e}): `{}`",
             crate::base::text::excerpt(reply, 80)
         ),
+        deferred: false,
     })
 }
 

@@ -71,6 +71,7 @@ impl RerankError {
         CallError {
             kind: self.kind,
             message: self.message.clone(),
+            deferred: false,
         }
     }
 }

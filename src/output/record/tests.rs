@@ -235,6 +235,7 @@ fn judged() -> crate::output::report::Results {
     let malformed = CallError {
         kind: ErrorKind::Malformed,
         message: "the judge's reply is not the rubric's JSON".into(),
+        deferred: false,
     };
     let graded = [
         (0, call(grade, 200, None)),
@@ -353,6 +354,7 @@ fn rerank_calls_are_counted_apart_from_model_calls_and_read_back() {
     let failed = CallError {
         kind: ErrorKind::Connect,
         message: "cannot connect".into(),
+        deferred: false,
     };
     let n = r.questions.len();
     let calls = [
@@ -450,6 +452,7 @@ fn errors_by_kind_are_written_by_kind_name() {
         call.error = Some(CallError {
             kind,
             message: "failed".into(),
+            deferred: false,
         });
     }
     r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);

@@ -333,24 +333,29 @@ async fn work(
         let status = response.status().as_u16();
         let read = axum::body::to_bytes(response.into_body(), usize::MAX).await;
         let request_id = format!("req-mock-{}", i + 1);
-        let out = match read.map(|b| serde_json::from_slice::<Value>(&b)) {
-            Ok(Ok(body)) => {
-                json!({"id": format!("batch_req-{}", i + 1), "custom_id": line["custom_id"],
-                "response": {"status_code": status, "request_id": request_id, "body": body}, "error": null})
-            }
-            Ok(Err(e)) => {
-                json!({"id": format!("batch_req-{}", i + 1), "custom_id": line["custom_id"],
-                "response": null, "error": {"code": "malformed_response", "message": format!("the model's reply is not JSON: {e}")}})
-            }
-            Err(e) => json!({"id": format!("batch_req-{}", i + 1), "custom_id": line["custom_id"],
-                "response": null, "error": {"code": "connection_error", "message": e.to_string()}}),
+        let (response, error) = match read.map(|b| serde_json::from_slice::<Value>(&b)) {
+            Ok(Ok(body)) => (
+                json!({"status_code": status, "request_id": request_id, "body": body}),
+                Value::Null,
+            ),
+            Ok(Err(e)) => (
+                Value::Null,
+                json!({"code": "malformed_response", "message": format!("the model's reply is not JSON: {e}")}),
+            ),
+            Err(e) => (
+                Value::Null,
+                json!({"code": "connection_error", "message": e.to_string()}),
+            ),
         };
-        if status == 200 && out["error"].is_null() {
-            completed += 1;
-            output.push_str(&format!("{out}\n"));
-        } else {
+        let failed_line = status != 200 || !error.is_null();
+        let out = json!({"id": format!("batch_req-{}", i + 1), "custom_id": line["custom_id"],
+            "response": response, "error": error});
+        if failed_line {
             failed += 1;
             errors.push_str(&format!("{out}\n"));
+        } else {
+            completed += 1;
+            output.push_str(&format!("{out}\n"));
         }
         state.batches.update(&id, |b| {
             b["request_counts"]["completed"] = json!(completed);
