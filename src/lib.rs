@@ -12,7 +12,7 @@ pub mod base;
 /// The shared vocabulary: a setting and its dimensions, limits, a call's record.
 pub mod vocab;
 
-/// The parts of the pipeline under test, each with its own config section, and the mocks.
+/// The parts of the pipeline under test, each with its own config section, and the mock models.
 pub mod adapters;
 
 /// The sweep engine: plan, retrieve, call, build runs.
@@ -26,6 +26,9 @@ pub mod results;
 
 /// The record (results.json), the report writers and the gate.
 pub mod output;
+
+/// A side floor: the mock model server (`rageval mock-llm`); only the app imports it.
+pub mod mock_llm;
 
 /// Config file shapes, resolved options, wiring, commands and the command line.
 pub mod app;

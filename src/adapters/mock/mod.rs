@@ -1,13 +1,11 @@
-//! The offline stand-ins for real servers, together: the mock chat model, the mock judge it
-//! answers grading requests with, the mock generator and verifier of `rageval generate`, and
-//! the OpenAI-compatible server (`rageval mock-llm`) that serves them with the builtin embedder
-//! and a reranker, optionally behind an emulated prompt cache.
+//! The offline stand-ins for real models, together: the mock chat model (`chat.kind: mock`,
+//! run in process), the mock judge it answers grading requests with, and the mock generator and
+//! verifier of `rageval generate`. The server that serves them over HTTP (`rageval mock-llm`)
+//! stands on its own floor, `crate::mock_llm`.
 
 pub mod chat;
 pub mod generate;
 pub mod judge;
-pub mod prompt_cache;
-pub mod server;
 
 pub use chat::MockModel;
 

@@ -2,10 +2,10 @@
 
 use anyhow::{bail, Context, Result};
 
-use crate::adapters::mock::server::{base_url, serve, Faults, ServerOptions};
 use crate::adapters::prompt::REFUSAL;
 use crate::app::cli::MockLlmArgs;
 use crate::base::exit::ExitStatus;
+use crate::mock_llm::{base_url, serve, Faults, ServerOptions};
 
 /// Check the flags: rates are probabilities that add up to at most 1.
 pub fn options(a: &MockLlmArgs) -> Result<ServerOptions> {

@@ -32,11 +32,12 @@ use serde_json::{json, Value};
 
 use crate::adapters::chat::estimate_tokens;
 use crate::adapters::embed::HashEmbedder;
-use crate::adapters::mock::prompt_cache::PromptCache;
 use crate::adapters::mock::MockModel;
+use crate::mock_llm::prompt_cache::PromptCache;
 
 mod batch;
 mod chat;
+pub mod prompt_cache;
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -62,7 +63,7 @@ pub struct ServerOptions {
     /// Chat request bodies kept for `GET /requests` (the newest last).
     pub keep_requests: usize,
     /// `--prompt-cache-slots N`: serve chat from N slots with a prompt cache each, as
-    /// llama-server does ([`super::prompt_cache`]), and report the words reused; 0: none.
+    /// llama-server does ([`prompt_cache`]), and report the words reused; 0: none.
     pub prompt_cache_slots: usize,
     /// With a prompt cache, how long each word evaluated (not reused) adds to a reply, as a
     /// server's prompt processing would.

@@ -18,8 +18,8 @@ use super::{
     MAX_ARRIVALS,
 };
 use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest};
-use crate::adapters::mock::prompt_cache::{words, Lease};
 use crate::adapters::prompt::{Message, Role};
+use crate::mock_llm::prompt_cache::{words, Lease};
 
 /// `content` as a string, or the text parts of a content array.
 fn content_text(v: &Value) -> String {
