@@ -30,6 +30,9 @@ pub mod output;
 /// A side floor: the mock model server (`rageval mock-llm`); only the app imports it.
 pub mod mock_llm;
 
+/// A side floor: the importers of question data (`rageval import`); only the app imports it.
+pub mod import;
+
 /// Config file shapes, resolved options, wiring, commands and the command line.
 pub mod app;
 

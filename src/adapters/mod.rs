@@ -20,5 +20,4 @@ pub mod retriever;
 pub mod rewrite;
 pub mod scan;
 pub mod search;
-pub mod squad;
 pub mod template;
