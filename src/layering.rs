@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom first: the first segment of a module's path names its layer.
 pub const LAYERS: &[&str] = &[
-    "base", "vocab", "adapters", "sweep", "analysis", "results", "output", "mock_llm", "import",
-    "app",
+    "base", "vocab", "adapters", "sweep", "batch", "analysis", "results", "output", "mock_llm",
+    "import", "app",
 ];
 
 /// A module path below the crate root: `["output", "report", "html"]`.

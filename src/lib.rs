@@ -18,6 +18,10 @@ pub mod adapters;
 /// The sweep engine: plan, retrieve, call, build runs.
 pub mod sweep;
 
+/// The batch engine: a sweep's requests written as batches, sent, polled and imported into
+/// the response cache (the cycle reports through events; the app renders them).
+pub mod batch;
+
 /// Statistics, repeat stability and insight over the runs.
 pub mod analysis;
 

@@ -2,7 +2,6 @@
 //! section. Corpus and question sets, prompts and refusals, chat models, embedders, retrievers,
 //! rerankers, the judge, the classifier, the response cache, and the mocks.
 
-pub mod batch;
 pub mod cache;
 pub mod chat;
 pub mod classify;

@@ -1,6 +1,7 @@
 //! The leaves: text, escaping, redaction, terminal width, timing, input files, errors, YAML
 //! locations and exit statuses. Nothing here imports anything of the crate outside `base`.
 
+pub mod atomic;
 pub mod digest;
 pub mod error;
 pub mod escape;

@@ -116,7 +116,7 @@ async fn upload(State(state): State<Arc<AppState>>, headers: HeaderMap, body: By
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let Some(fields) = crate::adapters::batch::multipart::fields(content_type, &body) else {
+    let Some(fields) = crate::batch::multipart::fields(content_type, &body) else {
         return error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -387,8 +387,8 @@ mod tests {
     use std::time::Duration;
 
     use super::super::{router, Faults, ServerOptions};
-    use crate::adapters::batch::client::Client;
     use crate::adapters::http::Endpoint;
+    use crate::batch::client::Client;
 
     fn options(fail_every: u64) -> ServerOptions {
         ServerOptions {
@@ -437,7 +437,7 @@ mod tests {
             + "\n"
     }
 
-    async fn until_done(client: &Client, id: &str) -> crate::adapters::batch::client::Status {
+    async fn until_done(client: &Client, id: &str) -> crate::batch::client::Status {
         loop {
             let st = client.get(id).await.unwrap();
             if st.is_done() {

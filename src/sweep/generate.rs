@@ -102,8 +102,8 @@ pub struct Generated {
     pub calls: Calls,
     /// The first failed call's message, for the summary.
     pub first_error: Option<String>,
-    /// A call was kept for a batch (see [`crate::adapters::batch::DeferredModel`]): the
-    /// rounds stopped after the one that asked it, since what follows depends on its reply.
+    /// A call was kept for a batch (its error is [`crate::vocab::call::CallError::deferred`]):
+    /// the rounds stopped after the one that asked it, since what follows depends on its reply.
     pub deferred: bool,
 }
 

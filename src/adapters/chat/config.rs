@@ -31,7 +31,7 @@ http_section! {
         pub batch: bool = false,
         /// With `batch`: the lines a batch did not answer are called `live`, or sent as one more
         /// `batch` (what fails again is called live).
-        pub batch_retry: crate::adapters::batch::BatchRetry = crate::adapters::batch::BatchRetry::Live,
+        pub batch_retry: BatchRetry = BatchRetry::Live,
         @server("OPENAI_API_KEY") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
@@ -45,6 +45,19 @@ http_section! {
             /// `max_tokens` (`openai`; for `http`, the question and passages). Default: no limit.
         }
     }
+}
+
+/// What becomes of a batch's failed lines (`chat.batch_retry`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchRetry {
+    /// Called live by the sweep that follows, at the live price.
+    #[default]
+    Live,
+    /// Sent once more as a new batch; what fails again is called live.
+    Batch,
 }
 
 /// The model name `openai` sends when `model` is not set.

@@ -24,10 +24,12 @@ pub use endpoint::{authorization_conflict, authorization_conflict_message, Endpo
 pub use failure::{status_failure, transport_failure, Failure};
 pub use fleet::{call_any, Endpoints};
 pub use rate_limit::{Held, RateLimiter};
+
 use retry::retry_or_give_up;
 pub use retry::{
     call, retry_after_seconds, with_retries, DeadServer, RetryPolicy, DEAD_AFTER, MAX_RETRY_AFTER_S,
 };
+use std::sync::Arc;
 
 /// One client for every call: connections are pooled and reused.
 pub fn client() -> Result<reqwest::Client, String> {
@@ -40,6 +42,40 @@ pub fn client() -> Result<reqwest::Client, String> {
         .user_agent(concat!("rageval/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// The servers of a section with its rate limit; waiting is counted in `held`.
+pub fn endpoints(http: config::HttpConfig<'_>, held: &Arc<Held>) -> anyhow::Result<Endpoints> {
+    let headers: Vec<(String, String)> = http
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let servers = http
+        .base_urls()
+        .iter()
+        .map(|url| {
+            Endpoint::new(
+                url,
+                http.api_key_env,
+                &headers,
+                std::time::Duration::from_secs_f64(http.timeout_s),
+                RetryPolicy {
+                    max_attempts: http.max_retries + 1,
+                    base_delay: std::time::Duration::from_millis(http.backoff_ms),
+                    ..RetryPolicy::default()
+                },
+            )
+            .map_err(|e| anyhow::anyhow!(e))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let limiter = RateLimiter::new(
+        http.requests_per_minute,
+        http.tokens_per_minute,
+        held.clone(),
+    )
+    .map(Arc::new);
+    Ok(Endpoints::new(servers, limiter))
 }
 
 #[cfg(test)]

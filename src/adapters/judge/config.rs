@@ -50,7 +50,7 @@ impl JudgeConfig {
             max_tokens: None,
             stream: false,
             batch: false,
-            batch_retry: crate::adapters::batch::BatchRetry::Live,
+            batch_retry: crate::adapters::chat::config::BatchRetry::Live,
             base_url: self.base_url.clone(),
             api_key_env: self.api_key_env.clone(),
             timeout_s: self.timeout_s,

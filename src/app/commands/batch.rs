@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use crate::adapters::batch::{self, Collector, Ledger, Pending, StoreKind};
 use crate::adapters::evalset::Workspace;
 use crate::app::cli::BatchImportArgs;
 use crate::app::config::{ChatConfig, Config, EmbedderConfig, JudgeConfig};
 use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
+use crate::batch::cycle::{Cycle, Sections, MAX_ROUNDS};
+use crate::batch::{self, Collector, Ledger, Pending, StoreKind};
 use crate::sweep::{Engine, RetrievalVariant};
 use crate::vocab::grid::DEFAULT_PROFILE;
 
@@ -228,67 +229,6 @@ fn import_text(done: &batch::import::Imported) -> String {
     text
 }
 
-/// The batches of a `batch: true` sweep still running on the server, kept in the cache folder
-/// (`batch/open.json`) from their creation until their answers are imported: a rageval killed
-/// meanwhile picks them up again and never pays twice.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-struct Open {
-    batches: Vec<OpenBatch>,
-}
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct OpenBatch {
-    id: String,
-    /// Which cache file its answers go to.
-    store: StoreKind,
-    /// The config section whose server runs it (see [`Pending::section`]); empty (as an
-    /// earlier rageval wrote it): the store's own.
-    #[serde(default)]
-    section: String,
-    /// The number of requests it holds.
-    requests: usize,
-}
-
-impl OpenBatch {
-    fn section(&self) -> &str {
-        if self.section.is_empty() {
-            self.store.default_section()
-        } else {
-            &self.section
-        }
-    }
-}
-
-impl Open {
-    fn path(cache_dir: &Path) -> PathBuf {
-        cache_dir.join("batch").join("open.json")
-    }
-
-    fn load(cache_dir: &Path) -> Result<Self> {
-        let path = Self::path(cache_dir);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                crate::base::error::InputError::new(
-                    &path,
-                    format!("is not the list of open batches rageval writes ({e}): remove it to start new batches"),
-                )
-                .into()
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Open::default()),
-            Err(e) => Err(anyhow::anyhow!("cannot read `{}`: {e}", path.display())),
-        }
-    }
-
-    fn save(&self, cache_dir: &Path) -> Result<()> {
-        let path = Self::path(cache_dir);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let text = serde_json::to_vec_pretty(self)?;
-        crate::output::report::write_atomic(&path, |w| Ok(w.write_all(&text)?))
-    }
-}
-
 /// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
 /// the judge's grades), send each round as batches to the server of its section (split at the
 /// provider's limits), wait, import; batches left open by a killed run are finished first.
@@ -302,11 +242,12 @@ pub async fn run(
     // What a section with `batch: true` would send; the rest is called live after.
     let wanted = |p: &Pending| batched(s, &p.section);
     let embeddings = |profile: &str| embeds_in_batches(s, profile);
+    let view = super::batch_view::View::new(s.quiet());
     let cycle = Cycle {
         sections: s,
-        pipeline: s.pipeline(),
-        quiet: s.quiet(),
+        cache: s.pipeline().batch_cache(),
         max_rounds: MAX_ROUNDS,
+        events: &|e| view.show(e),
     };
     cycle
         .run(async || {
@@ -339,12 +280,13 @@ pub async fn run_generate(
     }
     let section = &crate::app::wiring::batch::chat_section(name);
     need_cache(&s.pipeline)?;
+    let view = super::batch_view::View::new(s.quiet);
     let cycle = Cycle {
         sections: &s.config.config,
-        pipeline: &s.pipeline,
-        quiet: s.quiet,
+        cache: s.pipeline.batch_cache(),
         // Two rounds (the candidates, then their verification) per round of the generator.
         max_rounds: 2 * MAX_ROUNDS,
+        events: &|e| view.show(e),
     };
     cycle
         .run(async || {
@@ -360,14 +302,6 @@ pub async fn run_generate(
             Ok(collector.take(&|_| true))
         })
         .await
-}
-
-/// The config sections a batch cycle sends to: each chat and embedder profile's (`default`:
-/// `chat:` and `embedder:`) and the judge's; the sweep's plan has them, and so has the config.
-trait Sections {
-    fn chat(&self, profile: &str) -> Option<&ChatConfig>;
-    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig>;
-    fn judge(&self) -> Option<&JudgeConfig>;
 }
 
 impl Sections for SweepOptions {
@@ -399,290 +333,3 @@ impl Sections for Config {
         self.judge.as_ref()
     }
 }
-
-/// What a batch cycle reads: the config sections (their servers, `chat.batch_retry`), the
-/// pipeline's cache files, and whether to print progress.
-struct Cycle<'a> {
-    sections: &'a dyn Sections,
-    pipeline: &'a crate::app::wiring::Pipeline,
-    quiet: bool,
-    /// Rounds of batches at most.
-    max_rounds: usize,
-}
-
-impl Cycle<'_> {
-    /// Finish the batches left open, then round by round: `collect` the requests, send them
-    /// as batches, wait, import; until `collect` gives nothing new.
-    async fn run(&self, mut collect: impl AsyncFnMut() -> Result<Vec<Pending>>) -> Result<()> {
-        let c = self.sections;
-        let dir = self.pipeline.cache_dir.clone();
-        let client_for = |section: &str| -> Result<batch::client::Client> {
-            let (http, switch) = section_http(c, section)?;
-            let held = Arc::new(crate::adapters::http::Held::default());
-            let endpoints = crate::app::wiring::endpoint(http, &held)?;
-            let first =
-                endpoints.servers().first().cloned().ok_or_else(|| {
-                    anyhow::anyhow!("`{section}` has no base_url to send batches to")
-                })?;
-            batch::client::Client::new(first, switch)
-        };
-        // Batches a killed run left open come first.
-        let mut open = Open::load(&dir)?;
-        if !open.batches.is_empty() && !self.quiet {
-            super::eprint_line(&format!(
-                "resuming {} batch{} left open by an earlier run: {}",
-                open.batches.len(),
-                if open.batches.len() == 1 { "" } else { "es" },
-                open.batches
-                    .iter()
-                    .map(|b| b.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let mut sent: std::collections::HashSet<String> = Default::default();
-        let mut retried = false;
-        for _round in 0..self.max_rounds {
-            while let Some(b) = open.batches.first().cloned() {
-                let client = client_for(b.section())?;
-                let failed = self.finish(&client, &b, &dir).await?;
-                // A resumed batch's failed lines count as sent, as this run's own do.
-                sent.extend(failed);
-                open.batches.remove(0);
-                open.save(&dir)?;
-            }
-            let mut pending = collect().await?;
-            // A request sent before and still unanswered is a failed line.
-            let again = pending.iter().any(|p| sent.contains(&p.line.custom_id));
-            if again {
-                let retry = c.chat(DEFAULT_PROFILE).map(|chat| chat.batch_retry);
-                if retry == Some(batch::BatchRetry::Batch) && !retried {
-                    retried = true;
-                } else {
-                    pending.retain(|p| !sent.contains(&p.line.custom_id));
-                }
-            }
-            if pending.is_empty() {
-                return Ok(());
-            }
-            Ledger::open(&dir)?.record(&pending)?;
-            // One run of batches per server and URL, in the order first asked.
-            let mut groups: Vec<(String, StoreKind, Vec<Pending>)> = Vec::new();
-            for p in pending {
-                match groups
-                    .iter_mut()
-                    .find(|g| g.0 == p.section && g.1.url() == p.store.url())
-                {
-                    Some(g) => g.2.push(p),
-                    None => groups.push((p.section.clone(), p.store, vec![p])),
-                }
-            }
-            for (section, store, mine) in groups {
-                let client = client_for(&section)?;
-                for (i, file) in batch::split(&mine, batch::Limits::default())
-                    .iter()
-                    .enumerate()
-                {
-                    let name = format!("rageval-{}-{}.jsonl", section.replace('.', "-"), i + 1);
-                    let file_id = client.upload(&name, file.as_bytes()).await?;
-                    let status = client.create(&file_id, store.url()).await?;
-                    // Kept before the first poll: a kill from here on resumes this batch.
-                    open.batches.push(OpenBatch {
-                        id: status.id.clone(),
-                        store,
-                        section: section.clone(),
-                        requests: file.lines().count(),
-                    });
-                    open.save(&dir)?;
-                }
-                sent.extend(mine.into_iter().map(|p| p.line.custom_id));
-            }
-        }
-        bail!("the batches did not converge after {} rounds; run the command again (the cache keeps what they answered)", self.max_rounds)
-    }
-}
-
-/// Rounds of batches at most: embeddings, rewrites, the rewrites' embeddings, answers,
-/// grades, and one retry.
-const MAX_ROUNDS: usize = 8;
-
-/// The HTTP fields of config section `section` (see [`Pending::section`]), and what to set to
-/// stop batching it, for messages.
-fn section_http<'a>(
-    c: &'a dyn Sections,
-    section: &str,
-) -> Result<(crate::app::config::HttpConfig<'a>, String)> {
-    let off = |field: &str, flag: &str| format!("`{field}.batch: false` (or drop `{flag}`)");
-    let missing = || {
-        anyhow::anyhow!("no config section `{section}` to send batches to (the cache folder's `batch/open.json` names it: remove the file to start anew)")
-    };
-    Ok(match section.split_once('.') {
-        None if section == "chat" => (
-            c.chat(DEFAULT_PROFILE).ok_or_else(missing)?.http(),
-            off("chat", "--batch"),
-        ),
-        None if section == "judge" => (
-            c.judge().ok_or_else(missing)?.http(),
-            off("chat", "--batch"),
-        ),
-        None if section == "embedder" => (
-            c.embedder(DEFAULT_PROFILE).ok_or_else(missing)?.http(),
-            off("embedder", "--batch-embeddings"),
-        ),
-        Some(("models", name)) => (
-            c.chat(name).ok_or_else(missing)?.http(),
-            format!("`{section}.batch: false`"),
-        ),
-        Some(("embedders", name)) => (
-            c.embedder(name).ok_or_else(missing)?.http(),
-            off(section, "--batch-embeddings"),
-        ),
-        _ => return Err(missing()),
-    })
-}
-
-impl Cycle<'_> {
-    /// Wait for batch `b` to end, then import its output and error files: the `custom_id`s of
-    /// the lines that failed.
-    async fn finish(
-        &self,
-        client: &batch::client::Client,
-        b: &OpenBatch,
-        dir: &Path,
-    ) -> Result<Vec<String>> {
-        let status = wait(self.quiet, client, &b.id).await?;
-        if status.status == "failed" {
-            let errors = if status.errors.is_empty() {
-                "the server gave no reason".to_string()
-            } else {
-                status.errors.join("; ")
-            };
-            bail!(
-            "batch {} at {} failed: {errors}; no request of it was answered (its id is kept in `{}`; remove the file to start anew)",
-            b.id,
-            client.shown(),
-            Open::path(dir).display()
-        );
-        }
-        let mut files = Vec::new();
-        let tmp = tempfile::tempdir()?;
-        for (name, id) in [
-            ("output", &status.output_file_id),
-            ("errors", &status.error_file_id),
-        ] {
-            if let Some(id) = id {
-                let bytes = client.content(id).await?;
-                let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
-                std::fs::write(&path, bytes)?;
-                files.push(path);
-            }
-        }
-        // Through the sweep's own stores: the next round, and the sweep, see the answers at once.
-        let p = self.pipeline;
-        let stores = batch::import::Stores {
-            replies: &|kind| {
-                let shared = match kind {
-                    StoreKind::Judge => p.judge_store.clone(),
-                    StoreKind::Chat | StoreKind::Embedding => p.chat_store.clone(),
-                };
-                match shared {
-                    Some(store) => Ok(store),
-                    None => batch::import::open(dir, kind),
-                }
-            },
-            vectors: &|| match &p.embed_store {
-                Some(store) => Ok(store.clone()),
-                None => batch::import::open(dir, StoreKind::Embedding),
-            },
-        };
-        let imported = batch::import::import_into(&files, dir, &stores)?;
-        let answered = imported.imported + imported.already;
-        let failed = b.requests.saturating_sub(answered);
-        for f in imported
-            .failed
-            .iter()
-            .take(MAX_SHOWN)
-            .filter(|_| !self.quiet)
-        {
-            super::eprint_line(&format!("note: batch {}: {}", b.id, f.message));
-        }
-        if !self.quiet {
-            let ended = match status.status.as_str() {
-                "completed" => String::new(),
-                other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
-            };
-            super::eprint_line(&format!(
-                "batch {}: {answered} of {} requests answered, {failed} failed{ended}",
-                b.id, b.requests
-            ));
-        }
-        Ok(imported.failed.into_iter().map(|f| f.custom_id).collect())
-    }
-}
-
-/// Poll batch `id` until it ends: a bar on a terminal, a plain line every few seconds
-/// elsewhere, nothing with `--quiet`.
-async fn wait(
-    quiet: bool,
-    client: &batch::client::Client,
-    id: &str,
-) -> Result<batch::client::Status> {
-    use std::io::IsTerminal;
-    let fixed = std::env::var(POLL_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_millis);
-    let mut pause = fixed.unwrap_or(std::time::Duration::from_secs(1));
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} batch {prefix} {pos}/{len} {wide_bar} {msg}",
-            )
-            .expect("a valid template"),
-        );
-        bar.set_prefix(id.to_string());
-        bar
-    });
-    let interval = crate::app::progress::interval();
-    let start = std::time::Instant::now();
-    let mut next_line = std::time::Duration::ZERO;
-    loop {
-        let st = client.get(id).await.map_err(|e| {
-            anyhow::anyhow!("cannot poll batch {id}: {e:#}; its id is kept in the cache folder, so the next run resumes it")
-        })?;
-        let line = format!(
-            "batch {id}: {}, {}/{} requests done, {} failed",
-            st.status,
-            st.completed + st.failed,
-            st.total,
-            st.failed
-        );
-        match &bar {
-            Some(bar) => {
-                bar.set_length(st.total);
-                bar.set_position(st.completed + st.failed);
-                bar.set_message(format!("{} failed {}", st.status, st.failed));
-            }
-            None if !quiet && (st.is_done() || start.elapsed() >= next_line) => {
-                next_line = start.elapsed() + interval;
-                super::eprint_line(&line);
-            }
-            None => {}
-        }
-        if st.is_done() {
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
-            return Ok(st);
-        }
-        tokio::time::sleep(pause).await;
-        if fixed.is_none() {
-            pause = (pause * 3 / 2).min(std::time::Duration::from_secs(30));
-        }
-    }
-}
-
-/// Overrides the poll interval (1 s, growing to 30 s), in milliseconds: for tests.
-pub const POLL_ENV: &str = "RAGEVAL_BATCH_POLL_MS";

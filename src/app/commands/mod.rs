@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod batch;
+pub mod batch_view;
 pub mod gate;
 pub mod generate;
 pub mod import;

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::Pipeline;
-use crate::adapters::batch::{Collector, DeferredEmbedder, DeferredModel, StoreKind};
 use crate::adapters::chat::ChatModel;
 use crate::adapters::embed::Embedder;
+use crate::batch::cycle::CacheFiles;
+use crate::batch::{Collector, DeferredEmbedder, DeferredModel, StoreKind};
 use crate::sweep::RetrievalVariant;
 use crate::vocab::grid::DEFAULT_PROFILE;
 
@@ -38,6 +39,17 @@ pub struct Deferred {
 }
 
 impl Pipeline {
+    /// The response cache a batch cycle imports into: the folder and the stores this pipeline
+    /// writes through.
+    pub fn batch_cache(&self) -> CacheFiles {
+        CacheFiles {
+            dir: self.cache_dir.clone(),
+            chat: self.chat_store.clone(),
+            judge: self.judge_store.clone(),
+            embeddings: self.embed_store.clone(),
+        }
+    }
+
     /// This pipeline with the calls of every chat model (store `chat.jsonl`) and of its judge
     /// (`judge.jsonl`) kept in `collector`, and the texts of the embedder profiles `batched`
     /// names (`embeddings.jsonl`), in it and in `retrieval`; cached replies and vectors are

@@ -10,17 +10,15 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use std::time::Duration;
-
 use crate::adapters::cache::{CacheMode, CachedEmbedder, CachedModel};
 use crate::adapters::chat::{ChatModel, HttpChat, OpenAiChat};
 use crate::adapters::classify::Rules;
 use crate::adapters::embed::{Embedder, HashEmbedder, OpenAiEmbedder};
-use crate::adapters::http::{Endpoint, Endpoints, Held, RateLimiter, RetryPolicy};
+use crate::adapters::http::{endpoints, Endpoints, Held};
 use crate::adapters::mock::MockModel;
 use crate::adapters::prompt::{RefusalMatch, RefusalPatterns};
 use crate::analysis::stats::Pricing;
-use crate::app::config::{ChatConfig, ChatKind, EmbedderKind, HttpConfig, LoadedConfig};
+use crate::app::config::{ChatConfig, ChatKind, EmbedderKind, LoadedConfig};
 use crate::vocab::grid::{self};
 
 /// The pipeline under test: embedder, model and how replies are read.
@@ -85,43 +83,9 @@ pub struct Wiring {
 pub struct ChatServer {
     /// A key of `models:`, or `default` for the `chat:` section.
     pub profile: String,
-    /// The base URLs, redacted (see [`HttpConfig::shown`]).
+    /// The base URLs, redacted (see [`crate::app::config::HttpConfig::shown`]).
     pub shown: String,
     pub dead: Arc<crate::adapters::http::DeadServer>,
-}
-
-/// The servers of a section with its rate limit; waiting is counted in `held`.
-pub(crate) fn endpoint(http: HttpConfig<'_>, held: &Arc<Held>) -> Result<Endpoints> {
-    let headers: Vec<(String, String)> = http
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let servers = http
-        .base_urls()
-        .iter()
-        .map(|url| {
-            Endpoint::new(
-                url,
-                http.api_key_env,
-                &headers,
-                Duration::from_secs_f64(http.timeout_s),
-                RetryPolicy {
-                    max_attempts: http.max_retries + 1,
-                    base_delay: Duration::from_millis(http.backoff_ms),
-                    ..RetryPolicy::default()
-                },
-            )
-            .map_err(|e| anyhow::anyhow!(e))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let limiter = RateLimiter::new(
-        http.requests_per_minute,
-        http.tokens_per_minute,
-        held.clone(),
-    )
-    .map(Arc::new);
-    Ok(Endpoints::new(servers, limiter))
 }
 
 /// What a chat model is asked to do, which decides how it is built.
@@ -197,7 +161,7 @@ fn remote_chat(
     held: &Arc<Held>,
     build: impl FnOnce(Endpoints) -> std::result::Result<Arc<dyn ChatModel>, String>,
 ) -> Result<BuiltChat> {
-    let endpoints = endpoint(section.endpoint(), held)?;
+    let endpoints = endpoints(section.endpoint(), held)?;
     let dead = Some(endpoints.dead.clone());
     let rate_limited = endpoints.limiter.is_some();
     Ok(BuiltChat {
@@ -350,7 +314,7 @@ impl Parts<'_> {
         match c.embedder.kind {
             EmbedderKind::Hash => Ok((Arc::new(HashEmbedder::new(c.embedder.dimensions)), None)),
             EmbedderKind::Openai => {
-                let endpoints = endpoint(c.embedder.http(), &self.held)?;
+                let endpoints = endpoints(c.embedder.http(), &self.held)?;
                 self.rate_limited |= endpoints.limiter.is_some();
                 let http = openai_embedder(&c.embedder, endpoints)?;
                 Ok(match self.cache {
@@ -448,7 +412,7 @@ impl Parts<'_> {
         let Some(r) = &self.c.reranker else {
             return Ok(None);
         };
-        let endpoints = endpoint(r.http(), &self.held)?;
+        let endpoints = endpoints(r.http(), &self.held)?;
         self.rate_limited |= endpoints.limiter.is_some();
         let http: Arc<dyn crate::adapters::rerank::Reranker> = Arc::new(
             crate::adapters::rerank::HttpReranker::new(endpoints, &r.model, r.candidates, r.top_n)

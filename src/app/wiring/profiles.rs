@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::{chat_model, endpoint, ChatRole, Pipeline};
+use super::{chat_model, ChatRole, Pipeline};
 use crate::adapters::cache::{CachedEmbedder, CachedModel};
 use crate::adapters::chat::ChatModel;
 use crate::adapters::embed::{Embedder, HashEmbedder};
+use crate::adapters::http::endpoints;
 use crate::app::config::{EmbedderKind, LoadedConfig};
 use crate::vocab::grid::Grid;
 
@@ -83,7 +84,7 @@ impl Pipeline {
             let embedder: Arc<dyn Embedder> = match e.kind {
                 EmbedderKind::Hash => Arc::new(HashEmbedder::new(e.dimensions)),
                 EmbedderKind::Openai => {
-                    let endpoints = endpoint(e.http(), &self.held)?;
+                    let endpoints = endpoints(e.http(), &self.held)?;
                     if endpoints.limiter.is_some() {
                         self.rate_limited = Some(self.held.clone());
                     }

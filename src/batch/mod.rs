@@ -9,6 +9,7 @@
 //! belongs to), so an import accepts answers to this project's own requests only.
 
 pub mod client;
+pub mod cycle;
 pub mod deferred;
 pub mod import;
 pub mod multipart;
@@ -24,19 +25,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use deferred::{DeferredEmbedder, DeferredModel};
-
-/// What becomes of a batch's failed lines (`chat.batch_retry`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum BatchRetry {
-    /// Called live by the sweep that follows, at the live price.
-    #[default]
-    Live,
-    /// Sent once more as a new batch; what fails again is called live.
-    Batch,
-}
 
 /// The URL path of chat lines.
 pub const CHAT_URL: &str = "/v1/chat/completions";

@@ -1,0 +1,126 @@
+//! What a batch cycle's events look like on stderr: a bar per batch on a terminal, elsewhere a
+//! plain line at its first poll, every few seconds after and when it ends; nothing with
+//! `--quiet`.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use crate::batch::cycle::Event;
+
+/// Failed lines shown one by one per batch; the rest are counted in its last line.
+const MAX_SHOWN: usize = 5;
+
+/// The renderer of one cycle's events (see [`View::show`]).
+pub struct View {
+    quiet: bool,
+    terminal: bool,
+    interval: Duration,
+    state: RefCell<State>,
+}
+
+/// What is on screen of the batch being polled.
+#[derive(Default)]
+struct State {
+    /// The batch polled last, its bar (on a terminal), when its polling started and when its
+    /// next plain line is due.
+    polling: Option<(String, Option<indicatif::ProgressBar>, Instant, Duration)>,
+    /// Failed lines shown of the batch being imported.
+    shown: usize,
+}
+
+impl View {
+    pub fn new(quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        View {
+            quiet,
+            terminal: std::io::stderr().is_terminal(),
+            interval: crate::app::progress::interval(),
+            state: RefCell::default(),
+        }
+    }
+
+    /// Render `event`.
+    pub fn show(&self, event: Event) {
+        if self.quiet {
+            return;
+        }
+        let mut state = self.state.borrow_mut();
+        match event {
+            Event::Resumed { ids } => super::eprint_line(&format!(
+                "resuming {} batch{} left open by an earlier run: {}",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "es" },
+                ids.join(", ")
+            )),
+            Event::Submitted { .. } => {}
+            Event::Polled(st) => {
+                if state.polling.as_ref().is_none_or(|p| p.0 != st.id) {
+                    let bar = self.terminal.then(|| bar(&st.id));
+                    state.polling = Some((st.id.clone(), bar, Instant::now(), Duration::ZERO));
+                }
+                let (_, bar, start, next_line) = state.polling.as_mut().expect("set above");
+                match bar {
+                    Some(bar) => {
+                        bar.set_length(st.total);
+                        bar.set_position(st.completed + st.failed);
+                        bar.set_message(format!("{} failed {}", st.status, st.failed));
+                        if st.is_done() {
+                            bar.finish_and_clear();
+                        }
+                    }
+                    None if st.is_done() || start.elapsed() >= *next_line => {
+                        *next_line = start.elapsed() + self.interval;
+                        super::eprint_line(&format!(
+                            "batch {}: {}, {}/{} requests done, {} failed",
+                            st.id,
+                            st.status,
+                            st.completed + st.failed,
+                            st.total,
+                            st.failed
+                        ));
+                    }
+                    None => {}
+                }
+                if st.is_done() {
+                    state.polling = None;
+                }
+            }
+            Event::LineFailed { id, message } => {
+                state.shown += 1;
+                if state.shown <= MAX_SHOWN {
+                    super::eprint_line(&format!("note: batch {id}: {message}"));
+                }
+            }
+            Event::Finished {
+                id,
+                status,
+                requests,
+                answered,
+                failed,
+            } => {
+                state.shown = 0;
+                let ended = match status.as_str() {
+                    "completed" => String::new(),
+                    other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+                };
+                super::eprint_line(&format!(
+                    "batch {id}: {answered} of {requests} requests answered, {failed} failed{ended}"
+                ));
+            }
+        }
+    }
+}
+
+/// The bar of batch `id`.
+fn bar(id: &str) -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} batch {prefix} {pos}/{len} {wide_bar} {msg}",
+        )
+        .expect("a valid template"),
+    );
+    bar.set_prefix(id.to_string());
+    bar
+}
