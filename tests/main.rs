@@ -11,6 +11,7 @@ mod certify;
 mod chat_http;
 mod chunks;
 mod commands;
+mod compare;
 mod dry_run;
 mod errors;
 mod first_hour;

@@ -54,6 +54,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Compare two runs question by question: each rate before and after with the exact McNemar test, and the questions that changed (docs/ci.md)
+    Compare(CompareArgs),
     /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
     Merge(MergeArgs),
     /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
@@ -119,6 +121,21 @@ pub struct IndexArgs {
     /// Drop the table and load it again (without it, a table that holds rows is left alone)
     #[arg(long)]
     pub replace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The earlier results: a results.json file or the folder that holds one
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+
+    /// The later results: a results.json file or the folder that holds one
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+
+    /// Also write the comparison as Markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

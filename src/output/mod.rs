@@ -2,6 +2,7 @@
 //! all reading the one results value; two results compared question by question (`paired`,
 //! for the gate and `rageval compare`); and the question set `rageval generate` writes.
 
+pub mod compare;
 pub mod explain;
 pub mod gate;
 pub mod paired;

@@ -128,7 +128,7 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.
-fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
+pub(super) fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     match gate::load(path) {
         Ok(doc) => Ok(doc),
         Err(ResultsError::Read {
@@ -173,7 +173,7 @@ fn create_parent(path: &Path) -> Result<()> {
 }
 
 /// Write a whole file atomically, creating its folder.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     create_parent(path)?;
     write_atomic(path, |w| Ok(w.write_all(bytes)?))
 }

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod batch;
+pub mod compare;
 pub mod gate;
 pub mod generate;
 pub mod import;

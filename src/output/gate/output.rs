@@ -23,7 +23,7 @@ fn status(passed: bool) -> &'static str {
     }
 }
 
-fn verdict(r: &Report) -> String {
+pub fn verdict(r: &Report) -> String {
     if r.passed() {
         format!("PASS ({})", plural(r.checks.len(), "check"))
     } else {
@@ -132,14 +132,14 @@ pub fn human(r: &Report) -> String {
 }
 
 /// Text for a Markdown table cell: pipes escaped, one line.
-fn cell(text: &str) -> String {
+pub fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
 }
 
 /// An identifier in a code span, when it can be one.
-fn code(text: &str) -> String {
+pub fn code(text: &str) -> String {
     if text.contains('`') || text.contains('\n') {
         cell(text)
     } else {
@@ -223,7 +223,7 @@ fn tags_line(c: &Comparison) -> Option<String> {
     ))
 }
 
-fn upper_first(s: &str) -> String {
+pub fn upper_first(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
