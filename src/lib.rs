@@ -65,12 +65,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
-        Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(
-            args.gate,
-            args.results,
-            cli.config,
-            cli.quiet,
-        )?),
+        Command::Gate(args) => {
+            commands::gate::run(&options::GateOptions::from_command(
+                args.gate,
+                args.results,
+                cli.config,
+                cli.quiet,
+            )?)
+            .await
+        }
         Command::Batch(app::cli::BatchCommand::Import(args)) => {
             commands::batch::import(&args, cli.config, cli.quiet)
         }

@@ -17,6 +17,7 @@ mod errors;
 mod first_hour;
 mod fleet;
 mod gate;
+mod gate_ci;
 mod gate_errors;
 mod gate_output;
 mod generate;

@@ -106,6 +106,11 @@ impl Project {
         let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"));
         c.current_dir(self.path())
             .env_remove("GITHUB_STEP_SUMMARY")
+            // `gate --comment` reads these; a test sets them for a server it runs.
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_REPOSITORY")
+            .env_remove("GITHUB_EVENT_PATH")
+            .env_remove("GITHUB_API_URL")
             .env_remove("COLUMNS")
             // Progress lines on a piped stderr only where a test asks for them.
             .env("RAGEVAL_PROGRESS_INTERVAL_MS", "3600000");

@@ -496,6 +496,18 @@ pub struct GateArgs {
     /// Write the checks as Markdown to FILE (also appended to $GITHUB_STEP_SUMMARY when set)
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+
+    /// On GitHub Actions, post the gate's summary as one pull-request comment, updated on later pushes (needs GITHUB_TOKEN; without a pull request or a token it says so and the verdict stands; docs/ci.md)
+    #[arg(long)]
+    pub comment: bool,
+
+    /// Write the gated setting's rates and prompt tokens per question to FILE as github-action-benchmark's `customSmallerIsBetter` JSON
+    #[arg(long, value_name = "FILE")]
+    pub benchmark_json: Option<PathBuf>,
+
+    /// Write the gated setting's rates and prompt tokens per question to FILE as a GitLab metrics report (OpenMetrics text, `metrics.txt`)
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
 }
 
 impl GateArgs {
@@ -539,6 +551,9 @@ impl GateArgs {
         }
         add(self.junit.is_some(), "--junit");
         add(self.markdown.is_some(), "--markdown");
+        add(self.comment, "--comment");
+        add(self.benchmark_json.is_some(), "--benchmark-json");
+        add(self.openmetrics.is_some(), "--openmetrics");
         v
     }
 }

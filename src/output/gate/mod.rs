@@ -6,9 +6,12 @@
 //! aggregates the runs of the questions both files share the same way. Latency is never
 //! compared: it varies from run to run.
 
+pub mod comment;
 mod compare;
 pub mod config;
+pub mod github;
 pub mod junit;
+pub mod metrics;
 pub mod output;
 pub mod policy;
 
