@@ -435,3 +435,84 @@ fn benchmark_json_and_openmetrics_read_back_by_their_formats() {
     .fails("--benchmark-json, --openmetrics apply only with `--gate`")
     .run();
 }
+
+/// The action's `Sweep and gate` step, run by bash as GitHub runs it: each `${{ inputs.NAME }}`
+/// of its `env` is `inputs` here, else the input's default.
+#[test]
+fn the_actions_sweep_step_sweeps_gates_and_writes_every_file() {
+    if !crate::support::require_tool("bash", "bash (GitHub's runners run the step with it)") {
+        return;
+    }
+    let action: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(crate::support::repo().join("action.yml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    for step in steps.iter().filter(|s| s.get("run").is_some()) {
+        assert_eq!(step["shell"], "bash", "{step:?}");
+    }
+    let step = steps
+        .iter()
+        .find(|s| s["name"] == "Sweep and gate")
+        .unwrap();
+    let inputs: BTreeMap<&str, &str> = BTreeMap::from([
+        ("token", TOKEN),
+        (
+            "sweep-args",
+            "--evalset evalsets/club.yaml --min-score 0.1..0.3 --k 2,4 --setting min_score=0.2,k=4 --max-unwanted-answer-rate 0.6",
+        ),
+        ("benchmark-json", "ci/bench.json"),
+        ("openmetrics", "ci/metrics.txt"),
+    ]);
+    let p = Project::sample();
+    let bin = assert_cmd::cargo::cargo_bin("rageval");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // bash in the project, with the environment every test runs rageval in.
+    let mut bash = std::process::Command::new("bash");
+    bash.current_dir(p.path()).env("PATH", path);
+    for (k, v) in p.process().get_envs() {
+        match v {
+            Some(v) => bash.env(k, v),
+            None => bash.env_remove(k),
+        };
+    }
+    for (name, value) in step["env"].as_mapping().unwrap() {
+        let value = value.as_str().unwrap();
+        let input = value
+            .strip_prefix("${{ inputs.")
+            .and_then(|v| v.strip_suffix(" }}"))
+            .expect(value);
+        let given = inputs.get(input).copied();
+        let default = action["inputs"][input]["default"].as_str().unwrap();
+        bash.env(name.as_str().unwrap(), given.unwrap_or(default));
+    }
+    let out = bash
+        .args(["-c", step["run"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("gate: PASS"), "{stdout}");
+    assert_eq!(
+        stderr,
+        "notice: --comment: `GITHUB_REPOSITORY` is not set: not on GitHub Actions; no comment posted\n"
+    );
+    // The defaults' files and the asked-for ones.
+    assert!(p
+        .read("reports/gate.md")
+        .starts_with("## rageval gate: PASS"));
+    roxmltree::Document::parse(&p.read("reports/gate.xml")).unwrap();
+    let bench: Value = serde_json::from_str(&p.read("ci/bench.json")).unwrap();
+    assert_eq!(bench.as_array().unwrap().len(), 4);
+    assert!(p.read("ci/metrics.txt").ends_with("# EOF\n"));
+    assert!(!stdout.contains(TOKEN) && !stderr.contains(TOKEN));
+    token_in_no_file(&p);
+}
