@@ -472,15 +472,8 @@ fn the_actions_sweep_step_sweeps_gates_and_writes_every_file() {
         bin.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    // bash in the project, with the environment every test runs rageval in.
-    let mut bash = std::process::Command::new("bash");
-    bash.current_dir(p.path()).env("PATH", path);
-    for (k, v) in p.process().get_envs() {
-        match v {
-            Some(v) => bash.env(k, v),
-            None => bash.env_remove(k),
-        };
-    }
+    let mut bash = p.other("bash");
+    bash.env("PATH", path);
     for (name, value) in step["env"].as_mapping().unwrap() {
         let value = value.as_str().unwrap();
         let input = value

@@ -117,28 +117,34 @@ impl Project {
         c
     }
 
-    /// `rageval ARGS` in the project with its address space limited to `mib` MiB (`ulimit -v`
-    /// through `sh`, which then becomes rageval) and its wall-clock time to `secs` seconds: the
-    /// exit status and stderr. A run that outlives the bound is killed and fails the test.
-    pub fn run_bounded(&self, args: &[&str], mib: u64, secs: u64) -> (Option<i32>, String) {
-        use std::io::Read as _;
-        let plain = self.process();
-        let mut c = std::process::Command::new("sh");
-        c.arg("-c")
-            .arg(format!("ulimit -v {} && exec \"$@\"", mib * 1024))
-            .arg("sh")
-            .arg(plain.get_program())
-            .args(args)
-            .current_dir(self.path())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        for (k, v) in plain.get_envs() {
+    /// Another program (a shell) in the project, with the environment [`Project::process`]
+    /// runs rageval in.
+    pub fn other(&self, program: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
+        c.current_dir(self.path());
+        for (k, v) in self.process().get_envs() {
             match v {
                 Some(v) => c.env(k, v),
                 None => c.env_remove(k),
             };
         }
+        c
+    }
+
+    /// `rageval ARGS` in the project with its address space limited to `mib` MiB (`ulimit -v`
+    /// through `sh`, which then becomes rageval) and its wall-clock time to `secs` seconds: the
+    /// exit status and stderr. A run that outlives the bound is killed and fails the test.
+    pub fn run_bounded(&self, args: &[&str], mib: u64, secs: u64) -> (Option<i32>, String) {
+        use std::io::Read as _;
+        let mut c = self.other("sh");
+        c.arg("-c")
+            .arg(format!("ulimit -v {} && exec \"$@\"", mib * 1024))
+            .arg("sh")
+            .arg(self.process().get_program())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
         let started = std::time::Instant::now();
         let mut child = c.spawn().expect("run rageval under sh");
         let status = loop {

@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 
 use super::output::{code, p};
 use super::{Check, Report};
-use crate::base::text::plural;
 use crate::output::paired;
 use crate::output::report::Results;
 use crate::vocab::limit::Stat;
@@ -48,24 +47,7 @@ impl Comment<'_> {
             "{MARKER}\n## rageval gate: {}\n\n",
             super::output::verdict(r)
         );
-        let _ = write!(
-            s,
-            "Gated setting {} of {} ({})",
-            code(&r.setting),
-            code(&r.results),
-            plural(r.questions, "question")
-        );
-        match &r.baseline {
-            Some(c) => {
-                let _ = writeln!(
-                    s,
-                    " against the baseline {} ({} compared).\n",
-                    code(&c.path),
-                    plural(c.common, "question")
-                );
-            }
-            None => s.push_str(", no baseline.\n\n"),
-        }
+        let _ = writeln!(s, "{}\n", super::output::what_was_gated(r));
         s.push_str(&self.rates_table());
         if let Some(c) = &r.baseline {
             let _ = writeln!(

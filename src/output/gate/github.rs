@@ -260,43 +260,40 @@ mod tests {
         f
     }
 
+    /// The pull request for the event file at `path`, repository `o/r`, with token `token` and
+    /// `more` variables.
+    fn pr_for(path: &std::path::Path, token: &str, more: &[(&str, &str)]) -> PullRequest {
+        let mut vars = vec![
+            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_EVENT_PATH", path.to_str().unwrap()),
+            ("GITHUB_TOKEN", token),
+        ];
+        vars.extend_from_slice(more);
+        PullRequest::from_env(env(&vars)).unwrap()
+    }
+
     #[test]
     fn the_pull_request_comes_from_the_event_and_the_environment() {
         let e = event(r#"{"action":"synchronize","number":7,"pull_request":{"number":7}}"#);
-        let path = e.path().to_str().unwrap();
-        let pr = PullRequest::from_env(env(&[
-            ("GITHUB_REPOSITORY", "o/r"),
-            ("GITHUB_EVENT_PATH", path),
-            ("GITHUB_TOKEN", "ghs_secret"),
-        ]))
-        .unwrap();
+        let pr = pr_for(e.path(), "ghs_secret", &[]);
         assert_eq!((pr.api.as_str(), pr.number), (DEFAULT_API, 7));
         assert_eq!(
             pr.comments_url(),
             "https://api.github.com/repos/o/r/issues/7/comments"
         );
         assert!(!format!("{pr:?}").contains("ghs_secret"));
-        let pr = PullRequest::from_env(env(&[
-            ("GITHUB_REPOSITORY", "o/r"),
-            ("GITHUB_EVENT_PATH", path),
-            ("GITHUB_TOKEN", "t"),
-            ("GITHUB_API_URL", "https://ghe.example/api/v3/"),
-        ]))
-        .unwrap();
+        let pr = pr_for(
+            e.path(),
+            "t",
+            &[("GITHUB_API_URL", "https://ghe.example/api/v3/")],
+        );
         assert_eq!(
             pr.comment_url(5),
             "https://ghe.example/api/v3/repos/o/r/issues/comments/5"
         );
         // A comment on a pull request names it under `issue`.
         let c = event(r#"{"issue":{"number":9,"pull_request":{"url":"x"}}}"#);
-        let cpath = c.path().to_str().unwrap();
-        let pr = PullRequest::from_env(env(&[
-            ("GITHUB_REPOSITORY", "o/r"),
-            ("GITHUB_EVENT_PATH", cpath),
-            ("GITHUB_TOKEN", "t"),
-        ]))
-        .unwrap();
-        assert_eq!(pr.number, 9);
+        assert_eq!(pr_for(c.path(), "t", &[]).number, 9);
     }
 
     #[test]

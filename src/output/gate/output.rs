@@ -147,30 +147,30 @@ pub fn code(text: &str) -> String {
     }
 }
 
-/// The same facts as Markdown: a table of checks and a table of flipped questions.
-pub fn markdown(r: &Report) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
-    let _ = write!(
-        s,
+/// `Setting `min_score=0.2,k=4` of `now.json` (26 questions), baseline `base.json` (26
+/// questions compared).`, in Markdown.
+pub fn what_was_gated(r: &Report) -> String {
+    let gated = format!(
         "Setting {} of {} ({})",
         code(&r.setting),
         code(&r.results),
         plural(r.questions, "question")
     );
     match &r.baseline {
-        Some(c) => {
-            let _ = writeln!(
-                s,
-                ", baseline {} ({} compared).\n",
-                code(&c.path),
-                plural(c.common, "question")
-            );
-        }
-        None => {
-            let _ = writeln!(s, ", no baseline.\n");
-        }
+        Some(c) => format!(
+            "{gated}, baseline {} ({} compared).",
+            code(&c.path),
+            plural(c.common, "question")
+        ),
+        None => format!("{gated}, no baseline."),
     }
+}
+
+/// The same facts as Markdown: a table of checks and a table of flipped questions.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
+    let _ = writeln!(s, "{}\n", what_was_gated(r));
     let _ = writeln!(s, "| Check | Result | Figures |\n|---|---|---|");
     for c in &r.checks {
         let result = if c.passed { "PASS" } else { "**FAIL**" };
