@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::gate::{gate_now, regressed, regressed_failure, regressed_report};
 use crate::harness::Test;
-use crate::support::{col, read_csv, row_where, Project};
+use crate::support::{col, read_csv, row_where, Project, PRODUCTION};
 
 const TOKEN: &str = "ghs_TestTokenNeverPrinted42";
 const MARKER: &str = "<!-- rageval-gate-comment -->";
@@ -244,17 +244,10 @@ fn three_runs_leave_one_comment_updated_twice() {
         .run();
     // The third push runs `sweep --gate`, as the composite action does.
     on_actions(
-        p.rageval([
-            "sweep",
-            "--evalset",
-            "evalsets/club.yaml",
-            "--min-score",
-            "0.2",
-            "--k",
-            "4",
-        ])
-        .args(["--out", "now", "--gate", "--setting", "min_score=0.2,k=4"])
-        .args(["--baseline", "base/results.json", "--comment"]),
+        p.rageval(["sweep"])
+            .args(PRODUCTION)
+            .args(["--out", "now", "--gate", "--setting", "min_score=0.2,k=4"])
+            .args(["--baseline", "base/results.json", "--comment"]),
         &p,
         &gh.api,
     )
