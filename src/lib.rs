@@ -75,16 +75,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Schema(args) => commands::schema::schema(args.file),
         Command::Completions(args) => commands::schema::completions(args.shell),
-        Command::Gate(args) => commands::gate::run(&options::GateOptions::from_command(
-            args.gate,
-            args.results,
-            cli.config,
-            cli.quiet,
-        )?),
+        Command::Gate(args) => {
+            commands::gate::run(&options::GateOptions::from_command(
+                args.gate,
+                args.results,
+                cli.config,
+                cli.quiet,
+            )?)
+            .await
+        }
         Command::Batch(app::cli::BatchCommand::Import(args)) => {
             commands::batch::import(&args, cli.config, cli.quiet)
         }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
+        Command::Compare(args) => commands::compare::run(&args, cli.quiet),
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
         Command::Import(cmd) => commands::import::run(cmd, cli.quiet),
     }

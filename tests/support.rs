@@ -106,9 +106,28 @@ impl Project {
         let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rageval"));
         c.current_dir(self.path())
             .env_remove("GITHUB_STEP_SUMMARY")
+            // `gate --comment` reads these; a test sets them for a server it runs.
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_REPOSITORY")
+            .env_remove("GITHUB_EVENT_PATH")
+            .env_remove("GITHUB_API_URL")
             .env_remove("COLUMNS")
             // Progress lines on a piped stderr only where a test asks for them.
             .env("RAGEVAL_PROGRESS_INTERVAL_MS", "3600000");
+        c
+    }
+
+    /// Another program (a shell) in the project, with the environment [`Project::process`]
+    /// runs rageval in.
+    pub fn other(&self, program: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
+        c.current_dir(self.path());
+        for (k, v) in self.process().get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
         c
     }
 
@@ -117,23 +136,15 @@ impl Project {
     /// exit status and stderr. A run that outlives the bound is killed and fails the test.
     pub fn run_bounded(&self, args: &[&str], mib: u64, secs: u64) -> (Option<i32>, String) {
         use std::io::Read as _;
-        let plain = self.process();
-        let mut c = std::process::Command::new("sh");
+        let mut c = self.other("sh");
         c.arg("-c")
             .arg(format!("ulimit -v {} && exec \"$@\"", mib * 1024))
             .arg("sh")
-            .arg(plain.get_program())
+            .arg(self.process().get_program())
             .args(args)
-            .current_dir(self.path())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
-        for (k, v) in plain.get_envs() {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
         let started = std::time::Instant::now();
         let mut child = c.spawn().expect("run rageval under sh");
         let status = loop {

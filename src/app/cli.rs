@@ -54,6 +54,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Compare two runs question by question: each rate before and after with the exact McNemar test, and the questions that changed (docs/ci.md)
+    Compare(CompareArgs),
     /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
     Merge(MergeArgs),
     /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
@@ -119,6 +121,21 @@ pub struct IndexArgs {
     /// Drop the table and load it again (without it, a table that holds rows is left alone)
     #[arg(long)]
     pub replace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The earlier results: a results.json file or the folder that holds one
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+
+    /// The later results: a results.json file or the folder that holds one
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+
+    /// Also write the comparison as Markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -479,6 +496,18 @@ pub struct GateArgs {
     /// Write the checks as Markdown to FILE (also appended to $GITHUB_STEP_SUMMARY when set)
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+
+    /// On GitHub Actions, post the gate's summary as one pull-request comment, updated on later pushes (needs GITHUB_TOKEN; without a pull request or a token it says so and the verdict stands; docs/ci.md)
+    #[arg(long)]
+    pub comment: bool,
+
+    /// Write the gated setting's rates and prompt tokens per question to FILE as github-action-benchmark's `customSmallerIsBetter` JSON
+    #[arg(long, value_name = "FILE")]
+    pub benchmark_json: Option<PathBuf>,
+
+    /// Write the gated setting's rates and prompt tokens per question to FILE as a GitLab metrics report (OpenMetrics text, `metrics.txt`)
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
 }
 
 impl GateArgs {
@@ -522,6 +551,9 @@ impl GateArgs {
         }
         add(self.junit.is_some(), "--junit");
         add(self.markdown.is_some(), "--markdown");
+        add(self.comment, "--comment");
+        add(self.benchmark_json.is_some(), "--benchmark-json");
+        add(self.openmetrics.is_some(), "--openmetrics");
         v
     }
 }

@@ -9,12 +9,14 @@ use anyhow::{bail, Context, Result};
 use crate::app::options::{GateOptions, GateSummaryTo};
 use crate::base::exit::ExitStatus;
 use crate::base::input::{open_limited, FileError, MAX_RESULTS_BYTES};
-use crate::output::gate::{self, ResultsError};
+use crate::output::gate::comment::Comment;
+use crate::output::gate::github::{self, Posted, PullRequest};
+use crate::output::gate::{self, metrics, ResultsError};
 use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
 use crate::vocab::limit::{Kind, Limit};
 
-pub fn run(s: &GateOptions) -> Result<ExitStatus> {
+pub async fn run(s: &GateOptions) -> Result<ExitStatus> {
     let current = load(
         &s.results,
         "results",
@@ -69,11 +71,77 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
             )
         })?;
     }
+    write_metrics(s, &report, &current)?;
+    if let Some(target) = &s.comment {
+        let comment = Comment {
+            report: &report,
+            current: &current,
+            baseline: baseline.as_ref().map(|(doc, _)| doc),
+            // The trend alarm's line (`gate --trend`), when the gate runs one.
+            trend: None,
+        };
+        post_comment(s, target, &comment).await;
+    }
     Ok(if report.passed() {
         ExitStatus::Success
     } else {
         ExitStatus::Failure
     })
+}
+
+/// `--benchmark-json` and `--openmetrics`: the gated setting's numbers for CI dashboards.
+fn write_metrics(s: &GateOptions, report: &gate::Report, current: &Results) -> Result<()> {
+    if s.benchmark_json.is_none() && s.openmetrics.is_none() {
+        return Ok(());
+    }
+    let setting = current
+        .settings
+        .iter()
+        .position(|x| x.id() == report.setting)
+        .context("the gated setting is not in the results")?;
+    let numbers = metrics::of(current, setting);
+    if let Some(path) = &s.benchmark_json {
+        let text = metrics::benchmark_json(&numbers, &report.setting, report.questions);
+        write_file(path, text.as_bytes())?;
+    }
+    if let Some(path) = &s.openmetrics {
+        write_file(
+            path,
+            metrics::openmetrics(&numbers, &report.setting).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `--comment`: create or update the pull request's comment. Nothing here changes the gate's
+/// verdict: without a pull request or a token, or when GitHub refuses, a notice on stderr says
+/// so.
+async fn post_comment(
+    s: &GateOptions,
+    target: &Result<PullRequest, String>,
+    comment: &Comment<'_>,
+) {
+    let pr = match target {
+        Ok(pr) => pr,
+        Err(why) => {
+            super::eprint_line(&format!("notice: --comment: {why}; no comment posted"));
+            return;
+        }
+    };
+    let place = format!("pull request {}#{}", pr.repository, pr.number);
+    match github::upsert(pr, &comment.body()).await {
+        Ok(posted) if s.summary != GateSummaryTo::Nowhere => {
+            let (verb, id) = match posted {
+                Posted::Created(id) => ("created", id),
+                Posted::Updated(id) => ("updated", id),
+            };
+            super::eprint_line(&format!("gate: {verb} comment {id} on {place}"));
+        }
+        Ok(_) => {}
+        Err(e) => super::eprint_line(&format!(
+            "notice: --comment: no comment posted on {place}: {e}; the gate's verdict stands"
+        )),
+    }
 }
 
 /// A gate without rate or token limits (its own or a tag's) or a baseline checks only failed calls: say so, with
@@ -128,7 +196,7 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.
-fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
+pub(super) fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     match gate::load(path) {
         Ok(doc) => Ok(doc),
         Err(ResultsError::Read {
@@ -173,7 +241,7 @@ fn create_parent(path: &Path) -> Result<()> {
 }
 
 /// Write a whole file atomically, creating its folder.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     create_parent(path)?;
     write_atomic(path, |w| Ok(w.write_all(bytes)?))
 }

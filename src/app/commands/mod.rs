@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod batch;
 pub mod batch_view;
+pub mod compare;
 pub mod gate;
 pub mod generate;
 pub mod import;

@@ -36,7 +36,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let written = write_reports(&s, &results, &summary)?;
     print_results(&s, &results, &summary, &written)?;
     let status = failed_calls(&s, &results);
-    gate(&s, status)
+    gate(&s, status).await
 }
 
 /// The plan's questions; a gate that cannot judge the results is found here too, before any
@@ -68,10 +68,10 @@ fn write_reports(
 
 /// `--gate`: the gate reads the file just written, exactly as a later `rageval gate` would;
 /// its status stands unless the sweep already failed.
-fn gate(s: &SweepOptions, status: ExitStatus) -> Result<ExitStatus> {
+async fn gate(s: &SweepOptions, status: ExitStatus) -> Result<ExitStatus> {
     match s.gate() {
-        Some(gate) if status == ExitStatus::Success => super::gate::run(gate),
-        Some(gate) => super::gate::run(gate).map(|_| status),
+        Some(gate) if status == ExitStatus::Success => super::gate::run(gate).await,
+        Some(gate) => super::gate::run(gate).await.map(|_| status),
         None => Ok(status),
     }
 }

@@ -15,6 +15,7 @@ use crate::adapters::cache::CacheMode;
 use crate::app::cli::{AskArgs, GateArgs, GenerateArgs};
 use crate::app::config::LoadedConfig;
 use crate::app::wiring::{Pipeline, Wiring};
+use crate::output::gate::github::PullRequest;
 use crate::output::gate::policy::{self, Policy};
 use crate::vocab::grid::Decimal;
 use crate::vocab::limit::{Limits, Scope};
@@ -40,6 +41,11 @@ pub struct GateOptions {
     /// `$GITHUB_STEP_SUMMARY`: a file the Markdown is appended to.
     pub step_summary: Option<PathBuf>,
     pub summary: GateSummaryTo,
+    /// `--comment`: the pull request to comment on, or why there is none.
+    pub comment: Option<Result<PullRequest, String>>,
+    /// `--benchmark-json FILE` and `--openmetrics FILE`.
+    pub benchmark_json: Option<PathBuf>,
+    pub openmetrics: Option<PathBuf>,
 }
 
 impl GateOptions {
@@ -114,6 +120,11 @@ impl GateOptions {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             summary,
+            comment: args
+                .comment
+                .then(|| PullRequest::from_env(|name| std::env::var(name).ok())),
+            benchmark_json: args.benchmark_json,
+            openmetrics: args.openmetrics,
         })
     }
 }

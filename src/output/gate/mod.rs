@@ -6,10 +6,12 @@
 //! aggregates the runs of the questions both files share the same way. Latency is never
 //! compared: it varies from run to run.
 
+pub mod comment;
 mod compare;
 pub mod config;
+pub mod github;
 pub mod junit;
-pub mod mcnemar;
+pub mod metrics;
 pub mod output;
 pub mod policy;
 
@@ -19,6 +21,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::adapters::classify::Outcome;
 use crate::analysis::stats::SettingStats;
+pub use crate::output::paired::TagChange;
 use crate::output::record::Record;
 use crate::output::report::Results;
 use crate::vocab::limit::{Direction, Kind, Limit, Limits, Stat};
@@ -79,26 +82,6 @@ pub struct Comparison {
     /// tolerance: flagged, never failed on (a tag's few questions make a noisy rate; hold a
     /// tag to a limit with `gate.tags`).
     pub tags_worse: Vec<TagChange>,
-}
-
-/// A rate of one tag that got worse against the baseline.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TagChange {
-    pub tag: String,
-    /// The statistic, as `unwanted_answer_rate`.
-    pub stat: &'static str,
-    pub before: f64,
-    pub after: f64,
-}
-
-impl std::fmt::Display for TagChange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} {:.3} -> {:.3}",
-            self.tag, self.stat, self.before, self.after
-        )
-    }
 }
 
 /// What the gate found.

@@ -23,7 +23,7 @@ fn status(passed: bool) -> &'static str {
     }
 }
 
-fn verdict(r: &Report) -> String {
+pub fn verdict(r: &Report) -> String {
     if r.passed() {
         format!("PASS ({})", plural(r.checks.len(), "check"))
     } else {
@@ -132,14 +132,14 @@ pub fn human(r: &Report) -> String {
 }
 
 /// Text for a Markdown table cell: pipes escaped, one line.
-fn cell(text: &str) -> String {
+pub fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
 }
 
 /// An identifier in a code span, when it can be one.
-fn code(text: &str) -> String {
+pub fn code(text: &str) -> String {
     if text.contains('`') || text.contains('\n') {
         cell(text)
     } else {
@@ -147,30 +147,30 @@ fn code(text: &str) -> String {
     }
 }
 
-/// The same facts as Markdown: a table of checks and a table of flipped questions.
-pub fn markdown(r: &Report) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
-    let _ = write!(
-        s,
+/// `Setting `min_score=0.2,k=4` of `now.json` (26 questions), baseline `base.json` (26
+/// questions compared).`, in Markdown.
+pub fn what_was_gated(r: &Report) -> String {
+    let gated = format!(
         "Setting {} of {} ({})",
         code(&r.setting),
         code(&r.results),
         plural(r.questions, "question")
     );
     match &r.baseline {
-        Some(c) => {
-            let _ = writeln!(
-                s,
-                ", baseline {} ({} compared).\n",
-                code(&c.path),
-                plural(c.common, "question")
-            );
-        }
-        None => {
-            let _ = writeln!(s, ", no baseline.\n");
-        }
+        Some(c) => format!(
+            "{gated}, baseline {} ({} compared).",
+            code(&c.path),
+            plural(c.common, "question")
+        ),
+        None => format!("{gated}, no baseline."),
     }
+}
+
+/// The same facts as Markdown: a table of checks and a table of flipped questions.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## rageval gate: {}\n", verdict(r));
+    let _ = writeln!(s, "{}\n", what_was_gated(r));
     let _ = writeln!(s, "| Check | Result | Figures |\n|---|---|---|");
     for c in &r.checks {
         let result = if c.passed { "PASS" } else { "**FAIL**" };
@@ -223,7 +223,7 @@ fn tags_line(c: &Comparison) -> Option<String> {
     ))
 }
 
-fn upper_first(s: &str) -> String {
+pub fn upper_first(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),

@@ -3,66 +3,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::sweep::Setting;
+use crate::output::report::fixture::{doc, unwritten, written};
 use crate::vocab::limit::Limit;
-
-/// Results with one setting `min_score=0.2,k=4` and the given (id, answerable, outcome,
-/// answer_match) runs, each a copy of the fixture's first run (an answer citing its expected
-/// source, 100 prompt tokens); an answer is wrong when it misses its expected text, as without
-/// a judge. Not yet written: see [`written`].
-fn unwritten(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
-    let mut r = crate::output::report::fixture::results();
-    let (question, run) = (r.questions[0].clone(), r.runs[0].clone());
-    r.settings = vec![Setting::new("0.2".parse().unwrap(), 4)];
-    r.questions = runs
-        .iter()
-        .map(
-            |&(id, answerable, _, _)| crate::adapters::evalset::Question {
-                id: id.into(),
-                answerable,
-                ..question.clone()
-            },
-        )
-        .collect();
-    r.runs = runs
-        .iter()
-        .enumerate()
-        .map(|(q, &(_, _, outcome, answer_match))| {
-            let mut run = run.clone();
-            run.question = q;
-            run.verdict.outcome = serde_json::from_value(serde_json::json!(outcome)).unwrap();
-            run.verdict.answer_match = answer_match;
-            run.verdict.wrong_answer = answer_match.filter(|_| outcome == "answer").map(|m| !m);
-            run
-        })
-        .collect();
-    let n = r.questions.len();
-    (r.positions, r.question_set, r.expected_scores) =
-        ((0..n).collect(), vec![0; n], vec![None; n]);
-    r.stats = vec![crate::analysis::stats::aggregate(
-        &r.runs,
-        &r.questions,
-        &r.meta.pricing,
-    )];
-    r.setting_text = Default::default();
-    r.with_insight(&Default::default())
-}
-
-/// `r` as the gate reads it: written as results.json by the sweep's writer, read back through
-/// the record (statistics and insight computed afresh).
-fn written(r: &Results) -> Results {
-    let mut out = Vec::new();
-    crate::output::record::stream::write(r, &mut out).unwrap();
-    let text = String::from_utf8(out).unwrap();
-    Record::parse(Path::new("r.json"), &text)
-        .unwrap()
-        .into_results()
-        .unwrap()
-}
-
-fn doc(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
-    written(&unwritten(runs))
-}
 
 /// The gated setting, and no limit but `gate.max_error_runs`'s default of 0.
 fn policy() -> Policy {
