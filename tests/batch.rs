@@ -126,7 +126,7 @@ fn exported_requests_answered_elsewhere_and_imported_give_the_live_sweep() {
         keyed(&p, &["batch", "import", "answers.jsonl", "errors.jsonl"])
             .stdout_contains(summary)
             .stdout(format!(
-                "{stdout}next: `rageval sweep` finishes from the cache and calls the failed requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
+                "{stdout}the cache answers {imported} of the {distinct} requests this project wrote into batch files.\nnext: `rageval sweep` finishes from the cache and calls the unanswered requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
             ))
             .stderr(concat!(
                 "warning: errors.jsonl:1: 500: server_error: injected failure\n",
@@ -188,7 +188,8 @@ fn an_import_refuses_a_broken_line_and_never_guesses_an_unknown_id() {
         .stderr("warning: other.jsonl:1: `custom_id` someone-else is no request of this project (not imported)\n")
         .stdout(concat!(
             "imported 0 answers (0 already in the cache), 0 failed, 1 unknown.\n",
-            "next: `rageval sweep` finishes from the cache with no call.\n",
+            "the cache answers 0 of the 104 requests this project wrote into batch files.\n",
+            "next: `rageval sweep` finishes from the cache and calls the unanswered requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n",
         ))
         .run();
     assert!(
@@ -399,6 +400,7 @@ fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
     keyed(&p, &["batch", "import", "embedded.jsonl"])
         .stdout(concat!(
             "imported 49 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "the cache answers 49 of the 49 requests this project wrote into batch files.\n",
             "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n",
         ))
         .run();
@@ -424,6 +426,7 @@ fn embeddings_exported_first_then_the_chat_requests_give_the_live_sweep() {
     keyed(&p, &["batch", "import", "answers.jsonl"])
         .stdout(concat!(
             "imported 104 answers (0 already in the cache), 0 failed, 0 unknown.\n",
+            "the cache answers 153 of the 153 requests this project wrote into batch files.\n",
             "next: `rageval sweep` finishes from the cache with no call.\n",
         ))
         .run();

@@ -5,6 +5,7 @@ mod support;
 
 mod audit;
 mod batch;
+mod batch_untrusted;
 mod bridge;
 mod browser;
 mod certify;

@@ -34,6 +34,24 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` on one line, for a message that quotes a server's or a file's text (a batch id, an
+/// error it gave): [`visible`], with newlines and tabs escaped too, so the text cannot start a
+/// line of its own that reads like rageval's (`\nerror: ...`).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() || is_bidi_control(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +66,15 @@ mod tests {
         );
         assert_eq!(visible("lines\n\tstay é"), "lines\n\tstay é");
         assert!(matches!(visible("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn one_line_escapes_newlines_and_tabs_too() {
+        assert_eq!(
+            one_line("id\nerror: forged\r\t\u{1b}"),
+            "id\\u{a}error: forged\\u{d}\\u{9}\\u{1b}"
+        );
+        assert_eq!(one_line("x\u{202e}y"), "x\\u{202e}y");
+        assert!(matches!(one_line("batch_1 é"), Cow::Borrowed(_)));
     }
 }

@@ -38,6 +38,12 @@ impl Status {
         )
     }
 
+    /// Requests that ended, answered or failed, as the server counts them. Its counts are the
+    /// server's text: they add without wrapping around.
+    pub fn done(&self) -> u64 {
+        self.completed.saturating_add(self.failed)
+    }
+
     fn read(v: &Value) -> Option<Status> {
         let counts = &v["request_counts"];
         let id_of = |f: &str| v[f].as_str().filter(|s| !s.is_empty()).map(str::to_string);
@@ -146,8 +152,12 @@ impl Client {
         .await;
         outcome.map_err(|err| {
             let url = e.shown_url(path);
-            if not_found.load(Ordering::Relaxed) {
-                anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API (or not this file or batch); set {} to call it live", e.shown, self.switch)
+            if not_found.load(Ordering::Relaxed) && (path == "files" || path == "batches") {
+                anyhow!("{url} answered 404 Not Found: the server at {} serves no Files and Batches API; set {} to call it live", e.shown, self.switch)
+            } else if not_found.load(Ordering::Relaxed) {
+                // The routes exist (the batch was made through them): this file or batch is
+                // what the server does not know (expired, deleted, or another server's).
+                anyhow!("{url} answered 404 Not Found: the server at {} has no such file or batch", e.shown)
             } else {
                 anyhow!("{method} {url} failed: {err}")
             }
@@ -205,22 +215,55 @@ impl Client {
     }
 
     pub async fn get(&self, id: &str) -> Result<Status> {
-        self.json(Method::GET, &format!("batches/{id}"), None).await
+        self.json(Method::GET, &format!("batches/{}", segment(id)), None)
+            .await
     }
 
     pub async fn cancel(&self, id: &str) -> Result<Status> {
-        self.json(Method::POST, &format!("batches/{id}/cancel"), None)
-            .await
+        self.json(
+            Method::POST,
+            &format!("batches/{}/cancel", segment(id)),
+            None,
+        )
+        .await
     }
 
     /// The content of file `id` (at most [`MAX_FILE_BYTES`]).
     pub async fn content(&self, id: &str) -> Result<Vec<u8>> {
         self.send(
             Method::GET,
-            &format!("files/{id}/content"),
+            &format!("files/{}/content", segment(id)),
             None,
             MAX_FILE_BYTES,
         )
         .await
+    }
+}
+
+/// An id the server gave, as one segment of a URL path: every byte but ASCII letters, digits,
+/// `-` and `_` percent-encoded. An id is the server's text: `../../files` or `a/b?c` must name
+/// that id at the server, not another route (a `.` is encoded too, so `..` cannot climb).
+pub fn segment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment;
+
+    #[test]
+    fn an_id_is_one_path_segment_whatever_it_holds() {
+        assert_eq!(segment("batch_abc-123"), "batch_abc-123");
+        assert_eq!(segment("../../x"), "%2E%2E%2F%2E%2E%2Fx");
+        assert_eq!(segment("a?b#c d"), "a%3Fb%23c%20d");
+        assert_eq!(segment("é"), "%C3%A9");
     }
 }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use super::client::{Client, Status};
 use super::{Ledger, Pending, StoreKind};
@@ -18,6 +18,7 @@ use crate::adapters::chat::config::{BatchRetry, ChatConfig};
 use crate::adapters::embed::config::EmbedderConfig;
 use crate::adapters::http::config::HttpConfig;
 use crate::adapters::judge::config::JudgeConfig;
+use crate::base::safe_text::one_line;
 use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// What the cycle reports as it goes.
@@ -103,7 +104,8 @@ impl Open {
 
     fn load(cache_dir: &Path) -> Result<Self> {
         let path = Self::path(cache_dir);
-        match std::fs::read(&path) {
+        // Read as every input file is: a regular file, at most MAX_OPEN_BYTES.
+        match crate::base::input::read_limited(&path, MAX_OPEN_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 crate::base::error::InputError::new(
                     &path,
@@ -111,8 +113,16 @@ impl Open {
                 )
                 .into()
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Open::default()),
-            Err(e) => Err(anyhow::anyhow!("cannot read `{}`: {e}", path.display())),
+            Err(crate::base::input::FileError::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound =>
+            {
+                Ok(Open::default())
+            }
+            Err(e) => Err(crate::base::error::InputError::new(
+                &path,
+                format!("cannot read the list of open batches: {e}; remove it to start new batches"),
+            )
+            .into()),
         }
     }
 
@@ -125,6 +135,9 @@ impl Open {
         crate::base::atomic::write_atomic(&path, |w| Ok(w.write_all(&text)?))
     }
 }
+
+/// The largest `open.json` read: a few hundred bytes a batch, and a run has a few batches.
+const MAX_OPEN_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Rounds of batches at most: embeddings, rewrites, the rewrites' embeddings, answers,
 /// grades, and one retry.
@@ -244,21 +257,39 @@ impl Cycle<'_> {
                 status.errors.join("; ")
             };
             bail!(
-                "batch {} at {} failed: {errors}; no request of it was answered (its id is kept in `{}`; remove the file to start anew)",
-                b.id,
+                "batch {} at {} failed: {}; no request of it was answered (its id is kept in `{}`; remove the file to start anew: `rm {}`)",
+                one_line(&b.id),
                 client.shown(),
+                one_line(&errors),
+                Open::path(dir).display(),
                 Open::path(dir).display()
             );
         }
         let mut files = Vec::new();
-        let tmp = tempfile::tempdir()?;
+        // The downloads are named by rageval, in a folder of its own under the cache's batch
+        // folder, removed when the import ends: no batch or file id (the server's text, which
+        // may read `../../elsewhere`) ever reaches a path.
+        let batch_dir = dir.join("batch");
+        std::fs::create_dir_all(&batch_dir)
+            .with_context(|| format!("cannot create `{}`", batch_dir.display()))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".download-")
+            .tempdir_in(&batch_dir)
+            .with_context(|| format!("cannot create a folder in `{}`", batch_dir.display()))?;
         for (name, id) in [
             ("output", &status.output_file_id),
             ("errors", &status.error_file_id),
         ] {
             if let Some(id) = id {
-                let bytes = client.content(id).await?;
-                let path = tmp.path().join(format!("{}-{name}.jsonl", b.id));
+                let bytes = client.content(id).await.with_context(|| {
+                    format!(
+                        "cannot download the {name} file of batch {}; the batch stays in `{}`, so running the command again retries it, and `rm {}` starts new batches instead",
+                        one_line(&b.id),
+                        Open::path(dir).display(),
+                        Open::path(dir).display()
+                    )
+                })?;
+                let path = tmp.path().join(format!("{name}.jsonl"));
                 std::fs::write(&path, bytes)?;
                 files.push(path);
             }
@@ -309,7 +340,7 @@ impl Cycle<'_> {
         let mut pause = fixed.unwrap_or(std::time::Duration::from_secs(1));
         loop {
             let st = client.get(id).await.map_err(|e| {
-                anyhow::anyhow!("cannot poll batch {id}: {e:#}; its id is kept in the cache folder, so the next run resumes it")
+                anyhow::anyhow!("cannot poll batch {}: {e:#}; its id is kept in the cache folder, so the next run resumes it", one_line(id))
             })?;
             (self.events)(Event::Polled(st.clone()));
             if st.is_done() {

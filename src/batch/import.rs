@@ -10,6 +10,7 @@
 //! file changes nothing.
 
 use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,8 +20,11 @@ use serde_json::Value;
 
 use super::{Ledger, StoreKind};
 use crate::adapters::cache::{CacheMode, CachedReply, Store};
-use crate::adapters::chat::{estimate_tokens, Usage};
+use crate::adapters::chat::{
+    estimate_tokens, reply_problem, Usage, MAX_ANSWER_BYTES, MAX_FORMATTED_REPLY_BYTES,
+};
 use crate::base::error::InputError;
+use crate::base::safe_text::one_line;
 
 /// The longest line read: a chat completion's body is far shorter, and an output file (of any
 /// size) is read a line at a time.
@@ -56,12 +60,20 @@ pub struct Imported {
     pub imported: usize,
     /// Answers the cache already held (a file imported again).
     pub already: usize,
+    /// The requests that were not answered, each once (at its first failed line).
     pub failed: Vec<Failed>,
-    /// Lines whose `custom_id` is no request of this project.
+    /// The first [`MAX_KEPT`] lines whose `custom_id` is no request of this project.
     pub unknown: Vec<(At, String)>,
+    /// All such lines.
+    pub unknown_lines: usize,
+    /// Lines that repeat an answer read before, to the letter: counted once.
+    pub repeated: usize,
     /// Of the answers (imported or already held), the embeddings' vectors.
     pub vectors: usize,
 }
+
+/// Strangers kept by name; the rest are counted. A file of another project names millions.
+pub const MAX_KEPT: usize = 5;
 
 /// One answer read, not yet written.
 struct Answer {
@@ -74,6 +86,28 @@ struct Answer {
 enum Cached {
     Reply(CachedReply),
     Vector(Vec<f32>),
+}
+
+impl Cached {
+    /// What tells two answers apart: a repeated `custom_id` must repeat its answer.
+    fn digest(&self) -> String {
+        let bytes = match self {
+            Cached::Reply(r) => serde_json::to_vec(r),
+            Cached::Vector(v) => serde_json::to_vec(v),
+        }
+        .expect("an answer serializes");
+        crate::base::digest::digest(&[&bytes])
+    }
+}
+
+/// What one line of a batch file is.
+enum Line {
+    /// An answer to a request of this project.
+    Answer(Answer),
+    /// A request of this project that the engine did not answer (or answered with no answer).
+    Failed(String, String),
+    /// A `custom_id` this project never wrote.
+    Unknown(String),
 }
 
 /// The cache files an import writes into.
@@ -109,21 +143,139 @@ pub fn open<V: serde::Serialize + serde::de::DeserializeOwned + Clone>(
 
 /// [`import`] through the stores `stores` hands out (a running sweep's own, so that it sees
 /// the answers at once).
+///
+/// Two passes, a line at a time, so memory stays at one line whatever the files' size: the
+/// first checks every line and remembers a digest of each request's answer (a request whose
+/// `custom_id` comes again with another answer stops the import: which one is right is not
+/// ours to guess); the second writes the answers. Nothing is written when the first fails.
 pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Result<Imported> {
     let ledger = Ledger::open(cache_dir)?;
     let mut out = Imported::default();
-    let mut answers = Vec::new();
+    // Per request of this project (the ledger bounds it): its answer's digest and first line.
+    let mut answered: HashMap<String, (String, At)> = HashMap::new();
+    let mut failed: HashMap<String, usize> = HashMap::new();
     for file in files {
-        read_file(file, &ledger, &mut answers, &mut out)?;
+        each_line(file, &ledger, |at, read| {
+            match read {
+                Line::Answer(a) => {
+                    let digest = a.value.digest();
+                    match answered.entry(a.key) {
+                        Entry::Occupied(e) if e.get().0 == digest => out.repeated += 1,
+                        Entry::Occupied(e) => {
+                            return Err(InputError::new(&at.file, format!(
+                                "`custom_id` {} was answered before, at {}, with another answer: the import takes neither (remove the line that is wrong)",
+                                one_line(e.key()), e.get().1
+                            ))
+                            .at(Some(at.line))
+                            .into())
+                        }
+                        Entry::Vacant(e) => {
+                            e.insert((digest, at));
+                        }
+                    }
+                }
+                Line::Failed(id, message) => {
+                    if let Entry::Vacant(e) = failed.entry(id.clone()) {
+                        e.insert(out.failed.len());
+                        out.failed.push(Failed {
+                            at,
+                            custom_id: id,
+                            message,
+                        });
+                    }
+                }
+                Line::Unknown(id) => {
+                    out.unknown_lines += 1;
+                    if out.unknown.len() < MAX_KEPT {
+                        out.unknown.push((at, id));
+                    }
+                }
+            }
+            Ok(())
+        })?;
     }
-    let mut replies = std::collections::HashMap::new();
-    let mut vectors = None;
-    for a in answers {
-        let new = match a.value {
+    // A request answered in one line and failed in another (an output and an error file of
+    // two tries) is answered.
+    out.failed.retain(|f| !answered.contains_key(&f.custom_id));
+    let mut writer = Writer {
+        stores,
+        replies: HashMap::new(),
+        vectors: None,
+    };
+    for file in files {
+        each_line(file, &ledger, |at, read| {
+            let Line::Answer(a) = read else {
+                return Ok(());
+            };
+            // Each request once, and only the answer the first pass read.
+            let Some((digest, first)) = answered.get(&a.key) else {
+                return Ok(());
+            };
+            if *first != at {
+                return Ok(());
+            }
+            if *digest != a.value.digest() {
+                return Err(InputError::new(
+                    &at.file,
+                    "the file changed while it was imported: import it again",
+                )
+                .at(Some(at.line))
+                .into());
+            }
+            if matches!(a.value, Cached::Vector(_)) {
+                out.vectors += 1;
+            }
+            if writer.put(a)? {
+                out.imported += 1;
+            } else {
+                out.already += 1;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// How many of the requests in `ledger` the cache folder `cache_dir` holds no answer to: what
+/// the sweep that wrote them would still call.
+pub fn unanswered(cache_dir: &Path, ledger: &Ledger) -> Result<usize> {
+    let mut replies: HashMap<StoreKind, Arc<Store<CachedReply>>> = HashMap::new();
+    let mut vectors: Option<Arc<Store<Vec<f32>>>> = None;
+    let mut missing = 0;
+    for (id, kind) in ledger.requests() {
+        let held = if kind == StoreKind::Embedding {
+            let store = match &vectors {
+                Some(s) => s,
+                None => vectors.insert(open(cache_dir, kind)?),
+            };
+            store.vector(id).is_some()
+        } else {
+            let store = match replies.entry(kind) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(open(cache_dir, kind)?),
+            };
+            store.get(id).is_some()
+        };
+        missing += usize::from(!held);
+    }
+    Ok(missing)
+}
+
+/// The stores an import writes into, opened as first needed.
+struct Writer<'a> {
+    stores: &'a Stores<'a>,
+    replies: HashMap<StoreKind, Arc<Store<CachedReply>>>,
+    vectors: Option<Arc<Store<Vec<f32>>>>,
+}
+
+impl Writer<'_> {
+    /// Put `a` into its cache file: whether it was new there.
+    fn put(&mut self, a: Answer) -> Result<bool> {
+        Ok(match a.value {
             Cached::Reply(reply) => {
-                let store = match replies.entry(a.store) {
+                let store = match self.replies.entry(a.store) {
                     Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => e.insert((stores.replies)(a.store)?),
+                    Entry::Vacant(e) => e.insert((self.stores.replies)(a.store)?),
                 };
                 let new = store.get(&a.key).is_none();
                 if new {
@@ -132,10 +284,9 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
                 new
             }
             Cached::Vector(v) => {
-                out.vectors += 1;
-                let store = match &vectors {
+                let store = match &self.vectors {
                     Some(s) => s,
-                    None => vectors.insert((stores.vectors)()?),
+                    None => self.vectors.insert((self.stores.vectors)()?),
                 };
                 // An empty vector is no answer (the cache skips it too).
                 let new = store.vector(&a.key).is_none();
@@ -144,24 +295,23 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
                 }
                 new
             }
-        };
-        if new {
-            out.imported += 1;
-        } else {
-            out.already += 1;
-        }
+        })
     }
-    Ok(out)
 }
 
-fn read_file(
+/// Hand `each` every line of the batch file `file`, read: a line that is not a batch line
+/// stops the import, naming the file and line. The file must be a regular file (a FIFO would
+/// block, a device never end), and a line longer than [`MAX_LINE_BYTES`] is refused unread.
+fn each_line(
     file: &Path,
     ledger: &Ledger,
-    answers: &mut Vec<Answer>,
-    out: &mut Imported,
+    mut each: impl FnMut(At, Line) -> Result<()>,
 ) -> Result<()> {
-    let f = std::fs::File::open(file)
-        .map_err(|e| InputError::new(file, format!("cannot read the batch file: {e}")))?;
+    let cannot = |e: &dyn std::fmt::Display| {
+        InputError::new(file, format!("cannot read the batch file: {e}"))
+    };
+    crate::base::input::check_regular(file).map_err(|e| cannot(&e))?;
+    let f = std::fs::File::open(file).map_err(|e| cannot(&e))?;
     let mut reader = BufReader::new(f);
     let mut buf = Vec::new();
     for n in 1.. {
@@ -169,14 +319,10 @@ fn read_file(
         let read = (&mut reader)
             .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut buf)
-            .map_err(|e| InputError::new(file, format!("cannot read the batch file: {e}")))?;
+            .map_err(|e| cannot(&e))?;
         if read == 0 {
             break;
         }
-        let at = At {
-            file: file.to_path_buf(),
-            line: n,
-        };
         let bad = |message: String| InputError::new(file, message).at(Some(n));
         if buf.len() > MAX_LINE_BYTES {
             return Err(bad(format!(
@@ -203,29 +349,33 @@ fn read_file(
             )
             .into());
         };
-        let Some(store) = ledger.store_of(custom_id) else {
-            out.unknown.push((at, custom_id.to_string()));
-            continue;
+        let at = At {
+            file: file.to_path_buf(),
+            line: n,
         };
-        let read = if store == StoreKind::Embedding {
-            vector(&v).map(Cached::Vector)
-        } else {
-            answer(&v, ledger.prompt_tokens(custom_id)).map(Cached::Reply)
-        };
-        match read {
-            Ok(value) => answers.push(Answer {
-                store,
-                key: custom_id.to_string(),
-                value,
-            }),
-            Err(message) => out.failed.push(Failed {
-                at,
-                custom_id: custom_id.to_string(),
-                message,
-            }),
-        }
+        each(at, read_line(&v, custom_id, ledger))?;
     }
     Ok(())
+}
+
+/// What the line `v`, naming `custom_id`, is.
+fn read_line(v: &Value, custom_id: &str, ledger: &Ledger) -> Line {
+    let Some(store) = ledger.store_of(custom_id) else {
+        return Line::Unknown(custom_id.to_string());
+    };
+    let read = if store == StoreKind::Embedding {
+        vector(v).map(Cached::Vector)
+    } else {
+        answer(v, store, ledger.prompt_tokens(custom_id)).map(Cached::Reply)
+    };
+    match read {
+        Ok(value) => Line::Answer(Answer {
+            store,
+            key: custom_id.to_string(),
+            value,
+        }),
+        Err(message) => Line::Failed(custom_id.to_string(), message),
+    }
 }
 
 /// The body of a line's successful response, or the engine's error.
@@ -260,8 +410,10 @@ fn vector(v: &Value) -> Result<Vec<f32>, String> {
         })
 }
 
-/// The cached reply a line carries, or the engine's error.
-fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
+/// The cached reply a line carries, or the engine's error, or why the reply cannot be taken:
+/// the check every live reply passes ([`reply_problem`]), so an import holds only what the
+/// cache will serve.
+fn answer(v: &Value, store: StoreKind, prompt_estimate: u64) -> Result<CachedReply, String> {
     let body = success(v)?;
     let text = match &body["choices"][0]["message"]["content"] {
         Value::String(s) => s.clone(),
@@ -271,7 +423,16 @@ fn answer(v: &Value, prompt_estimate: u64) -> Result<CachedReply, String> {
             )
         }
     };
-    let usage = crate::adapters::chat::openai::parse_usage(body).unwrap_or(Usage {
+    let reported = crate::adapters::chat::openai::parse_usage(body);
+    // The judge's grades are formatted replies; chat lines are answers and rewrites.
+    let limit = match store {
+        StoreKind::Judge => (MAX_FORMATTED_REPLY_BYTES, "a judge's grade"),
+        StoreKind::Chat | StoreKind::Embedding => (MAX_ANSWER_BYTES, "one answer"),
+    };
+    if let Some(why) = reply_problem(&text, reported.as_ref(), limit) {
+        return Err(why);
+    }
+    let usage = reported.unwrap_or(Usage {
         prompt_tokens: prompt_estimate,
         completion_tokens: estimate_tokens(&text),
         cached_prompt_tokens: 0,

@@ -15,7 +15,7 @@ pub mod import;
 pub mod multipart;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -153,6 +153,9 @@ struct LedgerEntry {
     prompt_tokens: u64,
 }
 
+/// The longest ledger line read: an entry is a key, a file name and a count, under 200 bytes.
+const MAX_LEDGER_LINE: usize = 64 * 1024;
+
 /// The requests this project has written into batch files, by `custom_id`: kept in
 /// `batch/requests.jsonl` under the cache folder, appended to, never rewritten.
 pub struct Ledger {
@@ -164,20 +167,29 @@ impl Ledger {
     /// The ledger of the cache folder `cache_dir` (empty when none was written yet).
     pub fn open(cache_dir: &Path) -> Result<Self> {
         let path = cache_dir.join("batch").join("requests.jsonl");
+        let cannot = || format!("cannot read `{}`", path.display());
         let mut entries = HashMap::new();
-        match std::fs::File::open(&path) {
-            Ok(f) => {
-                for line in BufReader::new(f).lines() {
-                    let line = line.with_context(|| format!("cannot read `{}`", path.display()))?;
-                    // A torn last line (a kill mid-write) is skipped.
-                    if let Ok(e) = serde_json::from_str::<LedgerEntry>(&line) {
-                        entries.insert(e.custom_id, (e.store, e.prompt_tokens));
-                    }
-                }
+        // The checks every cache file gets: a link to a device or a FIFO is refused before it
+        // is opened, only the length it had is read, and a line past the limit is skipped
+        // unread.
+        match crate::base::input::check_regular(&path) {
+            Ok(()) => {}
+            Err(crate::base::input::FileError::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(Ledger { path, entries })
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+            Err(e) => return Err(e).with_context(cannot),
         }
+        let f = std::fs::File::open(&path).with_context(cannot)?;
+        let len = f.metadata().with_context(cannot)?.len();
+        crate::base::input::bounded_lines(BufReader::new(f.take(len)), MAX_LEDGER_LINE, |line| {
+            // A torn last line (a kill mid-write) and a line past the limit are skipped.
+            if let Some(e) = line.and_then(|l| serde_json::from_slice::<LedgerEntry>(l).ok()) {
+                entries.insert(e.custom_id, (e.store, e.prompt_tokens));
+            }
+        })
+        .with_context(cannot)?;
         Ok(Ledger { path, entries })
     }
 
@@ -189,6 +201,11 @@ impl Ledger {
     /// The estimated prompt tokens of `custom_id`'s request (0 when unknown).
     pub fn prompt_tokens(&self, custom_id: &str) -> u64 {
         self.entries.get(custom_id).map_or(0, |e| e.1)
+    }
+
+    /// Every request the ledger holds, with its cache file.
+    pub fn requests(&self) -> impl Iterator<Item = (&str, StoreKind)> {
+        self.entries.iter().map(|(id, e)| (id.as_str(), e.0))
     }
 
     /// How many requests the ledger holds.

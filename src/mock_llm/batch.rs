@@ -554,14 +554,18 @@ mod tests {
             st.errors
         );
         let e = client.get("batch-none").await.unwrap_err().to_string();
-        assert!(e.contains("answered 404 Not Found"), "{e}");
+        assert!(
+            e.contains("/v1/batches/batch-none answered 404 Not Found: the server at ")
+                && e.ends_with("/v1 has no such file or batch"),
+            "{e}"
+        );
         let bare = start(axum::Router::new()).await;
         let e = bare
             .upload("calls.jsonl", b"{}\n")
             .await
             .unwrap_err()
             .to_string();
-        assert!(e.ends_with("serves no Files and Batches API (or not this file or batch); set `chat.batch: false` (or drop `--batch`) to call it live"), "{e}");
+        assert!(e.ends_with("serves no Files and Batches API; set `chat.batch: false` (or drop `--batch`) to call it live"), "{e}");
     }
 
     /// A cancelled batch keeps the lines it answered before the cancel.

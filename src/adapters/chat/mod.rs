@@ -33,20 +33,34 @@ pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 pub const MAX_FORMATTED_REPLY_BYTES: usize = 64 * 1024;
 
 impl ChatRequest {
-    /// Why `reply` is too long to be an answer to this request, when it is.
-    pub fn reply_too_long(&self, reply: &str) -> Option<String> {
-        let (limit, what) = match self.format {
+    /// The longest reply this request takes, and what it is, for messages.
+    pub fn reply_limit(&self) -> (usize, String) {
+        match self.format {
             Some(f) => (MAX_FORMATTED_REPLY_BYTES, format!("a `{}` reply", f.name)),
             None => (MAX_ANSWER_BYTES, "one answer".to_string()),
-        };
-        (reply.len() > limit).then(|| {
+        }
+    }
+}
+
+/// Why a model's reply cannot be taken, whichever way it came (a live call, a line of a batch
+/// engine's output file): counts no call can have, which would saturate the sweep's totals, or
+/// a text longer than `limit` bytes for `what` it answers (a cut answer would be graded as if
+/// the model said it). Such a reply is an error, never graded, cached or reported. The cache
+/// drops the same records when it reads them, so a reply that passes is one it serves.
+pub fn reply_problem(
+    text: &str,
+    usage: Option<&Usage>,
+    (limit, what): (usize, &str),
+) -> Option<String> {
+    usage.and_then(Usage::implausible).or_else(|| {
+        (text.len() > limit).then(|| {
             format!(
                 "the reply has {} bytes, more than the limit of {} KiB for {what}",
-                reply.len(),
+                text.len(),
                 limit >> 10
             )
         })
-    }
+    })
 }
 
 /// Everything that can change a reply. Two equal requests must get equal replies from a
@@ -226,11 +240,8 @@ pub(crate) async fn timed_attempt<F: Future<Output = Result<Read, Failure>>>(
     let started = Instant::now();
     let (text, reported, ttft) = read(started).await?;
     let text = server.hide_owned(text);
-    if let Some(why) = reported
-        .as_ref()
-        .and_then(Usage::implausible)
-        .or_else(|| request.reply_too_long(&text))
-    {
+    let (limit, what) = request.reply_limit();
+    if let Some(why) = reply_problem(&text, reported.as_ref(), (limit, &what)) {
         return Err(Failure::fatal(ErrorKind::Malformed, why));
     }
     let usage = reported.unwrap_or_else(|| Usage {

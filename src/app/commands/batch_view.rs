@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+use crate::base::safe_text::one_line;
 use crate::batch::cycle::Event;
 
 /// Failed lines shown one by one per batch; the rest are counted in its last line.
@@ -50,7 +51,10 @@ impl View {
                 "resuming {} batch{} left open by an earlier run: {}",
                 ids.len(),
                 if ids.len() == 1 { "" } else { "es" },
-                ids.join(", ")
+                ids.iter()
+                    .map(|id| one_line(id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
             Event::Submitted { .. } => {}
             Event::Polled(st) => {
@@ -62,8 +66,8 @@ impl View {
                 match bar {
                     Some(bar) => {
                         bar.set_length(st.total);
-                        bar.set_position(st.completed + st.failed);
-                        bar.set_message(format!("{} failed {}", st.status, st.failed));
+                        bar.set_position(st.done());
+                        bar.set_message(format!("{} failed {}", one_line(&st.status), st.failed));
                         if st.is_done() {
                             bar.finish_and_clear();
                         }
@@ -72,9 +76,9 @@ impl View {
                         *next_line = start.elapsed() + self.interval;
                         super::eprint_line(&format!(
                             "batch {}: {}, {}/{} requests done, {} failed",
-                            st.id,
-                            st.status,
-                            st.completed + st.failed,
+                            one_line(&st.id),
+                            one_line(&st.status),
+                            st.done(),
                             st.total,
                             st.failed
                         ));
@@ -88,7 +92,11 @@ impl View {
             Event::LineFailed { id, message } => {
                 state.shown += 1;
                 if state.shown <= MAX_SHOWN {
-                    super::eprint_line(&format!("note: batch {id}: {message}"));
+                    super::eprint_line(&format!(
+                        "note: batch {}: {}",
+                        one_line(&id),
+                        one_line(&message)
+                    ));
                 }
             }
             Event::Finished {
@@ -101,10 +109,14 @@ impl View {
                 state.shown = 0;
                 let ended = match status.as_str() {
                     "completed" => String::new(),
-                    other => format!(" (the batch ended `{other}`: its answered lines are kept)"),
+                    other => format!(
+                        " (the batch ended `{}`: its answered lines are kept)",
+                        one_line(other)
+                    ),
                 };
                 super::eprint_line(&format!(
-                    "batch {id}: {answered} of {requests} requests answered, {failed} failed{ended}"
+                    "batch {}: {answered} of {requests} requests answered, {failed} failed{ended}",
+                    one_line(&id)
                 ));
             }
         }
@@ -121,6 +133,6 @@ fn bar(id: &str) -> indicatif::ProgressBar {
         )
         .expect("a valid template"),
     );
-    bar.set_prefix(id.to_string());
+    bar.set_prefix(one_line(id).into_owned());
     bar
 }
