@@ -18,7 +18,7 @@ fn answer(context: &str, text: &str) -> Value {
 
 /// Two articles: answerable questions (one with two distinct answers and a repeated one),
 /// impossible ones with and without plausible answers, and unicode before the answers.
-fn small() -> Value {
+pub(crate) fn small() -> Value {
     let c1 = "Beyoncé Giselle Knowles-Carter (born September 4, 1981) is an American singer. She rose to fame in the late 1990s as lead singer of Destiny's Child.";
     let c2 = "Her debut album, Dangerously in Love (2003), sold 11 million copies.";
     let c3 = "The Normans were the people who in the 10th and 11th centuries gave their name to Normandy, a region in France.";
@@ -277,6 +277,9 @@ fn a_one_article_squad_2_file_imports_with_its_counts_and_every_answer_in_its_se
 fn an_existing_folder_is_replaced_only_with_force() {
     let p = Project::empty();
     p.write("squad.json", &small().to_string());
+    Test::at(&p)
+        .args(["import", "squad", "squad.json", "--out", "squad", "-q"])
+        .run();
     p.write("squad/keep.txt", "mine");
     Test::at(&p)
         .args(["import", "squad", "squad.json", "--out", "squad"])

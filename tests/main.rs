@@ -23,6 +23,7 @@ mod grading;
 mod hardening;
 mod http;
 mod import;
+mod import_replaces_only_its_own_folder;
 mod insight;
 mod models;
 mod pg_tls;

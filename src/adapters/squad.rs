@@ -8,8 +8,9 @@
 //!
 //! The file is read as a stream: one article at a time is parsed, checked, written and dropped,
 //! so the 40 MB training set never sits in memory as a whole. Everything is written into a
-//! temporary folder beside `DIR` and renamed into place at the end: bad input leaves nothing
-//! behind, and `--force` replaces a `DIR` only once the new one is complete.
+//! temporary folder beside `DIR` and put in place at the end (`base::out_folder`): bad input
+//! or Ctrl-C leaves nothing behind, and `--force` replaces a `DIR` only once the new one is
+//! complete, and only a folder rageval wrote that does not hold the input.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::{chunk_markdown, plain_heading};
 use crate::base::error::InputError;
+use crate::base::out_folder;
 use crate::base::text::{normal_answer, plural};
 
 /// The largest SQuAD file read (the training set is 40 MB).
@@ -55,27 +57,18 @@ impl fmt::Display for Imported {
 }
 
 /// Import the SQuAD file `file` into the folder `out` (`docs/` and `questions.yaml`). An `out`
-/// that exists is refused unless `force`, and then replaced whole once the import succeeded.
+/// that exists is refused unless `force`, and then replaced whole once the import succeeded,
+/// and only if it is a folder rageval wrote that does not hold `file`
+/// ([`crate::base::out_folder`]).
 pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::Error> {
-    if out.exists() && !force {
-        return Err(InputError::new(
-            out,
-            "exists: pass `--force` to replace it (nothing was written)",
-        )
-        .into());
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)
-        .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
-    // Removed on every early return: nothing half-written stays.
-    let tmp = tempfile::Builder::new()
-        .prefix(".rageval-import-")
-        .tempdir_in(&parent)
-        .map_err(|e| anyhow::anyhow!("cannot write in `{}`: {e}", parent.display()))?;
-    let docs = tmp.path().join("docs");
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let marker = format!(
+        "Written by `rageval import squad` from {name}: `--force` replaces this folder only while this file is in it.\n"
+    );
+    // Removed on every early return (and on Ctrl-C): nothing half-written stays.
+    let staging =
+        out_folder::stage(out, force, &[file], &marker).map_err(|why| InputError::new(out, why))?;
+    let docs = staging.path().join("docs");
     std::fs::create_dir(&docs)
         .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", docs.display()))?;
 
@@ -125,39 +118,13 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         file.file_name().unwrap_or_default().to_string_lossy()
     );
     let yaml = serde_yaml::to_string(&set)?;
-    std::fs::write(tmp.path().join("questions.yaml"), format!("{header}{yaml}"))
-        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", out.display()))?;
-    replace_dir(tmp, out)?;
+    std::fs::write(
+        staging.path().join("questions.yaml"),
+        format!("{header}{yaml}"),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", out.display()))?;
+    staging.finish().map_err(|why| InputError::new(out, why))?;
     Ok(imported)
-}
-
-/// Move the finished folder `tmp` to `out`, replacing an `out` that exists.
-fn replace_dir(tmp: tempfile::TempDir, out: &Path) -> Result<(), anyhow::Error> {
-    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write `{}`: {e}", out.display());
-    let built = tmp.keep();
-    if out.exists() {
-        let parent = built.parent().unwrap_or(Path::new("."));
-        let old = tempfile::Builder::new()
-            .prefix(".rageval-import-old-")
-            .tempdir_in(parent)
-            .map_err(fail)?;
-        let aside = old.path().join("old");
-        std::fs::rename(out, &aside).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&built);
-            fail(e)
-        })?;
-        if let Err(e) = std::fs::rename(&built, out) {
-            let _ = std::fs::rename(&aside, out);
-            let _ = std::fs::remove_dir_all(&built);
-            return Err(fail(e));
-        }
-        // `old` and what was `out` are removed as it drops.
-        return Ok(());
-    }
-    std::fs::rename(&built, out).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&built);
-        fail(e)
-    })
 }
 
 /// A serde_json error as an input error at its line and column, `at` the JSON path reached.
