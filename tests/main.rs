@@ -24,6 +24,7 @@ mod hardening;
 mod http;
 mod import;
 mod import_replaces_only_its_own_folder;
+mod import_writes_what_validate_reads;
 mod insight;
 mod models;
 mod pg_tls;

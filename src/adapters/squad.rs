@@ -13,7 +13,7 @@
 //! complete, and only a folder rageval wrote that does not hold the input.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::{chunk_markdown, plain_heading};
 use crate::base::error::InputError;
+use crate::base::input::{MAX_DOCUMENT_BYTES, MAX_YAML_BYTES};
 use crate::base::out_folder;
 use crate::base::text::{normal_answer, plural};
 
@@ -30,6 +31,14 @@ pub const MAX_SQUAD_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// The tag of an impossible question that SQuAD gives plausible answers for.
 pub const PLAUSIBLE_TAG: &str = "plausible-answer";
+
+/// What an article's tag starts with (`article:Normans`), so that a title never merges with a
+/// tag rageval gives itself (`plausible-answer`, `generated`, `reviewed`, ...).
+pub const ARTICLE_TAG_PREFIX: &str = "article:";
+
+/// The longest file name stem written, in bytes: a name with its `-N` and `.md` stays far
+/// inside the 255 bytes file systems allow, whatever the title's letters.
+pub const MAX_STEM_BYTES: usize = 120;
 
 /// What an import wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,7 +89,8 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         error: RefCell::new(None),
         reading: None,
         ids: HashMap::new(),
-        names: HashMap::new(),
+        names: HashSet::new(),
+        set_bytes: 0,
         set: OutSet::default(),
         imported: Imported::default(),
     };
@@ -118,6 +128,18 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         file.file_name().unwrap_or_default().to_string_lossy()
     );
     let yaml = serde_yaml::to_string(&set)?;
+    if (header.len() + yaml.len()) as u64 > MAX_YAML_BYTES {
+        return Err(InputError::new(
+            file,
+            format!(
+                "its {} questions make a question set of {:.1} MiB, more than the {} MiB rageval reads of one (nothing was written): split the file's `data` into parts and import each into its own folder",
+                imported.answerable + imported.unanswerable,
+                (header.len() + yaml.len()) as f64 / (1024.0 * 1024.0),
+                MAX_YAML_BYTES / (1024 * 1024)
+            ),
+        )
+        .into());
+    }
     std::fs::write(
         staging.path().join("questions.yaml"),
         format!("{header}{yaml}"),
@@ -219,8 +241,10 @@ struct State {
     reading: Option<usize>,
     /// Question ids seen, with the JSON path of each.
     ids: HashMap<String, String>,
-    /// File names given, by article count.
-    names: HashMap<String, usize>,
+    /// File name stems given, lowercased (a file system may not tell case apart).
+    names: HashSet<String>,
+    /// About how many bytes the question set written so far takes as YAML.
+    set_bytes: u64,
     set: OutSet,
     imported: Imported,
 }
@@ -238,6 +262,12 @@ impl State {
         let file = self.file.clone();
         let err = |path: String, msg: &str| InputError::new(&file, msg).field(path);
         let title = match a.title.as_deref().map(str::trim) {
+            Some(t) if t.contains(char::is_control) => {
+                return Err(err(
+                    format!("{at}.title"),
+                    "holds a line break or another control character: a title is one line (it heads each paragraph's section of the article's file)",
+                ))
+            }
             Some(t) if !t.is_empty() => t.to_string(),
             Some(_) => return Err(err(format!("{at}.title"), "is empty")),
             None => return Err(err(format!("{at}.title"), "is missing")),
@@ -269,6 +299,16 @@ impl State {
             for (k, qa) in qas.into_iter().enumerate() {
                 let at = format!("{at}.qas[{k}]");
                 let item = self.question(&at, qa, &context, &source, &stem)?;
+                self.set_bytes += serde_yaml::to_string(&[&item]).map_or(0, |y| y.len() as u64);
+                if self.set_bytes > MAX_YAML_BYTES {
+                    return Err(err(
+                        at.clone(),
+                        &format!(
+                            "the questions up to here make a question set of more than the {} MiB rageval reads of one (nothing was written): split the file's `data` into parts and import each into its own folder",
+                            MAX_YAML_BYTES / (1024 * 1024)
+                        ),
+                    ));
+                }
                 if let Some(e) = &item.expect {
                     expected.extend(e.answer.iter().map(|a| (at.clone(), a.clone())));
                     self.set.answerable.push(item);
@@ -300,6 +340,16 @@ impl State {
                     ));
                 }
             }
+        }
+        if markdown.len() as u64 > MAX_DOCUMENT_BYTES {
+            return Err(err(
+                at.clone(),
+                &format!(
+                    "article `{title}` makes a corpus file of {:.1} MiB, more than the {} MiB rageval reads of one document: split its paragraphs into several articles",
+                    markdown.len() as f64 / (1024.0 * 1024.0),
+                    MAX_DOCUMENT_BYTES / (1024 * 1024)
+                ),
+            ));
         }
         let path = self.docs.join(&name);
         std::fs::write(&path, markdown)
@@ -376,7 +426,7 @@ impl State {
             }
             Ok(out)
         };
-        let mut tags = vec![article.to_string()];
+        let mut tags = vec![format!("{ARTICLE_TAG_PREFIX}{article}")];
         if qa.is_impossible {
             if !answers.is_empty() {
                 return Err(err(
@@ -423,29 +473,34 @@ impl State {
         })
     }
 
-    /// A file name for the article `title`, unique among the articles: its letters, digits,
-    /// `-` and `_`, other characters as `_`.
+    /// A file name for the article `title`, unique among the articles whatever their case
+    /// (`A.md`, `A-2.md`, and `A-2-2.md` for a title `A-2` after them): its letters, digits,
+    /// `-` and `_`, other characters as `_`, at most [`MAX_STEM_BYTES`] bytes.
     fn file_name(&mut self, title: &str) -> String {
         let mut stem = String::new();
-        for c in title.chars().take(80) {
+        for c in title.chars() {
             let c = if c.is_alphanumeric() || c == '-' || c == '_' {
                 c
             } else {
                 '_'
             };
+            if stem.len() + c.len_utf8() > MAX_STEM_BYTES {
+                break;
+            }
             if !(c == '_' && stem.ends_with('_')) {
                 stem.push(c);
             }
         }
         let stem = stem.trim_matches('_');
         let stem = if stem.is_empty() { "article" } else { stem };
-        let seen = self.names.entry(stem.to_lowercase()).or_insert(0);
-        *seen += 1;
-        if *seen == 1 {
-            format!("{stem}.md")
-        } else {
-            format!("{stem}-{seen}.md")
+        let mut name = stem.to_string();
+        let mut n = 1;
+        while self.names.contains(&name.to_lowercase()) {
+            n += 1;
+            name = format!("{stem}-{n}");
         }
+        self.names.insert(name.to_lowercase());
+        format!("{name}.md")
     }
 }
 
