@@ -19,6 +19,7 @@ mod gate;
 mod gate_errors;
 mod gate_output;
 mod generate;
+mod generate_rejected_file_follows_out_rules;
 mod grading;
 mod hardening;
 mod http;
