@@ -28,6 +28,7 @@ mod import_replaces_only_its_own_folder;
 mod import_writes_what_validate_reads;
 mod insight;
 mod models;
+mod outside_text_stays_on_one_line;
 mod pg_tls;
 mod prompt_cache;
 mod quirks;

@@ -18,11 +18,13 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A failure whose message may quote a server's words: they are kept on one line.
     pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message: String = message.into();
         Failure {
             error: CallError {
                 kind,
-                message: message.into(),
+                message: crate::base::safe_text::one_line(&message).into_owned(),
                 deferred: false,
             },
             retry: false,
