@@ -4,7 +4,9 @@
 use super::procedure::{by, settings};
 use super::Explain;
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::insight::format::{percent, percent_points, rate_with_interval};
+use crate::analysis::insight::format::{
+    percent, percent_apart, percent_points, rate_with_interval,
+};
 use crate::analysis::insight::rate_test::Test;
 use crate::analysis::insight::recommendation::Miss;
 use crate::vocab::limit::{Kind, Limit};
@@ -75,7 +77,7 @@ impl Explain<'_> {
                 by(c),
                 settings(rec.settings),
                 bounds.join(", "),
-                percent(c.confidence()),
+                percent_apart(c.confidence()),
                 rec.certified_settings,
             )
         } else {

@@ -165,7 +165,19 @@ pub fn write_to(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (tmp, _in_flight) = temporary_in(dir)?;
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => anyhow::bail!("{}: `{}` is not a folder", cannot(), dir.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!(
+                "{}: its folder `{}` does not exist",
+                cannot(),
+                dir.display()
+            )
+        }
+        Err(e) => return Err(e).with_context(cannot),
+    }
+    let (tmp, _in_flight) = temporary_in(dir).with_context(cannot)?;
     in_flight::hold_for_tests();
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
@@ -205,6 +217,11 @@ fn temporary_in(dir: &Path) -> Result<(tempfile::NamedTempFile, in_flight::Regis
         },
         |t| t.path(),
     )
+    // tempfile's error names the temporary's random path: the folder says more.
+    .map_err(|e| match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.kind().to_string()),
+    })
     .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))
 }
 
