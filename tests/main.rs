@@ -9,6 +9,7 @@ mod bridge;
 mod browser;
 mod certify;
 mod chat_http;
+mod chat_http_sends_no_key_unless_named;
 mod chunks;
 mod commands;
 mod dry_run;

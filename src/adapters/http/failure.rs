@@ -79,6 +79,8 @@ pub fn status_failure(
         // The body of a 401 may quote part of the key: it is not shown.
         let key = if endpoint.api_key.is_some() {
             format!("the API key from `${}`", endpoint.api_key_env)
+        } else if endpoint.api_key_env.is_empty() {
+            "no API key (the section names no `api_key_env`)".to_string()
         } else {
             format!("no API key (`${}` is not set)", endpoint.api_key_env)
         };
