@@ -22,6 +22,21 @@ pub fn by(c: Certification) -> String {
     format!("at {} by {}", percent_apart(c.confidence()), procedure(c))
 }
 
+/// What certification promises, in words: `at most 5% of sweeps certify any setting that
+/// breaks a limit` (the level, `1 - confidence`). The promise is about sweeps, not about a
+/// setting once certified: a sweep that certifies nothing is one of the 95% too.
+pub fn promise(c: Certification) -> String {
+    let anytime = if c.test() == Test::Sequential {
+        ", at whatever number of questions they stop"
+    } else {
+        ""
+    };
+    format!(
+        "at most {} of sweeps certify any setting that breaks a limit{anytime}",
+        percent_apart(1.0 - c.confidence())
+    )
+}
+
 /// summary.csv's `certification`: `ordered tests at 95%`, or `off`.
 pub fn certification_cell(c: Certification) -> String {
     if c.is_on() {
