@@ -175,6 +175,16 @@ async fn generate_questions(s: &GenerateOptions, job: &Job<'_>) -> Result<Genera
     for w in s.generator.warnings() {
         super::eprint_line(&format!("warning: {w}"));
     }
+    for (kind, pass) in Kind::ALL.iter().zip(generated.repeated) {
+        if let Some(pass) = pass {
+            super::eprint_line(&format!(
+                "warning: {}: pass {} over the passages repeated pass {} reply for reply, so it stopped there: the model gives one reply per prompt whatever the `seed` (llama-server does at temperature 0); raise the generator's `temperature` for more candidates",
+                kind.name(),
+                pass + 1,
+                pass
+            ));
+        }
+    }
     Ok(generated)
 }
 
