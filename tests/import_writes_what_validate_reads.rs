@@ -43,6 +43,22 @@ fn validates(p: &Project, articles: usize) {
 
 #[test]
 fn titles_that_sanitise_alike_get_distinct_files() {
+    // The audit's case: `A`, `A`, `A-2` wrote two files, one article over another.
+    let p = Project::empty();
+    p.write(
+        "squad.json",
+        &squad(vec![
+            article("A", "1"),
+            article("A", "2"),
+            article("A-2", "3"),
+        ]),
+    );
+    Test::at(&p)
+        .args(["import", "squad", "squad.json", "--out", "out", "-q"])
+        .run();
+    assert_eq!(files(&p, "out/docs"), ["A-2-2.md", "A-2.md", "A.md"]);
+    validates(&p, 3);
+    // Apart in any case, for file systems that do not tell case apart.
     let p = Project::empty();
     p.write(
         "squad.json",
