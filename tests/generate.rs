@@ -720,10 +720,9 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
     p.sweep(["--only", "generated"]).run();
 }
 
-/// A model server that answers like a small model misreading the prompt (SmolLM2-135M did):
-/// answerable questions that are the prompt's own instruction, or answers of a whole
-/// sentence; near-miss questions that repeat their instruction.
-fn echoing_server() -> String {
+/// A model server that answers each chat request with `reply(format name, prompt)`, whatever
+/// its `seed` (as llama-server does at temperature 0).
+pub(crate) fn replying_server(reply: fn(&str, &str) -> String) -> String {
     use axum::routing::post;
     crate::support::serve_forever(axum::Router::new().route(
         "/v1/chat/completions",
@@ -733,24 +732,33 @@ fn echoing_server() -> String {
                 .as_str()
                 .unwrap_or("");
             let prompt = req["messages"][0]["content"].as_str().unwrap_or("");
-            let content = match name {
-                "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") || prompt.contains("(from a.md#Hours)") => {
-                    r#"{"question": "This is a short phrase of at most ten words, copied word for word from the passage.", "answer": "ten dollars per term"}"#
-                }
-                "rageval_answerable_question" => {
-                    r#"{"question": "What must members do after a session?", "answer": "Members clean the workshop benches after every single session and put tools back"}"#
-                }
-                "rageval_near_miss_question" => {
-                    r#"{"question": "Write one question on the same topic as this passage that the passage does not answer?"}"#
-                }
-                _ => "unexpected request",
-            };
             axum::Json(serde_json::json!({
-                "choices": [{"message": {"role": "assistant", "content": content}}],
+                "choices": [{"message": {"role": "assistant", "content": reply(name, prompt)}}],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 10},
             }))
         }),
     ))
+}
+
+/// A model server that answers like a small model misreading the prompt (SmolLM2-135M did):
+/// answerable questions that are the prompt's own instruction, or answers of a whole
+/// sentence; near-miss questions that repeat their instruction.
+fn echoing_server() -> String {
+    replying_server(|name, prompt| {
+        match name {
+            "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") || prompt.contains("(from a.md#Hours)") => {
+                r#"{"question": "This is a short phrase of at most ten words, copied word for word from the passage.", "answer": "ten dollars per term"}"#
+            }
+            "rageval_answerable_question" => {
+                r#"{"question": "What must members do after a session?", "answer": "Members clean the workshop benches after every single session and put tools back"}"#
+            }
+            "rageval_near_miss_question" => {
+                r#"{"question": "Write one question on the same topic as this passage that the passage does not answer?"}"#
+            }
+            _ => "unexpected request",
+        }
+        .to_string()
+    })
 }
 
 #[test]

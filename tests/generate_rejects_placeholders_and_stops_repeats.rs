@@ -3,32 +3,12 @@
 //! the passages that repeats the one before reply for reply (a server ignoring `seed` at
 //! temperature 0) stops its kind, saying so, instead of paying for exact repeats.
 
-use serde_json::Value;
-
+use crate::generate::replying_server;
 use crate::support::Project;
 
 const DOC: &str =
     "# Fee\nMembership of the workshop costs ten dollars per term, paid to the treasurer.\n\n\
 # Rules\nMembers clean the workshop benches after every single session and put tools back.\n";
-
-/// A server that answers every generation prompt by `reply(kind, prompt)`, ignoring `seed`.
-fn server(reply: fn(&str, &str) -> String) -> String {
-    use axum::routing::post;
-    crate::support::serve_forever(axum::Router::new().route(
-        "/v1/chat/completions",
-        post(move |body: axum::body::Bytes| async move {
-            let req: Value = serde_json::from_slice(&body).unwrap();
-            let name = req["response_format"]["json_schema"]["name"]
-                .as_str()
-                .unwrap_or("");
-            let prompt = req["messages"][0]["content"].as_str().unwrap_or("");
-            axum::Json(serde_json::json!({
-                "choices": [{"message": {"role": "assistant", "content": reply(name, prompt)}}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 10},
-            }))
-        }),
-    ))
-}
 
 fn project(url: &str) -> Project {
     Project::with_files(&[
@@ -57,7 +37,7 @@ const ARGS: [&str; 10] = [
 
 #[test]
 fn a_placeholder_or_a_question_without_words_is_rejected() {
-    let url = server(|name, prompt| {
+    let url = replying_server(|name, prompt| {
         match (name, prompt.contains("(from a.md#Fee)")) {
             ("rageval_answerable_question", true) => {
                 r#"{"question": "...", "answer": "ten dollars"}"#
@@ -95,7 +75,7 @@ fn a_placeholder_or_a_question_without_words_is_rejected() {
 #[test]
 fn a_pass_that_repeats_the_one_before_stops_its_kind_and_says_so() {
     // The same question for every passage and seed: a duplicate after the first.
-    let url = server(|name, prompt| {
+    let url = replying_server(|name, prompt| {
         match name {
         "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") => {
             r#"{"question": "How much is the membership per term?", "answer": "ten dollars per term"}"#.into()
