@@ -194,6 +194,21 @@ struct OutItem {
     note: Option<String>,
 }
 
+impl OutItem {
+    /// About how many bytes the item takes in the written YAML: its texts and each one's key
+    /// or list dash (quoting aside), without writing it. The set is checked exactly once
+    /// written; this stops an import that is far over as soon as it is.
+    fn yaml_bytes(&self) -> u64 {
+        let texts = |v: &[String]| v.iter().map(|t| t.len() + 6).sum::<usize>();
+        let expect = self
+            .expect
+            .as_ref()
+            .map_or(0, |e| 30 + texts(&e.sources) + texts(&e.answer));
+        let note = self.note.as_ref().map_or(0, |n| n.len() + 10);
+        (20 + self.id.len() + self.question.len() + texts(&self.tags) + expect + note) as u64
+    }
+}
+
 #[derive(Serialize)]
 struct OutExpect {
     sources: Vec<String>,
@@ -299,7 +314,7 @@ impl State {
             for (k, qa) in qas.into_iter().enumerate() {
                 let at = format!("{at}.qas[{k}]");
                 let item = self.question(&at, qa, &context, &source, &stem)?;
-                self.set_bytes += serde_yaml::to_string(&[&item]).map_or(0, |y| y.len() as u64);
+                self.set_bytes += item.yaml_bytes();
                 if self.set_bytes > MAX_YAML_BYTES {
                     return Err(err(
                         at.clone(),
