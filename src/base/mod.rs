@@ -1,5 +1,6 @@
-//! The leaves: text, escaping, redaction, terminal width, timing, input files, errors, YAML
-//! locations and exit statuses. Nothing here imports anything of the crate outside `base`.
+//! The leaves: text, escaping, redaction, terminal width, timing, input files, temporaries a
+//! signal removes, folders written whole, errors, YAML locations and exit statuses. Nothing
+//! here imports anything of the crate outside `base`.
 
 pub mod digest;
 pub mod error;
