@@ -162,7 +162,14 @@ impl Staging {
         if exchange(self.tmp.path(), &self.out).map_err(fail)? {
             // The temporary path now holds the old folder; it is removed as `self.tmp` drops.
             if !is_ours(self.tmp.path()) {
-                exchange(self.tmp.path(), &self.out).map_err(fail)?;
+                if !matches!(exchange(self.tmp.path(), &self.out), Ok(true)) {
+                    // Never removed: the folder is someone else's, so it stays where it is.
+                    let kept = self.tmp.keep();
+                    return Err(format!(
+                        "was replaced while the import ran by a folder without `{MARKER}`, which could not be put back: it is at `{}`",
+                        kept.display()
+                    ));
+                }
                 return Err(format!("was replaced while the import ran by a folder without `{MARKER}`: it is kept as it is (nothing was written)"));
             }
             return Ok(());
@@ -314,6 +321,26 @@ mod tests {
         let e = staging.swap_by_renames().unwrap_err();
         assert!(e.contains("without `.rageval-folder`"), "{e}");
         assert_eq!(std::fs::read_to_string(out.join("canary")).unwrap(), "keep");
+        let left: Vec<_> = std::fs::read_dir(root.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, ["out"]);
+    }
+
+    #[test]
+    fn a_folder_swapped_in_meanwhile_without_the_marker_is_put_back_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let out = folder(root.path(), "out", &[(MARKER, "old")]);
+        let staging = stage(&out, true, &[], "new").unwrap();
+        std::fs::write(staging.path().join("new.md"), "n").unwrap();
+        // Someone else's folder takes the place of ours while the import runs.
+        std::fs::remove_dir_all(&out).unwrap();
+        let out = folder(root.path(), "out", &[("canary", "keep")]);
+        let e = staging.finish().unwrap_err();
+        assert!(e.contains("without `.rageval-folder`"), "{e}");
+        assert_eq!(std::fs::read_to_string(out.join("canary")).unwrap(), "keep");
+        assert!(!out.join("new.md").exists());
         let left: Vec<_> = std::fs::read_dir(root.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
