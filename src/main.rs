@@ -39,8 +39,8 @@ fn main() {
     std::process::exit(status.code());
 }
 
-/// On Ctrl-C (SIGINT) or SIGTERM, remove the report files being written, then exit as the
-/// signal would (128 + its number): a report folder never keeps half-written temporaries.
+/// On Ctrl-C (SIGINT) or SIGTERM, remove the report files and import folders being written,
+/// then exit as the signal would (128 + its number): nothing half-written stays.
 async fn exit_on_signal() {
     #[cfg(unix)]
     {
@@ -55,7 +55,7 @@ async fn exit_on_signal() {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
-        rageval::output::report::remove_in_flight();
+        rageval::base::in_flight::remove_all();
         std::process::exit(code);
     }
 }

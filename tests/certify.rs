@@ -39,7 +39,7 @@ fn a_separable_set_of_enough_questions_is_certified_and_cross_validated() {
     let p = separable(30, 30);
     let out = p
         .rageval(["sweep", "--min-score", "0.1..0.5", "--k", "1,2", "--wide"])
-        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered tests over 10 settings: false refusals 0% [0–11], unwanted 0% [0–11], wrong answers 0% [0–11], 74.3 prompt tokens/question; its true rates are at most unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%), with 95% confidence for every certified setting at once; the lowest weighted cost (0.004) of 8 certified settings\n")
+        .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered tests over 10 settings: false refusals 0% [0–11], unwanted 0% [0–11], wrong answers 0% [0–11], 74.3 prompt tokens/question; upper bounds unwanted 13.6% (limit 20%), false refusals 13.6% (limit 50%); at most 5% of sweeps certify any setting that breaks a limit; the lowest weighted cost (0.004) of 8 certified settings\n")
         .stdout_contains("\nstability: min_score=0.4,k=1 chosen in 100% of 200 resampled question sets; certified at 95% by ordered tests in 100%\n")
         .stdout_contains("\ncross-validation (5 folds): held-out unwanted 0% [0–11] (0 of 30), false refusals 0% [0–11] (0 of 30); the folds chose min_score=0.4,k=1 (5), 5 of 5 certified at 95% by ordered tests\n")
         .stdout_lacks("to certify")
@@ -213,7 +213,7 @@ fn the_sequential_mode_and_bonferroni_are_options() {
             "--sequential",
         ])
         .stdout_contains("\nrecommended: min_score=0.4,k=1, certified at 95% by ordered anytime-valid tests over 10 settings: ")
-        .stdout_contains("; its true rates are at most unwanted 18.5% (limit 20%), false refusals 18.5% (limit 50%), with 95% confidence for every certified setting at once, at any number of questions; ")
+        .stdout_contains("; upper bounds unwanted 18.5% (limit 20%), false refusals 18.5% (limit 50%); at most 5% of sweeps certify any setting that breaks a limit, at whatever number of questions they stop; ")
         .stdout_contains("; certified at 95% by ordered anytime-valid tests in 100%\n")
         .stdout_snapshot("certify__the_sequential_mode_and_bonferroni_are_options")
         .run();

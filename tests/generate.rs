@@ -720,10 +720,9 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
     p.sweep(["--only", "generated"]).run();
 }
 
-/// A model server that answers like a small model misreading the prompt (SmolLM2-135M did):
-/// answerable questions that are the prompt's own instruction, or answers of a whole
-/// sentence; near-miss questions that repeat their instruction.
-fn echoing_server() -> String {
+/// A model server that answers each chat request with `reply(format name, prompt)`, whatever
+/// its `seed` (as llama-server does at temperature 0).
+pub(crate) fn replying_server(reply: fn(&str, &str) -> String) -> String {
     use axum::routing::post;
     crate::support::serve_forever(axum::Router::new().route(
         "/v1/chat/completions",
@@ -733,24 +732,33 @@ fn echoing_server() -> String {
                 .as_str()
                 .unwrap_or("");
             let prompt = req["messages"][0]["content"].as_str().unwrap_or("");
-            let content = match name {
-                "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") || prompt.contains("(from a.md#Hours)") => {
-                    r#"{"question": "This is a short phrase of at most ten words, copied word for word from the passage.", "answer": "ten dollars per term"}"#
-                }
-                "rageval_answerable_question" => {
-                    r#"{"question": "What must members do after a session?", "answer": "Members clean the workshop benches after every single session and put tools back"}"#
-                }
-                "rageval_near_miss_question" => {
-                    r#"{"question": "Write one question on the same topic as this passage that the passage does not answer?"}"#
-                }
-                _ => "unexpected request",
-            };
             axum::Json(serde_json::json!({
-                "choices": [{"message": {"role": "assistant", "content": content}}],
+                "choices": [{"message": {"role": "assistant", "content": reply(name, prompt)}}],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 10},
             }))
         }),
     ))
+}
+
+/// A model server that answers like a small model misreading the prompt (SmolLM2-135M did):
+/// answerable questions that are the prompt's own instruction, or answers of a whole
+/// sentence; near-miss questions that repeat their instruction.
+fn echoing_server() -> String {
+    replying_server(|name, prompt| {
+        match name {
+            "rageval_answerable_question" if prompt.contains("(from a.md#Fee)") || prompt.contains("(from a.md#Hours)") => {
+                r#"{"question": "This is a short phrase of at most ten words, copied word for word from the passage.", "answer": "ten dollars per term"}"#
+            }
+            "rageval_answerable_question" => {
+                r#"{"question": "What must members do after a session?", "answer": "Members clean the workshop benches after every single session and put tools back"}"#
+            }
+            "rageval_near_miss_question" => {
+                r#"{"question": "Write one question on the same topic as this passage that the passage does not answer?"}"#
+            }
+            _ => "unexpected request",
+        }
+        .to_string()
+    })
 }
 
 #[test]
@@ -770,11 +778,13 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         "--no-cache",
     ];
     // Nothing passes: exit 2, with the account, the calls made and where to read the rejected.
-    let account = "answerable: 1 asked, 8 tried, 0 kept; rejected: 4 answer too long, 4 repeats the prompt\nnear-miss: 1 asked, 8 tried, 0 kept; rejected: 8 repeats the prompt\n";
+    // The server answers every pass alike: each kind stops when its second pass repeats
+    // the first (3 replies), one candidate short of its budget of 8.
+    let account = "answerable: 1 asked, 7 tried, 0 kept; rejected: 3 answer too long, 4 repeats the prompt\nnear-miss: 1 asked, 7 tried, 0 kept; rejected: 7 repeats the prompt\n";
     p.rageval(args)
         .status(2)
         .stderr_contains(
-            "generate: 16 generation and 0 verification calls, 0 answered from the cache\n",
+            "generate: 14 generation and 0 verification calls, 0 answered from the cache\n",
         )
         .stderr_contains(account)
         .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
@@ -785,7 +795,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .args(["--rejected", "out/rejected.jsonl"])
         .status(2)
         .stderr_contains(
-            "generate: 16 generation and 0 verification calls, 0 answered from the cache\n",
+            "generate: 14 generation and 0 verification calls, 0 answered from the cache\n",
         )
         .stderr_contains(account)
         .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
@@ -796,7 +806,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 16);
+    assert_eq!(lines.len(), 14);
     let fee = lines
         .iter()
         .find(|l| l["from"] == "a.md#Fee" && l["kind"] == "answerable")

@@ -18,7 +18,7 @@ fn answer(context: &str, text: &str) -> Value {
 
 /// Two articles: answerable questions (one with two distinct answers and a repeated one),
 /// impossible ones with and without plausible answers, and unicode before the answers.
-fn small() -> Value {
+pub(crate) fn small() -> Value {
     let c1 = "Beyoncé Giselle Knowles-Carter (born September 4, 1981) is an American singer. She rose to fame in the late 1990s as lead singer of Destiny's Child.";
     let c2 = "Her debut album, Dangerously in Love (2003), sold 11 million copies.";
     let c3 = "The Normans were the people who in the 10th and 11th centuries gave their name to Normandy, a region in France.";
@@ -214,9 +214,12 @@ fn a_squad_file_becomes_a_set_and_a_corpus_with_ids_tags_and_notes_kept() {
     // A plausible answer is a note and a tag, never an expected answer.
     let leave = &unanswerable[0].1;
     assert_eq!(leave["id"].as_str(), Some("5a8d7bf7df8bba001a0f9ab1"));
-    assert_eq!(strings(&leave["tags"]), ["Beyoncé", "plausible-answer"]);
+    assert_eq!(
+        strings(&leave["tags"]),
+        ["article:Beyoncé", "plausible-answer"]
+    );
     assert!(leave["note"].as_str().unwrap().ends_with(": late 1990s"));
-    assert_eq!(strings(&unanswerable[1].1["tags"]), ["Normans"]);
+    assert_eq!(strings(&unanswerable[1].1["tags"]), ["article:Normans"]);
     assert_eq!(answers_in_sections(&p, "squad"), 5);
     assert_eq!(
         leftovers(&p, &["squad.json", "squad"]),
@@ -237,7 +240,7 @@ fn a_squad_file_becomes_a_set_and_a_corpus_with_ids_tags_and_notes_kept() {
         .args(["sweep", "--min-score", "0.1,0.3", "--k", "1,2", "--quiet"])
         .run();
     let tags = p.read("reports/latest/tags.csv");
-    assert!(tags.contains(",Beyoncé,3,1,"), "{tags}");
+    assert!(tags.contains(",article:Beyoncé,3,1,"), "{tags}");
 }
 
 #[test]
@@ -266,7 +269,7 @@ fn a_one_article_squad_2_file_imports_with_its_counts_and_every_answer_in_its_se
         .run();
     let tags = p.read("reports/latest/tags.csv");
     let (header, rows) = crate::support::read_csv(&tags);
-    let row = crate::support::row_where(&header, &rows, &[("tag", "Port_Ellery")]);
+    let row = crate::support::row_where(&header, &rows, &[("tag", "article:Port_Ellery")]);
     assert_eq!(crate::support::col(&header, row, "answerable"), "96");
     assert_eq!(crate::support::col(&header, row, "unanswerable"), "112");
     let row = crate::support::row_where(&header, &rows, &[("tag", "plausible-answer")]);
@@ -277,6 +280,9 @@ fn a_one_article_squad_2_file_imports_with_its_counts_and_every_answer_in_its_se
 fn an_existing_folder_is_replaced_only_with_force() {
     let p = Project::empty();
     p.write("squad.json", &small().to_string());
+    Test::at(&p)
+        .args(["import", "squad", "squad.json", "--out", "squad", "-q"])
+        .run();
     p.write("squad/keep.txt", "mine");
     Test::at(&p)
         .args(["import", "squad", "squad.json", "--out", "squad"])

@@ -190,11 +190,11 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
-    /// Overwrite `--out` when it exists
+    /// Overwrite `--out` (and `--rejected`) when it exists
     #[arg(long, conflicts_with = "append")]
     pub force: bool,
 
-    /// Add the new questions to `--out` (its questions count as existing ones for duplicates)
+    /// Add the new questions to `--out` (its questions count as existing ones for duplicates), and the rejected candidates to `--rejected`
     #[arg(long)]
     pub append: bool,
 

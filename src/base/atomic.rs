@@ -4,9 +4,11 @@
 //! reports, the question sets and the batch cycle's open batches are all written this way.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
+
+use crate::base::in_flight;
 
 /// Write `path` through a temporary file in the same folder and rename it into place, over
 /// whatever regular file is there (see [`write_to`]).
@@ -76,8 +78,20 @@ pub fn write_to(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (tmp, _in_flight) = InFlight::create(dir)?;
-    hold_for_tests();
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => anyhow::bail!("{}: `{}` is not a folder", cannot(), dir.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!(
+                "{}: its folder `{}` does not exist",
+                cannot(),
+                dir.display()
+            )
+        }
+        Err(e) => return Err(e).with_context(cannot),
+    }
+    let (tmp, _in_flight) = temporary_in(dir).with_context(cannot)?;
+    in_flight::hold_for_tests();
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
         fill(&mut w).with_context(cannot)?;
@@ -101,63 +115,27 @@ pub fn write_to(
     })
 }
 
-/// Tests of interruption need a report write that is still in progress when their signal
-/// arrives: `RAGEVAL_TEST_HOLD_TEMPORARY_MS` keeps each temporary file open that long before it
-/// is filled. Unset (always, outside tests) it costs one environment lookup per file.
-fn hold_for_tests() {
-    if let Some(ms) = std::env::var("RAGEVAL_TEST_HOLD_TEMPORARY_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
-}
-
 /// How our temporary files start: `.rageval-tmp-<pid>-<random>`, so that a later run can tell
 /// its own stale ones (left by a `kill -9`) from anyone else's files.
 pub const TEMP_PREFIX: &str = ".rageval-tmp-";
 
-/// Temporary files being written now, for [`remove_in_flight`].
-static IN_FLIGHT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Registers a temporary file while it is written.
-struct InFlight(PathBuf);
-
-fn in_flight() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    // The list stays whole whatever a writer did while holding it.
-    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl InFlight {
-    /// A new temporary file in `dir`, registered as it is created: a signal handled between
-    /// the two would otherwise leave it behind.
-    fn create(dir: &Path) -> Result<(tempfile::NamedTempFile, InFlight)> {
-        let mut list = in_flight();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))?;
-        list.push(tmp.path().to_path_buf());
-        let registered = InFlight(tmp.path().to_path_buf());
-        Ok((tmp, registered))
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        in_flight().retain(|p| p != &self.0);
-    }
-}
-
-/// Remove the temporary files being written: for a process about to exit on a signal, whose
-/// destructors will not run. The list stays locked afterwards, so that no writer creates
-/// another temporary file before the process exits.
-pub fn remove_in_flight() {
-    let list = in_flight();
-    for path in list.iter() {
-        let _ = std::fs::remove_file(path);
-    }
-    std::mem::forget(list);
+/// A new temporary file in `dir`, registered as it is created ([`in_flight`]): a signal
+/// handled between the two would otherwise leave it behind.
+fn temporary_in(dir: &Path) -> Result<(tempfile::NamedTempFile, in_flight::Registered)> {
+    in_flight::create(
+        || {
+            tempfile::Builder::new()
+                .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+                .tempfile_in(dir)
+        },
+        |t| t.path(),
+    )
+    // tempfile's error names the temporary's random path: the folder says more.
+    .map_err(|e| match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.kind().to_string()),
+    })
+    .with_context(|| format!("cannot create a temporary file in `{}`", dir.display()))
 }
 
 /// Remove our temporary files in `dir` that no running process writes: their process is gone

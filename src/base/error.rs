@@ -189,7 +189,9 @@ fn in_words(message: &str) -> String {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        // One line, whatever the file's name, field or quoted values hold.
+        use crate::base::safe_text::one_line;
+        write!(f, "{}", one_line(&self.file.display().to_string()))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
             if let Some(col) = self.column {
@@ -198,9 +200,9 @@ impl fmt::Display for InputError {
         }
         write!(f, ": ")?;
         if let Some(field) = &self.field {
-            write!(f, "`{field}`: ")?;
+            write!(f, "`{}`: ", one_line(field))?;
         }
-        write!(f, "{}", self.message)
+        write!(f, "{}", one_line(&self.message))
     }
 }
 

@@ -1,12 +1,15 @@
-//! The leaves: text, escaping, redaction, terminal width, timing, input files, errors, YAML
-//! locations and exit statuses. Nothing here imports anything of the crate outside `base`.
+//! The leaves: text, escaping, redaction, terminal width, timing, input files, temporaries a
+//! signal removes, folders written whole, errors, YAML locations and exit statuses. Nothing
+//! here imports anything of the crate outside `base`.
 
 pub mod atomic;
 pub mod digest;
 pub mod error;
 pub mod escape;
 pub mod exit;
+pub mod in_flight;
 pub mod input;
+pub mod out_folder;
 pub mod problem;
 pub mod redact;
 pub mod safe_text;

@@ -20,30 +20,24 @@ pub fn needs_escape(c: char) -> bool {
 
 /// `text` with every character that [`needs_escape`] written as `\u{XX}` (lowercase hex).
 pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if needs_escape(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    escape_where(text, needs_escape)
 }
 
-/// `text` on one line, for a message that quotes a server's or a file's text (a batch id, an
-/// error it gave): [`visible`], with newlines and tabs escaped too, so the text cannot start a
-/// line of its own that reads like rageval's (`\nerror: ...`).
+/// `text` on one line: like [`visible`], with newline, carriage return and tab escaped too.
+/// For text from outside (a server's reply, a value read from a file) put inside a message of
+/// ours, so that it cannot start a line of its own (`\nerror: ...` forging a second error).
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+    escape_where(text, |c| c.is_control() || is_bidi_control(c))
+}
+
+/// `text` with every character for which `escape` holds written as `\u{XX}`.
+fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escape) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() || is_bidi_control(c) {
+        if escape(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -55,6 +49,16 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_escapes_every_control_character() {
+        assert_eq!(
+            one_line("a\nerror: forged\r\tx"),
+            "a\\u{a}error: forged\\u{d}\\u{9}x"
+        );
+        assert_eq!(one_line("\u{1b}[2J\u{202e}"), "\\u{1b}[2J\\u{202e}");
+        assert!(matches!(one_line("plain é"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn controls_and_bidi_overrides_become_visible_escapes() {

@@ -8,11 +8,12 @@
 //!
 //! The file is read as a stream: one article at a time is parsed, checked, written and dropped,
 //! so the 40 MB training set never sits in memory as a whole. Everything is written into a
-//! temporary folder beside `DIR` and renamed into place at the end: bad input leaves nothing
-//! behind, and `--force` replaces a `DIR` only once the new one is complete.
+//! temporary folder beside `DIR` and put in place at the end (`base::out_folder`): bad input
+//! or Ctrl-C leaves nothing behind, and `--force` replaces a `DIR` only once the new one is
+//! complete, and only a folder rageval wrote that does not hold the input.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapters::corpus::{chunk_markdown, plain_heading};
 use crate::base::error::InputError;
+use crate::base::input::{MAX_DOCUMENT_BYTES, MAX_YAML_BYTES};
+use crate::base::out_folder;
 use crate::base::text::{normal_answer, plural};
 
 /// The largest SQuAD file read (the training set is 40 MB).
@@ -28,6 +31,14 @@ pub const MAX_SQUAD_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// The tag of an impossible question that SQuAD gives plausible answers for.
 pub const PLAUSIBLE_TAG: &str = "plausible-answer";
+
+/// What an article's tag starts with (`article:Normans`), so that a title never merges with a
+/// tag rageval gives itself (`plausible-answer`, `generated`, `reviewed`, ...).
+pub const ARTICLE_TAG_PREFIX: &str = "article:";
+
+/// The longest file name stem written, in bytes: a name with its `-N` and `.md` stays far
+/// inside the 255 bytes file systems allow, whatever the title's letters.
+pub const MAX_STEM_BYTES: usize = 120;
 
 /// What an import wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,27 +66,18 @@ impl fmt::Display for Imported {
 }
 
 /// Import the SQuAD file `file` into the folder `out` (`docs/` and `questions.yaml`). An `out`
-/// that exists is refused unless `force`, and then replaced whole once the import succeeded.
+/// that exists is refused unless `force`, and then replaced whole once the import succeeded,
+/// and only if it is a folder rageval wrote that does not hold `file`
+/// ([`crate::base::out_folder`]).
 pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::Error> {
-    if out.exists() && !force {
-        return Err(InputError::new(
-            out,
-            "exists: pass `--force` to replace it (nothing was written)",
-        )
-        .into());
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)
-        .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
-    // Removed on every early return: nothing half-written stays.
-    let tmp = tempfile::Builder::new()
-        .prefix(".rageval-import-")
-        .tempdir_in(&parent)
-        .map_err(|e| anyhow::anyhow!("cannot write in `{}`: {e}", parent.display()))?;
-    let docs = tmp.path().join("docs");
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let marker = format!(
+        "Written by `rageval import squad` from {name}: `--force` replaces this folder only while this file is in it.\n"
+    );
+    // Removed on every early return (and on Ctrl-C): nothing half-written stays.
+    let staging =
+        out_folder::stage(out, force, &[file], &marker).map_err(|why| InputError::new(out, why))?;
+    let docs = staging.path().join("docs");
     std::fs::create_dir(&docs)
         .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", docs.display()))?;
 
@@ -87,7 +89,8 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         error: RefCell::new(None),
         reading: None,
         ids: HashMap::new(),
-        names: HashMap::new(),
+        names: HashSet::new(),
+        set_bytes: 0,
         set: OutSet::default(),
         imported: Imported::default(),
     };
@@ -125,39 +128,25 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         file.file_name().unwrap_or_default().to_string_lossy()
     );
     let yaml = serde_yaml::to_string(&set)?;
-    std::fs::write(tmp.path().join("questions.yaml"), format!("{header}{yaml}"))
-        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", out.display()))?;
-    replace_dir(tmp, out)?;
-    Ok(imported)
-}
-
-/// Move the finished folder `tmp` to `out`, replacing an `out` that exists.
-fn replace_dir(tmp: tempfile::TempDir, out: &Path) -> Result<(), anyhow::Error> {
-    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write `{}`: {e}", out.display());
-    let built = tmp.keep();
-    if out.exists() {
-        let parent = built.parent().unwrap_or(Path::new("."));
-        let old = tempfile::Builder::new()
-            .prefix(".rageval-import-old-")
-            .tempdir_in(parent)
-            .map_err(fail)?;
-        let aside = old.path().join("old");
-        std::fs::rename(out, &aside).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&built);
-            fail(e)
-        })?;
-        if let Err(e) = std::fs::rename(&built, out) {
-            let _ = std::fs::rename(&aside, out);
-            let _ = std::fs::remove_dir_all(&built);
-            return Err(fail(e));
-        }
-        // `old` and what was `out` are removed as it drops.
-        return Ok(());
+    if (header.len() + yaml.len()) as u64 > MAX_YAML_BYTES {
+        return Err(InputError::new(
+            file,
+            format!(
+                "its {} questions make a question set of {:.1} MiB, more than the {} MiB rageval reads of one (nothing was written): split the file's `data` into parts and import each into its own folder",
+                imported.answerable + imported.unanswerable,
+                (header.len() + yaml.len()) as f64 / (1024.0 * 1024.0),
+                MAX_YAML_BYTES / (1024 * 1024)
+            ),
+        )
+        .into());
     }
-    std::fs::rename(&built, out).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&built);
-        fail(e)
-    })
+    std::fs::write(
+        staging.path().join("questions.yaml"),
+        format!("{header}{yaml}"),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", out.display()))?;
+    staging.finish().map_err(|why| InputError::new(out, why))?;
+    Ok(imported)
 }
 
 /// A serde_json error as an input error at its line and column, `at` the JSON path reached.
@@ -203,6 +192,21 @@ struct OutItem {
     tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,
+}
+
+impl OutItem {
+    /// About how many bytes the item takes in the written YAML: its texts and each one's key
+    /// or list dash (quoting aside), without writing it. The set is checked exactly once
+    /// written; this stops an import that is far over as soon as it is.
+    fn yaml_bytes(&self) -> u64 {
+        let texts = |v: &[String]| v.iter().map(|t| t.len() + 6).sum::<usize>();
+        let expect = self
+            .expect
+            .as_ref()
+            .map_or(0, |e| 30 + texts(&e.sources) + texts(&e.answer));
+        let note = self.note.as_ref().map_or(0, |n| n.len() + 10);
+        (20 + self.id.len() + self.question.len() + texts(&self.tags) + expect + note) as u64
+    }
 }
 
 #[derive(Serialize)]
@@ -252,8 +256,10 @@ struct State {
     reading: Option<usize>,
     /// Question ids seen, with the JSON path of each.
     ids: HashMap<String, String>,
-    /// File names given, by article count.
-    names: HashMap<String, usize>,
+    /// File name stems given, lowercased (a file system may not tell case apart).
+    names: HashSet<String>,
+    /// About how many bytes the question set written so far takes as YAML.
+    set_bytes: u64,
     set: OutSet,
     imported: Imported,
 }
@@ -271,6 +277,12 @@ impl State {
         let file = self.file.clone();
         let err = |path: String, msg: &str| InputError::new(&file, msg).field(path);
         let title = match a.title.as_deref().map(str::trim) {
+            Some(t) if t.contains(char::is_control) => {
+                return Err(err(
+                    format!("{at}.title"),
+                    "holds a line break or another control character: a title is one line (it heads each paragraph's section of the article's file)",
+                ))
+            }
             Some(t) if !t.is_empty() => t.to_string(),
             Some(_) => return Err(err(format!("{at}.title"), "is empty")),
             None => return Err(err(format!("{at}.title"), "is missing")),
@@ -302,6 +314,16 @@ impl State {
             for (k, qa) in qas.into_iter().enumerate() {
                 let at = format!("{at}.qas[{k}]");
                 let item = self.question(&at, qa, &context, &source, &stem)?;
+                self.set_bytes += item.yaml_bytes();
+                if self.set_bytes > MAX_YAML_BYTES {
+                    return Err(err(
+                        at.clone(),
+                        &format!(
+                            "the questions up to here make a question set of more than the {} MiB rageval reads of one (nothing was written): split the file's `data` into parts and import each into its own folder",
+                            MAX_YAML_BYTES / (1024 * 1024)
+                        ),
+                    ));
+                }
                 if let Some(e) = &item.expect {
                     expected.extend(e.answer.iter().map(|a| (at.clone(), a.clone())));
                     self.set.answerable.push(item);
@@ -333,6 +355,16 @@ impl State {
                     ));
                 }
             }
+        }
+        if markdown.len() as u64 > MAX_DOCUMENT_BYTES {
+            return Err(err(
+                at.clone(),
+                &format!(
+                    "article `{title}` makes a corpus file of {:.1} MiB, more than the {} MiB rageval reads of one document: split its paragraphs into several articles",
+                    markdown.len() as f64 / (1024.0 * 1024.0),
+                    MAX_DOCUMENT_BYTES / (1024 * 1024)
+                ),
+            ));
         }
         let path = self.docs.join(&name);
         std::fs::write(&path, markdown)
@@ -409,7 +441,7 @@ impl State {
             }
             Ok(out)
         };
-        let mut tags = vec![article.to_string()];
+        let mut tags = vec![format!("{ARTICLE_TAG_PREFIX}{article}")];
         if qa.is_impossible {
             if !answers.is_empty() {
                 return Err(err(
@@ -456,29 +488,34 @@ impl State {
         })
     }
 
-    /// A file name for the article `title`, unique among the articles: its letters, digits,
-    /// `-` and `_`, other characters as `_`.
+    /// A file name for the article `title`, unique among the articles whatever their case
+    /// (`A.md`, `A-2.md`, and `A-2-2.md` for a title `A-2` after them): its letters, digits,
+    /// `-` and `_`, other characters as `_`, at most [`MAX_STEM_BYTES`] bytes.
     fn file_name(&mut self, title: &str) -> String {
         let mut stem = String::new();
-        for c in title.chars().take(80) {
+        for c in title.chars() {
             let c = if c.is_alphanumeric() || c == '-' || c == '_' {
                 c
             } else {
                 '_'
             };
+            if stem.len() + c.len_utf8() > MAX_STEM_BYTES {
+                break;
+            }
             if !(c == '_' && stem.ends_with('_')) {
                 stem.push(c);
             }
         }
         let stem = stem.trim_matches('_');
         let stem = if stem.is_empty() { "article" } else { stem };
-        let seen = self.names.entry(stem.to_lowercase()).or_insert(0);
-        *seen += 1;
-        if *seen == 1 {
-            format!("{stem}.md")
-        } else {
-            format!("{stem}-{seen}.md")
+        let mut name = stem.to_string();
+        let mut n = 1;
+        while self.names.contains(&name.to_lowercase()) {
+            n += 1;
+            name = format!("{stem}-{n}");
         }
+        self.names.insert(name.to_lowercase());
+        format!("{name}.md")
     }
 }
 

@@ -151,10 +151,13 @@ pub fn account(g: &Generated) -> Vec<String> {
         .collect()
 }
 
+/// The largest `--rejected` file that `--append` adds to.
+pub const MAX_REJECTED_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// `--rejected`: one JSON object per rejected candidate, in the order decided: its kind, the
 /// reason, the passage asked about, and its question and answer (or the reply that did not
-/// parse, or the failed call's message).
-pub fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated) -> Result<()> {
+/// parse, or the failed call's message). With `append`, after the lines a file there holds.
+pub fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated, append: bool) -> Result<()> {
     #[derive(Serialize)]
     struct Line<'a> {
         kind: &'static str,
@@ -168,6 +171,15 @@ pub fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated) -> Result<()>
         reply: Option<&'a str>,
     }
     let mut text = String::new();
+    if append && std::fs::symlink_metadata(path).is_ok() {
+        let old = crate::base::input::read_limited(path, MAX_REJECTED_BYTES).map_err(|e| {
+            anyhow::anyhow!("cannot read `{}` to append to it: {e}", path.display())
+        })?;
+        text = String::from_utf8_lossy(&old).into_owned();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
     for r in &g.rejected {
         let line = Line {
             kind: r.kind.name(),

@@ -7,7 +7,7 @@
 //! in a fixed order. What is kept depends on the seed and the replies only, never on timing,
 //! so a rerun over the response cache writes the same file and makes no call.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
@@ -18,9 +18,9 @@ use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
 use crate::adapters::corpus::Corpus;
 use crate::adapters::embed::{cosine, normalize};
 use crate::adapters::generate::{
-    answer_in_passage, answer_too_long, copies_passage, echoes_prompt, normal_question,
-    parse_candidate, parse_premise_verdict, parse_verdict, Kind, PremiseVerdict, Prompts, Reject,
-    REJECTED_REPLY_CHARS,
+    answer_in_passage, answer_too_long, copies_passage, echoes_prompt, is_placeholder,
+    normal_question, parse_candidate, parse_premise_verdict, parse_verdict, placeholders, Kind,
+    PremiseVerdict, Prompts, Reject, REJECTED_REPLY_CHARS,
 };
 use crate::base::text::{content_words, excerpt};
 
@@ -105,7 +105,15 @@ pub struct Generated {
     /// A call was kept for a batch (its error is [`crate::vocab::call::CallError::deferred`]):
     /// the rounds stopped after the one that asked it, since what follows depends on its reply.
     pub deferred: bool,
+    /// Per kind, in the order of [`Kind::ALL`]: the pass over the passages (counted from 0)
+    /// that repeated the one before it reply for reply, after which the kind asked no more (a
+    /// server ignoring `seed`, as llama-server does at temperature 0, answers every pass alike).
+    pub repeated: [Option<usize>; 4],
 }
+
+/// How many replies of a later pass, all equal to the pass before's for the same passages,
+/// stop a kind (fewer when the kind has fewer passages).
+pub const REPEATS_TO_STOP: usize = 3;
 
 /// A line of progress: after each round, what was tried and kept so far.
 pub type Progress<'a> = &'a (dyn Fn(&Generated, usize) + Sync);
@@ -231,6 +239,13 @@ pub async fn generate(
             p(&g.out, round);
         }
     }
+    // A kind that stopped on repeats but had nothing left to ask is not said to have stopped.
+    for (k, repeated) in g.out.repeated.iter_mut().enumerate() {
+        let t = &g.out.tallies[k];
+        if t.kept >= t.wanted || t.tried >= job.budget[k] {
+            *repeated = None;
+        }
+    }
     g.out.kept.sort_by_key(|k| k.kind);
     Ok(g.out)
 }
@@ -254,6 +269,13 @@ struct Generator<'a> {
     /// Whether any generation call has succeeded: a server that fails every call of the first
     /// round is down or refuses the requests, and trying the rest of the budget would not help.
     answered: bool,
+    /// Per kind, its prompt's placeholders ([`placeholders`]).
+    placeholders: Vec<Vec<String>>,
+    /// Per kind, per passage: the pass that last asked about it and a digest of the reply.
+    last_reply: Vec<HashMap<usize, (usize, u64)>>,
+    /// Per kind, the pass under way: its number, its replies so far, and how many of them
+    /// repeated the pass before.
+    passes: Vec<(usize, usize, usize)>,
 }
 
 impl<'a> Generator<'a> {
@@ -276,6 +298,12 @@ impl<'a> Generator<'a> {
                 .iter()
                 .map(|&k| job.prompts.instructions(k))
                 .collect(),
+            placeholders: Kind::ALL
+                .iter()
+                .map(|&k| placeholders(&job.prompts.instructions(k)))
+                .collect(),
+            last_reply: vec![HashMap::new(); Kind::ALL.len()],
+            passes: vec![(0, 0, 0); Kind::ALL.len()],
             limit: job.prompts.answer_limit(),
             out,
             seen_text: job.existing.iter().map(|q| normal_question(q)).collect(),
@@ -290,7 +318,7 @@ impl<'a> Generator<'a> {
         let mut asked: Vec<(Kind, usize, ChatRequest)> = Vec::new();
         for (k, kind) in Kind::ALL.into_iter().enumerate() {
             let t = &self.out.tallies[k];
-            if self.orders[k].is_empty() {
+            if self.orders[k].is_empty() || self.out.repeated[k].is_some() {
                 continue;
             }
             let missing = t.wanted - t.kept;
@@ -329,7 +357,14 @@ impl<'a> Generator<'a> {
         self.out.calls.generation += replies.len();
         let mut failed = 0;
         let mut trials: Vec<Trial> = Vec::new();
-        for ((kind, chunk, _), reply) in asked.into_iter().zip(replies) {
+        for ((kind, chunk, request), reply) in asked.into_iter().zip(replies) {
+            let pass = request.seed.map_or(0, |p| p as usize);
+            self.note_pass(
+                kind,
+                chunk,
+                pass,
+                reply.as_ref().ok().map(|r| r.text.as_str()),
+            );
             let (verdict, shown) = match reply {
                 Err(e) => {
                     failed += 1;
@@ -343,8 +378,12 @@ impl<'a> Generator<'a> {
                 Ok(r) => {
                     self.out.calls.cached += usize::from(r.cached);
                     let passage = &self.job.corpus.chunks[chunk].text;
-                    let instructions = &self.instructions[kind as usize];
-                    check(kind, &r.text, passage, instructions, self.limit)
+                    let prompt = Prompt {
+                        instructions: &self.instructions[kind as usize],
+                        placeholders: &self.placeholders[kind as usize],
+                        limit: self.limit,
+                    };
+                    check(kind, &r.text, passage, prompt)
                 }
             };
             self.out.tallies[kind as usize].tried += 1;
@@ -363,6 +402,34 @@ impl<'a> Generator<'a> {
             );
         }
         Ok(Some(trials))
+    }
+
+    /// Count the reply of pass `pass` about passage `chunk` (`None`: the call failed) and stop
+    /// the kind once [`REPEATS_TO_STOP`] replies of a later pass, all of its replies so far,
+    /// equal the pass before's about the same passages.
+    fn note_pass(&mut self, kind: Kind, chunk: usize, pass: usize, reply: Option<&str>) {
+        use std::hash::{Hash, Hasher};
+        let k = kind as usize;
+        let digest = reply.map(|text| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            h.finish()
+        });
+        let before = match digest {
+            Some(d) => self.last_reply[k].insert(chunk, (pass, d)),
+            None => self.last_reply[k].remove(&chunk),
+        };
+        let repeated = pass > 0 && before.is_some_and(|b| Some(b) == digest.map(|d| (pass - 1, d)));
+        let p = &mut self.passes[k];
+        if p.0 != pass {
+            *p = (pass, 0, 0);
+        }
+        p.1 += 1;
+        p.2 += usize::from(repeated);
+        let enough = REPEATS_TO_STOP.min(self.orders[k].len()).max(1);
+        if pass > 0 && p.1 == p.2 && p.2 >= enough {
+            self.out.repeated[k].get_or_insert(pass);
+        }
     }
 
     /// Embed the questions that passed, one batch.
@@ -463,16 +530,30 @@ impl<'a> Generator<'a> {
     }
 }
 
+/// What a reply is checked against of its prompt.
+#[derive(Clone, Copy)]
+struct Prompt<'a> {
+    /// Its instructions ([`Prompts::instructions`]).
+    instructions: &'a str,
+    /// Its placeholders ([`placeholders`]).
+    placeholders: &'a [String],
+    /// The most words of an answer.
+    limit: Option<usize>,
+}
+
 /// A generation reply's checks, up to (not including) duplicates and verification, and what
-/// the candidate shows of itself should it be rejected. `instructions` are its prompt's
-/// ([`Prompts::instructions`]), `limit` the most words of an answer.
+/// the candidate shows of itself should it be rejected.
 fn check(
     kind: Kind,
     reply: &str,
     passage: &str,
-    instructions: &str,
-    limit: Option<usize>,
+    prompt: Prompt<'_>,
 ) -> (Result<Pending, Reject>, Shown) {
+    let Prompt {
+        instructions,
+        placeholders,
+        limit,
+    } = prompt;
     let c = match parse_candidate(kind, reply) {
         Ok(c) => c,
         Err(_) => {
@@ -488,7 +569,19 @@ fn check(
         answer: c.answer.clone(),
         reply: None,
     };
-    let rejected = if echoes_prompt(&c.question, instructions, passage) {
+    let texts = [
+        Some(&c.question),
+        c.answer.as_ref(),
+        c.premise.as_ref().map(|p| &p.0),
+        c.premise.as_ref().map(|p| &p.1),
+    ];
+    let rejected = if texts
+        .into_iter()
+        .flatten()
+        .any(|t| is_placeholder(t, placeholders))
+    {
+        Some(Reject::Placeholder)
+    } else if echoes_prompt(&c.question, instructions, passage) {
         Some(Reject::EchoesPrompt)
     } else if let Some(answer) = &c.answer {
         if answer_too_long(answer, limit) {

@@ -178,7 +178,10 @@ fn failure_hint(chats: &[(&str, &ChatConfig)], by_kind: &ByKind, first: Option<&
     match Cause::of(by_kind) {
         Cause::Auth => format!(
             "check the key in {}",
-            each(&|c| format!("${}", c.api_key_env))
+            each(&|c| match c.http().api_key_env {
+                "" => "api_key_env: none is named".to_string(),
+                named => format!("${named}"),
+            })
         ),
         Cause::Unreachable => format!("is the model server at {url} running?"),
         Cause::Other => match first.filter(|_| endpoint) {

@@ -32,7 +32,7 @@ http_section! {
         /// With `batch`: the lines a batch did not answer are called `live`, or sent as one more
         /// `batch` (what fails again is called live).
         pub batch_retry: BatchRetry = BatchRetry::Live,
-        @server("OPENAI_API_KEY") {
+        @server("") {
             /// Base URL with the version path (`openai` only), or a list of servers of the same model.
             /// Default: `$OPENAI_BASE_URL`, else OpenAI's. (`http` takes `url`.)
         }
@@ -58,6 +58,21 @@ pub enum BatchRetry {
     Live,
     /// Sent once more as a new batch; what fails again is called live.
     Batch,
+}
+
+/// The variable `openai` takes its key from when `api_key_env` is not set.
+pub const DEFAULT_OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// A chat section's key: from the variable it names; unnamed, `openai`'s default variable, and
+/// none for `http` (a team's own chain, perhaps on another host, never gets the OpenAI key) or
+/// the mock.
+impl crate::adapters::http::config::KeyEnv for ChatConfig {
+    fn key_env(&self) -> &str {
+        match (self.kind, self.api_key_env.as_str()) {
+            (ChatKind::Openai, "") => DEFAULT_OPENAI_KEY_ENV,
+            (_, named) => named,
+        }
+    }
 }
 
 /// The model name `openai` sends when `model` is not set.

@@ -99,3 +99,9 @@ impl EmbedderConfig {
         Ok(())
     }
 }
+
+impl crate::adapters::http::config::KeyEnv for EmbedderConfig {
+    fn key_env(&self) -> &str {
+        &self.api_key_env
+    }
+}

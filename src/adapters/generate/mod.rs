@@ -329,6 +329,9 @@ pub enum Reject {
     /// The question repeats the prompt's own instructions (a small model echoing "a short
     /// phrase of at most ten words") rather than asking about the passage.
     EchoesPrompt,
+    /// The question or answer is a placeholder of the prompt's reply example (`...` in
+    /// `{"question": "..."}`, which a small model copies), or holds no letter or digit.
+    Placeholder,
     /// The verifier found a passage that answers the unanswerable candidate.
     VerifierSaidAnswerable,
     /// The same question as a kept one or an existing one, or too close to one.
@@ -344,12 +347,13 @@ pub enum Reject {
 }
 
 impl Reject {
-    pub const ALL: [Reject; 10] = [
+    pub const ALL: [Reject; 11] = [
         Reject::AnswerNotInPassage,
         Reject::AnswerTooLong,
         Reject::TruthNotInPassage,
         Reject::CopiesPassage,
         Reject::EchoesPrompt,
+        Reject::Placeholder,
         Reject::VerifierSaidAnswerable,
         Reject::PremiseSupported,
         Reject::Duplicate,
@@ -363,6 +367,7 @@ impl Reject {
             Reject::AnswerTooLong => "answer too long",
             Reject::CopiesPassage => "copies the passage",
             Reject::EchoesPrompt => "repeats the prompt",
+            Reject::Placeholder => "placeholder or no words",
             Reject::VerifierSaidAnswerable => "verifier said answerable",
             Reject::Duplicate => "duplicate",
             Reject::Malformed => "malformed reply",
@@ -544,6 +549,29 @@ pub fn echoes_prompt(question: &str, instructions: &str, passage: &str) -> bool 
         })
 }
 
+/// The placeholders of a prompt: the values of its reply example (`...` in the built-in
+/// `{"question": "...", "answer": "..."}`, `<your question>` in a prompt that writes so).
+pub fn placeholders(instructions: &str) -> Vec<String> {
+    static EXAMPLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#""(?:question|answer|premise|truth)"\s*:\s*"([^"]*)""#)
+            .expect("a valid regex")
+    });
+    let mut out: Vec<String> = Vec::new();
+    for c in EXAMPLE.captures_iter(instructions) {
+        let value = normal_answer(&c[1]);
+        if !out.contains(&value) {
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// Whether `text` is no question or answer at all: it holds no letter or digit (`...`, `?`),
+/// or it is one of the prompt's `placeholders` (compared as the answer match reads text).
+pub fn is_placeholder(text: &str, placeholders: &[String]) -> bool {
+    !text.chars().any(char::is_alphanumeric) || placeholders.contains(&normal_answer(text))
+}
+
 /// Whether `answer` has more words than `limit`.
 pub fn answer_too_long(answer: &str, limit: Option<usize>) -> bool {
     limit.is_some_and(|n| words(answer).count() > n)
@@ -568,6 +596,21 @@ mod tests {
 
     fn prompts() -> Prompts {
         config::GenerateConfig::default().prompts().unwrap()
+    }
+
+    #[test]
+    fn placeholders_are_the_reply_examples_values_and_wordless_text_is_one() {
+        let p = prompts();
+        let answerable = placeholders(&p.instructions(Kind::Answerable));
+        assert_eq!(answerable, ["..."]);
+        assert!(is_placeholder("...", &answerable));
+        assert!(is_placeholder(" … ?! ", &answerable));
+        assert!(!is_placeholder("What is the fee?", &answerable));
+        let custom =
+            placeholders(r#"Reply: {"question": "<your question>", "answer": "<its answer>"}"#);
+        assert_eq!(custom, ["<your question>", "<its answer>"]);
+        assert!(is_placeholder("<Your  question>", &custom));
+        assert!(!is_placeholder("your question", &custom));
     }
 
     #[test]

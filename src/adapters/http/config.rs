@@ -176,13 +176,19 @@ impl<'de> Deserialize<'de> for BaseUrls {
     }
 }
 
+/// The environment variable a section's requests take their key from: its `api_key_env`, as
+/// each section resolves it (a `chat` section of kind `http` names none unless told).
+pub trait KeyEnv {
+    fn key_env(&self) -> &str;
+}
+
 macro_rules! http_view {
     ($t:ty) => {
         impl $t {
             pub fn http(&self) -> $crate::adapters::http::config::HttpConfig<'_> {
                 $crate::adapters::http::config::HttpConfig {
                     base_url: &self.base_url,
-                    api_key_env: &self.api_key_env,
+                    api_key_env: $crate::adapters::http::config::KeyEnv::key_env(self),
                     timeout_s: self.timeout_s,
                     max_retries: self.max_retries,
                     backoff_ms: self.backoff_ms,

@@ -18,11 +18,13 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A failure whose message may quote a server's words: they are kept on one line.
     pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message: String = message.into();
         Failure {
             error: CallError {
                 kind,
-                message: message.into(),
+                message: crate::base::safe_text::one_line(&message).into_owned(),
                 deferred: false,
             },
             retry: false,
@@ -77,6 +79,8 @@ pub fn status_failure(
         // The body of a 401 may quote part of the key: it is not shown.
         let key = if endpoint.api_key.is_some() {
             format!("the API key from `${}`", endpoint.api_key_env)
+        } else if endpoint.api_key_env.is_empty() {
+            "no API key (the section names no `api_key_env`)".to_string()
         } else {
             format!("no API key (`${}` is not set)", endpoint.api_key_env)
         };

@@ -80,3 +80,9 @@ impl JudgeConfig {
         Ok(())
     }
 }
+
+impl crate::adapters::http::config::KeyEnv for JudgeConfig {
+    fn key_env(&self) -> &str {
+        &self.api_key_env
+    }
+}

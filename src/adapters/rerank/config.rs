@@ -70,3 +70,9 @@ impl RerankerConfig {
         Ok(())
     }
 }
+
+impl crate::adapters::http::config::KeyEnv for RerankerConfig {
+    fn key_env(&self) -> &str {
+        &self.api_key_env
+    }
+}

@@ -37,7 +37,7 @@ impl Scanner {
                     .size_limit(1 << 20)
                     .build()
                     .map(|r| (p.clone(), r))
-                    .map_err(|e| format!("invalid pattern `{p}`: {e}"))
+                    .map_err(|e| format!("invalid pattern `{p}`: {}", regex_why(&e)))
             })
             .collect::<Result<_, _>>()?;
         Ok(Scanner { patterns })
@@ -68,6 +68,18 @@ impl Scanner {
             })
             .collect()
     }
+}
+
+/// What is wrong with a pattern, on one line: the regex crate's last line (`unclosed group`),
+/// not its drawing of the pattern with a caret under the place, which would print as lines of
+/// their own (the last one reading `error: ...`).
+fn regex_why(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .last()
+        .map(|l| l.trim().trim_start_matches("error: ").to_string())
+        .filter(|l| !l.is_empty())
+        .unwrap_or(text)
 }
 
 #[cfg(test)]

@@ -25,9 +25,10 @@ pub struct RecommendConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_wrong_answer_rate: Option<f64>,
     pub weights: WeightsConfig,
-    /// Confidence of certification, from 0 to below 1: a certified setting meets every rate
-    /// limit with this confidence, for the whole grid at once. 0 chooses on the measured rates
-    /// alone and certifies nothing.
+    /// Confidence of certification, from 0 to below 1: at most `1 - confidence` of sweeps
+    /// certify any setting that breaks a limit (the whole grid at once; a promise about sweeps,
+    /// not about one setting once certified). 0 chooses on the measured rates alone and
+    /// certifies nothing.
     pub confidence: f64,
     /// How the level is shared over the grid: `ordered` (one family per rate limit, chains
     /// along the ordered dimension; the default) or `bonferroni` (every setting at

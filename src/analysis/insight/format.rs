@@ -15,13 +15,19 @@ pub fn percent_points(v: f64) -> String {
 
 /// A share as [`percent`] shows it, unless that would read as 0% or 100% when it is neither:
 /// then with the digits that tell it apart, two significant ones near 0 (`0.012%`, a bound a
-/// large set certifies) and one near 100 (`99.99999999999999%`, a confidence that is not 1).
+/// large set certifies; `1.0e-298%` past eight decimals) and one near 100
+/// (`99.99999999999999%`, a confidence that is not 1).
 pub fn percent_apart(v: f64) -> String {
     let points = v * 100.0;
     let shown = percent_points(v);
     let reads = shown.parse::<f64>().unwrap_or(points);
     let decimals = if points > 0.0 && reads == 0.0 {
-        1 - points.log10().floor() as i32
+        let decimals = 1 - points.log10().floor() as i32;
+        if decimals > 8 {
+            // Past a few zeros the digits are unreadable: `1.0e-298%`.
+            return format!("{points:.1e}%");
+        }
+        decimals
     } else if points < 100.0 && reads == 100.0 {
         -(100.0 - points).log10().floor() as i32
     } else {
@@ -72,5 +78,8 @@ mod tests {
         assert_eq!(percent_apart(0.999_9), "99.99%");
         assert_eq!(percent_apart(0.999_999_999_999_999_9), "99.99999999999999%");
         assert_eq!(percent_apart(0.95), "95%");
+        assert_eq!(percent_apart(0.000_000_012_3), "0.0000012%");
+        assert_eq!(percent_apart(1e-300), "1.0e-298%");
+        assert_eq!(percent_apart(f64::MIN_POSITIVE), "2.2e-306%");
     }
 }

@@ -34,9 +34,25 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     print_written(&s, &generated, &account, appending)
 }
 
-/// An `--out` that exists is refused unless `--force` or `--append`; whether this run appends.
+/// An `--out` or `--rejected` file that exists is refused unless `--force` or `--append`, and
+/// `--rejected` cannot be `--out`; whether this run appends to `--out`.
 fn check_out(s: &GenerateOptions) -> Result<bool> {
-    let out_exists = std::fs::symlink_metadata(&s.out).is_ok();
+    let exists = |path: &std::path::Path| std::fs::symlink_metadata(path).is_ok();
+    if let Some(rejected) = &s.rejected {
+        if same_file(rejected, &s.out) {
+            bail!(
+                "`--rejected {}` names the `--out` file: the rejected candidates would replace the question set; choose another file",
+                rejected.display()
+            );
+        }
+        if exists(rejected) && s.write == WriteMode::New {
+            bail!(
+                "`{}` (`--rejected`) exists: pass --force to overwrite it, or --append to add to it",
+                rejected.display()
+            );
+        }
+    }
+    let out_exists = exists(&s.out);
     if out_exists && s.write == WriteMode::New {
         bail!(
             "`{}` exists: pass --force to overwrite it, or --append to add to it",
@@ -159,6 +175,16 @@ async fn generate_questions(s: &GenerateOptions, job: &Job<'_>) -> Result<Genera
     for w in s.generator.warnings() {
         super::eprint_line(&format!("warning: {w}"));
     }
+    for (kind, pass) in Kind::ALL.iter().zip(generated.repeated) {
+        if let Some(pass) = pass {
+            super::eprint_line(&format!(
+                "warning: {}: pass {} over the passages repeated pass {} reply for reply, so it stopped there: the model gives one reply per prompt whatever the `seed` (llama-server does at temperature 0); raise the generator's `temperature` for more candidates",
+                kind.name(),
+                pass + 1,
+                pass
+            ));
+        }
+    }
     Ok(generated)
 }
 
@@ -171,7 +197,7 @@ fn keep_rejected(
     account: &[String],
 ) -> Result<()> {
     if let Some(path) = &s.rejected {
-        question_set::write_rejected(path, corpus, generated)?;
+        question_set::write_rejected(path, corpus, generated, s.write == WriteMode::Append)?;
     }
     if !generated.kept.is_empty() {
         return Ok(());

@@ -20,7 +20,7 @@ mod reason;
 mod resampling;
 mod set_size;
 
-pub use procedure::{by, certification_cell, method, procedure};
+pub use procedure::{by, certification_cell, method, procedure, promise};
 pub use reason::{limits_text, short};
 pub use set_size::{size_lines, SetSize};
 
@@ -256,7 +256,7 @@ mod tests {
             ordered[0]
         );
         assert!(
-            ordered[0].contains("; its true rates are at most unwanted 8.8% (limit 20%), false refusals 8.8% (limit 50%), with 95% confidence for every certified setting at once; the lowest weighted cost (0.001) of 2 certified settings; equal cost broken by higher minScore"),
+            ordered[0].contains("; upper bounds unwanted 8.8% (limit 20%), false refusals 8.8% (limit 50%); at most 5% of sweeps certify any setting that breaks a limit; the lowest weighted cost (0.001) of 2 certified settings; equal cost broken by higher minScore"),
             "{}",
             ordered[0]
         );
@@ -271,7 +271,7 @@ mod tests {
             "{line}"
         );
         assert!(
-            line.contains(" at once, at any number of questions; "),
+            line.contains("; at most 5% of sweeps certify any setting that breaks a limit, at whatever number of questions they stop; "),
             "{line}"
         );
         let bonferroni = RecommendConfig {

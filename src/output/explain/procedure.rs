@@ -3,7 +3,7 @@
 
 use crate::analysis::insight::certifier::{Certification, Procedure};
 use crate::analysis::insight::config::Method;
-use crate::analysis::insight::format::percent;
+use crate::analysis::insight::format::percent_apart;
 use crate::analysis::insight::rate_test::Test;
 
 /// `ordered tests`: the procedure in a few words.
@@ -19,13 +19,28 @@ pub fn procedure(c: Certification) -> &'static str {
 
 /// `at 95% by ordered tests`: the confidence and the procedure, as every line names them.
 pub fn by(c: Certification) -> String {
-    format!("at {} by {}", percent(c.confidence()), procedure(c))
+    format!("at {} by {}", percent_apart(c.confidence()), procedure(c))
+}
+
+/// What certification promises, in words: `at most 5% of sweeps certify any setting that
+/// breaks a limit` (the level, `1 - confidence`). The promise is about sweeps, not about a
+/// setting once certified: a sweep that certifies nothing is one of the 95% too.
+pub fn promise(c: Certification) -> String {
+    let anytime = if c.test() == Test::Sequential {
+        ", at whatever number of questions they stop"
+    } else {
+        ""
+    };
+    format!(
+        "at most {} of sweeps certify any setting that breaks a limit{anytime}",
+        percent_apart(1.0 - c.confidence())
+    )
 }
 
 /// summary.csv's `certification`: `ordered tests at 95%`, or `off`.
 pub fn certification_cell(c: Certification) -> String {
     if c.is_on() {
-        format!("{} at {}", procedure(c), percent(c.confidence()))
+        format!("{} at {}", procedure(c), percent_apart(c.confidence()))
     } else {
         "off".into()
     }

@@ -1,11 +1,10 @@
 //! The recommendation's line: the choice with its rates and certificate, or the closest
 //! setting and what it misses; and the limits and misses as other lines name them.
 
-use super::procedure::{by, settings};
+use super::procedure::{by, promise, settings};
 use super::Explain;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::format::{percent, percent_points, rate_with_interval};
-use crate::analysis::insight::rate_test::Test;
 use crate::analysis::insight::recommendation::Miss;
 use crate::vocab::limit::{Kind, Limit};
 
@@ -65,17 +64,12 @@ impl Explain<'_> {
                     )
                 })
                 .collect();
-            let anytime = if c.test() == Test::Sequential {
-                ", at any number of questions"
-            } else {
-                ""
-            };
             format!(
-                "recommended: {id}, certified {} over {}{rates}; its true rates are at most {}, with {} confidence for every certified setting at once{anytime}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
+                "recommended: {id}, certified {} over {}{rates}; upper bounds {}; {}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
                 by(c),
                 settings(rec.settings),
                 bounds.join(", "),
-                percent(c.confidence()),
+                promise(c),
                 rec.certified_settings,
             )
         } else {

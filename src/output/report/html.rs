@@ -228,9 +228,10 @@ fn certification(explained: &Explain<'_>, h: &mut String) {
     }
     let _ = write!(
         h,
-        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification {}</h2>\n<p class=\"small\">{}. A certified setting meets every rate limit with this confidence for the whole grid at once; a failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a chance of {} at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
+        "<section id=\"certification\" class=\"callout info\">\n<h2>Certification {}</h2>\n<p class=\"small\">{}. The promise is about sweeps, for the whole grid at once: {}. A failed call counts as a failure.</p>\n<table class=\"bounds\"><thead><tr><th>limit</th><th>failures</th><th>upper bound</th><th>max</th><th>certified</th><th>questions for a chance of {} at this rate</th><th>with none failing</th></tr></thead><tbody>\n",
         escape(&explain::by(rec.certification)),
         escape(&explained.method()),
+        escape(&explain::promise(rec.certification)),
         escape(&percent(rec.power)),
     );
     let count = |n: Option<u64>, certified: bool| match (n, certified) {

@@ -164,15 +164,28 @@ fn settings_table(r: &Results, max_rows: usize, out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
-/// The recommended setting's rates by tag, when questions carry tags.
+/// The most tags report.md lists: a pull-request comment holds 65,536 characters, and a set
+/// with thousands of tags (one per imported article) would fill it many times over.
+pub const MAX_TAG_ROWS: usize = 30;
+
+/// The recommended setting's rates by tag, when questions carry tags: the worst
+/// [`MAX_TAG_ROWS`], and how many more.
 fn tags_table(r: &Results, out: &mut dyn Write) -> Result<()> {
     if let Some((setting, rows)) = super::tags::table(r) {
         writeln!(out, "**By tag** at `{}`:\n", cell(setting))?;
         writeln!(out, "| {} |", super::tags::TABLE_HEADERS.join(" | "))?;
         writeln!(out, "|---|---:|---:|---:|---:|")?;
-        for (tag, cells) in rows {
+        // The first row is every question; the tags follow, worst first.
+        let more = rows.len().saturating_sub(1 + MAX_TAG_ROWS);
+        for (tag, cells) in rows.into_iter().take(1 + MAX_TAG_ROWS) {
             let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
             writeln!(out, "| {} | {} |", cell(&tag), cells.join(" | "))?;
+        }
+        if more > 0 {
+            writeln!(
+                out,
+                "\nThe {MAX_TAG_ROWS} tags furthest above the setting's rates are shown; {more} more are in tags.csv."
+            )?;
         }
         writeln!(out, "\n{}\n", super::tags::TABLE_NOTE)?;
     }

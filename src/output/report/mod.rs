@@ -27,9 +27,7 @@ pub use self::json::JsonResults;
 pub use self::markdown::MarkdownReport;
 pub use self::summary::Summary;
 pub use self::tags::TagsCsv;
-pub use crate::base::atomic::{
-    remove_in_flight, remove_stale_temporaries, write_atomic, write_to, Existing,
-};
+pub use crate::base::atomic::{remove_stale_temporaries, write_atomic, write_to, Existing};
 pub use crate::output::record::SCHEMA;
 
 pub use crate::results::{Meta, Results, SetMeta, SettingText};
