@@ -3,6 +3,7 @@
 
 pub mod explain;
 pub mod gate;
+pub mod labels;
 pub mod question_set;
 pub mod record;
 pub mod report;

@@ -5,6 +5,7 @@
 pub mod batch;
 pub mod build;
 pub mod identity;
+pub mod labels;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,6 +112,9 @@ pub struct Results {
     pub flagged: Vec<std::collections::BTreeMap<usize, String>>,
     /// Chunk labels by corpus (`file.md > Heading`), to show passages to people.
     pub chunk_labels: Vec<Vec<String>>,
+    /// Chunk texts by corpus, whitespace squashed as prompts send them: the passages a
+    /// person labelling a reply reads, and part of its reply id (docs/labels.md).
+    pub chunk_texts: Vec<Vec<String>>,
     /// Per question: the highest minScore at which an expected source reaches the prompt
     /// (see [`crate::sweep::Sweep::expected_scores`]).
     pub expected_scores: Vec<Option<f64>>,

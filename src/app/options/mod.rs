@@ -40,6 +40,9 @@ pub struct GateOptions {
     /// `$GITHUB_STEP_SUMMARY`: a file the Markdown is appended to.
     pub step_summary: Option<PathBuf>,
     pub summary: GateSummaryTo,
+    /// `--labels` (else `recommend.labels`): labels applied to the results before the gate
+    /// counts; `None` for the gate of a sweep, whose results hold its labels already.
+    pub labels: Option<PathBuf>,
 }
 
 impl GateOptions {
@@ -47,6 +50,7 @@ impl GateOptions {
     pub fn from_command(
         args: GateArgs,
         results: Option<PathBuf>,
+        labels: Option<PathBuf>,
         config: Option<PathBuf>,
         quiet: bool,
     ) -> Result<Self> {
@@ -57,7 +61,12 @@ impl GateOptions {
         } else {
             GateSummaryTo::Stdout
         };
-        GateOptions::new(args, results, &cfg, summary)
+        let labels =
+            labels.or_else(|| cfg.config.recommend.labels.as_ref().map(|l| cfg.resolve(l)));
+        Ok(GateOptions {
+            labels,
+            ..GateOptions::new(args, results, &cfg, summary)?
+        })
     }
 
     /// The `gate:` section of the config with the flags on top.
@@ -114,6 +123,7 @@ impl GateOptions {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             summary,
+            labels: None,
         })
     }
 }
