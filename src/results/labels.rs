@@ -100,6 +100,22 @@ impl Results {
     pub fn labelled_runs(&self) -> usize {
         self.runs.iter().filter(|r| r.labelled.is_some()).count()
     }
+
+    /// Distinct labelled replies: what a certificate with labels rests on.
+    pub fn labelled_replies(&self) -> u64 {
+        if self.labelled_runs() == 0 {
+            return 0;
+        }
+        let ids = self.reply_ids();
+        let labelled: std::collections::HashSet<&str> = self
+            .runs
+            .iter()
+            .zip(&ids)
+            .filter(|(run, _)| run.labelled.is_some())
+            .filter_map(|(_, id)| id.as_deref())
+            .collect();
+        labelled.len() as u64
+    }
 }
 
 #[cfg(test)]

@@ -431,10 +431,12 @@ impl Results {
         let retrieval: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_retrieval_score(q))
             .collect();
+        let labels = self.labelled_replies();
         let table = RunTable::new(
             (0..self.settings.len()).map(|s| self.runs_of(s)),
             &self.questions,
-        );
+        )
+        .with_labels(labels);
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
@@ -467,7 +469,8 @@ impl Results {
                     .collect();
                 let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
                 let table =
-                    RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions);
+                    RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions)
+                        .with_labels(labels);
                 let mut within = Insight::new(
                     QuestionFacts {
                         questions: &self.questions,

@@ -58,6 +58,10 @@ pub enum Observation {
     },
 }
 
+/// One setting's labelled samples, per rate limit in [`super::counts::RATE_LIMITS`] order;
+/// `None` for a rate the labels do not grade (the probes').
+pub type RateSamples = [Option<Sample>; 4];
+
 /// One rate's runs of one setting, in question order, with the sampling design.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {

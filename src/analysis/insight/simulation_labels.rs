@@ -4,8 +4,12 @@
 //! procedure on a grid. Each test asserts a figure a broken test would miss; the figures
 //! print with `cargo test --lib simulation_labels -- --nocapture`.
 
+use super::certifier::{Certifier, Evidence};
 use super::certify;
-use super::ppi::{Observation, Sample};
+use super::config::{Method, RecommendConfig};
+use super::counts::Counts;
+use super::ppi::{Observation, RateSamples, Sample};
+use super::simulation::{counts, policy, Pool};
 
 /// A grader of one rate's failures: the chance it reads a failure as one (sensitivity) and a
 /// pass as a pass (specificity).
@@ -142,4 +146,127 @@ fn with_labels_the_bound_covers_the_truth_where_the_graders_does_not() {
         c.median_with_labels,
         c.median_labels_alone
     );
+}
+
+/// One sample of the ordered grid of issue 29's test (a): per setting, `n` unanswerable
+/// questions whose true unwanted rate is the limit (20%) where `bad` says so and 5%
+/// elsewhere, graded by `g` and labelled with probability `inclusion`; every answerable
+/// question answered (its family passes its level on). The counts as the grader reads them,
+/// the counts and samples with labels.
+fn grid_sample(
+    rng: &mut fastrand::Rng,
+    bad: &[bool],
+    n: usize,
+    g: Grader,
+) -> (Vec<Counts>, Vec<Counts>, Vec<RateSamples>) {
+    let (mut graded, mut corrected, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+    for &b in bad {
+        let d = draw(rng, n, if b { 0.2 } else { 0.05 }, g, 0.15);
+        let truth = d
+            .sample
+            .observations()
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    Observation::Labelled { truth: true, .. } | Observation::Graded(true)
+                )
+            })
+            .count() as u64;
+        let n = n as u64;
+        graded.push(counts(d.graded_failures, 0, n));
+        corrected.push(counts(truth, 0, n));
+        samples.push([Some(d.sample), None, None, None]);
+    }
+    (graded, corrected, samples)
+}
+
+/// Over `samples` samples of the grid: the share in which a setting at the limit was
+/// certified with the grader's counts alone, and with labels; and the share in which the
+/// labels certified some setting.
+fn grid_run(samples: usize, seed: u64) -> (f64, f64, f64) {
+    let bad: Vec<bool> = Pool::grid()
+        .iter()
+        .map(|&(t, ..)| t <= 0.25 + 1e-9)
+        .collect();
+    let settings = Pool::settings();
+    let p = policy(Method::Ordered, false, 0.5);
+    let mut certifier = Certifier::new(&p, &settings);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (mut graded_broke, mut broke, mut any) = (0, 0, 0);
+    let breaks = |flags: &[bool]| (0..flags.len()).any(|i| flags[i] && bad[i]);
+    for _ in 0..samples {
+        let (graded, corrected, labelled) = grid_sample(&mut rng, &bad, 200, MISSES_40);
+        graded_broke += usize::from(breaks(&certifier.certified(&graded)));
+        let flags = certifier.certified_on(Evidence {
+            counts: &corrected,
+            labelled: Some(&labelled),
+        });
+        broke += usize::from(breaks(&flags));
+        any += usize::from(flags.contains(&true));
+    }
+    let share = |k: usize| k as f64 / samples as f64;
+    (share(graded_broke), share(broke), share(any))
+}
+
+/// (b) The same through the whole certification, on the ordered grid where every setting up
+/// to minScore 0.25 sits exactly at the unwanted limit (200 replies per setting, 30 labels
+/// expected): with the grader that misses 40% of answers, its counts alone certify a setting
+/// at the limit in far more than 5% of samples; with labels, in at most 5% (and three
+/// standard errors), while the settings below the limit are still certified.
+#[test]
+fn through_the_ordered_procedure_labels_keep_the_promise_the_grader_breaks() {
+    let samples = 1000;
+    let (graded_broke, broke, any) = grid_run(samples, 29);
+    eprintln!(
+        "ordered grid, grader missing 40%, {samples} samples: a setting at the limit certified {:.1}% on the grader's counts, {:.1}% with labels; some setting certified with labels {:.1}%",
+        graded_broke * 100.0,
+        broke * 100.0,
+        any * 100.0
+    );
+    let slack = 3.0 * (0.05f64 * 0.95 / samples as f64).sqrt();
+    assert!(broke <= 0.05 + slack, "with labels: {broke}");
+    assert!(graded_broke > 0.05 + slack, "grader only: {graded_broke}");
+    assert!(any >= 0.9, "with labels some setting certified in {any}");
+}
+
+/// Re-sweeps of one setting whose unwanted rate is at its limit (12.5%), graded by the
+/// grader that misses 40%, each reply labelled with probability 0.15, checked after every 10
+/// more questions from 20 to 300 in sequential mode: the share of histories ever certified.
+fn labelled_optional_stopping(histories: usize, seed: u64) -> f64 {
+    let settings = [crate::sweep::Setting::new("0.3".parse().unwrap(), 1)];
+    let p = RecommendConfig {
+        max_unwanted_answer_rate: 0.125,
+        sequential: true,
+        ..RecommendConfig::default()
+    };
+    let mut certifier = Certifier::new(&p, &settings);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let ever = (0..histories)
+        .filter(|_| {
+            let d = draw(&mut rng, 300, 0.125, MISSES_40, 0.15);
+            let all = d.sample.observations();
+            (20..=300).step_by(10).any(|n| {
+                let sample = Sample::new(all[..n].to_vec(), 0.15);
+                let labelled = [[Some(sample), None, None, None]];
+                let c = [counts(0, 0, n as u64)];
+                certifier.certified_on(Evidence {
+                    counts: &c,
+                    labelled: Some(&labelled),
+                })[0]
+            })
+        })
+        .count();
+    ever as f64 / histories as f64
+}
+
+/// The sequential mode with labels: re-sweeping until certified is falsely certified in at
+/// most 5% of histories (and three standard errors).
+#[test]
+fn re_sweeping_with_labels_keeps_the_promise() {
+    let histories = 600;
+    let ever = labelled_optional_stopping(histories, 3);
+    eprintln!("re-sweeping 20..300 at the limit with labels, {histories} histories: falsely certified in {:.2}%", ever * 100.0);
+    let slack = 3.0 * (0.05f64 * 0.95 / histories as f64).sqrt();
+    assert!(ever <= 0.05 + slack, "sequential with labels: {ever}");
 }

@@ -70,8 +70,12 @@ impl Explain<'_> {
             } else {
                 ""
             };
+            let labels = c
+                .labels()
+                .map(|n| format!("; the certificate rests on {n} labelled replies, every run's grade corrected by them"))
+                .unwrap_or_default();
             format!(
-                "recommended: {id}, certified {} over {}{rates}; its true rates are at most {}, with {} confidence for every certified setting at once{anytime}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
+                "recommended: {id}, certified {} over {}{rates}; its true rates are at most {}, with {} confidence for every certified setting at once{anytime}{labels}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
                 by(c),
                 settings(rec.settings),
                 bounds.join(", "),
