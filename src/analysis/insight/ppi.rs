@@ -42,6 +42,8 @@
 //! `z_max − Z ≥ 0`), so the evidence grows with the limit and the bound below is the exact
 //! edge of the confidence set.
 
+use super::certify::smallest_rate;
+
 /// One run's grade for one rate: whether the run counts as a failure of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Observation {
@@ -164,23 +166,11 @@ impl Sample {
     /// sequence. 1 with no runs.
     pub fn upper_bound(&self, alpha: f64) -> f64 {
         let need = -alpha.ln();
-        let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
         if self.observations.is_empty() || self.log_evidence(1.0 - 1e-12) < need {
             return 1.0;
         }
         // The evidence grows with the limit: bisect.
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if self.log_evidence(mid) >= need {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-            if hi - lo < 1e-9 {
-                break;
-            }
-        }
-        hi
+        smallest_rate(0.0, 1.0, 1e-9, |max| self.log_evidence(max) >= need)
     }
 }
 

@@ -206,9 +206,14 @@ mod tests {
     /// The lines of the recommendation among `settings` with these counts.
     fn lines(settings: &[Setting], counts: &[Counts], policy: &RecommendConfig) -> Vec<String> {
         let (rec, _) = decide(settings, counts, policy);
+        lines_of(&rec, counts, policy)
+    }
+
+    /// The lines of `rec`, chosen among settings with these counts.
+    fn lines_of(rec: &Recommendation, counts: &[Counts], policy: &RecommendConfig) -> Vec<String> {
         let stats: Vec<SettingStats> = counts.iter().map(stats_of).collect();
         Explain {
-            rec: &rec,
+            rec,
             stats: rec.index.map(|i| &stats[i]),
             policy,
         }
@@ -316,13 +321,7 @@ mod tests {
             labelled: Some(&samples),
         };
         let (rec, _) = decide_on(&settings, e, 60, policy);
-        let stats = stats_of(&c[0]);
-        let lines = Explain {
-            rec: &rec,
-            stats: Some(&stats),
-            policy,
-        }
-        .lines();
+        let lines = lines_of(&rec, &c, policy);
         (rec, lines)
     }
 
