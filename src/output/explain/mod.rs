@@ -109,8 +109,13 @@ impl<'a> Explain<'a> {
                     .unwrap_or_else(|| "an upper bound is above its limit".into())
             )
         } else {
+            // With labels the bound is the prediction-powered test's, not an exact binomial one.
+            let bound = match rec.certification.labels() {
+                Some(_) => "an upper bound",
+                None => "an exact upper bound",
+            };
             format!(
-                "not certified {by} over {} settings: an exact upper bound is above its limit",
+                "not certified {by} over {} settings: {bound} is above its limit",
                 rec.settings
             )
         }
@@ -354,6 +359,15 @@ mod tests {
         // Eight failures in 60 (13%) do not certify 20% on 30 labels: what it would take.
         let (rec, lines) = labelled_lines(8, &policy);
         assert!(!rec.certified);
+        let e = Explain {
+            rec: &rec,
+            stats: None,
+            policy: &policy,
+        };
+        assert_eq!(
+            e.certified_check(0, false),
+            "not certified at 95% by ordered prediction-powered tests on 60 labels over 2 settings: an upper bound is above its limit"
+        );
         let b = &rec.bounds[0];
         assert_eq!((b.labels, b.questions_needed), (Some(30), None));
         assert_eq!(
