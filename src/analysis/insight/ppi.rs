@@ -36,9 +36,11 @@
 //!
 //! **Why this bet.** The wealth factor for a labelled failure the grader missed is `1 − c`;
 //! everything else pays `λ (m − Z)`. With few labels that miss is what limits the bet
-//! (`λ ≤ 1 / (z_max − m)`), so the bet is kept at a fixed share of the most it may be: a share
-//! learned from the data starts too cautious to gain over a few hundred questions (measured in
-//! `simulation_labels`). Each factor grows with `m` (its derivative has the sign of
+//! (`λ ≤ 1 / (z_max − m)`), so the bet is kept at a fixed share of the most it may be. A share
+//! learned from the data (the Kelly bet on the earlier runs) starts too cautious to gain over a
+//! few hundred questions: in an exploration on simulation (a)'s second grader (300 samples,
+//! the final wealth), its median bound was 12.4–13.7% and that of a plug-in bet from a running
+//! mean and variance 12.8%, against 11.8% for the fixed share. Each factor grows with `m` (its derivative has the sign of
 //! `z_max − Z ≥ 0`), so the evidence grows with the limit and the bound below is the exact
 //! edge of the confidence set.
 
