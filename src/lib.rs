@@ -79,6 +79,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::gate::run(&options::GateOptions::from_command(
                 args.gate,
                 args.results,
+                args.labels,
                 cli.config,
                 cli.quiet,
             )?)

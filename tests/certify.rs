@@ -10,7 +10,7 @@ use crate::support::Project;
 /// A project whose questions a threshold separates cleanly: each answerable question names a
 /// made-up word that only its own section holds, each unanswerable one a word no section holds.
 /// With enough of both, the middle of the grid is certified.
-fn separable(answerable: usize, unanswerable: usize) -> Project {
+pub(crate) fn separable(answerable: usize, unanswerable: usize) -> Project {
     let p = Project::empty();
     let mut doc = String::from("# Glossary\n\n");
     let mut set = String::from("corpus: kb\nanswerable:\n");

@@ -32,6 +32,7 @@ mod import;
 mod import_replaces_only_its_own_folder;
 mod import_writes_what_validate_reads;
 mod insight;
+mod labels_certify;
 mod messages_say_what_is_true;
 mod models;
 mod outside_text_stays_on_one_line;

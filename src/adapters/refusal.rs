@@ -36,9 +36,12 @@ pub enum RefusalTier {
     Pattern,
     /// The judge model read the reply as a refusal.
     Judge,
+    /// A person labelled the reply a refusal that the grader read as an answer
+    /// (docs/labels.md); a label that agrees with the grader keeps the grader's tier.
+    Label,
 }
 
-text_enum!(RefusalTier { Exact => "exact", Lenient => "lenient", Pattern => "pattern", Judge => "judge" });
+text_enum!(RefusalTier { Exact => "exact", Lenient => "lenient", Pattern => "pattern", Judge => "judge", Label => "label" });
 
 /// `prompt.refusal_patterns`, compiled: matched case-insensitively against the reply with its
 /// whitespace squashed.

@@ -231,7 +231,8 @@ impl<'a> Sums<'a> {
             self.s.injected += usize::from(v.injected == Some(true));
         }
         self.add_usage(run);
-        self.add_judged(v);
+        // The judge's agreement describes the grader: a labelled run's is the grader's.
+        self.add_judged(run.labelled.as_ref().map_or(v, |l| &l.graded));
     }
 
     /// The run's outcome, the stage a refusal came from, and what its answer got right.

@@ -397,6 +397,10 @@ pub struct SweepArgs {
     #[arg(long)]
     pub sequential: bool,
 
+    /// A labels file (`rageval label`): a person's grades replace the grader's in every run sharing a reply (docs/labels.md) [default: `recommend.labels`]
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+
     #[command(flatten)]
     pub gate_args: GateArgs,
 }
@@ -424,6 +428,10 @@ pub struct GateCmdArgs {
     /// The results to gate [default: results.json in the config's `out` folder, else reports/latest]
     #[arg(value_name = "RESULTS")]
     pub results: Option<PathBuf>,
+
+    /// A labels file (`rageval label`): a person's grades replace the grader's in every run sharing a reply before the gate counts (docs/labels.md) [default: `recommend.labels`]
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
 
     #[command(flatten)]
     pub gate: GateArgs,

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod explain;
 pub mod gate;
+pub mod labels;
 pub mod paired;
 pub mod question_set;
 pub mod record;

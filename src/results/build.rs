@@ -65,7 +65,8 @@ pub fn shard_workspace(
 
 impl Results {
     /// The results of `sweep` over `ws` (the questions of `shard`, laid out by `shape`), with
-    /// `meta` and the insight its policy asks for.
+    /// `meta` and the insight its policy asks for; with `labels`, a person's grades in place
+    /// of the grader's where given (see [`Results::apply_labels`]).
     pub fn build(
         meta: Meta,
         ws: &Workspace,
@@ -73,14 +74,15 @@ impl Results {
         shape: Shape,
         shard: Option<Shard>,
         scanner: &Scanner,
-    ) -> Results {
+        labels: impl FnOnce(&Results) -> anyhow::Result<Option<super::labels::LabelSet>>,
+    ) -> anyhow::Result<Results> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let n = questions.len();
         let stats = (0..sweep.settings.len())
             .map(|i| aggregate(&sweep.runs[i * n..(i + 1) * n], &questions, &meta.pricing))
             .collect();
         let policy = meta.policy.clone();
-        Results {
+        let mut results = Results {
             meta,
             shard,
             positions: shape.positions,
@@ -93,6 +95,16 @@ impl Results {
                 .map(|c| c.chunks.iter().map(|ch| ch.id.clone()).collect())
                 .collect(),
             flagged: sweep.corpora.iter().map(|c| scanner.flag(c)).collect(),
+            chunk_texts: sweep
+                .corpora
+                .iter()
+                .map(|c| {
+                    c.chunks
+                        .iter()
+                        .map(|ch| crate::adapters::corpus::squash(&ch.text))
+                        .collect()
+                })
+                .collect(),
             chunk_labels: sweep
                 .corpora
                 .iter()
@@ -107,7 +119,10 @@ impl Results {
             calls: sweep.calls,
             insight: Default::default(),
             setting_text: Default::default(),
+        };
+        if let Some(labels) = labels(&results)? {
+            results.apply_labels(&labels);
         }
-        .with_insight(&policy)
+        Ok(results.with_insight(&policy))
     }
 }

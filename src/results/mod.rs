@@ -5,6 +5,7 @@
 pub mod batch;
 pub mod build;
 pub mod identity;
+pub mod labels;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,6 +112,9 @@ pub struct Results {
     pub flagged: Vec<std::collections::BTreeMap<usize, String>>,
     /// Chunk labels by corpus (`file.md > Heading`), to show passages to people.
     pub chunk_labels: Vec<Vec<String>>,
+    /// Chunk texts by corpus, whitespace squashed as prompts send them: the passages a
+    /// person labelling a reply reads, and part of its reply id (docs/labels.md).
+    pub chunk_texts: Vec<Vec<String>>,
     /// Per question: the highest minScore at which an expected source reaches the prompt
     /// (see [`crate::sweep::Sweep::expected_scores`]).
     pub expected_scores: Vec<Option<f64>>,
@@ -427,10 +431,12 @@ impl Results {
         let retrieval: Vec<Option<f64>> = (0..self.questions.len())
             .map(|q| self.best_retrieval_score(q))
             .collect();
+        let labels = self.labelled_replies();
         let table = RunTable::new(
             (0..self.settings.len()).map(|s| self.runs_of(s)),
             &self.questions,
-        );
+        )
+        .with_labels(labels);
         self.insight = Insight::new(
             QuestionFacts {
                 questions: &self.questions,
@@ -463,7 +469,8 @@ impl Results {
                     .collect();
                 let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
                 let table =
-                    RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions);
+                    RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions)
+                        .with_labels(labels);
                 let mut within = Insight::new(
                     QuestionFacts {
                         questions: &self.questions,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{PlannedRun, View};
 use crate::adapters::chat::{CallError, ChatReply};
-use crate::adapters::classify::{classify_read, Needles, Read, Reading, Rules, Verdict};
+use crate::adapters::classify::{classify_read, Labelled, Needles, Read, Reading, Rules, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Judged;
 use crate::adapters::search::Hit;
@@ -26,7 +26,12 @@ pub struct Run {
     pub best_retrieval_score: Option<f64>,
     /// Passages sent, in prompt order (empty for an early refusal).
     pub passages: Vec<Hit>,
+    /// The verdict counts use: the grader's, or a person's label of the reply where one was
+    /// given (then `labelled` keeps the grader's).
     pub verdict: Verdict,
+    /// When a person labelled this run's reply: what the grader said before the label
+    /// replaced it, and the probability the reply was sampled with (docs/labels.md).
+    pub labelled: Option<Labelled>,
     /// The reply, or the refusal sentence for an early refusal, or empty for an error.
     pub answer: Arc<str>,
     /// Model calls a production system makes for this run: the rewrite and the answer.
@@ -80,6 +85,7 @@ impl Run {
             best_retrieval_score: None,
             passages: Vec::new(),
             verdict,
+            labelled: None,
             answer,
             model_calls: 0,
             prompt_tokens: 0,

@@ -7,8 +7,10 @@
 //!
 //! A failed call is `error`, never a refusal or an answer.
 
+mod label;
 mod verdict;
 
+pub use label::{relabel, reply_id, Label, Labelled};
 pub use verdict::{Outcome, Refusal, Stage, Verdict};
 
 use crate::adapters::chat::{CallError, ChatReply};
@@ -203,14 +205,22 @@ pub fn classify_read(
             None
         }
     };
+    settle(&mut verdict, question.answerable, refusal);
+    verdict
+}
+
+/// The outcome of a run whose reply was read (`refusal`: where it was refused, if it was), by
+/// its question's class, and the stage a false refusal is blamed on.
+fn settle(verdict: &mut Verdict, answerable: bool, refusal: Option<Refusal>) {
     verdict.refusal = refusal;
-    verdict.outcome = match (question.answerable, refusal) {
+    verdict.outcome = match (answerable, refusal) {
         (true, None) => Outcome::Answer,
         (true, Some(_)) => Outcome::FalseRefusal,
         (false, None) => Outcome::UnwantedAnswer,
         (false, Some(Refusal::Early)) => Outcome::EarlyRefusal,
         (false, Some(Refusal::Model)) => Outcome::ModelRefusal,
     };
+    verdict.stage = None;
     if verdict.outcome == Outcome::FalseRefusal && verdict.expected_in_top_k.is_some() {
         verdict.stage = Some(if verdict.expected_in_prompt == Some(true) {
             Stage::Generation
@@ -220,7 +230,6 @@ pub fn classify_read(
             Stage::Retrieval
         });
     }
-    verdict
 }
 
 /// A verdict holding what retrieval found of the expected sources (in the top k, in the

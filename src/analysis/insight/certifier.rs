@@ -41,6 +41,7 @@ use std::collections::HashMap;
 
 use super::config::{Method, RecommendConfig};
 use super::counts::{slot, Counts};
+use super::ppi::{RateSamples, Sample};
 use super::rate_test::Test;
 use crate::sweep::Setting;
 use crate::vocab::dim::{Dim, Trend};
@@ -56,6 +57,9 @@ pub enum Certification {
         confidence: f64,
         method: Method,
         test: Test,
+        /// With labels: the distinct labelled replies every rate's prediction-powered test
+        /// rests on ([`super::ppi`]).
+        labels: Option<u64>,
     },
 }
 
@@ -72,6 +76,34 @@ impl Certification {
             } else {
                 Test::Fixed
             },
+            labels: None,
+        }
+    }
+
+    /// The same certification with every rate tested on `labels` labelled replies (none: 0
+    /// leaves it as it is).
+    pub fn with_labels(self, labels: u64) -> Self {
+        match self {
+            Certification::On {
+                confidence,
+                method,
+                test,
+                ..
+            } if labels > 0 => Certification::On {
+                confidence,
+                method,
+                test,
+                labels: Some(labels),
+            },
+            other => other,
+        }
+    }
+
+    /// The labelled replies the tests rest on; `None` without labels or when off.
+    pub fn labels(self) -> Option<u64> {
+        match self {
+            Certification::On { labels, .. } => labels,
+            Certification::Off => None,
         }
     }
 
@@ -132,6 +164,34 @@ pub struct Procedure {
     /// chains` (ordered, at the first setting of each chain, before any level is passed on) or
     /// `(1 - confidence) / settings` (Bonferroni).
     pub first_level: f64,
+    /// With labels (docs/labels.md): the distinct labelled replies the tests rest on; every
+    /// rate the labels grade is then tested by the prediction-powered betting test, which
+    /// combines every run's grade with the labelled sample. Absent without labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<u64>,
+}
+
+/// What the rate tests read: every setting's counts and, with labels, its labelled samples
+/// (both parallel to the grid's settings).
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    pub counts: &'a [Counts],
+    pub labelled: Option<&'a [RateSamples]>,
+}
+
+impl<'a> Evidence<'a> {
+    /// Setting `s`'s labelled sample of rate slot `i`, when it has one.
+    pub fn sample(self, s: usize, i: usize) -> Option<&'a Sample> {
+        self.labelled?.get(s)?.get(i)?.as_ref()
+    }
+
+    /// The evidence of the first `n` settings.
+    fn first(self, n: usize) -> Self {
+        Evidence {
+            counts: &self.counts[..n],
+            labelled: self.labelled.map(|l| &l[..n.min(l.len())]),
+        }
+    }
 }
 
 /// One rate limit's tests of one setting.
@@ -230,18 +290,24 @@ impl Certifier {
             chains,
             along,
             first_level,
+            labels: self.certification.labels(),
         })
     }
 
-    /// Whether `t` failures of `questions` certify family `f`'s limit at `alpha`.
-    fn passes(&mut self, f: usize, failures: u64, questions: u64, alpha: f64) -> bool {
+    /// Whether setting `s` certifies family `f`'s limit at `alpha`: on its labelled sample
+    /// when it has one ([`Sample::certifies`]), else on its failures among its questions.
+    fn passes(&mut self, f: usize, s: usize, e: Evidence<'_>, alpha: f64) -> bool {
         let (_, max, i) = self.rates[f];
+        if let Some(sample) = e.sample(s, i) {
+            return sample.certifies(max, alpha);
+        }
+        let t = e.counts[s].certified[i];
         let test = self.certification.test();
         let crit = *self
             .critical
-            .entry((i, questions, alpha.to_bits()))
-            .or_insert_with(|| test.critical_failures(questions, max, alpha));
-        crit.is_some_and(|c| failures <= c)
+            .entry((i, t.questions, alpha.to_bits()))
+            .or_insert_with(|| test.critical_failures(t.questions, max, alpha));
+        crit.is_some_and(|c| t.failures <= c)
     }
 
     /// Whether family `f`'s hypothesis of a setting with these counts holds without a test: a
@@ -260,7 +326,18 @@ impl Certifier {
 
     /// Every setting's verdicts (counts parallel to the grid's settings).
     pub fn verdicts(&mut self, counts: &[Counts]) -> Verdicts {
-        let n = counts.len().min(self.settings);
+        self.verdicts_of(Evidence {
+            counts,
+            labelled: None,
+        })
+    }
+
+    /// Every setting's verdicts on `e`: with labels, each rate with a labelled sample is
+    /// tested on it, inside the same procedure.
+    pub fn verdicts_of(&mut self, e: Evidence<'_>) -> Verdicts {
+        let n = e.counts.len().min(self.settings);
+        let e = e.first(n);
+        let counts = e.counts;
         let families = match self.certification.method() {
             None => {
                 return Verdicts {
@@ -268,8 +345,8 @@ impl Certifier {
                     families: Vec::new(),
                 }
             }
-            Some(Method::Bonferroni) => self.bonferroni(&counts[..n]),
-            Some(Method::Ordered) => self.ordered(&counts[..n]),
+            Some(Method::Bonferroni) => self.bonferroni(e),
+            Some(Method::Ordered) => self.ordered(e),
         };
         let certified = (0..n)
             .map(|s| families.iter().all(|f| f[s].certified) && self.others_hold(&counts[s]))
@@ -285,27 +362,28 @@ impl Certifier {
         self.verdicts(counts).certified
     }
 
-    fn bonferroni(&mut self, counts: &[Counts]) -> Vec<Vec<Verdict>> {
+    /// Per setting whether it is certified on `e`.
+    pub fn certified_on(&mut self, e: Evidence<'_>) -> Vec<bool> {
+        self.verdicts_of(e).certified
+    }
+
+    fn bonferroni(&mut self, e: Evidence<'_>) -> Vec<Vec<Verdict>> {
         let alpha = self.certification.delta() / self.settings.max(1) as f64;
         (0..self.rates.len())
             .map(|f| {
-                counts
-                    .iter()
-                    .map(|c| {
-                        let t = c.certified[self.rates[f].2];
-                        Verdict {
-                            certified: self.vacuous(f, c)
-                                || self.passes(f, t.failures, t.questions, alpha),
-                            level: alpha,
-                            stopped_at: None,
-                        }
+                (0..e.counts.len())
+                    .map(|s| Verdict {
+                        certified: self.vacuous(f, &e.counts[s]) || self.passes(f, s, e, alpha),
+                        level: alpha,
+                        stopped_at: None,
                     })
                     .collect()
             })
             .collect()
     }
 
-    fn ordered(&mut self, counts: &[Counts]) -> Vec<Vec<Verdict>> {
+    fn ordered(&mut self, e: Evidence<'_>) -> Vec<Vec<Verdict>> {
+        let counts = e.counts;
         let delta = self.certification.delta();
         let families = self.rates.len();
         let mut out: Vec<Vec<Verdict>> = (0..families)
@@ -351,9 +429,8 @@ impl Certifier {
                 let level = delta / open_families as f64 / open[f].len() as f64;
                 for &c in &open[f] {
                     let s = self.chains[f][c][heads[f][c]];
-                    let t = counts[s].certified[self.rates[f].2];
                     out[f][s].level = level;
-                    if self.passes(f, t.failures, t.questions, level) {
+                    if self.passes(f, s, e, level) {
                         out[f][s].certified = true;
                         changed = true;
                     }

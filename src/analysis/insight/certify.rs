@@ -104,15 +104,27 @@ pub fn upper_bound(x: u64, n: u64, alpha: f64) -> f64 {
         return 1.0 - alpha.powf(1.0 / n as f64);
     }
     // The tail falls as p rises: bisect between the measured rate and 1.
-    let (mut lo, mut hi) = (x as f64 / n as f64, 1.0_f64);
+    smallest_rate(x as f64 / n as f64, 1.0, 1e-15, |p| {
+        binomial_cdf(x, n, p) <= alpha
+    })
+}
+
+/// The smallest rate in `(lo, hi]` that `passes`, to within `tolerance`, when `lo` fails,
+/// `hi` passes and passing holds from some rate on: bisection (at most 200 halvings).
+pub fn smallest_rate(
+    mut lo: f64,
+    mut hi: f64,
+    tolerance: f64,
+    passes: impl Fn(f64) -> bool,
+) -> f64 {
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if binomial_cdf(x, n, mid) > alpha {
-            lo = mid;
-        } else {
+        if passes(mid) {
             hi = mid;
+        } else {
+            lo = mid;
         }
-        if hi - lo < 1e-15 {
+        if hi - lo < tolerance {
             break;
         }
     }

@@ -48,6 +48,11 @@ pub struct RecommendConfig {
     pub folds: Option<usize>,
     /// Seed of the bootstrap and of the folds.
     pub resampling_seed: u64,
+    /// A labels file (`rageval label`, docs/labels.md): a person's grade of a reply replaces
+    /// the grader's in every run that shares the reply. `--labels` overrides it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub labels: Option<std::path::PathBuf>,
 }
 
 /// How certification shares its level over the grid (docs/insight.md).
@@ -101,6 +106,7 @@ impl Default for RecommendConfig {
             resamples: RESAMPLES,
             folds: None,
             resampling_seed: 0,
+            labels: None,
         }
     }
 }

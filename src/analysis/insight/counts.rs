@@ -7,7 +7,8 @@
 //! Counting a setting under question weights is then one add per run into 256 bins, read out
 //! once per setting: a million runs recount in a few milliseconds.
 
-use crate::adapters::classify::Outcome;
+use super::ppi::{Observation, RateSamples, Sample};
+use crate::adapters::classify::{Outcome, Refusal, Verdict};
 use crate::adapters::evalset::Question;
 use crate::sweep::Run;
 use crate::vocab::limit::Limit;
@@ -138,6 +139,33 @@ impl Counts {
     }
 }
 
+/// How a run's grade stands against a person's labels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Grade {
+    /// No model graded it (an early refusal, a failed call): exact, never sampled.
+    Exact,
+    /// The grader's reading, not checked by a person.
+    Graded,
+    /// A person's label in place of the grader's reading: the byte of the grader's verdict,
+    /// and the probability the reply was sampled with.
+    Labelled { graded: u8, inclusion: f64 },
+}
+
+impl Grade {
+    /// How `run`'s grade stands.
+    pub fn of(run: &Run, q: &Question) -> Grade {
+        let v = &run.verdict;
+        match &run.labelled {
+            _ if v.outcome == Outcome::Error || v.refusal == Some(Refusal::Early) => Grade::Exact,
+            Some(l) => Grade::Labelled {
+                graded: code_of(&l.graded, q),
+                inclusion: l.inclusion,
+            },
+            None => Grade::Graded,
+        }
+    }
+}
+
 /// Every run's byte and prompt tokens, setting-major, with each question's class.
 #[derive(Debug, Clone, Default)]
 pub struct RunTable {
@@ -146,11 +174,19 @@ pub struct RunTable {
     classes: Vec<u8>,
     codes: Vec<u8>,
     tokens: Vec<u64>,
+    /// Per run (as `codes`), how its grade stands; empty when no run is labelled.
+    grades: Vec<Grade>,
+    /// Distinct labelled replies (model calls).
+    labels: u64,
 }
 
 /// The byte of one run.
 fn code(run: &Run, q: &Question) -> u8 {
-    let v = &run.verdict;
+    code_of(&run.verdict, q)
+}
+
+/// The byte of a run with verdict `v`.
+fn code_of(v: &Verdict, q: &Question) -> u8 {
     let mut c = 0;
     let mut set = |bit: u8, on: bool| {
         if on {
@@ -186,14 +222,80 @@ impl RunTable {
             let start = t.codes.len();
             t.codes.resize(start + n, 0);
             t.tokens.resize(start + n, 0);
+            t.grades.resize(start + n, Grade::Exact);
             for run in runs {
                 if let Some(q) = questions.get(run.question) {
                     t.codes[start + run.question] = code(run, q);
                     t.tokens[start + run.question] = run.prompt_tokens;
+                    t.grades[start + run.question] = Grade::of(run, q);
                 }
             }
         }
+        if !t.grades.iter().any(|g| matches!(g, Grade::Labelled { .. })) {
+            t.grades = Vec::new();
+        }
         t
+    }
+
+    /// The table with the number of distinct replies its labelled runs hold (runs share a
+    /// reply through the response cache: a reply id, which the results know); 0 without labels.
+    pub fn with_labels(mut self, labels: u64) -> Self {
+        self.labels = if self.grades.is_empty() { 0 } else { labels };
+        self
+    }
+
+    /// Distinct labelled replies; 0 without labels.
+    pub fn labels(&self) -> u64 {
+        self.labels
+    }
+
+    /// The smallest inclusion probability of any labelled reply: the design's.
+    fn smallest_inclusion(&self) -> f64 {
+        self.grades
+            .iter()
+            .filter_map(|g| match g {
+                Grade::Labelled { inclusion, .. } => Some(*inclusion),
+                _ => None,
+            })
+            .fold(1.0, f64::min)
+    }
+
+    /// Setting `s`'s labelled samples of each rate limit, every question weighing
+    /// `weights[q]` (repeated that many times, in question order); `None` without labels. The
+    /// probes' rate is not graded by the labels: its slot is `None`.
+    pub fn samples(&self, s: usize, weights: Option<&[u32]>) -> Option<RateSamples> {
+        if self.grades.is_empty() {
+            return None;
+        }
+        let n = self.questions;
+        let smallest = self.smallest_inclusion();
+        let mut slots: [Vec<Observation>; 3] = Default::default();
+        for q in 0..n {
+            let (c, grade) = (self.codes[s * n + q], self.grades[s * n + q]);
+            let times = weights.map_or(1, |w| w[q]);
+            for (i, slot) in slots.iter_mut().enumerate() {
+                let Some(truth) = failed(c, i) else { continue };
+                let o = match grade {
+                    Grade::Exact => Observation::Exact(truth),
+                    Grade::Graded => Observation::Graded(truth),
+                    Grade::Labelled { graded, inclusion } => Observation::Labelled {
+                        graded: failed(graded, i).unwrap_or(truth),
+                        truth,
+                        inclusion,
+                    },
+                };
+                slot.extend((0..times).map(|_| o));
+            }
+        }
+        let [unwanted, refused, wrong] = slots.map(|o| Some(Sample::new(o, smallest)));
+        Some([unwanted, refused, wrong, None])
+    }
+
+    /// Every setting's labelled samples under `weights`; `None` without labels.
+    pub fn all_samples(&self, weights: Option<&[u32]>) -> Option<Vec<RateSamples>> {
+        (0..self.settings())
+            .map(|s| self.samples(s, weights))
+            .collect()
     }
 
     pub fn questions(&self) -> usize {
@@ -253,6 +355,21 @@ impl RunTable {
         (0..self.settings())
             .map(|s| self.counts(s, weights))
             .collect()
+    }
+}
+
+/// Whether a run with byte `c` fails rate slot `i` as certification counts it (a failed call
+/// is a failure); `None` when its question is not in the rate's base. The probes' slot is not
+/// graded by labels and has no answer here.
+fn failed(c: u8, i: usize) -> Option<bool> {
+    let has = |bit: u8| c & bit != 0;
+    let answerable = has(ANSWERABLE);
+    let error = has(ERROR);
+    match i {
+        0 => (!answerable).then(|| has(UNWANTED) || error),
+        1 => answerable.then(|| has(FALSE_REFUSAL) || error),
+        2 => answerable.then(|| has(WRONG) || error),
+        _ => None,
     }
 }
 
@@ -330,5 +447,76 @@ mod tests {
             }
         );
         assert_eq!(c.questions, 12);
+    }
+
+    #[test]
+    fn labelled_runs_become_the_samples_of_the_rates_they_count_in() {
+        use crate::adapters::classify::{Label, Refusal};
+        use crate::output::report::fixture;
+        use crate::results::labels::{Given, LabelSet};
+        let r = fixture::results();
+        let table = |r: &crate::results::Results| {
+            RunTable::new((0..r.settings.len()).map(|s| r.runs_of(s)), &r.questions)
+        };
+        assert!(
+            table(&r).all_samples(None).is_none(),
+            "no labels, no samples"
+        );
+        // Label the first answered run's reply refused, as the fixture's label test does.
+        let ids = r.reply_ids();
+        let i = (0..r.runs.len())
+            .find(|&i| r.runs[i].verdict.outcome == Outcome::Answer)
+            .unwrap();
+        let mut labels = LabelSet::new();
+        let label = Label {
+            refused: Some(true),
+            correct: None,
+        };
+        labels.insert(
+            ids[i].clone().unwrap(),
+            Given {
+                label,
+                inclusion: 0.5,
+            },
+        );
+        let r = r.with_labels(&labels);
+        let t = table(&r).with_labels(r.labelled_replies());
+        // A run's place in a rate's sample: among the questions the rate counts.
+        let place = |q: usize| {
+            let answerable = r.questions[q].answerable;
+            (0..q)
+                .filter(|&p| r.questions[p].answerable == answerable)
+                .count()
+        };
+        assert_eq!(t.labels(), 1, "one reply, however many runs share it");
+        let (run, q) = (&r.runs[i], &r.questions[r.runs[i].question]);
+        assert!(q.answerable);
+        let [_, refused, wrong, probes] = t.samples(run.setting, None).unwrap();
+        let expected = Observation::Labelled {
+            graded: false,
+            truth: true,
+            inclusion: 0.5,
+        };
+        let refused = refused.unwrap();
+        assert_eq!(refused.observations()[place(run.question)], expected);
+        // Neither read it as a wrong answer; the probes are not graded by labels.
+        assert!(matches!(
+            wrong.unwrap().observations()[place(run.question)],
+            Observation::Labelled { truth: false, .. }
+        ));
+        assert!(probes.is_none());
+        // An early refusal is exact.
+        let early = r
+            .runs
+            .iter()
+            .find(|x| {
+                x.verdict.refusal == Some(Refusal::Early) && r.questions[x.question].answerable
+            })
+            .expect("an early false refusal in the fixture");
+        let [_, refused, ..] = t.samples(early.setting, None).unwrap();
+        assert_eq!(
+            refused.unwrap().observations()[place(early.question)],
+            Observation::Exact(true)
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod counts;
 pub mod format;
 pub mod pareto;
+pub mod ppi;
 pub mod rate_test;
 pub mod recommend;
 pub mod recommendation;
@@ -23,6 +24,8 @@ pub mod separability;
 pub mod sequence;
 #[cfg(test)]
 mod simulation;
+#[cfg(test)]
+mod simulation_labels;
 pub mod wilson;
 
 use serde::Serialize;

@@ -19,9 +19,10 @@
 //! then grid order. When no setting meets the limits even on the measured rates, the one
 //! closest to meeting them is named with the limits it misses and by how much.
 
-use super::certifier::{Certifier, Verdicts};
+use super::certifier::{Certifier, Evidence, Verdicts};
 use super::choice::{choose, misses, Choice};
 use super::counts::{Counts, RunTable};
+use super::ppi::Sample;
 pub use super::recommendation::*;
 use crate::analysis::insight::config::RecommendConfig;
 use crate::sweep::Setting;
@@ -67,7 +68,12 @@ pub fn recommend(
 ) -> (Recommendation, Vec<bool>) {
     let n = settings.len().min(table.settings());
     let counts = table.all_counts(None);
-    decide(&settings[..n], &counts[..n], policy)
+    let labelled = table.all_samples(None);
+    let e = Evidence {
+        counts: &counts[..n],
+        labelled: labelled.as_deref(),
+    };
+    decide_on(&settings[..n], e, table.labels(), policy)
 }
 
 /// The recommendation from each setting's counts (parallel to `settings`).
@@ -76,10 +82,26 @@ pub fn decide(
     counts: &[Counts],
     policy: &RecommendConfig,
 ) -> (Recommendation, Vec<bool>) {
-    let n = settings.len().min(counts.len());
-    let (settings, counts) = (&settings[..n], &counts[..n]);
+    let e = Evidence {
+        counts,
+        labelled: None,
+    };
+    decide_on(settings, e, 0, policy)
+}
+
+/// The recommendation from each setting's counts and, with `labels` labelled replies, its
+/// labelled samples (parallel to `settings`).
+pub fn decide_on(
+    settings: &[Setting],
+    e: Evidence<'_>,
+    labels: u64,
+    policy: &RecommendConfig,
+) -> (Recommendation, Vec<bool>) {
+    let n = settings.len().min(e.counts.len());
+    let (settings, counts) = (&settings[..n], &e.counts[..n]);
     let mut certifier = Certifier::new(policy, settings);
-    let verdicts = certifier.verdicts(counts);
+    certifier.certification = certifier.certification.with_labels(labels);
+    let verdicts = certifier.verdicts_of(e);
     let choice = choose(
         settings,
         counts,
@@ -105,7 +127,13 @@ pub fn decide(
     }
     let at = choice.best.or(choice.closest);
     if let (Some(i), true) = (at, certification.is_on()) {
-        rec.bounds = bounds(&certifier, &verdicts, settings, &counts[i], i, policy);
+        let facts = Facts {
+            certifier: &certifier,
+            verdicts: &verdicts,
+            settings,
+            e,
+        };
+        rec.bounds = bounds(facts, i, policy);
     }
     match choice.best {
         Some(best) => chosen(&mut rec, &choice, settings, counts, policy, best),
@@ -114,15 +142,25 @@ pub fn decide(
     (rec, choice.certified_flags)
 }
 
-/// The rate limits of setting `i` under certification, with what it would take.
-fn bounds(
-    certifier: &Certifier,
-    verdicts: &Verdicts,
-    settings: &[Setting],
-    c: &Counts,
-    i: usize,
-    policy: &RecommendConfig,
-) -> Vec<Bound> {
+/// What the bounds are read from: the procedure, its verdicts and the evidence it tested.
+struct Facts<'a> {
+    certifier: &'a Certifier,
+    verdicts: &'a Verdicts,
+    settings: &'a [Setting],
+    e: Evidence<'a>,
+}
+
+/// The rate limits of setting `i` under certification, with what it would take. A rate
+/// tested on labels has its bound from them, and no question count: how many more labels
+/// or questions it takes depends on the grader's errors, which the counts do not tell.
+fn bounds(facts: Facts<'_>, i: usize, policy: &RecommendConfig) -> Vec<Bound> {
+    let Facts {
+        certifier,
+        verdicts,
+        settings,
+        e,
+    } = facts;
+    let c = &e.counts[i];
     let test = certifier.certification.test();
     certifier
         .rates()
@@ -134,9 +172,10 @@ fn bounds(
         .map(|(f, &(limit, max, slot))| {
             let t = c.certified[slot];
             let v = verdicts.families[f][i];
+            let sample = e.sample(i, slot);
             // Planned at the level its test had: more questions keep the other chains'
             // passes, if anything they add to them.
-            let plan = v.level;
+            let plan = (!v.certified && sample.is_none()).then_some(v.level);
             let rate = if t.questions == 0 {
                 0.0
             } else {
@@ -148,21 +187,22 @@ fn bounds(
                 failures: t.failures,
                 questions: t.questions,
                 level: v.level,
-                upper_bound: test.upper_bound(t.failures, t.questions, v.level),
+                upper_bound: match sample {
+                    Some(s) => s.upper_bound(v.level),
+                    None => test.upper_bound(t.failures, t.questions, v.level),
+                },
+                labels: sample.map(Sample::labels),
                 certified: v.certified,
                 stopped_at: v.stopped_at.map(|s| settings[s].id()),
-                questions_needed: (!v.certified)
-                    .then(|| {
-                        test.questions_for_power(rate, max, plan, policy.power)
-                            .questions()
-                    })
-                    .flatten(),
-                questions_needed_with_none: (!v.certified)
-                    .then(|| test.needed_with_failures(0, max, plan).questions())
-                    .flatten(),
-                questions_needed_with_one: (!v.certified && t.failures == 0)
-                    .then(|| test.needed_with_failures(1, max, plan).questions())
-                    .flatten(),
+                questions_needed: plan.and_then(|a| {
+                    test.questions_for_power(rate, max, a, policy.power)
+                        .questions()
+                }),
+                questions_needed_with_none: plan
+                    .and_then(|a| test.needed_with_failures(0, max, a).questions()),
+                questions_needed_with_one: plan
+                    .filter(|_| t.failures == 0)
+                    .and_then(|a| test.needed_with_failures(1, max, a).questions()),
             }
         })
         .collect()

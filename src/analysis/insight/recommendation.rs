@@ -71,9 +71,15 @@ pub struct Bound {
     /// before it, the level it would get next).
     pub level: f64,
     /// The exact one-sided upper bound at that level (Clopper–Pearson; with
-    /// `recommend.sequential`, the confidence sequence's): the true rate is below it with the
-    /// stated confidence, for the whole grid at once.
+    /// `recommend.sequential`, the confidence sequence's; with labels, the prediction-powered
+    /// test's): the true rate is below it with the stated confidence, for the whole grid at
+    /// once.
     pub upper_bound: f64,
+    /// With labels: the labelled replies among the rate's runs of this setting; the bound is
+    /// then the prediction-powered test's (every run's grade corrected by the labels).
+    /// Absent without labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<u64>,
     /// Whether the limit is certified.
     pub certified: bool,
     /// When its chain along the ordered dimension stopped before reaching it: the setting

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::certifier::Certifier;
+use super::certifier::{Certifier, Evidence};
 use super::choice::choose;
 use super::counts::{slot, RunTable, Tally, RATE_LIMITS};
 use super::recommend::Resampling;
@@ -52,7 +52,11 @@ fn resample_choices(
                 }
             }
             let counts = table.all_counts(Some(&weights));
-            let certified = certifier.certified(&counts);
+            let labelled = table.all_samples(Some(&weights));
+            let certified = certifier.certified_on(Evidence {
+                counts: &counts,
+                labelled: labelled.as_deref(),
+            });
             let c = choose(settings, &counts, policy, &certifier.limits, certified);
             (c.best, c.certified)
         })
@@ -163,7 +167,11 @@ pub fn cross_validate(
     for f in 0..r.folds {
         let train: Vec<u32> = fold.iter().map(|&g| u32::from(g != f)).collect();
         let counts = table.all_counts(Some(&train));
-        let certified = certifier.certified(&counts);
+        let labelled = table.all_samples(Some(&train));
+        let certified = certifier.certified_on(Evidence {
+            counts: &counts,
+            labelled: labelled.as_deref(),
+        });
         let c = choose(settings, &counts, policy, &certifier.limits, certified);
         certified_folds += usize::from(c.certified);
         match chose.iter_mut().find(|(s, _)| *s == c.best) {

@@ -27,7 +27,7 @@
 //! The upper bound shown is the smallest limit the evidence would certify: the confidence
 //! sequence's upper end at `(x, n)`.
 
-use super::certify::{log_binomial_cdf, log_binomial_pmf};
+use super::certify::{log_binomial_cdf, log_binomial_pmf, smallest_rate};
 
 /// `ln M_n`: the log evidence of `x` failures in `n` questions against a rate of at least
 /// `max` (`0 < max < 1`). 0 (no evidence) without questions.
@@ -89,19 +89,9 @@ pub fn upper_bound(x: u64, n: u64, alpha: f64) -> f64 {
     }
     let need = -alpha.ln();
     // The evidence grows as the limit rises past the measured rate: bisect.
-    let (mut lo, mut hi) = (x as f64 / n as f64, 1.0_f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if log_evidence(x, n, mid) >= need {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-        if hi - lo < 1e-15 {
-            break;
-        }
-    }
-    hi
+    smallest_rate(x as f64 / n as f64, 1.0, 1e-15, |max| {
+        log_evidence(x, n, max) >= need
+    })
 }
 
 #[cfg(test)]

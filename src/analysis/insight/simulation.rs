@@ -17,14 +17,14 @@ use crate::sweep::Setting;
 /// draw is below `q_k` (more passages, more made-up answers); an answerable one has a score
 /// `~ U(0.25, 0.9)` and is refused when it is under minScore or its draw is above `r_k` (the
 /// right passage missed at small k). Rates are monotone along minScore for each k, and exact.
-struct Pool;
+pub(super) struct Pool;
 
 const SCALE: f64 = 0.63;
 const UNANSWERED_K: [(usize, f64); 3] = [(1, 0.5), (2, 0.65), (4, 0.8)];
 const ANSWERED_K: [(usize, f64); 3] = [(1, 0.85), (2, 0.92), (4, 0.95)];
 
 impl Pool {
-    fn grid() -> Vec<(f64, usize, f64, f64)> {
+    pub(super) fn grid() -> Vec<(f64, usize, f64, f64)> {
         let mut out = Vec::new();
         for i in 1..=10 {
             let t = f64::from(i) * 0.05;
@@ -35,7 +35,7 @@ impl Pool {
         out
     }
 
-    fn settings() -> Vec<Setting> {
+    pub(super) fn settings() -> Vec<Setting> {
         Self::grid()
             .iter()
             .map(|&(t, k, _, _)| Setting::new(format!("{t:.2}").parse().unwrap(), k))
@@ -80,11 +80,11 @@ impl Pool {
 }
 
 /// Counts of `n` questions per class with these failures.
-fn counts(answered: u64, refused: u64, n: u64) -> Counts {
+pub(super) fn counts(answered: u64, refused: u64, n: u64) -> Counts {
     Counts::two_rates(Tally::of(answered, n), Tally::of(refused, n), 100 * n)
 }
 
-fn policy(method: Method, sequential: bool, max_false_refusals: f64) -> RecommendConfig {
+pub(super) fn policy(method: Method, sequential: bool, max_false_refusals: f64) -> RecommendConfig {
     RecommendConfig {
         max_unwanted_answer_rate: 0.2,
         max_false_refusal_rate: max_false_refusals,

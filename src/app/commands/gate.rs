@@ -12,16 +12,20 @@ use crate::base::input::{open_limited, FileError, MAX_RESULTS_BYTES};
 use crate::output::gate::comment::Comment;
 use crate::output::gate::github::{self, Posted, PullRequest};
 use crate::output::gate::{self, metrics, ResultsError};
+use crate::output::labels::LabelsFile;
 use crate::output::report::{write_atomic, Results};
 use crate::sweep::Setting;
 use crate::vocab::limit::{Kind, Limit};
 
 pub async fn run(s: &GateOptions) -> Result<ExitStatus> {
-    let current = load(
+    let mut current = load(
         &s.results,
         "results",
         "run `rageval sweep` first, or name a results file",
     )?;
+    if let Some(path) = &s.labels {
+        current = labelled(current, path)?;
+    }
     let baseline = match (&s.policy.baseline, s.update_baseline) {
         (Some(path), false) => Some((
             load(path, "baseline", gate::NO_BASELINE_HINT)?,
@@ -193,6 +197,14 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `current` with the labels of `path` in place of the grader's reading, every count and the
+/// certification recomputed.
+fn labelled(current: Results, path: &Path) -> Result<Results> {
+    let known = current.reply_ids().into_iter().flatten().collect();
+    let file = LabelsFile::read(path, &known)?;
+    Ok(current.with_labels(&file.labels()))
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.

@@ -8,6 +8,7 @@ use crate::adapters::evalset::Workspace;
 use crate::app::cli::OutputFormat;
 use crate::app::options::{Questions, SweepOptions};
 use crate::base::exit::ExitStatus;
+use crate::output::labels::LabelsFile;
 use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
@@ -18,6 +19,8 @@ type Retriever = Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let mut questions = load(&s)?;
+    // A labels file that cannot be read is found before any model call is paid for.
+    let labels = s.labels().map(LabelsFile::load).transpose()?;
     let (retriever, retrieval) = open_retrieval(&s, questions.chunk_members.take()).await?;
     if s.dry_run() {
         return dry_run(&s, &questions.ws, retriever, retrieval).await;
@@ -31,7 +34,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     }
     let sweep = sweep(&s, &questions.ws, retriever, retrieval).await?;
     check_health(&s, &sweep)?;
-    let results = s.results(questions, sweep);
+    let results = s.results(questions, sweep, labels.as_ref())?;
     let summary = Summary::of(&results);
     let written = write_reports(&s, &results, &summary)?;
     print_results(&s, &results, &summary, &written)?;

@@ -46,6 +46,9 @@ pub struct GateOptions {
     /// `--benchmark-json FILE` and `--openmetrics FILE`.
     pub benchmark_json: Option<PathBuf>,
     pub openmetrics: Option<PathBuf>,
+    /// `--labels` (else `recommend.labels`): labels applied to the results before the gate
+    /// counts; `None` for the gate of a sweep, whose results hold its labels already.
+    pub labels: Option<PathBuf>,
 }
 
 impl GateOptions {
@@ -53,6 +56,7 @@ impl GateOptions {
     pub fn from_command(
         args: GateArgs,
         results: Option<PathBuf>,
+        labels: Option<PathBuf>,
         config: Option<PathBuf>,
         quiet: bool,
     ) -> Result<Self> {
@@ -63,7 +67,12 @@ impl GateOptions {
         } else {
             GateSummaryTo::Stdout
         };
-        GateOptions::new(args, results, &cfg, summary)
+        let labels =
+            labels.or_else(|| cfg.config.recommend.labels.as_ref().map(|l| cfg.resolve(l)));
+        Ok(GateOptions {
+            labels,
+            ..GateOptions::new(args, results, &cfg, summary)?
+        })
     }
 
     /// The `gate:` section of the config with the flags on top.
@@ -125,6 +134,7 @@ impl GateOptions {
                 .then(|| PullRequest::from_env(|name| std::env::var(name).ok())),
             benchmark_json: args.benchmark_json,
             openmetrics: args.openmetrics,
+            labels: None,
         })
     }
 }

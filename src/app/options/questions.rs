@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use super::SweepOptions;
 use crate::adapters::evalset::Workspace;
+use crate::output::labels::LabelsFile;
 use crate::results::build::{set_meta, shard_workspace, Shape};
 use crate::results::{Results, SetMeta};
 use crate::sweep::Sweep;
@@ -25,10 +26,25 @@ pub struct Questions {
 impl SweepOptions {
     /// The finished sweep of `questions` as the one value every report reads: the facts of
     /// this run ([`SweepOptions::meta`]), the rest from the sweep.
-    pub fn results(&self, questions: Questions, sweep: Sweep) -> Results {
+    /// The results of the sweep, with the labels of `labels` (read before the sweep) checked
+    /// against its replies and applied.
+    pub fn results(
+        &self,
+        questions: Questions,
+        sweep: Sweep,
+        labels: Option<&LabelsFile>,
+    ) -> Result<Results> {
         let meta = self.meta(questions.evalsets);
         let (ws, shape) = (&questions.ws, questions.shape);
-        Results::build(meta, ws, sweep, shape, self.shard(), &self.scanner())
+        let path = self.labels();
+        Results::build(meta, ws, sweep, shape, self.shard(), &self.scanner(), |r| {
+            let (Some(file), Some(path)) = (labels, path) else {
+                return Ok(None);
+            };
+            let known = r.reply_ids().into_iter().flatten().collect();
+            file.check_replies(path, &known)?;
+            Ok(Some(file.labels()))
+        })
     }
 
     /// The questions of the plan's question sets, ready to sweep.

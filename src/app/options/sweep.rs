@@ -93,6 +93,10 @@ impl SweepOptions {
             None => "recommend.folds",
         };
         policy.sequential |= args.sequential;
+        policy.labels = match args.labels.take() {
+            Some(flag) => Some(flag),
+            None => policy.labels.as_ref().map(|l| cfg.resolve(l)),
+        };
         pipeline.add_chat_variants(&cfg, &grid)?;
         pipeline.add_embedders(&cfg, &grid)?;
         let c = &cfg.config;
@@ -156,6 +160,11 @@ impl SweepOptions {
         &self.grid
     }
     /// The folder the reports are written to.
+    /// `--labels`, else `recommend.labels`: the labels file the results take.
+    pub fn labels(&self) -> Option<&Path> {
+        self.policy.labels.as_deref()
+    }
+
     pub fn out(&self) -> &Path {
         &self.out
     }

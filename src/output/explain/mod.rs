@@ -109,8 +109,13 @@ impl<'a> Explain<'a> {
                     .unwrap_or_else(|| "an upper bound is above its limit".into())
             )
         } else {
+            // With labels the bound is the prediction-powered test's, not an exact binomial one.
+            let bound = match rec.certification.labels() {
+                Some(_) => "an upper bound",
+                None => "an exact upper bound",
+            };
             format!(
-                "not certified {by} over {} settings: an exact upper bound is above its limit",
+                "not certified {by} over {} settings: {bound} is above its limit",
                 rec.settings
             )
         }
@@ -177,9 +182,11 @@ fn questions_of(limit: Limit) -> (&'static str, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::insight::certifier::Evidence;
     use crate::analysis::insight::config::Method;
     use crate::analysis::insight::counts::{Counts, Tally};
-    use crate::analysis::insight::recommend::decide;
+    use crate::analysis::insight::ppi::{Observation, RateSamples, Sample};
+    use crate::analysis::insight::recommend::{decide, decide_on};
     use crate::sweep::Setting;
 
     fn setting(min: &str, k: usize) -> Setting {
@@ -204,9 +211,14 @@ mod tests {
     /// The lines of the recommendation among `settings` with these counts.
     fn lines(settings: &[Setting], counts: &[Counts], policy: &RecommendConfig) -> Vec<String> {
         let (rec, _) = decide(settings, counts, policy);
+        lines_of(&rec, counts, policy)
+    }
+
+    /// The lines of `rec`, chosen among settings with these counts.
+    fn lines_of(rec: &Recommendation, counts: &[Counts], policy: &RecommendConfig) -> Vec<String> {
         let stats: Vec<SettingStats> = counts.iter().map(stats_of).collect();
         Explain {
-            rec: &rec,
+            rec,
             stats: rec.index.map(|i| &stats[i]),
             policy,
         }
@@ -282,6 +294,88 @@ mod tests {
         assert!(
             line.contains(", certified at 95% by Bonferroni over 2 settings: "),
             "{line}"
+        );
+    }
+
+    /// Two settings whose unwanted and false-refusal samples hold 60 runs each, half of them
+    /// labelled (π = 0.5), `failures` of the unwanted ones failing as graded and labelled.
+    fn labelled(failures: usize) -> (Vec<Counts>, Vec<RateSamples>) {
+        let sample = |failures: usize| {
+            let obs = (0..60)
+                .map(|i| match i % 2 {
+                    0 => Observation::Graded(i < 2 * failures),
+                    _ => Observation::Labelled {
+                        graded: i < 2 * failures,
+                        truth: i < 2 * failures,
+                        inclusion: 0.5,
+                    },
+                })
+                .collect();
+            Some(Sample::new(obs, 0.5))
+        };
+        let c = counts(60, failures as u64, 60, 0);
+        let s: RateSamples = [sample(failures), sample(0), None, None];
+        (vec![c, c], vec![s.clone(), s])
+    }
+
+    fn labelled_lines(failures: usize, policy: &RecommendConfig) -> (Recommendation, Vec<String>) {
+        let settings = [setting("0.3", 1), setting("0.5", 1)];
+        let (c, samples) = labelled(failures);
+        let e = Evidence {
+            counts: &c,
+            labelled: Some(&samples),
+        };
+        let (rec, _) = decide_on(&settings, e, 60, policy);
+        let lines = lines_of(&rec, &c, policy);
+        (rec, lines)
+    }
+
+    #[test]
+    fn with_labels_the_lines_say_the_certificate_rests_on_them() {
+        let policy = RecommendConfig::default();
+        let (rec, lines) = labelled_lines(0, &policy);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains(", certified at 95% by ordered prediction-powered tests on 60 labels over 2 settings: "),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[0].contains(" at once; the certificate rests on 60 labelled replies, every run's grade corrected by them; "),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(rec.bounds[0].labels, Some(30));
+        assert_eq!(rec.procedure.as_ref().unwrap().labels, Some(60));
+        let method = method(rec.procedure.as_ref(), 2);
+        assert!(
+            method.ends_with("; prediction-powered tests on 60 labelled replies (every run's grade corrected by the labels into an unbiased estimate of its failure, and a bettor's wealth against the limit with Ville's inequality; Csillag et al. 2025), valid at every number of questions; a rate the labels do not grade by exact binomial (Clopper–Pearson) tests"),
+            "{method}"
+        );
+        assert_eq!(
+            certification_cell(rec.certification),
+            "ordered prediction-powered tests on 60 labels at 95%"
+        );
+        // Eight failures in 60 (13%) do not certify 20% on 30 labels: what it would take.
+        let (rec, lines) = labelled_lines(8, &policy);
+        assert!(!rec.certified);
+        let e = Explain {
+            rec: &rec,
+            stats: None,
+            policy: &policy,
+        };
+        assert_eq!(
+            e.certified_check(0, false),
+            "not certified at 95% by ordered prediction-powered tests on 60 labels over 2 settings: an upper bound is above its limit"
+        );
+        let b = &rec.bounds[0];
+        assert_eq!((b.labels, b.questions_needed), (Some(30), None));
+        assert_eq!(
+            lines[1],
+            format!(
+                "to certify min_score=0.5,k=1 at 95% by ordered prediction-powered tests on 60 labels: unwanted 8 of 60 (bound {} > 20%), tested on 30 labelled replies: more labels, or more questions, narrow the bound; adding questions and re-sweeping until certified breaks this promise unless `recommend.sequential: true`",
+                crate::analysis::insight::format::percent(b.upper_bound)
+            )
         );
     }
 

@@ -82,6 +82,11 @@ fn needed_text(b: &Bound, power: f64) -> String {
     if b.max <= 0.0 {
         return format!("{head}: a limit of 0% is never certified by a sample; allow a small rate");
     }
+    if let Some(n) = b.labels {
+        return format!(
+            "{head}, tested on {n} labelled replies: more labels, or more questions, narrow the bound"
+        );
+    }
     let with_none = format!(
         "{} with {none}",
         count_or_more(b.questions_needed_with_none, certify::MAX_QUESTIONS)

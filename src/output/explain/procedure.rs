@@ -8,7 +8,10 @@ use crate::analysis::insight::rate_test::Test;
 
 /// `ordered tests`: the procedure in a few words.
 pub fn procedure(c: Certification) -> &'static str {
+    let labelled = c.labels().is_some();
     match (c.method(), c.test()) {
+        (Some(Method::Ordered), _) if labelled => "ordered prediction-powered tests",
+        (Some(Method::Bonferroni), _) if labelled => "Bonferroni, prediction-powered tests",
         (Some(Method::Ordered), Test::Fixed) => "ordered tests",
         (Some(Method::Ordered), Test::Sequential) => "ordered anytime-valid tests",
         (Some(Method::Bonferroni), Test::Fixed) => "Bonferroni",
@@ -17,9 +20,23 @@ pub fn procedure(c: Certification) -> &'static str {
     }
 }
 
-/// `at 95% by ordered tests`: the confidence and the procedure, as every line names them.
+/// `at 95% by ordered tests`: the confidence and the procedure, as every line names them;
+/// with labels, the labels it rests on (`at 95% by ordered prediction-powered tests on 60
+/// labels`).
 pub fn by(c: Certification) -> String {
-    format!("at {} by {}", percent_apart(c.confidence()), procedure(c))
+    format!(
+        "at {} by {}{}",
+        percent_apart(c.confidence()),
+        procedure(c),
+        on_labels(c)
+    )
+}
+
+/// ` on 60 labels`, with labels; empty without.
+fn on_labels(c: Certification) -> String {
+    c.labels()
+        .map(|n| format!(" on {n} label{}", if n == 1 { "" } else { "s" }))
+        .unwrap_or_default()
 }
 
 /// What certification promises, in words: `at most 5% of sweeps certify any setting that
@@ -40,7 +57,12 @@ pub fn promise(c: Certification) -> String {
 /// summary.csv's `certification`: `ordered tests at 95%`, or `off`.
 pub fn certification_cell(c: Certification) -> String {
     if c.is_on() {
-        format!("{} at {}", procedure(c), percent_apart(c.confidence()))
+        format!(
+            "{}{} at {}",
+            procedure(c),
+            on_labels(c),
+            percent_apart(c.confidence())
+        )
     } else {
         "off".into()
     }
@@ -52,7 +74,18 @@ pub(super) fn settings(n: usize) -> String {
 }
 
 /// The tests, in words.
-fn tests(sequential: bool) -> &'static str {
+fn tests(p: &Procedure) -> String {
+    match p.labels {
+        Some(n) => format!(
+            "prediction-powered tests on {n} labelled replies (every run's grade corrected by the labels into an unbiased estimate of its failure, and a bettor's wealth against the limit with Ville's inequality; Csillag et al. 2025), valid at every number of questions; a rate the labels do not grade by {}",
+            exact_tests(p.sequential)
+        ),
+        None => exact_tests(p.sequential).to_string(),
+    }
+}
+
+/// The tests without labels, in words.
+fn exact_tests(sequential: bool) -> &'static str {
     if sequential {
         "anytime-valid tests (a confidence sequence: the binomial likelihood ratio mixed over rates below the limit, with Ville's inequality), valid at every number of questions"
     } else {
@@ -69,7 +102,7 @@ pub fn method(procedure: Option<&Procedure>, settings: usize) -> String {
     match p.method {
         Method::Bonferroni => format!(
             "Bonferroni: {} of every rate limit, each at level (1 - confidence) / {s} (over {s} setting{})",
-            tests(p.sequential),
+            tests(p),
             if s == 1 { "" } else { "s" }
         ),
         Method::Ordered => {
@@ -84,7 +117,7 @@ pub fn method(procedure: Option<&Procedure>, settings: usize) -> String {
             };
             format!(
                 "ordered family-wise tests: each of the {families} rate limits a family at (1 - confidence) / {families}, split over its {along}; the level of a chain or family that certifies all it holds passes to the others (a graphical procedure, Bretz et al. 2009); {}",
-                tests(p.sequential)
+                tests(p)
             )
         }
     }

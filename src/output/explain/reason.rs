@@ -64,8 +64,12 @@ impl Explain<'_> {
                     )
                 })
                 .collect();
+            let labels = c
+                .labels()
+                .map(|n| format!("; the certificate rests on {n} labelled replies, every run's grade corrected by them"))
+                .unwrap_or_default();
             format!(
-                "recommended: {id}, certified {} over {}{rates}; upper bounds {}; {}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
+                "recommended: {id}, certified {} over {}{rates}; upper bounds {}; {}{labels}; the lowest weighted cost ({cost:.3}) of {} certified settings{tie}",
                 by(c),
                 settings(rec.settings),
                 bounds.join(", "),

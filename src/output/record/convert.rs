@@ -93,6 +93,11 @@ impl Record {
         let policy = self.identity.policy.clone();
         let positions = self.questions.values().map(|q| q.position).collect();
         let (chunk_ids, chunk_labels, flagged) = chunk_tables(&self.corpora);
+        let chunk_texts = self
+            .corpora
+            .values()
+            .map(|c| c.chunks.values().map(|ch| ch.text.clone()).collect())
+            .collect();
         Ok(Results {
             meta: self.identity,
             corpora,
@@ -108,6 +113,7 @@ impl Record {
             chunk_ids,
             flagged,
             chunk_labels,
+            chunk_texts,
             expected_scores,
             expected_by_retrieval,
             insight: Default::default(),
@@ -260,6 +266,10 @@ impl<'a> RunReader<'a> {
             call: call.map(|(i, _)| i as u32),
             rerank_call,
             repeats,
+            labelled: rec.labelled.map(|mut l| {
+                l.graded = upgraded(l.graded);
+                l
+            }),
             ..Run::new(
                 q,
                 s,
@@ -500,6 +510,12 @@ fn corpus_records(r: &Results) -> IndexMap<String, CorpusRecord> {
                 .map(|(i, id)| {
                     let chunk = ChunkRecord {
                         label: r.chunk_labels[c].get(i).cloned().unwrap_or_default(),
+                        text: r
+                            .chunk_texts
+                            .get(c)
+                            .and_then(|t| t.get(i))
+                            .cloned()
+                            .unwrap_or_default(),
                         flagged: r.flagged.get(c).and_then(|f| f.get(&i)).cloned(),
                     };
                     (id.clone(), chunk)

@@ -79,6 +79,10 @@ pub struct CorpusRecord {
 pub struct ChunkRecord {
     /// `file.md > Heading`, as reports show it.
     pub label: String,
+    /// The chunk's text, whitespace squashed as prompts send it: what a person labelling a
+    /// reply reads (`rageval label`). Absent in records written before labels.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
     /// The scan pattern the chunk matches, when the scan flags it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flagged: Option<String>,
@@ -208,6 +212,11 @@ pub struct RunRecord {
     /// [`Record::calls`]; absent without a reranker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerank_call: Option<String>,
+    /// When a person labelled the reply (docs/labels.md): the grader's verdict before the
+    /// label replaced it (the verdict above is the label's) and the reply's inclusion
+    /// probability in the labelled sample. Absent for a run nobody labelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labelled: Option<crate::adapters::classify::Labelled>,
 }
 
 impl RunRecord {
@@ -455,12 +464,28 @@ impl Record {
 
 /// Every outcome of `run` (and of its repeats) is one its question's class can have.
 fn check_outcomes(run: &RunRecord, q: &QuestionRecord) -> Result<(), String> {
-    let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome)).chain(
-        run.repeats
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
-    );
+    if let Some(l) = run
+        .labelled
+        .as_ref()
+        .filter(|l| !(l.inclusion > 0.0 && l.inclusion <= 1.0))
+    {
+        return Err(format!(
+            "the run of question `{}` at setting `{}`: `labelled.inclusion` is {}, not a probability above 0 and at most 1",
+            run.question, run.setting, number(l.inclusion)
+        ));
+    }
+    let graded = run
+        .labelled
+        .iter()
+        .map(|l| ("labelled.graded.outcome".to_string(), l.graded.outcome));
+    let outcomes = std::iter::once(("outcome".to_string(), run.verdict.outcome))
+        .chain(graded)
+        .chain(
+            run.repeats
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (format!("repeats[{i}].outcome"), r.outcome)),
+        );
     for (field, outcome) in outcomes {
         if !outcome.possible_for(q.answerable) {
             let class = if q.answerable {

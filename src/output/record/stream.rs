@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::io::Write as _;
 
 use super::{LinesFormatter, Passage, Record, RepeatRecord, RunRecord};
-use crate::adapters::classify::Verdict;
+use crate::adapters::classify::{Labelled, Verdict};
 use crate::results::Results;
 use crate::sweep::Run;
 
@@ -30,6 +30,8 @@ pub(super) struct RunRef<'a> {
     repeats: Vec<RepeatRef<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rerank_call: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    labelled: Option<&'a Labelled>,
 }
 
 #[derive(Serialize)]
@@ -62,6 +64,7 @@ impl<'a> RunRef<'a> {
                 })
                 .collect(),
             rerank_call: run.rerank_call.and_then(call_id),
+            labelled: run.labelled.as_ref(),
         }
     }
 
@@ -86,6 +89,7 @@ impl<'a> RunRef<'a> {
                 })
                 .collect(),
             rerank_call: self.rerank_call.map(str::to_string),
+            labelled: self.labelled.cloned(),
         }
     }
 }

@@ -36,6 +36,7 @@ fn reading_back_gives_the_reports_the_same_results() {
     assert_eq!(back.insight, r.insight);
     assert_eq!(back.expected_scores, r.expected_scores);
     assert_eq!(back.chunk_labels, r.chunk_labels);
+    assert_eq!(back.chunk_texts, r.chunk_texts);
 }
 
 #[test]

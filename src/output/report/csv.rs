@@ -16,7 +16,7 @@ pub struct SummaryCsv;
 pub struct RunsCsv;
 
 /// Make a text cell inert in spreadsheets (OWASP's CSV injection advice).
-pub(super) fn neutralize(text: &str) -> String {
+pub(crate) fn neutralize(text: &str) -> String {
     if formula_start(text) {
         format!("'{text}")
     } else {

@@ -111,6 +111,11 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         meta: meta(policy, pricing),
         chunk_ids: vec![corpus.chunks.iter().map(|c| c.id.clone()).collect()],
         chunk_labels: vec![corpus.chunks.iter().map(ToString::to_string).collect()],
+        chunk_texts: vec![corpus
+            .chunks
+            .iter()
+            .map(|c| crate::adapters::corpus::squash(&c.text))
+            .collect()],
         expected_scores: vec![Some(0.5), Some(0.25), None],
         expected_by_retrieval: Vec::new(),
         questions,

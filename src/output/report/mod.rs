@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+pub(crate) use self::csv::neutralize;
 pub use self::csv::{RunsCsv, SummaryCsv};
 pub use self::html::HtmlReport;
 pub use self::json::JsonResults;

@@ -1,0 +1,175 @@
+//! Labels on results: which distinct model reply each run holds (its reply id), and the
+//! results with a person's labels in place of the grader's reading, every count recomputed
+//! (docs/labels.md).
+
+use std::collections::HashMap;
+
+use crate::adapters::classify::{relabel, reply_id, Label, Labelled};
+use crate::sweep::Run;
+
+use super::Results;
+
+/// A label as read from a labels file: the person's grade and the reply's inclusion
+/// probability.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Given {
+    pub label: Label,
+    pub inclusion: f64,
+}
+
+/// Labels by reply id; only replies with something given.
+pub type LabelSet = HashMap<String, Given>;
+
+impl Results {
+    /// The reply id of a run whose model replied; `None` for an early refusal (exact, no
+    /// reply) and a failed call.
+    pub fn reply_id(&self, run: &Run) -> Option<String> {
+        run.call?;
+        if run.error.is_some() {
+            return None;
+        }
+        let texts = self.chunk_texts.get(self.questions[run.question].corpus);
+        let passages = run.passages.iter().map(|h| {
+            texts
+                .and_then(|t| t.get(h.chunk))
+                .map_or("", String::as_str)
+        });
+        Some(reply_id(&run.asked, passages, &run.answer))
+    }
+
+    /// Every run's reply id, in run order: runs that share a call share a prompt and a reply,
+    /// so each call's id is worked out once.
+    pub fn reply_ids(&self) -> Vec<Option<String>> {
+        let mut by_call: HashMap<u32, Option<String>> = HashMap::new();
+        self.runs
+            .iter()
+            .map(|run| match run.call {
+                Some(c) => by_call
+                    .entry(c)
+                    .or_insert_with(|| self.reply_id(run))
+                    .clone(),
+                None => None,
+            })
+            .collect()
+    }
+
+    /// The results with `labels` in place of the grader's reading in every run whose reply
+    /// has one; a run labelled before and not now gets the grader's verdict back. The
+    /// statistics and the insight are recomputed.
+    pub fn with_labels(mut self, labels: &LabelSet) -> Results {
+        self.apply_labels(labels);
+        let policy = self.meta.policy.clone();
+        self.with_insight(&policy)
+    }
+
+    /// [`Results::with_labels`] without the insight: the runs and the statistics.
+    pub fn apply_labels(&mut self, labels: &LabelSet) {
+        let ids = self.reply_ids();
+        for (run, id) in self.runs.iter_mut().zip(ids) {
+            let graded = match run.labelled.take() {
+                Some(l) => l.graded,
+                None => run.verdict.clone(),
+            };
+            let given = id
+                .and_then(|id| labels.get(&id))
+                .filter(|g| g.label.is_given());
+            match given {
+                Some(g) => {
+                    run.verdict = relabel(&graded, &g.label, &self.questions[run.question]);
+                    run.labelled = Some(Labelled {
+                        graded,
+                        inclusion: g.inclusion,
+                    });
+                }
+                None => run.verdict = graded,
+            }
+        }
+        let n = self.questions.len();
+        self.stats = (0..self.settings.len())
+            .map(|s| {
+                crate::analysis::stats::aggregate(
+                    &self.runs[s * n..(s + 1) * n],
+                    &self.questions,
+                    &self.meta.pricing,
+                )
+            })
+            .collect();
+    }
+
+    /// Runs whose verdict a person's label gave.
+    pub fn labelled_runs(&self) -> usize {
+        self.runs.iter().filter(|r| r.labelled.is_some()).count()
+    }
+
+    /// Distinct labelled replies: what a certificate with labels rests on.
+    pub fn labelled_replies(&self) -> u64 {
+        if self.labelled_runs() == 0 {
+            return 0;
+        }
+        let ids = self.reply_ids();
+        let labelled: std::collections::HashSet<&str> = self
+            .runs
+            .iter()
+            .zip(&ids)
+            .filter(|(run, _)| run.labelled.is_some())
+            .filter_map(|(_, id)| id.as_deref())
+            .collect();
+        labelled.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::classify::Outcome;
+    use crate::output::report::fixture;
+
+    #[test]
+    fn a_label_counts_in_every_run_sharing_the_reply_and_can_be_taken_back() {
+        let r = fixture::results();
+        let ids = r.reply_ids();
+        // The fixture's first answered run: label it refused.
+        let (i, id) = ids
+            .iter()
+            .enumerate()
+            .find_map(|(i, id)| {
+                let run = &r.runs[i];
+                (run.verdict.outcome == Outcome::Answer).then(|| (i, id.clone().unwrap()))
+            })
+            .expect("an answered run");
+        let sharing: Vec<usize> = (0..r.runs.len())
+            .filter(|&j| ids[j].as_deref() == Some(id.as_str()))
+            .collect();
+        assert!(sharing.contains(&i));
+        let before = r.stats.iter().map(|s| s.false_refusal).sum::<usize>();
+        let graded = r.runs[i].verdict.clone();
+        let mut labels = LabelSet::new();
+        labels.insert(
+            id.clone(),
+            Given {
+                label: Label {
+                    refused: Some(true),
+                    correct: None,
+                },
+                inclusion: 0.5,
+            },
+        );
+        let r = r.with_labels(&labels);
+        for &j in &sharing {
+            assert_eq!(r.runs[j].verdict.outcome, Outcome::FalseRefusal);
+            assert_eq!(r.runs[j].labelled.as_ref().unwrap().inclusion, 0.5);
+        }
+        assert_eq!(r.runs[i].labelled.as_ref().unwrap().graded, graded);
+        let after = r.stats.iter().map(|s| s.false_refusal).sum::<usize>();
+        assert_eq!(after, before + sharing.len());
+        assert_eq!(r.labelled_runs(), sharing.len());
+        // Labelling again starts from the grader's verdict; no label gives it back.
+        let r = r.with_labels(&labels).with_labels(&LabelSet::new());
+        assert_eq!(r.runs[i].verdict, graded);
+        assert_eq!(r.labelled_runs(), 0);
+        assert_eq!(
+            r.stats.iter().map(|s| s.false_refusal).sum::<usize>(),
+            before
+        );
+    }
+}
