@@ -140,7 +140,7 @@ fn labelled(current: Results, path: &Path) -> Result<Results> {
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.
-fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
+pub(super) fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
     match gate::load(path) {
         Ok(doc) => Ok(doc),
         Err(ResultsError::Read {

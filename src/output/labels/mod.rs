@@ -10,6 +10,7 @@
 //! are prefixed with `'` as in runs.csv.
 
 pub mod sample;
+pub mod serve;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -133,6 +134,14 @@ impl LabelsFile {
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<LabelsFile, InputError> {
         let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
         let mut reader = ::csv::ReaderBuilder::new().from_reader(bytes);
+        // The csv crate's line numbers miscount CRLF files (a record's position is the `\n`
+        // ending the line before it): count the line breaks up to that byte instead.
+        let line_at = |p: Option<&::csv::Position>| {
+            p.map(|p| {
+                let upto = &bytes[..(p.byte() as usize + 1).min(bytes.len())];
+                1 + upto.iter().filter(|&&b| b == b'\n').count() as u64
+            })
+        };
         let error = |line: Option<u64>, message: String| {
             InputError::new(path, message).at(line.map(|l| l as usize))
         };
@@ -144,11 +153,8 @@ impl LabelsFile {
         let (mut rows, mut lines) = (Vec::new(), Vec::new());
         let mut seed = None;
         for record in reader.records() {
-            let record = record.map_err(|e| {
-                let line = e.position().map(|p| p.line());
-                error(line, csv_message(&e))
-            })?;
-            let line = record.position().map(|p| p.line());
+            let record = record.map_err(|e| error(line_at(e.position()), csv_message(&e)))?;
+            let line = line_at(record.position());
             let row: Row = record
                 .deserialize(Some(&headers))
                 .map_err(|e| error(line, csv_message(&e)))?;
@@ -283,6 +289,7 @@ impl LabelsFile {
     /// The CSV text.
     pub fn write_to(&self, out: &mut dyn Write) -> Result<()> {
         let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
             .terminator(::csv::Terminator::CRLF)
             .from_writer(out);
         w.write_record(COLUMNS)?;
@@ -376,3 +383,6 @@ fn clip(value: &str) -> String {
 pub fn default_path(dir: &Path) -> PathBuf {
     dir.join("labels.csv")
 }
+
+#[cfg(test)]
+mod tests;
