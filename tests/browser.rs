@@ -16,11 +16,11 @@ use crate::harness::Test;
 use crate::insight::{chart_data, figure, markers, xss_project, PAYLOADS};
 use crate::support::{repo, require_tool};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Whether Chromium is installed (under `CI=true` its absence fails the test).
-fn have_chromium() -> bool {
+pub(crate) fn have_chromium() -> bool {
     require_tool(CHROMIUM, "Debian's `chromium` (`.ci/run` installs it)")
 }
 

@@ -58,7 +58,7 @@ fn project(url: &str) -> Project {
 }
 
 /// A swept project on the paraphrasing mock.
-fn swept(server: &MockLlm) -> Project {
+pub(crate) fn swept(server: &MockLlm) -> Project {
     let p = project(&server.url);
     p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
     p

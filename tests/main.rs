@@ -24,6 +24,7 @@ mod hardening;
 mod http;
 mod import;
 mod insight;
+mod label_page;
 mod labels;
 mod models;
 mod pg_tls;
