@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::browser::{have_chromium, CHROMIUM};
+use crate::browser::{have_chromium, CHROMIUM, HEADLESS};
 use crate::http::MockLlm;
 use crate::labels::{swept, Page};
 use crate::support::{col, read_csv};
@@ -61,21 +61,13 @@ impl Browser {
         let (from, their_out) = pipe();
         let (fd_in, fd_out) = (their_in.as_raw_fd(), their_out.as_raw_fd());
         let mut cmd = Command::new(CHROMIUM);
-        cmd.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--remote-debugging-pipe",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("about:blank")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        cmd.args(HEADLESS)
+            .arg("--remote-debugging-pipe")
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         // SAFETY: fcntl and dup2 are async-signal-safe; they give the child the pipe ends as
         // fds 3 and 4 (without close-on-exec), as --remote-debugging-pipe expects. The ends
         // are first copied above 9, so that one at 3 or 4 is not overwritten or left closing.

@@ -5,12 +5,10 @@
 //! `--serve` page refuses foreign Hosts, Origins and requests without its token, and a label it
 //! acknowledged survives `kill -9`.
 
-use std::io::{BufRead, Read, Write};
-use std::net::TcpStream;
+use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
-use crate::http::{MockLlm, KEY_ENV};
+use crate::http::{raw, MockLlm, KEY_ENV};
 use crate::support::{col, read_csv, Project};
 
 const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
@@ -344,32 +342,11 @@ impl Page {
         }
     }
 
-    /// One HTTP/1.1 request with exactly `headers` (Host included): (status, body).
+    /// One HTTP/1.1 request (`METHOD PATH`) with `headers`, Host included: (status, body).
     pub fn request(&self, head: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let mut req = format!(
-            "{head} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        for (k, v) in headers {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-        req.push_str("\r\n");
-        req.push_str(body);
-        s.write_all(req.as_bytes()).unwrap();
-        let mut resp = String::new();
-        let _ = s.read_to_string(&mut resp);
-        let status = resp
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let body = resp
-            .split_once("\r\n\r\n")
-            .map_or("", |(_, b)| b)
-            .to_string();
-        (status, body)
+        let (method, path) = head.split_once(' ').expect("METHOD PATH");
+        let (status, body) = raw(&self.addr, method, path, headers, body.as_bytes());
+        (status, String::from_utf8(body).unwrap())
     }
 
     /// `POST /api/label` as the page sends it.
