@@ -477,3 +477,32 @@ fn a_label_the_page_acknowledged_survives_kill_9() {
     assert_eq!(status, 200);
     assert!(body.contains("\"labelled\":7"), "{body}");
 }
+
+#[test]
+fn each_shard_takes_the_labels_of_its_own_questions_and_the_merge_counts_them_all() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let p = swept(&server);
+    p.rageval(["label", "--share", "1"])
+        .stdout_any("compared in the first test")
+        .run();
+    p.write(
+        "labels.csv",
+        &label_truly(&p.read("reports/latest/labels.csv")),
+    );
+    for (shard, out) in [("1/2", "s1"), ("2/2", "s2")] {
+        p.sweep(["--shard", shard, "--out", out, "--labels", "labels.csv"])
+            .env(KEY_ENV, "test-key")
+            .run();
+    }
+    p.rageval(["merge", "s1", "s2", "--out", "merged"])
+        .stdout_any("the merge's own line, tested in shards.rs")
+        .run();
+    let (h, rows) = read_csv(&p.read("merged/summary.csv"));
+    for (column, value) in [
+        ("model_refusal", "4"),
+        ("unwanted_answer", "0"),
+        ("false_refusal", "1"),
+    ] {
+        assert_eq!(col(&h, &rows[0], column), value, "{column}");
+    }
+}

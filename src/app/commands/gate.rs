@@ -134,8 +134,7 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 /// `current` with the labels of `path` in place of the grader's reading, every count and the
 /// certification recomputed.
 fn labelled(current: Results, path: &Path) -> Result<Results> {
-    let known = current.reply_ids().into_iter().flatten().collect();
-    let file = LabelsFile::read(path, &known)?;
+    let file = LabelsFile::read(path, &current)?;
     Ok(current.with_labels(&file.labels()))
 }
 

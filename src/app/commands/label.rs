@@ -21,9 +21,8 @@ pub async fn run(args: LabelArgs, config: Option<PathBuf>, quiet: bool) -> Resul
         .out
         .clone()
         .unwrap_or_else(|| labels::default_path(&dir));
-    let known = results.reply_ids().into_iter().flatten().collect();
     let existing = match std::fs::symlink_metadata(&out) {
-        Ok(_) => LabelsFile::read(&out, &known)?,
+        Ok(_) => LabelsFile::read(&out, &results)?,
         Err(_) => LabelsFile::default(),
     };
     let seed = seed(&existing, args.seed, &out)?;

@@ -23,6 +23,7 @@ use crate::adapters::classify::Label;
 use crate::base::error::InputError;
 use crate::output::report::neutralize;
 use crate::results::labels::{Given, LabelSet};
+use crate::results::Results;
 
 /// The columns, in the order they are written.
 pub const COLUMNS: [&str; 14] = [
@@ -116,10 +117,10 @@ pub fn yes_no_text(value: Option<bool>) -> &'static str {
 }
 
 impl LabelsFile {
-    /// Read and check `path`; `known` holds the reply ids of the results the labels are for.
-    pub fn read(path: &Path, known: &HashSet<String>) -> Result<LabelsFile, InputError> {
+    /// Read `path` and check it, as labels of `r` ([`LabelsFile::check_for`]).
+    pub fn read(path: &Path, r: &Results) -> Result<LabelsFile, InputError> {
         let file = LabelsFile::load(path)?;
-        file.check_replies(path, known)?;
+        file.check_for(path, r)?;
         Ok(file)
     }
 
@@ -254,6 +255,22 @@ impl LabelsFile {
         Ok(())
     }
 
+    /// Every reply id is a reply of `r`, or, when `r` is one shard of a sweep, a reply to a
+    /// question of another shard.
+    pub fn check_for(&self, path: &Path, r: &Results) -> Result<(), InputError> {
+        let mut known: HashSet<String> = r.reply_ids().into_iter().flatten().collect();
+        if r.shard.is_some() {
+            let questions: HashSet<&str> = r.questions.iter().map(|q| q.id.as_str()).collect();
+            known.extend(
+                self.rows
+                    .iter()
+                    .filter(|row| !questions.contains(shown(&row.question_id).as_str()))
+                    .map(|row| row.reply_id.clone()),
+            );
+        }
+        self.check_replies(path, &known)
+    }
+
     /// The labels given, by reply id.
     pub fn labels(&self) -> LabelSet {
         self.rows
@@ -376,6 +393,15 @@ fn clip(value: &str) -> String {
     match one.char_indices().nth(60) {
         Some((i, _)) => format!("{}...", &one[..i]),
         None => one,
+    }
+}
+
+/// A text cell as written, without the `'` that keeps a spreadsheet from reading it as a
+/// formula.
+pub fn shown(cell: &str) -> String {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
+        _ => cell.to_string(),
     }
 }
 

@@ -21,7 +21,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use super::{yes_no, LabelsFile, Row};
+use super::{shown, yes_no, LabelsFile, Row};
 
 /// The page, its script and its style: no other resource is loaded.
 const PAGE: &str = include_str!("page.html");
@@ -261,15 +261,6 @@ impl<'a> RowView<'a> {
             refused: super::yes_no_text(label.refused),
             correct: super::yes_no_text(label.correct),
         }
-    }
-}
-
-/// A text cell as written, without the `'` that keeps a spreadsheet from reading it as a
-/// formula.
-fn shown(cell: &str) -> String {
-    match cell.strip_prefix('\'') {
-        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
-        _ => cell.to_string(),
     }
 }
 
