@@ -79,6 +79,9 @@ fn label_truly(text: &str) -> String {
     String::from_utf8(w.into_inner().unwrap()).unwrap()
 }
 
+/// What a sweep or gate with these labels says on stderr: the grader misread 2 of 7 replies.
+const WARNING: &str = "warning: the grader disagrees with the labels on 2 of 7 labelled replies (28.6%, more than 10%): rates without labels would mislead; the counts use the labels, and report.md shows where the grader errs";
+
 fn summary(p: &Project, column: &str) -> String {
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     col(&h, &rows[0], column).to_string()
@@ -107,6 +110,7 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
     let out = p
         .sweep(["--labels", "labels.csv"])
         .env(KEY_ENV, "test-key")
+        .stderr(format!("{WARNING}\n"))
         .run();
     for (column, value) in [
         ("model_refusal", "4"),
@@ -176,6 +180,7 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
         "--setting",
         "min_score=0,k=1",
     ])
+    .stderr(format!("{WARNING}\n"))
     .stdout(concat!(
         "gate: setting min_score=0,k=1 of reports/latest/results.json (7 questions)\n",
         "PASS  error_runs 0 <= limit 0\n",
@@ -492,6 +497,7 @@ fn each_shard_takes_the_labels_of_its_own_questions_and_the_merge_counts_them_al
     for (shard, out) in [("1/2", "s1"), ("2/2", "s2")] {
         p.sweep(["--shard", shard, "--out", out, "--labels", "labels.csv"])
             .env(KEY_ENV, "test-key")
+            .stderr_any("each shard's own share of the disagreement, compared in the first test")
             .run();
     }
     p.rageval(["merge", "s1", "s2", "--out", "merged"])

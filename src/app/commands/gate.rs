@@ -11,7 +11,7 @@ use crate::base::exit::ExitStatus;
 use crate::base::input::{open_limited, FileError, MAX_RESULTS_BYTES};
 use crate::output::gate::{self, ResultsError};
 use crate::output::labels::LabelsFile;
-use crate::output::report::{write_atomic, Results};
+use crate::output::report::{self, write_atomic, Results};
 use crate::sweep::Setting;
 use crate::vocab::limit::{Kind, Limit};
 
@@ -23,6 +23,10 @@ pub fn run(s: &GateOptions) -> Result<ExitStatus> {
     )?;
     if let Some(path) = &s.labels {
         current = labelled(current, path)?;
+        let error = current.grader_error();
+        if let Some(warning) = error.as_ref().and_then(report::summary::grader_warning) {
+            super::eprint_line(&warning);
+        }
     }
     let baseline = match (&s.policy.baseline, s.update_baseline) {
         (Some(path), false) => Some((

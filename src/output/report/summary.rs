@@ -69,7 +69,7 @@ impl Summary {
             flagged: r.flagged_summary(),
             repeats: crate::results::repeat_line(r),
             labels: grader.as_ref().map(labels_line),
-            grader_warning: grader.as_ref().and_then(warning),
+            grader_warning: grader.as_ref().and_then(grader_warning),
             grader,
         }
     }
@@ -119,7 +119,7 @@ fn labels_line(g: &GraderError) -> String {
 }
 
 /// The warning when the grader disagrees with the labels on more than the set share.
-fn warning(g: &GraderError) -> Option<String> {
+pub fn grader_warning(g: &GraderError) -> Option<String> {
     g.warns().then(|| {
         format!(
             "warning: the grader disagrees with the labels on {} of {} labelled replies ({}, more than {}): rates without labels would mislead; the counts use the labels, and report.md shows where the grader errs",

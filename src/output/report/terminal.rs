@@ -97,16 +97,10 @@ pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide
         ],
     };
     after.extend(
-        [
-            &s.judge,
-            &s.labels,
-            &s.grader_warning,
-            &s.reranker,
-            &s.flagged,
-        ]
-        .into_iter()
-        .flatten()
-        .cloned(),
+        [&s.judge, &s.labels, &s.reranker, &s.flagged]
+            .into_iter()
+            .flatten()
+            .cloned(),
     );
     // What a server's prompt cache saved, when it reported any.
     let reused = match c.cached_prompt_tokens {
