@@ -82,9 +82,12 @@ fn label_truly(text: &str) -> String {
 /// What a sweep or gate with these labels says on stderr: the grader misread 2 of 7 replies.
 const WARNING: &str = "warning: the grader disagrees with the labels on 2 of 7 labelled replies (28.6%, more than 10%): rates without labels would mislead; the counts use the labels, and report.md shows where the grader errs";
 
-fn summary(p: &Project, column: &str) -> String {
-    let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
-    col(&h, &rows[0], column).to_string()
+/// The one setting's counts in `dir/summary.csv`, as (column, value).
+fn assert_counts(p: &Project, dir: &str, want: &[(&str, &str)]) {
+    let (h, rows) = read_csv(&p.read(&format!("{dir}/summary.csv")));
+    for (column, value) in want {
+        assert_eq!(col(&h, &rows[0], column), *value, "{dir}: {column}");
+    }
 }
 
 #[test]
@@ -92,14 +95,16 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
     let server = MockLlm::start(&["--paraphrase"]);
     let p = swept(&server);
     // The grader: the fourth wording is an answer, a wrong one to `treasurer`.
-    for (column, value) in [
-        ("model_refusal", "3"),
-        ("unwanted_answer", "1"),
-        ("false_refusal", "0"),
-        ("wrong_answer", "1"),
-    ] {
-        assert_eq!(summary(&p, column), value, "{column}");
-    }
+    assert_counts(
+        &p,
+        "reports/latest",
+        &[
+            ("model_refusal", "3"),
+            ("unwanted_answer", "1"),
+            ("false_refusal", "0"),
+            ("wrong_answer", "1"),
+        ],
+    );
     p.rageval(["label", "--share", "1"])
         .stdout("label: 7 of 7 distinct model replies sampled (share 1, seed 0), 7 new, in reports/latest/labels.csv; 0 of 7 labelled\n")
         .run();
@@ -112,15 +117,17 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
         .env(KEY_ENV, "test-key")
         .stderr(format!("{WARNING}\n"))
         .run();
-    for (column, value) in [
-        ("model_refusal", "4"),
-        ("unwanted_answer", "0"),
-        ("false_refusal", "1"),
-        ("wrong_answer", "0"),
-        ("paraphrased_refusal", "4"),
-    ] {
-        assert_eq!(summary(&p, column), value, "{column}");
-    }
+    assert_counts(
+        &p,
+        "reports/latest",
+        &[
+            ("model_refusal", "4"),
+            ("unwanted_answer", "0"),
+            ("false_refusal", "1"),
+            ("wrong_answer", "0"),
+            ("paraphrased_refusal", "4"),
+        ],
+    );
     let record = out.results();
     let labelled: Vec<&str> = record
         .runs
@@ -170,7 +177,7 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
     assert!(html.contains("id=\"grader-warning\""));
     // The gate counts the same labels on the unlabelled record.
     p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
-    assert_eq!(summary(&p, "unwanted_answer"), "1");
+    assert_counts(&p, "reports/latest", &[("unwanted_answer", "1")]);
     p.rageval([
         "gate",
         "--labels",
@@ -503,12 +510,13 @@ fn each_shard_takes_the_labels_of_its_own_questions_and_the_merge_counts_them_al
     p.rageval(["merge", "s1", "s2", "--out", "merged"])
         .stdout_any("the merge's own line, tested in shards.rs")
         .run();
-    let (h, rows) = read_csv(&p.read("merged/summary.csv"));
-    for (column, value) in [
-        ("model_refusal", "4"),
-        ("unwanted_answer", "0"),
-        ("false_refusal", "1"),
-    ] {
-        assert_eq!(col(&h, &rows[0], column), value, "{column}");
-    }
+    assert_counts(
+        &p,
+        "merged",
+        &[
+            ("model_refusal", "4"),
+            ("unwanted_answer", "0"),
+            ("false_refusal", "1"),
+        ],
+    );
 }
