@@ -16,11 +16,23 @@ use crate::harness::Test;
 use crate::insight::{chart_data, figure, markers, xss_project, PAYLOADS};
 use crate::support::{repo, require_tool};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Headless Chromium's flags for a test: no sandbox (containers), no GPU, nothing fetched or
+/// synced in the background, no first-run pages.
+pub(crate) const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+];
 const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Whether Chromium is installed (under `CI=true` its absence fails the test).
-fn have_chromium() -> bool {
+pub(crate) fn have_chromium() -> bool {
     require_tool(CHROMIUM, "Debian's `chromium` (`.ci/run` installs it)")
 }
 
@@ -47,17 +59,8 @@ fn chromium(page: &Path, extra: &[String]) -> Output {
     let logs = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (logs.path().join("stdout"), logs.path().join("stderr"));
     let mut child = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
+        .args(HEADLESS)
+        .args(["--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(format!("file://{}", page.display()))

@@ -32,6 +32,8 @@ mod import;
 mod import_replaces_only_its_own_folder;
 mod import_writes_what_validate_reads;
 mod insight;
+mod label_page;
+mod labels;
 mod labels_certify;
 mod messages_say_what_is_true;
 mod models;

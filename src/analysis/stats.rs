@@ -172,6 +172,20 @@ impl SettingStats {
     }
 }
 
+/// Aggregate setting-major `runs` (one per question and setting) of `settings` settings,
+/// setting by setting.
+pub fn per_setting(
+    runs: &[Run],
+    questions: &[Question],
+    settings: usize,
+    pricing: &Pricing,
+) -> Vec<SettingStats> {
+    let n = questions.len();
+    (0..settings)
+        .map(|s| aggregate(&runs[s * n..(s + 1) * n], questions, pricing))
+        .collect()
+}
+
 /// Aggregate the runs of one setting.
 pub fn aggregate<'a>(
     runs: impl IntoIterator<Item = &'a Run>,

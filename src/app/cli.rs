@@ -58,6 +58,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
     Merge(MergeArgs),
+    /// Sample distinct replies of a finished sweep for a person to grade, into a CSV or on a local page (docs/labels.md)
+    Label(LabelArgs),
     /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
     Init(InitArgs),
     /// Print the JSON Schema of rageval.yaml or of a question set, for editors
@@ -136,6 +138,37 @@ pub struct CompareArgs {
     /// Also write the comparison as Markdown to FILE
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    /// The sweep's report folder (or its results.json) [default: the config's `out` folder, else reports/latest]
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Sample each distinct model reply with probability N / replies: about N rows (the count varies around N)
+    #[arg(long, value_name = "N", conflicts_with = "share")]
+    pub sample: Option<usize>,
+
+    /// Sample each distinct model reply with probability P (above 0, at most 1)
+    #[arg(long, value_name = "P")]
+    pub share: Option<f64>,
+
+    /// Seed of the sample; a file keeps the seed it was drawn with [default: the file's, else 0]
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// The labels file [default: labels.csv in the results folder]
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Serve a page on loopback to grade the replies with the keyboard; every label is written to the file as it is given
+    #[arg(long)]
+    pub serve: bool,
+
+    /// Where the page listens: a loopback address [default: 127.0.0.1:0, any free port]
+    #[arg(long, value_name = "ADDR", requires = "serve")]
+    pub addr: Option<String>,
 }
 
 #[derive(Debug, Args)]

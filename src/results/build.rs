@@ -4,7 +4,7 @@
 
 use crate::adapters::evalset::Workspace;
 use crate::adapters::scan::Scanner;
-use crate::analysis::stats::aggregate;
+use crate::analysis::stats::per_setting;
 use crate::sweep::{Shard, Sweep};
 
 use super::{Meta, Results, SetMeta};
@@ -77,10 +77,7 @@ impl Results {
         labels: impl FnOnce(&Results) -> anyhow::Result<Option<super::labels::LabelSet>>,
     ) -> anyhow::Result<Results> {
         let questions: Vec<_> = ws.questions().cloned().collect();
-        let n = questions.len();
-        let stats = (0..sweep.settings.len())
-            .map(|i| aggregate(&sweep.runs[i * n..(i + 1) * n], &questions, &meta.pricing))
-            .collect();
+        let stats = per_setting(&sweep.runs, &questions, sweep.settings.len(), &meta.pricing);
         let policy = meta.policy.clone();
         let mut results = Results {
             meta,

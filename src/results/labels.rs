@@ -84,16 +84,12 @@ impl Results {
                 None => run.verdict = graded,
             }
         }
-        let n = self.questions.len();
-        self.stats = (0..self.settings.len())
-            .map(|s| {
-                crate::analysis::stats::aggregate(
-                    &self.runs[s * n..(s + 1) * n],
-                    &self.questions,
-                    &self.meta.pricing,
-                )
-            })
-            .collect();
+        self.stats = crate::analysis::stats::per_setting(
+            &self.runs,
+            &self.questions,
+            self.settings.len(),
+            &self.meta.pricing,
+        );
     }
 
     /// Runs whose verdict a person's label gave.

@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod build;
+pub mod grader;
 pub mod identity;
 pub mod labels;
 

@@ -13,7 +13,7 @@ use crate::output::gate::comment::Comment;
 use crate::output::gate::github::{self, Posted, PullRequest};
 use crate::output::gate::{self, metrics, ResultsError};
 use crate::output::labels::LabelsFile;
-use crate::output::report::{write_atomic, Results};
+use crate::output::report::{self, write_atomic, Results};
 use crate::sweep::Setting;
 use crate::vocab::limit::{Kind, Limit};
 
@@ -25,6 +25,10 @@ pub async fn run(s: &GateOptions) -> Result<ExitStatus> {
     )?;
     if let Some(path) = &s.labels {
         current = labelled(current, path)?;
+        let error = current.grader_error();
+        if let Some(warning) = error.as_ref().and_then(report::summary::grader_warning) {
+            super::eprint_line(&warning);
+        }
     }
     let baseline = match (&s.policy.baseline, s.update_baseline) {
         (Some(path), false) => Some((
@@ -202,8 +206,7 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 /// `current` with the labels of `path` in place of the grader's reading, every count and the
 /// certification recomputed.
 fn labelled(current: Results, path: &Path) -> Result<Results> {
-    let known = current.reply_ids().into_iter().flatten().collect();
-    let file = LabelsFile::read(path, &known)?;
+    let file = LabelsFile::read(path, &current)?;
     Ok(current.with_labels(&file.labels()))
 }
 

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod import;
 pub mod index;
 pub mod init;
+pub mod label;
 pub mod merge;
 pub mod mock_llm;
 pub mod scan;

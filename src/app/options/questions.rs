@@ -41,8 +41,7 @@ impl SweepOptions {
             let (Some(file), Some(path)) = (labels, path) else {
                 return Ok(None);
             };
-            let known = r.reply_ids().into_iter().flatten().collect();
-            file.check_replies(path, &known)?;
+            file.check_for(path, r)?;
             Ok(Some(file.labels()))
         })
     }

@@ -10,6 +10,7 @@
 //! are prefixed with `'` as in runs.csv.
 
 pub mod sample;
+pub mod serve;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -22,6 +23,7 @@ use crate::adapters::classify::Label;
 use crate::base::error::InputError;
 use crate::output::report::neutralize;
 use crate::results::labels::{Given, LabelSet};
+use crate::results::Results;
 
 /// The columns, in the order they are written.
 pub const COLUMNS: [&str; 14] = [
@@ -115,10 +117,10 @@ pub fn yes_no_text(value: Option<bool>) -> &'static str {
 }
 
 impl LabelsFile {
-    /// Read and check `path`; `known` holds the reply ids of the results the labels are for.
-    pub fn read(path: &Path, known: &HashSet<String>) -> Result<LabelsFile, InputError> {
+    /// Read `path` and check it, as labels of `r` ([`LabelsFile::check_for`]).
+    pub fn read(path: &Path, r: &Results) -> Result<LabelsFile, InputError> {
         let file = LabelsFile::load(path)?;
-        file.check_replies(path, known)?;
+        file.check_for(path, r)?;
         Ok(file)
     }
 
@@ -133,6 +135,14 @@ impl LabelsFile {
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<LabelsFile, InputError> {
         let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
         let mut reader = ::csv::ReaderBuilder::new().from_reader(bytes);
+        // The csv crate's line numbers miscount CRLF files (a record's position is the `\n`
+        // ending the line before it): count the line breaks up to that byte instead.
+        let line_at = |p: Option<&::csv::Position>| {
+            p.map(|p| {
+                let upto = &bytes[..(p.byte() as usize + 1).min(bytes.len())];
+                1 + upto.iter().filter(|&&b| b == b'\n').count() as u64
+            })
+        };
         let error = |line: Option<u64>, message: String| {
             InputError::new(path, message).at(line.map(|l| l as usize))
         };
@@ -144,11 +154,8 @@ impl LabelsFile {
         let (mut rows, mut lines) = (Vec::new(), Vec::new());
         let mut seed = None;
         for record in reader.records() {
-            let record = record.map_err(|e| {
-                let line = e.position().map(|p| p.line());
-                error(line, csv_message(&e))
-            })?;
-            let line = record.position().map(|p| p.line());
+            let record = record.map_err(|e| error(line_at(e.position()), csv_message(&e)))?;
+            let line = line_at(record.position());
             let row: Row = record
                 .deserialize(Some(&headers))
                 .map_err(|e| error(line, csv_message(&e)))?;
@@ -248,6 +255,22 @@ impl LabelsFile {
         Ok(())
     }
 
+    /// Every reply id is a reply of `r`, or, when `r` is one shard of a sweep, a reply to a
+    /// question of another shard.
+    pub fn check_for(&self, path: &Path, r: &Results) -> Result<(), InputError> {
+        let mut known: HashSet<String> = r.reply_ids().into_iter().flatten().collect();
+        if r.shard.is_some() {
+            let questions: HashSet<&str> = r.questions.iter().map(|q| q.id.as_str()).collect();
+            known.extend(
+                self.rows
+                    .iter()
+                    .filter(|row| !questions.contains(shown(&row.question_id).as_str()))
+                    .map(|row| row.reply_id.clone()),
+            );
+        }
+        self.check_replies(path, &known)
+    }
+
     /// The labels given, by reply id.
     pub fn labels(&self) -> LabelSet {
         self.rows
@@ -283,6 +306,7 @@ impl LabelsFile {
     /// The CSV text.
     pub fn write_to(&self, out: &mut dyn Write) -> Result<()> {
         let mut w = ::csv::WriterBuilder::new()
+            .has_headers(false)
             .terminator(::csv::Terminator::CRLF)
             .from_writer(out);
         w.write_record(COLUMNS)?;
@@ -372,7 +396,19 @@ fn clip(value: &str) -> String {
     }
 }
 
+/// A text cell as written, without the `'` that keeps a spreadsheet from reading it as a
+/// formula.
+pub fn shown(cell: &str) -> String {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
+        _ => cell.to_string(),
+    }
+}
+
 /// Where the labels file of `dir` is by default.
 pub fn default_path(dir: &Path) -> PathBuf {
     dir.join("labels.csv")
 }
+
+#[cfg(test)]
+mod tests;

@@ -76,6 +76,8 @@ pub struct Sampled {
     pub share: f64,
     /// Rows added by this sampling.
     pub added: usize,
+    /// Rows drawn before whose inclusion rose to the new share.
+    pub raised: usize,
 }
 
 /// `existing` (or a new file) extended to the sample `size` asks for with `seed`: rows whose
@@ -89,9 +91,11 @@ pub fn extend(r: &Results, existing: LabelsFile, size: Size, seed: u64) -> Sampl
     file.seed = Some(seed);
     let have: HashSet<String> = file.rows.iter().map(|row| row.reply_id.clone()).collect();
     let text = super::probability(share);
+    let mut raised = 0;
     for row in &mut file.rows {
         if super::inclusion(&row.inclusion).is_ok_and(|p| p < share) {
             row.inclusion = text.clone();
+            raised += 1;
         }
     }
     let mut added = 0;
@@ -111,6 +115,7 @@ pub fn extend(r: &Results, existing: LabelsFile, size: Size, seed: u64) -> Sampl
         replies: replies.len(),
         share,
         added,
+        raised,
     }
 }
 

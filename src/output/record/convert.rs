@@ -14,7 +14,7 @@ use super::{
 use crate::adapters::evalset::{Attack, Expect, Question};
 use crate::adapters::rewrite::Rewrite;
 use crate::adapters::search::Hit;
-use crate::analysis::stats::aggregate;
+use crate::analysis::stats::per_setting;
 use crate::results::Results;
 use crate::sweep::{CallStats, Run, Setting};
 
@@ -85,10 +85,7 @@ impl Record {
         let runs = every_run(slots, &questions, &self.settings)?;
         let calls = CallStats::of(&self.calls, &runs, self.question_embeddings);
         let pricing = self.identity.pricing;
-        let n = questions.len();
-        let stats = (0..settings.len())
-            .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
-            .collect();
+        let stats = per_setting(&runs, &questions, settings.len(), &pricing);
         let expected_scores = self.questions.values().map(|q| q.expected_score).collect();
         let policy = self.identity.policy.clone();
         let positions = self.questions.values().map(|q| q.position).collect();

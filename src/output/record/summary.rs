@@ -43,6 +43,10 @@ pub struct Summary {
     /// repeats); absent without repeats.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub flip_rates: IndexMap<String, f64>,
+    /// With labels (docs/labels.md): the grader's confusion matrices against them, over the
+    /// distinct labelled replies, with 95% Wilson intervals; absent without labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grader: Option<crate::results::grader::GraderError>,
 }
 
 /// The recommendation as results.json records it: the facts insight returned (the contract)
@@ -172,6 +176,7 @@ impl Summary {
                 .zip(&r.questions)
                 .map(|(rate, q)| (q.id.clone(), rate))
                 .collect(),
+            grader: r.grader_error(),
         }
     }
 }

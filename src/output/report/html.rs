@@ -418,6 +418,36 @@ fn settings_table(r: &Results, summary: &Summary, h: &mut String) {
         let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(line));
     }
     h.push_str("</section>\n");
+    grader(summary, h);
+}
+
+/// With labels: the grader's confusion matrices against them, and the warning.
+fn grader(summary: &Summary, h: &mut String) {
+    let Some(g) = &summary.grader else {
+        return;
+    };
+    let _ = writeln!(
+        h,
+        "<section id=\"grader\"><h2>The grader against the labels</h2>\n<p class=\"small\">{} labelled replies ({} runs). Errors of each kind over the labelled replies a grader read, percent [95% Wilson interval]; a tier's missed refusals are over the refusals no earlier tier caught.</p>",
+        g.replies, g.runs
+    );
+    h.push_str("<div class=\"scroll\"><table><thead><tr><th>grader</th><th>refusals read as answers</th><th>answers read as refusals</th><th>wrong read as right</th><th>right read as wrong</th></tr></thead><tbody>\n");
+    for c in &g.graders {
+        let _ = write!(h, "<tr><td>{}</td>", escape(&c.grader));
+        for (_, e) in c.rates() {
+            let _ = write!(h, "<td>{}</td>", escape(&super::summary::error_rate(e)));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody></table></div>\n");
+    if let Some(w) = &summary.grader_warning {
+        let _ = writeln!(
+            h,
+            "<p class=\"bad\" id=\"grader-warning\">{}</p>",
+            escape(w)
+        );
+    }
+    h.push_str("</section>\n");
 }
 
 /// The recommended setting's rates by tag, when questions carry tags.

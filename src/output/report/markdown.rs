@@ -243,6 +243,36 @@ fn notes(s: &Summary, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "\n**{label}.** {}", cell(line))?;
         }
     }
+    labels(s, out)
+}
+
+/// With labels: the grader's confusion matrices against them, and the warning.
+fn labels(s: &Summary, out: &mut dyn Write) -> Result<()> {
+    let Some(g) = &s.grader else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "\n## The grader against the labels\n\n{} labelled replies ({} runs). Errors of each kind over the labelled replies a grader read, percent [95% Wilson interval]; a tier's missed refusals are over the refusals no earlier tier caught.\n",
+        g.replies, g.runs
+    )?;
+    writeln!(out, "| grader | refusals read as answers | answers read as refusals | wrong read as right | right read as wrong |")?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for c in &g.graders {
+        let cells: Vec<String> = c
+            .rates()
+            .iter()
+            .map(|(_, e)| super::summary::error_rate(e))
+            .collect();
+        writeln!(out, "| {} | {} |", c.grader, cells.join(" | "))?;
+    }
+    if let Some(w) = &s.grader_warning {
+        writeln!(
+            out,
+            "\n**Warning.** {}",
+            cell(w.trim_start_matches("warning: "))
+        )?;
+    }
     Ok(())
 }
 

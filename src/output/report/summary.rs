@@ -3,6 +3,9 @@
 //! parts in its own markup and order; none assembles them again from the results.
 
 use super::Results;
+use crate::analysis::insight::format::percent;
+use crate::base::text::plural;
+use crate::results::grader::{ErrorRate, GraderError};
 
 /// The parts of a sweep's summary, each said once.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +27,11 @@ pub struct Summary {
     pub flagged: Option<String>,
     /// How often repeated answers flipped, with `--repeat`.
     pub repeats: Option<String>,
+    /// With labels: the grader's error against them ([`Results::grader_error`]), its line,
+    /// and a warning when it disagrees with them too often.
+    pub grader: Option<crate::results::grader::GraderError>,
+    pub labels: Option<String>,
+    pub grader_warning: Option<String>,
 }
 
 /// How well the best retrieval score tells answerable from unanswerable questions.
@@ -41,6 +49,7 @@ pub struct Separability {
 impl Summary {
     pub fn of(r: &Results) -> Summary {
         let ins = &r.insight;
+        let grader = r.grader_error();
         Summary {
             questions: r.questions.len(),
             settings: r.settings.len(),
@@ -59,8 +68,67 @@ impl Summary {
             reranker: r.rerank_summary(),
             flagged: r.flagged_summary(),
             repeats: crate::results::repeat_line(r),
+            labels: grader.as_ref().map(labels_line),
+            grader_warning: grader.as_ref().and_then(grader_warning),
+            grader,
         }
     }
+}
+
+/// `2/4 (50% [15%, 85%])`, or `-` when nothing was read.
+pub fn error_rate(e: &ErrorRate) -> String {
+    match (e.rate, e.ci) {
+        (Some(rate), Some(ci)) => format!(
+            "{}/{} ({} [{}, {}])",
+            e.errors,
+            e.of,
+            percent(rate),
+            percent(ci.lo),
+            percent(ci.hi)
+        ),
+        _ => "-".into(),
+    }
+}
+
+/// One line: how many replies were labelled, the grader's four error rates against them, and
+/// each other grader's errors.
+fn labels_line(g: &GraderError) -> String {
+    let mut line = format!(
+        "labels: {} ({}); the grader against them:",
+        plural(g.replies, "labelled reply").replace("replys", "replies"),
+        plural(g.runs, "run")
+    );
+    let mut graders = g.graders.iter();
+    if let Some(all) = graders.next() {
+        let rates: Vec<String> = all
+            .rates()
+            .iter()
+            .map(|(name, e)| format!("{name} {}", error_rate(e)))
+            .collect();
+        line.push(' ');
+        line.push_str(&rates.join(", "));
+    }
+    for c in graders {
+        let (errors, of) = c
+            .rates()
+            .iter()
+            .fold((0, 0), |(e, o), (_, r)| (e + r.errors, o + r.of));
+        line.push_str(&format!("; {} {errors}/{of} wrong", c.grader));
+    }
+    line
+}
+
+/// The warning when the grader disagrees with the labels on more than the set share.
+pub fn grader_warning(g: &GraderError) -> Option<String> {
+    g.warns().then(|| {
+        format!(
+            "warning: the grader disagrees with the labels on {} of {} labelled replies ({}, more than {}): rates without labels would mislead; the counts use the labels, and report.md shows where the grader errs",
+            g.disagreements,
+            g.replies,
+            percent(g.disagreement),
+            percent(crate::results::grader::WARN_DISAGREEMENT)
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,160 @@
+//! The labels file: what it refuses, naming line and field, and that rows read are written back
+//! byte for byte; the sample: a larger share draws a superset and keeps every label.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::sample::{extend, Size};
+use super::*;
+use crate::output::report::fixture;
+
+fn row(id: &str, refused: &str, correct: &str) -> Row {
+    Row {
+        reply_id: id.into(),
+        question_id: "q1".into(),
+        answerable: "yes".into(),
+        question: "How much?".into(),
+        expected_answers: "ten".into(),
+        passages: "[1] (a.md > Fee) Ten dollars.\n\n[2] (a.md > Other) Misc.".into(),
+        reply: "Ten, \"dollars\". [1]".into(),
+        graded_refused: "no".into(),
+        graded_correct: "yes".into(),
+        graded_by: "answer_match".into(),
+        inclusion: "0.5".into(),
+        seed: "0".into(),
+        refused: refused.into(),
+        correct: correct.into(),
+    }
+}
+
+fn text(file: &LabelsFile) -> String {
+    let mut out = Vec::new();
+    file.write_to(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn parse(text: &str) -> Result<LabelsFile, String> {
+    LabelsFile::parse(Path::new("labels.csv"), text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn rows_read_are_written_back_byte_for_byte() {
+    let file = LabelsFile::new(vec![row("a1", "yes", ""), row("b2", "no", "no")], 0);
+    let written = text(&file);
+    assert!(written.starts_with("reply_id,question_id,answerable,"));
+    assert_eq!(written.matches("reply_id").count(), 1, "one header");
+    let back = parse(&written).unwrap();
+    assert_eq!(back.rows, file.rows);
+    assert_eq!(back.seed, Some(0));
+    assert_eq!(text(&back), written);
+    let labels = back.labels();
+    assert_eq!(labels.len(), 2);
+    assert_eq!(labels["a1"].label.refused, Some(true));
+    assert_eq!(labels["b2"].label.correct, Some(false));
+    assert_eq!(labels["b2"].inclusion, 0.5);
+    // An empty file is a header alone.
+    assert_eq!(parse(&text(&LabelsFile::default())).unwrap().rows, vec![]);
+}
+
+#[test]
+fn bad_files_are_refused_naming_line_and_field() {
+    let good = text(&LabelsFile::new(
+        vec![row("a1", "", ""), row("b2", "", "")],
+        0,
+    ));
+    // The second row starts on line 5: the first row's passages span three lines.
+    let maybe = text(&LabelsFile::new(
+        vec![row("a1", "", ""), row("b2", "maybe", "")],
+        0,
+    ));
+    let cases = [
+        (
+            maybe,
+            "labels.csv:5: `refused`: is `maybe`: write `yes`, `no` or leave it empty",
+        ),
+        (
+            good.replace(",0.5,0,", ",1.5,0,"),
+            "labels.csv:2: `inclusion`: is `1.5`, not a probability above 0 and at most 1",
+        ),
+        (
+            good.replacen("reply_id,", "id,", 1),
+            "labels.csv:1: `id`: is not a column of a labels file: the columns are reply_id, question_id, answerable, question, expected_answers, passages, reply, graded_refused, graded_correct, graded_by, inclusion, seed, refused, correct",
+        ),
+        (
+            good.replacen(",correct\r\n", "\r\n", 1),
+            "labels.csv:1: `correct`: is missing: a labels file has the columns `rageval label` writes",
+        ),
+        (
+            good.trim_end().to_string() + ",x\r\n",
+            "labels.csv:5: has 15 fields, but the header has 14",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse(&text).unwrap_err(), want);
+    }
+    let mut other = row("b2", "", "");
+    other.seed = "7".into();
+    let file = LabelsFile::new(vec![row("a1", "", ""), other], 0);
+    assert_eq!(
+        parse(&text(&file)).unwrap_err(),
+        "labels.csv:5: `seed`: is 7, but the rows above were sampled with seed 0: one file holds one sample"
+    );
+    let twice = LabelsFile::new(vec![row("a1", "yes", ""), row("a1", "no", "yes")], 0);
+    assert_eq!(
+        parse(&text(&twice)).unwrap_err(),
+        "labels.csv:5: `refused`: reply `a1` is labelled again, differently from line 2: keep one row per reply"
+    );
+    // The same label twice is one label.
+    let same = LabelsFile::new(vec![row("a1", "yes", ""), row("a1", "yes", "")], 0);
+    assert_eq!(parse(&text(&same)).unwrap().labels().len(), 1);
+    let file = parse(&good).unwrap();
+    let known: HashSet<String> = ["a1".to_string()].into();
+    assert_eq!(
+        file.check_replies(Path::new("labels.csv"), &known)
+            .unwrap_err()
+            .to_string(),
+        "labels.csv:5: `reply_id`: reply `b2` is not a reply of these results: the labels belong to another sweep (or the reply changed since)"
+    );
+}
+
+#[test]
+fn a_larger_share_draws_a_superset_and_keeps_every_label() {
+    let r = fixture::results();
+    let all = sample::distinct_replies(&r);
+    assert!(all.len() >= 4, "{}", all.len());
+    let small = extend(&r, LabelsFile::default(), Size::Share(0.5), 11);
+    assert_eq!(small.added, small.file.rows.len());
+    let mut labelled = small.file.clone();
+    for (i, row) in labelled.rows.iter_mut().enumerate() {
+        row.refused = if i % 2 == 0 { "yes" } else { "no" }.into();
+    }
+    let before = text(&labelled);
+    let large = extend(&r, labelled.clone(), Size::Share(1.0), 11);
+    assert_eq!(large.file.rows.len(), all.len());
+    assert_eq!(large.added, all.len() - small.file.rows.len());
+    assert_eq!(large.raised, small.file.rows.len());
+    for (old, new) in labelled.rows.iter().zip(&large.file.rows) {
+        assert_eq!(
+            Row {
+                inclusion: old.inclusion.clone(),
+                ..new.clone()
+            },
+            *old,
+            "only the inclusion of an earlier row changes"
+        );
+        assert_eq!(new.inclusion, "1");
+    }
+    // The same share again adds nothing and changes no byte.
+    let again = extend(&r, labelled, Size::Share(0.5), 11);
+    assert_eq!((again.added, again.raised), (0, 0));
+    assert_eq!(text(&again.file), before);
+    // Every reply is drawn with its own uniform: another seed draws another sample.
+    let other = extend(&r, LabelsFile::default(), Size::Share(0.5), 12);
+    let ids = |f: &LabelsFile| {
+        f.rows
+            .iter()
+            .map(|r| r.reply_id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(ids(&other.file) != ids(&small.file) || all.len() < 4);
+}
