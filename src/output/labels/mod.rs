@@ -271,15 +271,28 @@ impl LabelsFile {
         self.check_replies(path, &known)
     }
 
-    /// The labels given, by reply id.
+    /// The labels given, by reply id, each with the probability that its reply was
+    /// *labelled*: the sample's `inclusion` times the share of the sampled rows (of that
+    /// inclusion) that carry a label. A sampled row left empty is no label; the statistics
+    /// weigh a correction by one over the chance of seeing it, so counting empty rows in
+    /// would understate that weight and pull every corrected rate towards the grader's. The
+    /// share assumes rows are skipped at random, which docs/labels.md asks of the person.
     pub fn labels(&self) -> LabelSet {
+        let mut by_inclusion: HashMap<&str, (usize, usize)> = HashMap::new();
+        for r in &self.rows {
+            let e = by_inclusion.entry(r.inclusion.as_str()).or_default();
+            e.0 += 1;
+            e.1 += usize::from(r.label().is_given());
+        }
         self.rows
             .iter()
             .filter(|r| r.label().is_given())
             .map(|r| {
+                let (rows, given) = by_inclusion[r.inclusion.as_str()];
+                let sampled = inclusion(&r.inclusion).unwrap_or(1.0);
                 let given = Given {
                     label: r.label(),
-                    inclusion: inclusion(&r.inclusion).unwrap_or(1.0),
+                    inclusion: sampled * given as f64 / rows as f64,
                 };
                 (r.reply_id.clone(), given)
             })

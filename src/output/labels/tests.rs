@@ -56,6 +56,25 @@ fn rows_read_are_written_back_byte_for_byte() {
     assert_eq!(parse(&text(&LabelsFile::default())).unwrap().rows, vec![]);
 }
 
+/// A sampled row left empty is no label, and the labelled rows stand for the sample: their
+/// inclusion is the sample's times the share labelled (3 of 4 at 0.5 is 0.375), else the
+/// corrections would be weighed as if every sampled reply had been read.
+#[test]
+fn a_label_counts_with_the_chance_its_reply_was_labelled() {
+    let rows = vec![
+        row("a1", "yes", ""),
+        row("b2", "no", "no"),
+        row("c3", "", ""),
+        row("d4", "no", "yes"),
+    ];
+    let labels = LabelsFile::new(rows, 0).labels();
+    assert_eq!(labels.len(), 3);
+    assert!(!labels.contains_key("c3"));
+    for id in ["a1", "b2", "d4"] {
+        assert_eq!(labels[id].inclusion, 0.375, "{id}");
+    }
+}
+
 #[test]
 fn bad_files_are_refused_naming_line_and_field() {
     let good = text(&LabelsFile::new(
