@@ -75,6 +75,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::batch::import(&args, cli.config, cli.quiet)
         }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
+        Command::History(args) => commands::history::run(&args, cli.config.as_deref(), cli.quiet),
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
         Command::Import(cmd) => commands::import::run(cmd, cli.quiet),
     }

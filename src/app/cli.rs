@@ -54,6 +54,8 @@ pub enum Command {
     Scan(ScanArgs),
     /// Check one setting of a results file against limits and a baseline (exit 1 on regression)
     Gate(GateCmdArgs),
+    /// Show the history of sweeps at one setting: a table with a sparkline per rate, CSV, JSON or a page (docs/history.md)
+    History(HistoryArgs),
     /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
     Merge(MergeArgs),
     /// Start a project here: a commented rageval.yaml and a starter question set (never overwrites)
@@ -119,6 +121,33 @@ pub struct IndexArgs {
     /// Drop the table and load it again (without it, a table that holds rows is left alone)
     #[arg(long)]
     pub replace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history file [default: the config's `history.file`, else reports/history.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// How many of the newest entries to show
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub last: usize,
+
+    /// The setting to show, as `min_score=0.3,k=1` [default: the newest entry's recommended setting]
+    #[arg(long, value_name = "SPEC")]
+    pub setting: Option<String>,
+
+    /// Print the rows as CSV (one per entry; for spreadsheets)
+    #[arg(long, conflicts_with_all = ["json", "html"])]
+    pub csv: bool,
+
+    /// Print the rows as a JSON array (for programs and DuckDB)
+    #[arg(long, conflicts_with = "html")]
+    pub json: bool,
+
+    /// Write a self-contained page charting each rate with its 95% Wilson band to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -314,6 +343,10 @@ pub struct SweepArgs {
     /// Neither read nor write the response cache
     #[arg(long, conflicts_with = "refresh_cache")]
     pub no_cache: bool,
+
+    /// Append no line to the history of sweeps (`history.file`; docs/history.md)
+    #[arg(long)]
+    pub no_history: bool,
 
     /// Make every call again; the new answers are appended to the cache and replace the old ones
     #[arg(long)]

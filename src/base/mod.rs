@@ -1,10 +1,12 @@
 //! The leaves: text, escaping, redaction, terminal width, timing, input files, errors, YAML
-//! locations and exit statuses. Nothing here imports anything of the crate outside `base`.
+//! locations, exit statuses, the clock and the checkout's commit. Nothing here imports anything of the crate outside `base`.
 
+pub mod clock;
 pub mod digest;
 pub mod error;
 pub mod escape;
 pub mod exit;
+pub mod git;
 pub mod input;
 pub mod problem;
 pub mod redact;

@@ -4,6 +4,7 @@ pub mod ask;
 pub mod batch;
 pub mod gate;
 pub mod generate;
+pub mod history;
 pub mod import;
 pub mod index;
 pub mod init;
