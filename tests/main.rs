@@ -21,6 +21,7 @@ mod gate_output;
 mod generate;
 mod grading;
 mod hardening;
+mod history;
 mod http;
 mod import;
 mod insight;

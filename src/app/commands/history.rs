@@ -67,6 +67,10 @@ pub fn run(args: &HistoryArgs, config: Option<&Path>, quiet: bool) -> Result<Exi
     let rows: Vec<Row> = reads.iter().map(|r| Row::new(r, Some(&setting))).collect();
     let shown = path.display().to_string();
     if let Some(out) = &args.html {
+        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
+        }
         write_atomic(out, |w| {
             Ok(w.write_all(page::page(&shown, &setting, &rows).as_bytes())?)
         })?;
