@@ -330,3 +330,138 @@ fn the_history_page_is_written_and_says_so() {
     );
     assert!(!page.contains("<script"), "no script");
 }
+
+/// The sample swept at the production setting (5 of its 9 unanswerable questions answered):
+/// its history rewritten as runs before it with `before` unwanted answers each (a run of
+/// `None` made with another config), then its own line, then `after` later runs.
+fn history_around(before: &[Option<usize>], after: &[usize]) -> Project {
+    let p = Project::sample();
+    p.sweep(PRODUCTION).run();
+    let real = p.read(HISTORY);
+    let base: Value = serde_json::from_str(real.trim()).unwrap();
+    let fake = |i: usize, unwanted: usize, config: Option<&str>| {
+        let mut e = base.clone();
+        e["results_digest"] = json!(format!("sha256:earlier{i}"));
+        let s = &mut e["settings"]["min_score=0.2,k=4"];
+        s["unwanted_answer"] = json!(unwanted);
+        s["unwanted_answer_rate"] = json!(unwanted as f64 / 9.0);
+        if let Some(c) = config {
+            e["config_digest"] = json!(c);
+        }
+        format!("{e}\n")
+    };
+    let mut text = String::new();
+    for (i, u) in before.iter().enumerate() {
+        text += &match u {
+            Some(u) => fake(i, *u, None),
+            None => fake(i, 0, Some("sha256:another-config")),
+        };
+    }
+    text += &real;
+    for (i, &u) in after.iter().enumerate() {
+        text += &fake(100 + i, u, None);
+    }
+    p.write(HISTORY, &text);
+    p
+}
+
+const RISING: &[Option<usize>] = &[
+    Some(0),
+    Some(0),
+    Some(0),
+    Some(1),
+    None,
+    Some(1),
+    Some(1),
+    Some(2),
+];
+
+#[test]
+fn the_trend_alarm_fails_a_rising_rate_and_names_its_test_p_value_and_runs() {
+    // Counts 0, 0, 0, 1, 1, 1, 2 then 5 of 9: P(S >= 59 | T = 10) = 0.000110 (an independent
+    // enumeration of the conditional distribution in exact fractions gives 0.00010963).
+    let p = history_around(RISING, &[9]);
+    p.rageval(["gate", "--trend", "8", "--setting", "min_score=0.2,k=4", "--max-error-runs", "0"])
+        .status(1)
+        .stdout(concat!(
+            "warning: no limits configured and no baseline: the gate checks only failed calls; set `gate.max_unwanted_answer_rate` and `gate.max_false_refusal_rate` (or pass `--max-unwanted-answer-rate` and `--max-false-refusal-rate`), see docs/ci.md\n",
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "FAIL  trend unwanted_answer_rate rising, p=0.0001 <= 0.0167 (exact Cochran-Armitage over 8 runs: lines 1-4, 6-9 of `reports/history.jsonl`)\n",
+            "PASS  trend false_refusal_rate not rising, p=0.5194 > 0.0500 (exact Cochran-Armitage over 8 runs: lines 1-4, 6-9 of `reports/history.jsonl`)\n",
+            "PASS  trend wrong_answer_rate not rising, p=0.5163 > 0.0250 (exact Cochran-Armitage over 8 runs: lines 1-4, 6-9 of `reports/history.jsonl`)\n",
+            "gate: FAIL (1 of 4 checks failed)\n",
+        ))
+        .run();
+    // The same from the config, through `sweep --gate`: the sweep appends its line (11, after
+    // the later run of line 10) and the window of 4 ends there: 2, 5, 9 and 5 of 9, whose p
+    // an enumeration in exact fractions puts at 0.03616.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\ngate:\n  setting: min_score=0.2,k=4\n  max_unwanted_answer_rate: 0.9\n  trend: {runs: 4, rates: [unwanted_answer_rate]}\n",
+    );
+    p.sweep(PRODUCTION).arg("--gate").status(1).run();
+    p.rageval(["gate"])
+        .status(1)
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate 0.556 <= limit 0.900\n",
+            "FAIL  trend unwanted_answer_rate rising, p=0.0362 <= 0.0500 (exact Cochran-Armitage over 4 runs: lines 8-11 of `reports/history.jsonl`)\n",
+            "gate: FAIL (1 of 3 checks failed)\n",
+        ))
+        .run();
+}
+
+#[test]
+fn a_flat_rate_passes_and_a_short_history_is_not_tested() {
+    let flat = [
+        Some(5),
+        Some(4),
+        Some(6),
+        Some(5),
+        Some(5),
+        Some(6),
+        Some(4),
+    ];
+    let p = history_around(&flat, &[]);
+    p.rageval([
+        "gate",
+        "-q",
+        "--trend",
+        "8",
+        "--setting",
+        "min_score=0.2,k=4",
+    ])
+    .run();
+    let p = Project::sample();
+    p.sweep(PRODUCTION)
+        .args(["--gate", "--trend", "5", "--setting", "min_score=0.2,k=4"])
+        .run();
+    p.rageval(["gate", "--trend", "5", "--setting", "min_score=0.2,k=4", "--max-unwanted-answer-rate", "0.9"])
+        .stdout(concat!(
+            "gate: setting min_score=0.2,k=4 of reports/latest/results.json (26 questions)\n",
+            "PASS  error_runs 0 <= limit 0\n",
+            "PASS  unwanted_answer_rate 0.556 <= limit 0.900\n",
+            "PASS  trend unwanted_answer_rate not tested: the test needs 2 runs, there is 1 of the 5 runs asked: line 1 of `reports/history.jsonl`\n",
+            "PASS  trend false_refusal_rate not tested: the test needs 2 runs, there is 1 of the 5 runs asked: line 1 of `reports/history.jsonl`\n",
+            "PASS  trend wrong_answer_rate not tested: the test needs 2 runs, there is 1 of the 5 runs asked: line 1 of `reports/history.jsonl`\n",
+            "gate: PASS (5 checks)\n",
+        ))
+        .run();
+}
+
+#[test]
+fn a_trend_window_of_one_run_is_refused() {
+    let p = Project::sample();
+    p.rageval(["gate", "--trend", "1"])
+        .fails("invalid --trend: must be from 2 to 1000 runs (0: no trend alarm), not 1")
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\ngate:\n  trend:\n    runs: 1\n",
+    );
+    p.rageval(["gate"])
+        .fails("rageval.yaml:4: `gate.trend.runs`: must be from 2 to 1000 runs (0: no trend alarm), not 1")
+        .run();
+}

@@ -505,6 +505,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "SHARE")]
     pub max_wrong_answer_rate: Option<f64>,
 
+    /// Fail when a rate of the gated setting rises across the last N comparable runs of the history (an exact test at `gate.trend.alpha`; docs/history.md) [default: the config's `gate.trend.runs`, else off]
+    #[arg(long, value_name = "N")]
+    pub trend: Option<usize>,
+
     /// Write the checks as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -553,6 +557,7 @@ impl GateArgs {
         for (limit, value) in self.limit_flags() {
             add(value.is_some(), limit.flag());
         }
+        add(self.trend.is_some(), "--trend");
         add(self.junit.is_some(), "--junit");
         add(self.markdown.is_some(), "--markdown");
         v

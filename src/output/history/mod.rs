@@ -84,7 +84,19 @@ pub struct SettingEntry {
 }
 
 /// The rates a history follows: each with its count and the count it is a share of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     UnwantedAnswerRate,
@@ -135,7 +147,7 @@ impl SettingEntry {
         }
     }
 
-    fn of(s: &crate::analysis::stats::SettingStats) -> SettingEntry {
+    pub fn of(s: &crate::analysis::stats::SettingStats) -> SettingEntry {
         SettingEntry {
             answerable: s.answerable,
             unanswerable: s.unanswerable,
