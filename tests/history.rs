@@ -311,6 +311,16 @@ fn a_history_of_100000_lines_is_read_in_bounded_memory() {
     eprintln!("history of 100,000 lines, {size} bytes: max RSS {kb} KB");
 }
 
+/// A project holding the hand-made history and its page, `history.html`.
+pub fn handmade_project() -> Project {
+    let p = Project::sample();
+    handmade(&p);
+    p.rageval(["history", "-q", "--html", "history.html"])
+        .stderr(CUT_WARNING)
+        .run();
+    p
+}
+
 #[test]
 fn the_history_page_is_written_and_says_so() {
     let p = Project::sample();

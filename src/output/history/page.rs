@@ -36,7 +36,7 @@ pub fn page(file: &str, setting: &str, rows: &[Row]) -> String {
     h.push_str(concat!(
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}",
         "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #ddd}",
-        "td.n{text-align:right;font-variant-numeric:tabular-nums}.legend span{margin-right:18px}",
+        "td{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}.legend span{margin-right:18px}",
         "svg text{font:12px system-ui,sans-serif}"
     ));
     h.push_str("</style>\n</head>\n<body>\n");
