@@ -462,7 +462,7 @@ fn a_flat_rate_passes_and_a_short_history_is_not_tested() {
 }
 
 #[test]
-fn a_trend_window_of_one_run_is_refused() {
+fn a_trend_window_of_one_run_and_an_empty_history_file_are_refused() {
     let p = Project::sample();
     p.rageval(["gate", "--trend", "1"])
         .fails("invalid --trend: must be from 2 to 1000 runs (0: no trend alarm), not 1")
@@ -473,5 +473,13 @@ fn a_trend_window_of_one_run_is_refused() {
     );
     p.rageval(["gate"])
         .fails("rageval.yaml:4: `gate.trend.runs`: must be from 2 to 1000 runs (0: no trend alarm), not 1")
+        .run();
+    p.write(
+        "rageval.yaml",
+        "evalsets: [evalsets/club.yaml]\nhistory:\n  file: ' '\n",
+    );
+    p.sweep(PRODUCTION)
+        .fails("rageval.yaml:3: `history.file`: is empty: name a file, or set `enabled: false`")
+        .absent("reports")
         .run();
 }

@@ -28,9 +28,9 @@ impl Default for HistoryConfig {
 }
 
 impl HistoryConfig {
-    /// A file name that is not empty.
+    /// A file name that is not empty, when sweeps append to it.
     pub fn check(&self) -> Checked {
-        if self.file.trim().is_empty() {
+        if self.enabled && self.file.trim().is_empty() {
             return Err(Problem::new(
                 "file",
                 "is empty: name a file, or set `enabled: false`",
