@@ -369,6 +369,25 @@ mod tests {
     }
 
     #[test]
+    fn a_large_window_takes_the_seeded_monte_carlo_p_value() {
+        // 525 events over 10 runs: the exact sum would take about 2e9 steps.
+        let rising_counts: Vec<(u64, u64)> = (0..10).map(|i| (30 + 5 * i, 100)).collect();
+        let t = rising(&rising_counts);
+        assert_eq!(t.method, Method::MonteCarlo);
+        // No draw reaches a rise this steep: the smallest p-value the draws can give.
+        assert_eq!(t.p_value, 1.0 / 10_000.0);
+        assert_eq!(
+            rising(&rising_counts),
+            t,
+            "seeded: the same counts, the same p-value"
+        );
+        let flat: Vec<(u64, u64)> = (0..10).map(|i| (50 + i % 2, 100)).collect();
+        let f = rising(&flat);
+        assert_eq!(f.method, Method::MonteCarlo);
+        assert!(f.p_value > 0.2 && f.p_value < 0.8, "{}", f.p_value);
+    }
+
+    #[test]
     fn the_slope_of_rising_rates() {
         let s = slope(&[(10, 100), (11, 100), (12, 100)]);
         assert!((s - 0.01).abs() < 1e-12, "{s}");
