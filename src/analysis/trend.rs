@@ -229,28 +229,6 @@ fn monte_carlo(scores: &[u64], trials: &[u64], total: u64, observed: u64) -> f64
     f64::from(1 + at_least) / f64::from(1 + RESAMPLES)
 }
 
-/// The least-squares slope of the rates `x_i / n_i` against the run number: what a fixed cut
-/// ("slope worse than 1 point per run") alarms on. Kept to show what the test replaces.
-pub fn slope(runs: &[(u64, u64)]) -> f64 {
-    let points: Vec<(f64, f64)> = runs
-        .iter()
-        .enumerate()
-        .filter(|(_, &(_, n))| n > 0)
-        .map(|(i, &(x, n))| (i as f64, x as f64 / n as f64))
-        .collect();
-    let k = points.len() as f64;
-    if points.len() < 2 {
-        return 0.0;
-    }
-    let (mx, my) = (
-        points.iter().map(|p| p.0).sum::<f64>() / k,
-        points.iter().map(|p| p.1).sum::<f64>() / k,
-    );
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    sxy / sxx
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,11 +363,5 @@ mod tests {
         let f = rising(&flat);
         assert_eq!(f.method, Method::MonteCarlo);
         assert!(f.p_value > 0.2 && f.p_value < 0.8, "{}", f.p_value);
-    }
-
-    #[test]
-    fn the_slope_of_rising_rates() {
-        let s = slope(&[(10, 100), (11, 100), (12, 100)]);
-        assert!((s - 0.01).abs() < 1e-12, "{s}");
     }
 }

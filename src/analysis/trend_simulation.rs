@@ -54,7 +54,7 @@ fn simulate(seed: u64, runs: usize, questions: u64, rate: impl Fn(usize) -> f64)
             });
         let p = if total == 0 { 1.0 } else { tail[s as usize] };
         alarms.test += usize::from(p <= ALPHA);
-        alarms.slope += usize::from(trend::slope(&counts) > CUT);
+        alarms.slope += usize::from(slope(&counts) > CUT);
     }
     alarms
 }
@@ -104,4 +104,32 @@ fn a_drift_of_one_point_per_run_is_found_in_half_the_windows() {
         100.0 * share(a.slope)
     );
     assert!(share(a.test) >= 0.5, "found in {} of {WINDOWS}", a.test);
+}
+
+/// The least-squares slope of the rates `x_i / n_i` against the run number: what a fixed cut
+/// ("slope worse than 1 point per run") alarms on, the alarm the test replaces.
+fn slope(runs: &[(u64, u64)]) -> f64 {
+    let points: Vec<(f64, f64)> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, &(_, n))| n > 0)
+        .map(|(i, &(x, n))| (i as f64, x as f64 / n as f64))
+        .collect();
+    let k = points.len() as f64;
+    if points.len() < 2 {
+        return 0.0;
+    }
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / k,
+        points.iter().map(|p| p.1).sum::<f64>() / k,
+    );
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    sxy / sxx
+}
+
+#[test]
+fn the_slope_of_rates_rising_a_point_per_run_is_a_point() {
+    let s = slope(&[(10, 100), (11, 100), (12, 100)]);
+    assert!((s - 0.01).abs() < 1e-12, "{s}");
 }
