@@ -90,6 +90,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Compare(args) => commands::compare::run(&args, cli.quiet),
+        Command::History(args) => commands::history::run(&args, cli.config.as_deref(), cli.quiet),
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
         Command::Label(args) => commands::label::run(args, cli.config, cli.quiet).await,
         Command::Import(cmd) => commands::import::run(cmd, cli.quiet),

@@ -189,3 +189,40 @@ fn script_payloads_from_the_corpus_run_nothing() {
         assert!(dom.contains(&text), "{payload} missing as text");
     }
 }
+
+#[test]
+fn the_history_page_loads_without_console_errors_and_draws_every_rate() {
+    if !have_chromium() {
+        return;
+    }
+    let p = crate::history::handmade_project();
+    let page = p.path().join("history.html");
+    let dom = loaded_dom(&page);
+    let start = dom.find("<svg id=\"history-chart\"").expect("the chart");
+    let chart = &dom[start..start + dom[start..].find("</svg>").expect("closed svg")];
+    for rate in [
+        "unwanted_answer_rate",
+        "false_refusal_rate",
+        "wrong_answer_rate",
+    ] {
+        let start = chart
+            .find(&format!("data-rate=\"{rate}\""))
+            .unwrap_or_else(|| panic!("no {rate}"));
+        let group = &chart[start..start + chart[start..].find("</g>").unwrap()];
+        assert_eq!(
+            group.matches("<circle").count(),
+            5,
+            "{rate}: a point per entry"
+        );
+        assert_eq!(group.matches("<polyline").count(), 1, "{rate}: one line");
+        assert_eq!(
+            group.matches("class=\"band\"").count(),
+            1,
+            "{rate}: its band"
+        );
+    }
+    assert_eq!(chart.matches("<g class=\"change\"").count(), 2);
+    assert!(chart.contains(">config changed</text>"));
+    assert!(chart.contains(">questions changed</text>"));
+    assert_eq!(dom.matches("<tr>").count(), 6, "a header and five entries");
+}

@@ -27,6 +27,7 @@ mod generate_rejected_file_follows_out_rules;
 mod generate_rejects_placeholders_and_stops_repeats;
 mod grading;
 mod hardening;
+mod history;
 mod http;
 mod import;
 mod import_replaces_only_its_own_folder;

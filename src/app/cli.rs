@@ -56,6 +56,8 @@ pub enum Command {
     Gate(GateCmdArgs),
     /// Compare two runs question by question: each rate before and after with the exact McNemar test, and the questions that changed (docs/ci.md)
     Compare(CompareArgs),
+    /// Show the history of sweeps at one setting: a table with a sparkline per rate, CSV, JSON or a page (docs/history.md)
+    History(HistoryArgs),
     /// Join the results of `sweep --shard I/N` (one folder or results.json per shard) and write every report
     Merge(MergeArgs),
     /// Sample distinct replies of a finished sweep for a person to grade, into a CSV or on a local page (docs/labels.md)
@@ -169,6 +171,33 @@ pub struct LabelArgs {
     /// Where the page listens: a loopback address [default: 127.0.0.1:0, any free port]
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub addr: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history file [default: the config's `history.file`, else reports/history.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// How many of the newest entries to show
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub last: usize,
+
+    /// The setting to show, as `min_score=0.3,k=1` [default: the newest entry's recommended setting]
+    #[arg(long, value_name = "SPEC")]
+    pub setting: Option<String>,
+
+    /// Print the rows as CSV (one per entry; for spreadsheets)
+    #[arg(long, conflicts_with_all = ["json", "html"])]
+    pub csv: bool,
+
+    /// Print the rows as a JSON array (for programs and DuckDB)
+    #[arg(long, conflicts_with = "html")]
+    pub json: bool,
+
+    /// Write a self-contained page charting each rate with its 95% Wilson band to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -365,6 +394,10 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with = "refresh_cache")]
     pub no_cache: bool,
 
+    /// Append no line to the history of sweeps (`history.file`; docs/history.md)
+    #[arg(long)]
+    pub no_history: bool,
+
     /// Make every call again; the new answers are appended to the cache and replace the old ones
     #[arg(long)]
     pub refresh_cache: bool,
@@ -530,6 +563,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "SHARE")]
     pub max_wrong_answer_rate: Option<f64>,
 
+    /// Fail when a rate of the gated setting rises across the last N comparable runs of the history (an exact test at `gate.trend.alpha`; docs/history.md) [default: the config's `gate.trend.runs`, else off]
+    #[arg(long, value_name = "N")]
+    pub trend: Option<usize>,
+
     /// Write the checks as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -590,6 +627,7 @@ impl GateArgs {
         for (limit, value) in self.limit_flags() {
             add(value.is_some(), limit.flag());
         }
+        add(self.trend.is_some(), "--trend");
         add(self.junit.is_some(), "--junit");
         add(self.markdown.is_some(), "--markdown");
         add(self.comment, "--comment");

@@ -44,6 +44,16 @@ pub fn digest(parts: &[&[u8]]) -> String {
     format!("sha256:{hex}")
 }
 
+/// sha256 of a file's bytes, read as a stream, as `sha256:<hex>` (the plain digest of the
+/// bytes, as `sha256sum` prints it, not [`digest`]'s length-prefixed parts).
+pub fn file_digest(path: &std::path::Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("sha256:{hex}"))
+}
+
 /// `sha256:<hex>` of the effective values of `value`.
 pub fn config_digest(value: &Value, defaults: &Value) -> String {
     digest(&[effective(value, defaults).to_string().as_bytes()])

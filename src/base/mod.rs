@@ -1,12 +1,14 @@
 //! The leaves: text, escaping, redaction, terminal width, timing, input files, temporaries a
-//! signal removes, folders written whole, errors, YAML locations and exit statuses. Nothing
-//! here imports anything of the crate outside `base`.
+//! signal removes, folders written whole, errors, YAML locations, exit statuses, the clock and
+//! the checkout's commit. Nothing here imports anything of the crate outside `base`.
 
 pub mod atomic;
+pub mod clock;
 pub mod digest;
 pub mod error;
 pub mod escape;
 pub mod exit;
+pub mod git;
 pub mod in_flight;
 pub mod input;
 pub mod out_folder;

@@ -288,16 +288,21 @@ impl Pricing {
         if !call.batch || call.error.is_some() {
             return 0.0;
         }
+        self.full_cost(call) * (1.0 - self.batch_discount)
+    }
+
+    /// What `call`'s tokens cost at its role's prices (the judge's for a grade, else the chat
+    /// model's), with no discount.
+    pub fn full_cost(&self, call: &CallRecord) -> f64 {
         let u = &call.usage;
-        let full = match call.role {
+        match call.role {
             CallRole::Judge => {
                 (u.prompt_tokens as f64 * self.judge_prompt_per_million
                     + u.completion_tokens as f64 * self.judge_completion_per_million)
                     / 1e6
             }
             _ => self.cost(u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens),
-        };
-        full * (1.0 - self.batch_discount)
+        }
     }
 
     /// The cost of a chat model's tokens: `cached` of the `prompt` tokens at the cached rate,

@@ -42,6 +42,9 @@ pub async fn run(s: &GateOptions) -> Result<ExitStatus> {
         baseline.as_ref().map(|(doc, path)| (doc, *path)),
         &s.policy,
     )?;
+    for warning in report.trend.iter().flat_map(|t| &t.warnings) {
+        super::eprint_line(warning);
+    }
     let mut text = String::new();
     if let Some(warning) = unguarded(s) {
         text.push_str(&warning);

@@ -6,6 +6,7 @@ pub mod batch_view;
 pub mod compare;
 pub mod gate;
 pub mod generate;
+pub mod history;
 pub mod import;
 pub mod index;
 pub mod init;

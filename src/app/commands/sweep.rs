@@ -37,6 +37,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let results = s.results(questions, sweep, labels.as_ref())?;
     let summary = Summary::of(&results);
     let written = write_reports(&s, &results, &summary)?;
+    remember(&s, &results);
     print_results(&s, &results, &summary, &written)?;
     // A grader the labels contradict too often: said even with --quiet, as other warnings are.
     if let Some(warning) = &summary.grader_warning {
@@ -71,6 +72,20 @@ fn write_reports(
         super::eprint_line(&line);
     }
     Ok(written)
+}
+
+/// Append the sweep's line to the history (docs/history.md). The reports are written by
+/// then: a history that cannot be appended to is a warning, not a failed sweep.
+fn remember(s: &SweepOptions, results: &Results) {
+    let Some(path) = s.history() else {
+        return;
+    };
+    if let Err(e) = super::history::append(path, results, &s.out().join("results.json"), s.base()) {
+        super::eprint_line(&format!(
+            "warning: cannot append to the history `{}`: {e:#}",
+            path.display()
+        ));
+    }
 }
 
 /// `--gate`: the gate reads the file just written, exactly as a later `rageval gate` would;

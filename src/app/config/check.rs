@@ -44,6 +44,7 @@ impl Config {
         let grid = sweep_grid(self)
             .map_err(|(d, msg)| Problem::new(d.config_key(), msg).under(&["sweep"]))?;
         self.gate.check().under(&["gate"])?;
+        self.history.check().under(&["history"])?;
         Ok(grid)
     }
 

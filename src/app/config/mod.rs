@@ -39,6 +39,8 @@ pub struct Config {
     /// Report folder, relative to the config file.
     pub out: Option<String>,
     pub gate: GateConfig,
+    /// Where every sweep appends one line (docs/history.md).
+    pub history: HistoryConfig,
     /// Where passages come from (docs/retrievers.md).
     pub retriever: RetrieverConfig,
     /// The optional judge model; absent: no judge.
@@ -77,6 +79,7 @@ pub use crate::adapters::retriever::config::*;
 pub use crate::adapters::scan::config::*;
 pub use crate::analysis::insight::config::*;
 pub use crate::output::gate::config::*;
+pub use crate::output::history::config::*;
 pub use crate::vocab::spec::*;
 
 /// The grid `sweep:` of `c` names: each dimension's values, parsed by [`Dim::values`], or the
@@ -199,6 +202,11 @@ impl LoadedConfig {
     /// The report folder.
     pub fn out_dir(&self) -> PathBuf {
         self.resolve(self.config.out.as_deref().unwrap_or("reports/latest"))
+    }
+
+    /// The history file (`history.file`), whether or not sweeps append to it.
+    pub fn history_file(&self) -> PathBuf {
+        self.resolve(&self.config.history.file)
     }
 
     /// A path from the config, relative to the config's folder (`scripts/../x` reads as `x`).

@@ -17,6 +17,7 @@ use crate::app::config::LoadedConfig;
 use crate::app::wiring::{Pipeline, Wiring};
 use crate::output::gate::github::PullRequest;
 use crate::output::gate::policy::{self, Policy};
+use crate::output::gate::trend::TrendPolicy;
 use crate::vocab::grid::Decimal;
 use crate::vocab::limit::{Limits, Scope};
 
@@ -117,6 +118,7 @@ impl GateOptions {
             require_significance: args.require_significance.unwrap_or(g.require_significance),
             require_certified: args.require_certified.unwrap_or(g.require_certified),
             tags: g.tag_limits(),
+            trend: trend_policy(args.trend, cfg)?,
         };
         Ok(GateOptions {
             setting_from_flag: args.setting.is_some(),
@@ -137,6 +139,24 @@ impl GateOptions {
             labels: None,
         })
     }
+}
+
+/// The trend alarm: `--trend N` over `gate.trend.runs`, the rest from `gate.trend`, the
+/// history where sweeps append (`history.file`); `None` when off.
+fn trend_policy(flag: Option<usize>, cfg: &LoadedConfig) -> Result<Option<TrendPolicy>> {
+    let t = &cfg.config.gate.trend;
+    let runs = match flag {
+        Some(n) => crate::output::gate::config::check_runs(n)
+            .map_err(|e| anyhow::anyhow!("invalid --trend: {e}"))?,
+        None => t.runs,
+    };
+    Ok((runs > 0).then(|| TrendPolicy {
+        runs,
+        alpha: t.alpha,
+        same: t.same.clone(),
+        rates: t.rates.clone(),
+        history: cfg.history_file(),
+    }))
 }
 
 /// Everything `rageval ask` and `rageval prompt` need, checked.

@@ -53,6 +53,11 @@ pub struct SweepOptions {
     /// `recommend:` with `--folds` and `--sequential` on top.
     policy: RecommendConfig,
     scan_patterns: Vec<String>,
+    /// The history file a finished sweep appends to; `None`: `--no-history`,
+    /// `history.enabled: false`, or a shard (`rageval merge` joins shards, not the history).
+    history: Option<PathBuf>,
+    /// The folder the config's paths start from: where the commit is asked of `git`.
+    base: PathBuf,
 }
 
 impl SweepOptions {
@@ -147,6 +152,9 @@ impl SweepOptions {
             max_chunk_tokens: c.corpus.max_chunk_tokens,
             policy,
             scan_patterns: c.scan.patterns.clone(),
+            history: (c.history.enabled && !args.no_history && shard.is_none())
+                .then(|| cfg.history_file()),
+            base: cfg.base.clone(),
             grid,
         })
     }
@@ -192,6 +200,16 @@ impl SweepOptions {
         self.allow_errors
     }
     /// `--gate`: gate the results written to [`SweepOptions::out`].
+    /// The history file to append to, if any.
+    pub fn history(&self) -> Option<&Path> {
+        self.history.as_deref()
+    }
+
+    /// The config's folder.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
     pub fn gate(&self) -> Option<&GateOptions> {
         self.gate.as_ref()
     }

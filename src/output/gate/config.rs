@@ -4,7 +4,9 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::base::problem::{Checked, Problem};
+use crate::base::problem::{Checked, Problem, Under};
+use crate::output::gate::trend::Same;
+use crate::output::history::Rate;
 use crate::vocab::limit::{Limit, Limits, Scope};
 
 /// The CI gate (`rageval gate`, `rageval sweep --gate`). Flags override every field.
@@ -41,6 +43,64 @@ pub struct GateConfig {
     /// `tags: {near-miss: {max_unwanted_answer_rate: 0.3}}`. A question counts under each of
     /// its tags (`generated` and `reviewed` too, when the results hold generated questions).
     pub tags: IndexMap<String, TagLimits>,
+    /// The trend alarm: fail when a rate of the gated setting rises across the last runs of
+    /// the history (docs/history.md).
+    pub trend: TrendConfig,
+}
+
+/// `gate.trend`: the exact test for a rising rate over the last comparable runs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrendConfig {
+    /// Runs tested, the gated results the newest (`--trend N`); 0: no trend alarm. Default: 0.
+    pub runs: usize,
+    /// The alarm's false-alarm rate, all rates together. Default: 0.05.
+    pub alpha: f64,
+    /// Which runs of the history are comparable with the gated results: the same `config`
+    /// digest, the same `questions` digest, both (the default) or neither (`[]`).
+    pub same: Vec<Same>,
+    /// The rates tested. Default: all three.
+    pub rates: Vec<Rate>,
+}
+
+impl Default for TrendConfig {
+    fn default() -> Self {
+        TrendConfig {
+            runs: 0,
+            alpha: crate::output::gate::policy::DEFAULT_ALPHA,
+            same: vec![Same::Config, Same::Questions],
+            rates: Rate::ALL.to_vec(),
+        }
+    }
+}
+
+impl TrendConfig {
+    /// At least two runs (or none), a valid alpha, a rate to test.
+    pub fn check(&self) -> Checked {
+        crate::output::gate::policy::check_alpha(self.alpha)
+            .map_err(|msg| Problem::new("alpha", msg))?;
+        check_runs(self.runs).map_err(|msg| Problem::new("runs", msg))?;
+        if self.rates.is_empty() {
+            return Err(Problem::new(
+                "rates",
+                "is empty: name a rate to test, or set `runs: 0`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The most runs a trend window holds.
+pub const MAX_TREND_RUNS: usize = 1000;
+
+/// A window of runs: 0 (off), or from 2 to [`MAX_TREND_RUNS`].
+pub fn check_runs(runs: usize) -> Result<usize, String> {
+    if runs == 1 || runs > MAX_TREND_RUNS {
+        return Err(format!(
+            "must be from 2 to {MAX_TREND_RUNS} runs (0: no trend alarm), not {runs}"
+        ));
+    }
+    Ok(runs)
 }
 
 /// The limits one tag's questions are held to (`gate.tags.TAG`): the rates counted by tag.
@@ -117,6 +177,7 @@ impl Default for GateConfig {
             max_flip_rate: None,
             max_wrong_answer_rate: None,
             tags: IndexMap::new(),
+            trend: TrendConfig::default(),
         }
     }
 }
@@ -143,7 +204,8 @@ impl GateConfig {
         {
             return Err(Problem::new("setting", msg));
         }
-        self.check_tags()
+        self.check_tags()?;
+        self.trend.check().under(&["trend"])
     }
 
     /// Its limits by [`Limit`]: the one place that maps its limit fields to the enum (a test

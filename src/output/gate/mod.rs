@@ -14,6 +14,7 @@ pub mod junit;
 pub mod metrics;
 pub mod output;
 pub mod policy;
+pub mod trend;
 
 use std::path::Path;
 
@@ -94,6 +95,8 @@ pub struct Report {
     pub checks: Vec<Check>,
     pub baseline: Option<Comparison>,
     pub alpha: f64,
+    /// The trend alarm's finding, when it is on.
+    pub trend: Option<trend::Trend>,
 }
 
 impl Report {
@@ -172,7 +175,15 @@ pub fn evaluate(
             Some(cmp)
         }
     };
+    let trend = match &policy.trend {
+        Some(t) => Some(trend::evaluate(t, cur, cur_path, setting)?),
+        None => None,
+    };
+    if let Some(t) = &trend {
+        checks.extend(t.checks());
+    }
     Ok(Report {
+        trend,
         setting: id.to_string(),
         results: cur_path.display().to_string(),
         questions: cur.questions.len(),

@@ -28,6 +28,8 @@ pub struct Policy {
     pub require_certified: bool,
     /// Limits for the questions of a tag (`gate.tags`), in the config's order.
     pub tags: Vec<(String, Limits)>,
+    /// The trend alarm, when on.
+    pub trend: Option<super::trend::TrendPolicy>,
 }
 
 impl Default for Policy {
@@ -41,6 +43,7 @@ impl Default for Policy {
             require_significance: false,
             require_certified: false,
             tags: Vec::new(),
+            trend: None,
         }
     }
 }
