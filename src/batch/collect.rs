@@ -16,12 +16,12 @@ use crate::vocab::grid::{Grid, DEFAULT_PROFILE};
 /// A sweep whose requests go through batches: the engine the live sweep runs (its models
 /// behind the response cache), what it sweeps, and which sections send batches.
 pub struct SweepJob<'a> {
-    pub engine: &'a Engine,
+    pub engine: Engine,
     pub ws: &'a Workspace,
     pub grid: &'a Grid,
     /// Whether the requests of a section go through batches (`batch: true`, `--batch`,
     /// `--batch-embeddings`); the rest are called live by the sweep that follows.
-    pub batched: &'a dyn Fn(&Section) -> bool,
+    pub batched: Box<dyn Fn(&Section) -> bool + 'a>,
 }
 
 impl SweepJob<'_> {
@@ -58,7 +58,7 @@ impl SweepJob<'_> {
     /// (`embeddings.jsonl`, when the cache has that store); cached replies and vectors are given
     /// as usual. And whether an embedder's texts are kept.
     fn deferred(&self, collector: &Arc<Collector>, cache: &CacheFiles) -> (Engine, bool) {
-        let live = self.engine;
+        let live = &self.engine;
         let defer = |m: &Arc<dyn ChatModel>, store, section| -> Arc<dyn ChatModel> {
             Arc::new(DeferredModel::new(
                 m.clone(),

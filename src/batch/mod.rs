@@ -386,11 +386,11 @@ pub fn split(pending: &[Pending], limits: Limits) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pending(id: &str, rewrite: bool) -> Pending {
+    pub(crate) fn pending(id: &str, rewrite: bool) -> Pending {
         Pending {
             line: Line {
                 custom_id: id.into(),

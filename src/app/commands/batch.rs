@@ -42,12 +42,22 @@ pub fn any_batched(s: &SweepOptions) -> bool {
         || s.batch()
 }
 
-/// The engine the live sweep runs (its models behind the response cache), with the sweep's
-/// `--repeat`.
-fn live_engine(s: &SweepOptions, retriever: Retriever, retrieval: Vec<RetrievalVariant>) -> Engine {
-    Engine {
-        repeat: s.repeat(),
-        ..s.pipeline().engine(retriever, retrieval, s.concurrency())
+/// The sweep as the batch cycle sees it: the engine the live sweep runs (its models behind the
+/// response cache, with `--repeat`), what it sweeps, and which sections send batches.
+fn job<'a>(
+    s: &'a SweepOptions,
+    ws: &'a Workspace,
+    retriever: Retriever,
+    retrieval: Vec<RetrievalVariant>,
+) -> SweepJob<'a> {
+    SweepJob {
+        engine: Engine {
+            repeat: s.repeat(),
+            ..s.pipeline().engine(retriever, retrieval, s.concurrency())
+        },
+        ws,
+        grid: s.grid(),
+        batched: Box::new(move |section| batched(s, section)),
     }
 }
 
@@ -62,13 +72,7 @@ pub async fn export(
     // Embeddings go into the file when their embedder batches (`batch: true`, or
     // `--batch-embeddings`); every chat request does.
     let cache = CacheFiles::required(s.pipeline().batch_cache())?;
-    let engine = live_engine(s, retriever, retrieval);
-    let job = SweepJob {
-        engine: &engine,
-        ws,
-        grid: s.grid(),
-        batched: &|section| batched(s, section),
-    };
+    let job = job(s, ws, retriever, retrieval);
     let pending = job.collect(&cache, &|_| true).await?;
     if pending.is_empty() {
         if !s.quiet() {
@@ -204,13 +208,7 @@ pub async fn run(
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<()> {
     let cache = CacheFiles::required(s.pipeline().batch_cache())?;
-    let engine = live_engine(s, retriever, retrieval);
-    let job = SweepJob {
-        engine: &engine,
-        ws,
-        grid: s.grid(),
-        batched: &|section| batched(s, section),
-    };
+    let job = job(s, ws, retriever, retrieval);
     rendered(s.quiet(), async |events| {
         Cycle::new(s, cache, events).sweep(&job).await
     })

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::adapters::cache::{CacheMode, Store};
 use crate::base::BoxFuture;
-use crate::batch::{Line, CHAT_URL};
+use crate::batch::Line;
 
 /// A Batch API in memory: a batch is `validating` when created, `in_progress` (half its lines
 /// done) at its first poll and `completed` at its second. A line whose id ends in `!` fails the
@@ -164,16 +164,8 @@ impl Sections for Config {
 /// `models.big` (one failing once).
 fn requests() -> Vec<Pending> {
     let ask = |id: &str, section: Section| Pending {
-        line: Line {
-            custom_id: id.into(),
-            method: "POST".into(),
-            url: CHAT_URL.into(),
-            body: json!({"model": "m", "messages": [{"role": "user", "content": id}]}),
-        },
-        store: StoreKind::Chat,
-        prompt_tokens: 1,
-        rewrite: false,
         section,
+        ..crate::batch::tests::pending(id, false)
     };
     let big = || Section::Model("big".into());
     vec![
@@ -225,29 +217,14 @@ async fn cycle(
     (lines.join("\n"), ended)
 }
 
-/// An event as one line.
+/// An event as one line: a poll in short, the others as they are.
 fn line(e: &Event) -> String {
     match e {
-        Event::Resumed { ids } => format!("resumed {}", ids.join(", ")),
-        Event::Submitted {
-            id,
-            section,
-            requests,
-        } => format!("submitted {id} to {section}: {requests} requests"),
         Event::Polled(st) => format!(
-            "polled {}: {}, {} done, {} failed of {}",
+            "Polled {}: {}, {} done, {} failed of {}",
             st.id, st.status, st.completed, st.failed, st.total
         ),
-        Event::LineFailed { id, message } => format!("failed line of {id}: {message}"),
-        Event::Finished {
-            id,
-            status,
-            requests,
-            answered,
-            failed,
-        } => {
-            format!("finished {id} ({status}): {answered} of {requests} answered, {failed} failed")
-        }
+        other => format!("{other:?}"),
     }
 }
 
