@@ -107,6 +107,7 @@ impl Results {
             calls: sweep.calls,
             insight: Default::default(),
             setting_text: Default::default(),
+            tag_stats: Default::default(),
         }
         .with_insight(&policy)
     }

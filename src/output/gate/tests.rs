@@ -45,6 +45,7 @@ fn unwritten(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
         &r.meta.pricing,
     )];
     r.setting_text = Default::default();
+    r.tag_stats = Default::default();
     r.with_insight(&Default::default())
 }
 

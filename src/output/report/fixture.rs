@@ -126,6 +126,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         flagged: vec![Default::default()],
         insight: Default::default(),
         setting_text: Default::default(),
+        tag_stats: Default::default(),
     }
     .with_insight(policy)
 }
