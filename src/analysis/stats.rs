@@ -11,8 +11,8 @@ use serde::Serialize;
 use crate::adapters::classify::{Outcome, Refusal, Stage, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
-pub use crate::analysis::insight::wilson::{rate, ratio};
 use crate::analysis::insight::wilson::Interval;
+pub use crate::analysis::insight::wilson::{rate, ratio};
 use crate::sweep::Run;
 use crate::vocab::limit::Stat;
 
