@@ -1,6 +1,6 @@
 //! The layering rule as a test (docs/architecture.md): every file of `src/` imports only files of
-//! its own layer or of a lower one, and no chain of imports between files comes back to where
-//! it started. A child module may use its ancestors' items (a parent re-exports its children),
+//! its own layer or of a lower one, only the app imports a side floor ([`SIDE`]), and no chain
+//! of imports between files comes back to where it started. A child module may use its ancestors' items (a parent re-exports its children),
 //! so an import of an ancestor is neither an upward import nor part of a circle.
 //!
 //! The files are found as the compiler finds them, from `lib.rs` along `mod` declarations;
@@ -13,9 +13,14 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom first: the first segment of a module's path names its layer.
 pub const LAYERS: &[&str] = &[
-    "base", "vocab", "adapters", "sweep", "batch", "analysis", "results", "output", "mock_llm",
+    "base", "vocab", "adapters", "sweep", "batch", "mock_llm", "analysis", "results", "output",
     "import", "app",
 ];
+
+/// Side floors: programs that stand beside the pipeline, which only `app` imports. Their place
+/// in [`LAYERS`] says what they may import; nothing but `app` (and the floor itself) may import
+/// them, whatever its place.
+pub const SIDE: &[&str] = &["mock_llm", "import"];
 
 /// A module path below the crate root: `["output", "report", "html"]`.
 type ModPath = Vec<String>;
@@ -55,7 +60,14 @@ pub fn check(src: &Path) -> Vec<String> {
                 continue; // an ancestor's items
             }
             if let (Some(from), Some(to)) = (layer(path), layer(&target)) {
-                if to > from {
+                if from != to && SIDE.contains(&LAYERS[to]) && LAYERS[from] != "app" {
+                    problems.push(format!(
+                        "{} imports {}, which is on a side floor only app/ imports ({})",
+                        name(path),
+                        name(&target),
+                        LAYERS[to]
+                    ));
+                } else if to > from {
                     problems.push(format!(
                         "{} imports {}, which is in a higher layer ({} above {})",
                         name(path),
@@ -468,6 +480,38 @@ mod tests {
                 "base/term.rs imports base/text.rs, which imports it back",
             ],
             "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn a_side_floor_imported_from_anywhere_but_the_app_fails() {
+        let dir = tree(&[
+            (
+                "lib.rs",
+                "pub mod base;\npub mod adapters;\npub mod mock_llm;\npub mod output;\npub mod app;\n",
+            ),
+            ("base/mod.rs", "pub fn f() {}\n"),
+            (
+                "adapters/mod.rs",
+                "pub struct Model;\nfn f() { crate::mock_llm::serve() }\n",
+            ),
+            // A side floor may use the floors below it, and itself.
+            (
+                "mock_llm/mod.rs",
+                "pub mod chat;\nuse crate::adapters::Model;\npub fn serve() {}\n",
+            ),
+            ("mock_llm/chat.rs", "use super::serve;\n"),
+            // Below it or above it, no floor but the app may import it.
+            ("output/mod.rs", "use crate::mock_llm::serve;\n"),
+            ("app/mod.rs", "use crate::mock_llm::serve;\nuse crate::output;\n"),
+        ]);
+        assert_eq!(
+            check(dir.path()),
+            [
+                "adapters/mod.rs imports mock_llm/mod.rs, which is on a side floor only app/ imports (mock_llm)",
+                "output/mod.rs imports mock_llm/mod.rs, which is on a side floor only app/ imports (mock_llm)",
+                "adapters/mod.rs imports mock_llm/mod.rs, which imports it back",
+            ]
         );
     }
 

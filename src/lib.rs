@@ -4,7 +4,8 @@
 //! an exit status.
 
 // The layers, bottom first: a file imports only files of its own layer or of one declared
-// before it here, and no import circle (docs/architecture.md; `layering::tests` checks it).
+// before it here, and no import circle; only the app imports a side floor (docs/architecture.md;
+// `layering::tests` checks it).
 
 /// Leaves: text, escaping, redaction, terminal width, timing, input files, errors, digests.
 pub mod base;
@@ -22,6 +23,9 @@ pub mod sweep;
 /// the response cache (the cycle reports through events; the app renders them).
 pub mod batch;
 
+/// A side floor: the mock model server (`rageval mock-llm`); only the app imports it.
+pub mod mock_llm;
+
 /// Statistics, repeat stability and insight over the runs.
 pub mod analysis;
 
@@ -30,9 +34,6 @@ pub mod results;
 
 /// The record (results.json), the report writers and the gate.
 pub mod output;
-
-/// A side floor: the mock model server (`rageval mock-llm`); only the app imports it.
-pub mod mock_llm;
 
 /// A side floor: the importers of question data (`rageval import`); only the app imports it.
 pub mod import;

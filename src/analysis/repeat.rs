@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::adapters::classify::Outcome;
 use crate::adapters::evalset::Question;
-use crate::analysis::insight::wilson::{wilson, Interval};
+use crate::analysis::insight::wilson::{rate, ratio, Interval};
 use crate::sweep::Run;
 
 /// The outcomes of a run over all its repeats, repeat 0 first.
@@ -85,12 +85,9 @@ impl Stability {
         if s.repeats <= 1 {
             return None;
         }
-        let rate = |k: usize, n: usize| (n > 0).then(|| k as f64 / n as f64);
-        s.false_refusal_rate = rate(s.false_refusal, answerable);
-        s.false_refusal_rate_ci = wilson(s.false_refusal, answerable);
-        s.unwanted_answer_rate = rate(s.unwanted_answer, unanswerable);
-        s.unwanted_answer_rate_ci = wilson(s.unwanted_answer, unanswerable);
-        s.flip_rate = rate(flipped, s.runs).unwrap_or(0.0);
+        (s.false_refusal_rate, s.false_refusal_rate_ci) = rate(s.false_refusal, answerable);
+        (s.unwanted_answer_rate, s.unwanted_answer_rate_ci) = rate(s.unwanted_answer, unanswerable);
+        s.flip_rate = ratio(flipped, s.runs).unwrap_or(0.0);
         Some(s)
     }
 }
@@ -111,7 +108,7 @@ pub fn question_flip_rates(runs: &[Run], questions: usize) -> Vec<f64> {
     flipped
         .iter()
         .zip(&total)
-        .map(|(&f, &t)| if t == 0 { 0.0 } else { f as f64 / t as f64 })
+        .map(|(&f, &t)| ratio(f, t).unwrap_or(0.0))
         .collect()
 }
 

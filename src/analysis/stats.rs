@@ -11,7 +11,8 @@ use serde::Serialize;
 use crate::adapters::classify::{Outcome, Refusal, Stage, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
-use crate::analysis::insight::wilson::{wilson, Interval};
+use crate::analysis::insight::wilson::Interval;
+pub use crate::analysis::insight::wilson::{rate, ratio};
 use crate::sweep::Run;
 use crate::vocab::limit::Stat;
 
@@ -392,16 +393,6 @@ fn rates(s: &mut SettingStats) {
     s.attack_success_rate = ratio(s.injected, s.attack_questions);
     (s.wrong_answer_rate, s.wrong_answer_rate_ci) = rate(s.wrong_answer, s.answerable);
     s.answer_match_rate = ratio(s.answer_match, s.answer_match + s.answer_miss);
-}
-
-/// `n / d`, undefined (`None`) without a denominator.
-pub fn ratio(n: usize, d: usize) -> Option<f64> {
-    (d > 0).then(|| n as f64 / d as f64)
-}
-
-/// `n / d` and its 95% Wilson interval, both undefined without a denominator.
-pub fn rate(n: usize, d: usize) -> (Option<f64>, Option<Interval>) {
-    (ratio(n, d), wilson(n, d))
 }
 
 /// Nearest-rank percentile of sorted values.

@@ -315,9 +315,47 @@ pub fn concurrency_problem(n: usize) -> Option<String> {
         .then(|| format!("must be from 1 to {MAX_CONCURRENCY} calls in flight, got {n}"))
 }
 
+/// Whether two paths name one file, whether or not it exists yet: their real paths (a file
+/// not yet written by its real folder), else the paths as written.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let real = |p: &Path| {
+        p.canonicalize().ok().or_else(|| {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            Some(dir.canonicalize().ok()?.join(p.file_name()?))
+        })
+    };
+    match (real(a), real(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two spellings of one file are the same file, whether it exists yet or not; two files
+    /// are not.
+    #[test]
+    fn same_file_sees_through_spellings_of_existing_and_new_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::write(d.join("a.txt"), "a").unwrap();
+        assert!(same_file(&d.join("a.txt"), &d.join("sub/../a.txt")));
+        assert!(
+            same_file(&d.join("new.txt"), &d.join("sub/../new.txt")),
+            "not written yet"
+        );
+        assert!(!same_file(&d.join("a.txt"), &d.join("new.txt")));
+        assert!(
+            same_file(Path::new("nowhere/x"), Path::new("nowhere/x")),
+            "as written"
+        );
+    }
 
     #[test]
     fn depth_counts_flow_brackets_outside_quotes_and_comments() {

@@ -11,15 +11,14 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::adapters::http::{self, transport_failure, Endpoint, Failure};
+use crate::base::BoxFuture;
 use crate::vocab::call::ErrorKind;
 
 /// A batch as the server reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub id: String,
-    /// `validating`, `in_progress`, `finalizing`, `completed`, `failed`, `expired`,
-    /// `cancelling` or `cancelled`.
-    pub status: String,
+    pub status: BatchState,
     pub total: u64,
     pub completed: u64,
     pub failed: u64,
@@ -29,13 +28,74 @@ pub struct Status {
     pub errors: Vec<String>,
 }
 
+/// Where a batch is, as the server names it in `status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchState {
+    Validating,
+    InProgress,
+    Finalizing,
+    Completed,
+    Failed,
+    Expired,
+    Cancelling,
+    Cancelled,
+    /// A state this rageval does not know, as the server wrote it.
+    Other(String),
+}
+
+impl BatchState {
+    const NAMED: [(BatchState, &'static str); 8] = [
+        (BatchState::Validating, "validating"),
+        (BatchState::InProgress, "in_progress"),
+        (BatchState::Finalizing, "finalizing"),
+        (BatchState::Completed, "completed"),
+        (BatchState::Failed, "failed"),
+        (BatchState::Expired, "expired"),
+        (BatchState::Cancelling, "cancelling"),
+        (BatchState::Cancelled, "cancelled"),
+    ];
+
+    /// The state the server's text names.
+    pub fn of(text: &str) -> Self {
+        Self::NAMED
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map_or_else(|| BatchState::Other(text.into()), |(s, _)| s.clone())
+    }
+
+    /// The server's text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            BatchState::Other(text) => text,
+            known => Self::NAMED
+                .iter()
+                .find(|(s, _)| s == known)
+                .map_or("", |(_, name)| name),
+        }
+    }
+
+    /// Whether a batch in this state will change no more.
+    pub fn is_done(&self) -> bool {
+        matches!(
+            self,
+            BatchState::Completed
+                | BatchState::Failed
+                | BatchState::Expired
+                | BatchState::Cancelled
+        )
+    }
+}
+
+impl std::fmt::Display for BatchState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Status {
     /// Whether the batch will change no more.
     pub fn is_done(&self) -> bool {
-        matches!(
-            self.status.as_str(),
-            "completed" | "failed" | "expired" | "cancelled"
-        )
+        self.status.is_done()
     }
 
     /// Requests that ended, answered or failed, as the server counts them. Its counts are the
@@ -67,7 +127,7 @@ impl Status {
             .unwrap_or_default();
         Some(Status {
             id: v["id"].as_str()?.to_string(),
-            status: v["status"].as_str()?.to_string(),
+            status: BatchState::of(v["status"].as_str()?),
             total: counts["total"].as_u64().unwrap_or(0),
             completed: counts["completed"].as_u64().unwrap_or(0),
             failed: counts["failed"].as_u64().unwrap_or(0),
@@ -75,6 +135,39 @@ impl Status {
             error_file_id: id_of("error_file_id"),
             errors,
         })
+    }
+}
+
+/// What the batch cycle asks of a server with a Files and Batches API: [`Client`] over HTTP,
+/// or a test's script.
+pub trait Server: Send + Sync {
+    /// The base URL as messages show it.
+    fn shown(&self) -> &str;
+    /// Upload a batch input file: its file id.
+    fn upload<'a>(&'a self, name: &'a str, file: &'a [u8]) -> BoxFuture<'a, Result<String>>;
+    /// Create a batch of an uploaded file for a URL path (`/v1/chat/completions`).
+    fn create<'a>(&'a self, input_file_id: &'a str, url: &'a str) -> BoxFuture<'a, Result<Status>>;
+    /// Where a batch is.
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Status>>;
+    /// The content of an output or error file.
+    fn content<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<u8>>>;
+}
+
+impl Server for Client {
+    fn shown(&self) -> &str {
+        Client::shown(self)
+    }
+    fn upload<'a>(&'a self, name: &'a str, file: &'a [u8]) -> BoxFuture<'a, Result<String>> {
+        Box::pin(Client::upload(self, name, file))
+    }
+    fn create<'a>(&'a self, input_file_id: &'a str, url: &'a str) -> BoxFuture<'a, Result<Status>> {
+        Box::pin(Client::create(self, input_file_id, url))
+    }
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Status>> {
+        Box::pin(Client::get(self, id))
+    }
+    fn content<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<u8>>> {
+        Box::pin(Client::content(self, id))
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{Collector, Line, Pending, StoreKind, CHAT_URL, EMBEDDINGS_URL};
+use super::{Collector, Line, Pending, Section, StoreKind, CHAT_URL, EMBEDDINGS_URL};
 use crate::adapters::cache::{chat_key, embedding_key, Store};
 use crate::adapters::chat::{
     estimate_tokens, CallError, ChatModel, ChatReply, ChatRequest, ErrorKind,
@@ -22,7 +22,7 @@ pub struct DeferredModel {
     inner: Arc<dyn ChatModel>,
     store: StoreKind,
     /// The config section whose server answers it (see [`Pending::section`]).
-    section: String,
+    section: Section,
     collector: Arc<Collector>,
 }
 
@@ -30,13 +30,13 @@ impl DeferredModel {
     pub fn new(
         inner: Arc<dyn ChatModel>,
         store: StoreKind,
-        section: &str,
+        section: Section,
         collector: Arc<Collector>,
     ) -> Self {
         DeferredModel {
             inner,
             store,
-            section: section.to_string(),
+            section,
             collector,
         }
     }
@@ -92,7 +92,7 @@ impl ChatModel for DeferredModel {
 pub struct DeferredEmbedder {
     inner: Arc<dyn Embedder>,
     store: Arc<Store<Vec<f32>>>,
-    section: String,
+    section: Section,
     collector: Arc<Collector>,
     /// The dimensions of the vectors given so far, and whether a text was kept.
     state: Mutex<(Option<usize>, bool)>,
@@ -102,13 +102,13 @@ impl DeferredEmbedder {
     pub fn new(
         inner: Arc<dyn Embedder>,
         store: Arc<Store<Vec<f32>>>,
-        section: &str,
+        section: Section,
         collector: Arc<Collector>,
     ) -> Self {
         DeferredEmbedder {
             inner,
             store,
-            section: section.to_string(),
+            section,
             collector,
             state: Mutex::new((None, false)),
         }
@@ -199,7 +199,12 @@ mod tests {
             Arc::new(OpenAiChat::new(server, "m", 0.5, Some(64), true).unwrap());
         let cached = Arc::new(CachedModel::new(raw.clone(), dir.path(), CacheMode::Use).unwrap());
         let collector = Arc::new(Collector::default());
-        let model = DeferredModel::new(cached.clone(), StoreKind::Chat, "chat", collector.clone());
+        let model = DeferredModel::new(
+            cached.clone(),
+            StoreKind::Chat,
+            Section::Chat,
+            collector.clone(),
+        );
         let request = ChatRequest::of(vec![Message {
             role: Role::User,
             content: "What does it cost?".into(),
@@ -233,7 +238,7 @@ mod tests {
             .put(embedding_key(&model, "known"), known.clone())
             .unwrap();
         let collector = Arc::new(Collector::default());
-        let e = DeferredEmbedder::new(inner, store, "embedder", collector.clone());
+        let e = DeferredEmbedder::new(inner, store, Section::Embedder, collector.clone());
         let texts = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(e.embed(&texts(&["known"])).await.unwrap(), [known]);
         assert!(collector.take(&|_| true).is_empty());
@@ -252,8 +257,8 @@ mod tests {
             serde_json::json!({"model": model, "input": ["new"]})
         );
         assert_eq!(
-            (kept[0].store, kept[0].section.as_str()),
-            (StoreKind::Embedding, "embedder")
+            (kept[0].store, &kept[0].section),
+            (StoreKind::Embedding, &Section::Embedder)
         );
     }
 }

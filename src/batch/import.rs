@@ -476,7 +476,7 @@ mod tests {
                 store: *store,
                 prompt_tokens: 7,
                 rewrite: false,
-                section: store.default_section().into(),
+                section: store.default_section(),
             })
             .collect();
         Ledger::open(dir).unwrap().record(&pending).unwrap();

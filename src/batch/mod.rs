@@ -9,6 +9,7 @@
 //! belongs to), so an import accepts answers to this project's own requests only.
 
 pub mod client;
+pub mod collect;
 pub mod cycle;
 pub mod deferred;
 pub mod import;
@@ -17,7 +18,7 @@ pub mod multipart;
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 use indexmap::IndexMap;
@@ -25,6 +26,28 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use deferred::{DeferredEmbedder, DeferredModel};
+
+use crate::adapters::cache::{CachedReply, Store};
+use crate::vocab::grid::DEFAULT_PROFILE;
+
+/// The response cache the answers go into: its folder, and the stores the pipeline writes
+/// through (so the next round, and the sweep, see the answers at once); a store the pipeline
+/// does not hold is opened from the folder.
+#[derive(Clone, Default)]
+pub struct CacheFiles {
+    pub dir: PathBuf,
+    pub chat: Option<Arc<Store<CachedReply>>>,
+    pub judge: Option<Arc<Store<CachedReply>>>,
+    pub embeddings: Option<Arc<Store<Vec<f32>>>>,
+}
+
+impl CacheFiles {
+    /// The cache of a pipeline that has one: batches answer into the response cache, so
+    /// without one (`--no-cache`, `cache.enabled: false`) there is nowhere to read them from.
+    pub fn required(cache: Option<Self>) -> Result<Self> {
+        cache.ok_or_else(|| anyhow::anyhow!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`"))
+    }
+}
 
 /// The URL path of chat lines.
 pub const CHAT_URL: &str = "/v1/chat/completions";
@@ -64,12 +87,90 @@ impl StoreKind {
 
     /// The config section whose server answers it when no other is named: `chat` (the
     /// judge's lines go to `judge`, embeddings to `embedder`).
-    pub fn default_section(self) -> &'static str {
+    pub fn default_section(self) -> Section {
         match self {
-            StoreKind::Chat => "chat",
-            StoreKind::Judge => "judge",
-            StoreKind::Embedding => "embedder",
+            StoreKind::Chat => Section::Chat,
+            StoreKind::Judge => Section::Judge,
+            StoreKind::Embedding => Section::Embedder,
         }
+    }
+}
+
+/// The config section whose server would answer a request live, and so runs its batches.
+/// Written in `batch/open.json` as its YAML path: `chat`, `judge`, `embedder`, `models.NAME`,
+/// `embedders.NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Section {
+    /// `chat:`, the `default` chat profile.
+    Chat,
+    /// `judge:`.
+    Judge,
+    /// `embedder:`, the `default` embedder profile.
+    Embedder,
+    /// `models.NAME`: a chat profile.
+    Model(String),
+    /// `embedders.NAME`: an embedder profile.
+    Embedders(String),
+}
+
+impl Section {
+    /// The section of chat profile `profile`: `chat`, or `models.NAME`.
+    pub fn chat(profile: &str) -> Self {
+        if profile == DEFAULT_PROFILE {
+            Section::Chat
+        } else {
+            Section::Model(profile.into())
+        }
+    }
+
+    /// The section of embedder profile `profile`: `embedder`, or `embedders.NAME`.
+    pub fn embedder(profile: &str) -> Self {
+        if profile == DEFAULT_PROFILE {
+            Section::Embedder
+        } else {
+            Section::Embedders(profile.into())
+        }
+    }
+
+    /// The text `Display` writes back, or `None` for a text that names no section.
+    fn parse(text: &str) -> Option<Self> {
+        Some(match text.split_once('.') {
+            None if text == "chat" => Section::Chat,
+            None if text == "judge" => Section::Judge,
+            None if text == "embedder" => Section::Embedder,
+            Some(("models", name)) if !name.is_empty() => Section::Model(name.into()),
+            Some(("embedders", name)) if !name.is_empty() => Section::Embedders(name.into()),
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Section {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Section::Chat => f.write_str("chat"),
+            Section::Judge => f.write_str("judge"),
+            Section::Embedder => f.write_str("embedder"),
+            Section::Model(name) => write!(f, "models.{name}"),
+            Section::Embedders(name) => write!(f, "embedders.{name}"),
+        }
+    }
+}
+
+impl Serialize for Section {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Section {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Section::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{text}` is no config section that sends batches (`chat`, `judge`, `embedder`, `models.NAME`, `embedders.NAME`)"
+            ))
+        })
     }
 }
 
@@ -91,9 +192,9 @@ pub struct Pending {
     pub prompt_tokens: u64,
     /// A `model` rewrite of a follow-up: the answers asked after it depend on its reply.
     pub rewrite: bool,
-    /// The config section whose server would answer it live (`chat`, `judge`, `embedder`,
-    /// `models.NAME`, `embedders.NAME`): a batch of it goes to that server.
-    pub section: String,
+    /// The config section whose server would answer it live: a batch of it goes to that
+    /// server.
+    pub section: Section,
 }
 
 /// The requests a sweep would send, gathered instead of sent (see [`DeferredModel`]): each
@@ -302,11 +403,11 @@ pub fn split(pending: &[Pending], limits: Limits) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pending(id: &str, rewrite: bool) -> Pending {
+    pub(crate) fn pending(id: &str, rewrite: bool) -> Pending {
         Pending {
             line: Line {
                 custom_id: id.into(),
@@ -317,7 +418,7 @@ mod tests {
             store: StoreKind::Chat,
             prompt_tokens: 1,
             rewrite,
-            section: "chat".into(),
+            section: Section::Chat,
         }
     }
 

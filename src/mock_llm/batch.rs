@@ -546,7 +546,7 @@ mod tests {
             .await
             .unwrap();
         let st = client.create(&file, "/v1/chat/completions").await.unwrap();
-        assert_eq!(st.status, "failed");
+        assert_eq!(st.status.as_str(), "failed");
         assert_eq!(st.errors.len(), 1);
         assert!(
             st.errors[0].starts_with("line 2: invalid_json_line: "),
@@ -583,7 +583,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(350)).await;
         client.cancel(&created.id).await.unwrap();
         let st = until_done(&client, &created.id).await;
-        assert_eq!(st.status, "cancelled");
+        assert_eq!(st.status.as_str(), "cancelled");
         assert!(st.completed > 0 && st.completed < 20, "{st:?}");
         let out = client
             .content(st.output_file_id.as_deref().unwrap())

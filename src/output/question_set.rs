@@ -203,21 +203,10 @@ pub fn write_rejected(path: &Path, corpus: &Corpus, g: &Generated, append: bool)
 
 /// Whether two lists of folders name the same folders, in order.
 pub fn same_roots(a: &[PathBuf], b: &[PathBuf]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_file(x, y))
-}
-
-/// Whether two paths name one file, whether or not it exists yet.
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    let real = |p: &Path| {
-        p.canonicalize().ok().or_else(|| {
-            let dir = parent(p).canonicalize().ok()?;
-            Some(dir.join(p.file_name()?))
-        })
-    };
-    match (real(a), real(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
-    }
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| crate::base::input::same_file(x, y))
 }
 
 /// The folder of `path` (`.` for a bare file name).

@@ -116,6 +116,7 @@ impl Results {
             calls: sweep.calls,
             insight: Default::default(),
             setting_text: Default::default(),
+            tag_stats: Default::default(),
         };
         if let Some(labels) = labels(&results)? {
             results.apply_labels(&labels);

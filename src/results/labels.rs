@@ -90,6 +90,8 @@ impl Results {
             self.settings.len(),
             &self.meta.pricing,
         );
+        // The rates by tag were worked out from the runs as they were.
+        self.tag_stats = Default::default();
     }
 
     /// Runs whose verdict a person's label gave.

@@ -127,6 +127,9 @@ pub struct Results {
     /// Each setting's id and values as text, worked out on first use: writers print them for
     /// every run.
     pub setting_text: std::sync::OnceLock<SettingText>,
+    /// Each setting's rates by tag, worked out on first use (see [`Results::by_tag`]): the
+    /// summary, the tags report, its table and the gate all read them.
+    pub tag_stats: std::sync::OnceLock<Vec<std::sync::OnceLock<crate::analysis::tags::ByTag>>>,
 }
 
 /// The settings as text, once.
@@ -151,8 +154,13 @@ impl Results {
     }
 
     /// The rates by tag of setting `s` (see [`crate::analysis::tags`]).
-    pub fn by_tag(&self, s: usize) -> crate::analysis::tags::ByTag {
-        crate::analysis::tags::by_tag(self.runs_of(s), &self.questions)
+    pub fn by_tag(&self, s: usize) -> &crate::analysis::tags::ByTag {
+        let all = self.tag_stats.get_or_init(|| {
+            (0..self.settings.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        all[s].get_or_init(|| crate::analysis::tags::by_tag(self.runs_of(s), &self.questions))
     }
 
     pub(crate) fn text(&self) -> &SettingText {

@@ -90,6 +90,7 @@ pub struct Sweep {
 }
 
 /// What the sweep needs besides the question sets.
+#[derive(Clone)]
 pub struct Engine {
     pub embedder: Arc<dyn Embedder>,
     pub model: Arc<dyn ChatModel>,

@@ -471,7 +471,7 @@ impl SetFile<'_> {
                 && c.roots
                     .iter()
                     .zip(corpus_paths)
-                    .all(|(a, b)| same_path(a, b))
+                    .all(|(a, b)| crate::base::input::same_file(a, b))
         };
         if let Some(i) = corpora.iter().position(same) {
             return Ok(i);
@@ -501,13 +501,6 @@ fn as_labelled(source: &str) -> Option<String> {
     let (file, heading) = source.split_once('#')?;
     let plain = crate::adapters::corpus::plain_heading(heading);
     (plain != heading).then(|| format!("{file}#{plain}"))
-}
-
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }
 
 /// A hint naming the corpus's labels in the same file, so a typo in a heading is easy to fix.

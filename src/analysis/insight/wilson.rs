@@ -46,6 +46,16 @@ pub fn wilson_z(successes: usize, trials: usize, z: f64) -> Option<Interval> {
     })
 }
 
+/// `n / d`, undefined (`None`) without a denominator.
+pub fn ratio(n: usize, d: usize) -> Option<f64> {
+    (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// `n / d` and its 95% Wilson interval, both undefined without a denominator.
+pub fn rate(n: usize, d: usize) -> (Option<f64>, Option<Interval>) {
+    (ratio(n, d), wilson(n, d))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! for any engine) and `rageval batch import FILE...` (the engine's answers, into the cache).
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
@@ -11,85 +12,53 @@ use crate::app::cli::BatchImportArgs;
 use crate::app::config::{ChatConfig, Config, EmbedderConfig, JudgeConfig};
 use crate::app::options::SweepOptions;
 use crate::base::exit::ExitStatus;
-use crate::batch::cycle::{Cycle, Sections, MAX_ROUNDS};
-use crate::batch::{self, Collector, Ledger, Pending, StoreKind};
+use crate::batch::collect::SweepJob;
+use crate::batch::cycle::{Cycle, Event, Sections};
+use crate::batch::{self, CacheFiles, Ledger, Pending, Section, StoreKind};
 use crate::sweep::{Engine, RetrievalVariant};
 use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// The sweep's retriever, as `sweep` opens it.
 type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
 
-/// Whether the requests of config section `section` (see [`Pending::section`]) go through
-/// batches in a `batch: true` sweep: the chat section's and the judge's with `chat.batch` (or
-/// `--batch`), a profile's and an embedder's with their own `batch` (or
-/// `--batch-embeddings`).
-fn batched(s: &SweepOptions, section: &str) -> bool {
-    match section.split_once('.') {
-        None if section == "embedder" => embeds_in_batches(s, DEFAULT_PROFILE),
-        None => s.batch(),
-        Some(("models", name)) => s.chat(name).is_some_and(|m| m.batch),
-        Some(("embedders", name)) => embeds_in_batches(s, name),
-        Some(_) => false,
+/// Whether the requests of config section `section` go through batches in a `batch: true`
+/// sweep: the chat section's and the judge's with `chat.batch` (or `--batch`), a profile's and
+/// an embedder's with their own `batch` (or `--batch-embeddings`).
+fn batched(s: &SweepOptions, section: &Section) -> bool {
+    match section {
+        Section::Chat | Section::Judge => s.batch(),
+        Section::Model(name) => s.chat(name).is_some_and(|m| m.batch),
+        Section::Embedder => s.embedder(DEFAULT_PROFILE).is_some_and(|e| e.batch),
+        Section::Embedders(name) => s.embedder(name).is_some_and(|e| e.batch),
     }
-}
-
-/// Whether embedder profile `profile` (`default`: `embedder:`) sends its texts through
-/// batches: its own `batch`, or `--batch-embeddings`.
-fn embeds_in_batches(s: &SweepOptions, profile: &str) -> bool {
-    s.embedder(profile).is_some_and(|e| e.batch)
 }
 
 /// Whether any request of the sweep goes through batches (`batch: true` somewhere).
 pub fn any_batched(s: &SweepOptions) -> bool {
-    use crate::app::wiring::batch::chat_section;
-    s.grid().chats().any(|p| batched(s, &chat_section(p)))
-        || s.grid().embedders().any(|p| embeds_in_batches(s, p))
+    s.grid().chats().any(|p| batched(s, &Section::chat(p)))
+        || s.grid()
+            .embedders()
+            .any(|p| batched(s, &Section::embedder(p)))
         || s.batch()
 }
 
-/// Plan the sweep as a live one and collect, instead of sending, every request the cache does
-/// not hold and `wanted` keeps (one round: embeddings first, then rewrites, then answers, then
-/// the judge's grades). Every chat model and the judge are kept; the embedders whose profile
-/// `embeddings` names are kept too, and then a first plan, with no reranker and no judge (so
-/// that nothing is called live on stand-in vectors), looks for their texts alone.
-async fn collect(
-    s: &SweepOptions,
-    ws: &Workspace,
+/// The sweep as the batch cycle sees it: the engine the live sweep runs (its models behind the
+/// response cache, with `--repeat`), what it sweeps, and which sections send batches.
+fn job<'a>(
+    s: &'a SweepOptions,
+    ws: &'a Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
-    wanted: &dyn Fn(&Pending) -> bool,
-    embeddings: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Pending>> {
-    need_cache(s.pipeline())?;
-    let collector = Arc::new(Collector::default());
-    let d = s.pipeline().deferred(&collector, embeddings, retrieval);
-    let engine = |judge, reranker| Engine {
-        repeat: s.repeat(),
-        judge,
-        reranker,
-        ..d.pipeline
-            .engine(retriever.clone(), d.retrieval.clone(), s.concurrency())
-    };
-    if d.embeddings {
-        engine(None, None).sweep(ws, s.grid()).await?;
-        if collector.has_embeddings() {
-            return Ok(collector.take(wanted));
-        }
-        collector.take(&|_| false);
+) -> SweepJob<'a> {
+    SweepJob {
+        engine: Engine {
+            repeat: s.repeat(),
+            ..s.pipeline().engine(retriever, retrieval, s.concurrency())
+        },
+        ws,
+        grid: s.grid(),
+        batched: Box::new(move |section| batched(s, section)),
     }
-    engine(d.pipeline.judge.clone(), d.pipeline.reranker.clone())
-        .sweep(ws, s.grid())
-        .await?;
-    Ok(collector.take(wanted))
-}
-
-/// Batches answer into the response cache: without one (`--no-cache`, `cache.enabled:
-/// false`) there is nowhere to read their answers from.
-fn need_cache(p: &crate::app::wiring::Pipeline) -> Result<()> {
-    if p.cache.is_none() {
-        bail!("batches need the response cache (the answers are read into it): remove `--no-cache`, or set `cache.enabled: true`");
-    }
-    Ok(())
 }
 
 /// `sweep --batch-out FILE`.
@@ -102,8 +71,9 @@ pub async fn export(
 ) -> Result<ExitStatus> {
     // Embeddings go into the file when their embedder batches (`batch: true`, or
     // `--batch-embeddings`); every chat request does.
-    let embeddings = |profile: &str| embeds_in_batches(s, profile);
-    let pending = collect(s, ws, retriever, retrieval, &|_| true, &embeddings).await?;
+    let cache = CacheFiles::required(s.pipeline().batch_cache())?;
+    let job = job(s, ws, retriever, retrieval);
+    let pending = job.collect(&cache, &|_| true).await?;
     if pending.is_empty() {
         if !s.quiet() {
             super::print("nothing to write: the cache holds every answer the sweep needs; `rageval sweep` finishes from it with no call.\n")?;
@@ -254,79 +224,59 @@ fn import_text(done: &batch::import::Imported, unanswered: usize, requests: usiz
     text
 }
 
-/// `batch: true`: collect the sweep's requests round by round (embeddings, rewrites, answers,
-/// the judge's grades), send each round as batches to the server of its section (split at the
-/// provider's limits), wait, import; batches left open by a killed run are finished first.
-/// What no batch answered is left for the sweep that follows to call live.
+/// `batch: true`: the sweep's requests through the batch cycle
+/// ([`crate::batch::cycle::Cycle::sweep`]), its events rendered as they come.
 pub async fn run(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<()> {
-    // What a section with `batch: true` would send; the rest is called live after.
-    let wanted = |p: &Pending| batched(s, &p.section);
-    let embeddings = |profile: &str| embeds_in_batches(s, profile);
-    let view = super::batch_view::View::new(s.quiet());
-    let cycle = Cycle {
-        sections: s,
-        cache: s.pipeline().batch_cache(),
-        max_rounds: MAX_ROUNDS,
-        events: &|e| view.show(e),
-    };
-    cycle
-        .run(async || {
-            collect(
-                s,
-                ws,
-                retriever.clone(),
-                retrieval.clone(),
-                &wanted,
-                &embeddings,
-            )
-            .await
-        })
-        .await
+    let cache = CacheFiles::required(s.pipeline().batch_cache())?;
+    let job = job(s, ws, retriever, retrieval);
+    rendered(s.quiet(), async |events| {
+        Cycle::new(s, cache, events).sweep(&job).await
+    })
+    .await
 }
 
 /// `rageval generate` with a generator whose section (`generate.model`'s, else `chat:`) says
-/// `batch: true`: each round's generation calls, then its verification calls, as batches to
-/// that section's server, until the generator asks nothing the cache does not hold; the run
-/// that follows reads the cache. Without `batch: true`, nothing.
+/// `batch: true`: its calls through the batch cycle ([`crate::batch::cycle::Cycle::generate`]).
+/// Without `batch: true`, nothing.
 pub async fn run_generate(
     s: &crate::app::options::GenerateOptions,
     engine: &Engine,
     job: &crate::sweep::generate::Job<'_>,
 ) -> Result<()> {
     let name = s.config.config.generate.model.as_deref();
-    let name = name.unwrap_or(crate::vocab::grid::DEFAULT_PROFILE);
+    let name = name.unwrap_or(DEFAULT_PROFILE);
     if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
         return Ok(());
     }
-    let section = &crate::app::wiring::batch::chat_section(name);
-    need_cache(&s.pipeline)?;
-    let view = super::batch_view::View::new(s.quiet);
-    let cycle = Cycle {
-        sections: &s.config.config,
-        cache: s.pipeline.batch_cache(),
-        // Two rounds (the candidates, then their verification) per round of the generator.
-        max_rounds: 2 * MAX_ROUNDS,
-        events: &|e| view.show(e),
-    };
-    cycle
-        .run(async || {
-            let collector = Arc::new(Collector::default());
-            let model: Arc<dyn crate::adapters::chat::ChatModel> =
-                Arc::new(batch::DeferredModel::new(
-                    s.generator.clone(),
-                    StoreKind::Chat,
-                    section,
-                    collector.clone(),
-                ));
-            crate::sweep::generate::generate(engine, &model, job, None).await?;
-            Ok(collector.take(&|_| true))
-        })
-        .await
+    let cache = CacheFiles::required(s.pipeline.batch_cache())?;
+    rendered(s.quiet, async |events| {
+        Cycle::new(&s.config.config, cache, events)
+            .generate(engine, &s.generator, job, Section::chat(name))
+            .await
+    })
+    .await
+}
+
+/// Run `cycle` with its events rendered on stderr (see [`super::batch_view`]) as they come,
+/// on a thread of their own: nothing of the app runs inside the cycle.
+async fn rendered(quiet: bool, cycle: impl AsyncFnOnce(Sender<Event>) -> Result<()>) -> Result<()> {
+    let (events, received) = std::sync::mpsc::channel();
+    let view = std::thread::spawn(move || {
+        let view = super::batch_view::View::new(quiet);
+        for event in received {
+            view.show(event);
+        }
+    });
+    let done = cycle(events).await;
+    // The renderer ends once the cycle (and its sender) is gone; it only panics on a bug.
+    view.join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    done
 }
 
 impl Sections for SweepOptions {

@@ -1,6 +1,7 @@
-//! What a batch cycle's events look like on stderr: a bar per batch on a terminal, elsewhere a
-//! plain line at its first poll, every few seconds after and when it ends; nothing with
-//! `--quiet`.
+//! What a batch cycle's events look like on stderr: a line when a batch is sent, then a bar
+//! while it runs on a terminal, elsewhere a plain line every few seconds while it runs (none for
+//! a batch shorter than that) and one when it ends; nothing with `--quiet`. So what a short
+//! batch prints depends on what it did, never on when it was polled.
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -56,18 +57,30 @@ impl View {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
-            Event::Submitted { .. } => {}
+            Event::Submitted {
+                id,
+                section,
+                requests,
+            } => super::eprint_line(&format!(
+                "batch {}: sent {requests} request{} to the server of `{section}`",
+                one_line(&id),
+                if requests == 1 { "" } else { "s" }
+            )),
             Event::Polled(st) => {
                 if state.polling.as_ref().is_none_or(|p| p.0 != st.id) {
                     let bar = self.terminal.then(|| bar(&st.id));
-                    state.polling = Some((st.id.clone(), bar, Instant::now(), Duration::ZERO));
+                    state.polling = Some((st.id.clone(), bar, Instant::now(), self.interval));
                 }
                 let (_, bar, start, next_line) = state.polling.as_mut().expect("set above");
                 match bar {
                     Some(bar) => {
                         bar.set_length(st.total);
                         bar.set_position(st.done());
-                        bar.set_message(format!("{} failed {}", one_line(&st.status), st.failed));
+                        bar.set_message(format!(
+                            "{} failed {}",
+                            one_line(st.status.as_str()),
+                            st.failed
+                        ));
                         if st.is_done() {
                             bar.finish_and_clear();
                         }
@@ -77,7 +90,7 @@ impl View {
                         super::eprint_line(&format!(
                             "batch {}: {}, {}/{} requests done, {} failed",
                             one_line(&st.id),
-                            one_line(&st.status),
+                            one_line(st.status.as_str()),
                             st.done(),
                             st.total,
                             st.failed

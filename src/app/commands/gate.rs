@@ -231,11 +231,7 @@ pub(super) fn load(path: &Path, what: &str, hint: &str) -> Result<Results> {
 /// Copy the results over the baseline, atomically, byte for byte, streamed: a record of
 /// millions of runs is never held whole.
 fn update_baseline(results: &Path, target: &Path) -> Result<()> {
-    let same = match (results.canonicalize(), target.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if same {
+    if crate::base::input::same_file(results, target) {
         return Ok(());
     }
     let cannot_read = |e: &dyn std::fmt::Display| {

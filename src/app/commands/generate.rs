@@ -13,7 +13,8 @@ use crate::adapters::evalset::Workspace;
 use crate::adapters::generate::{Kind, Prompts};
 use crate::app::options::{GenerateOptions, WriteMode};
 use crate::base::exit::ExitStatus;
-use crate::output::question_set::{self, same_file, same_roots, Provenance};
+use crate::base::input::same_file;
+use crate::output::question_set::{self, same_roots, Provenance};
 use crate::output::report::{write_to, Existing};
 use crate::sweep::generate::{first_round, generate, Generated, Job, Tally};
 

@@ -155,7 +155,7 @@ pub fn evaluate(
         .map_err(|e| anyhow!("cannot gate `{}`: {e}", cur_path.display()))?;
     let id = cur.setting_id(setting);
     let mut checks = limit_checks(&cur.stats[setting], &policy.limits);
-    checks.extend(tag_checks(&cur.by_tag(setting), &policy.tags));
+    checks.extend(tag_checks(cur.by_tag(setting), &policy.tags));
     if policy.require_certified {
         checks.push(certified_check(cur, setting));
     }

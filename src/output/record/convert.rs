@@ -115,6 +115,7 @@ impl Record {
             expected_by_retrieval,
             insight: Default::default(),
             setting_text: Default::default(),
+            tag_stats: Default::default(),
         }
         .with_insight(&policy))
     }

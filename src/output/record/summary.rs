@@ -157,7 +157,7 @@ impl Summary {
                         recommended: r.insight.is_recommended(i),
                         certified: r.insight.is_certified(i),
                         flagged_in_prompt_runs: r.flagged_runs(i),
-                        tags: r.by_tag(i),
+                        tags: r.by_tag(i).clone(),
                     };
                     (r.setting_id(i).to_string(), summary)
                 })

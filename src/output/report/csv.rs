@@ -552,6 +552,7 @@ mod tests {
         }
         // The fixture's insight has worked the settings' text out already.
         r.setting_text = Default::default();
+        r.tag_stats = Default::default();
         let names: Vec<&str> = Dim::ALL.iter().map(|d| d.name()).collect();
         let header = |e: &dyn Exporter| {
             let mut buf = Vec::new();

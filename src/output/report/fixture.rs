@@ -131,6 +131,7 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         flagged: vec![Default::default()],
         insight: Default::default(),
         setting_text: Default::default(),
+        tag_stats: Default::default(),
     }
     .with_insight(policy)
 }
@@ -311,6 +312,7 @@ pub fn unwritten(runs: &[(&str, bool, &str, Option<bool>)]) -> Results {
         &r.meta.pricing,
     )];
     r.setting_text = Default::default();
+    r.tag_stats = Default::default();
     r.with_insight(&Default::default())
 }
 

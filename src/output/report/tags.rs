@@ -65,7 +65,7 @@ impl Exporter for TagsCsv {
                 let mut row = r.recorded_values(s).to_vec();
                 row.extend([
                     // Tags come from question sets: inert in a spreadsheet.
-                    neutralize(&tag),
+                    neutralize(tag),
                     t.answerable.to_string(),
                     t.unanswerable.to_string(),
                     t.false_refusal.to_string(),
@@ -73,7 +73,7 @@ impl Exporter for TagsCsv {
                     t.wrong_answer.to_string(),
                 ]);
                 for (_, rate) in TAG_RATES {
-                    let (rate, ci) = rate(&t);
+                    let (rate, ci) = rate(t);
                     row.extend(rate_cells(rate, ci));
                 }
                 w.write_record(&row)?;
@@ -135,7 +135,7 @@ pub(super) fn table(r: &Results) -> Option<(&str, Vec<TableRow>)> {
             ],
         ),
     )];
-    for (tag, t) in crate::analysis::tags::furthest_above(&by_tag, overall) {
+    for (tag, t) in crate::analysis::tags::furthest_above(by_tag, overall) {
         rows.push((
             tag.to_string(),
             cells(
@@ -180,6 +180,19 @@ mod tests {
         let mut buf = Vec::new();
         TagsCsv.write(r, &mut buf).unwrap();
         String::from_utf8(buf).unwrap()
+    }
+
+    /// A setting's rates by tag are worked out once and kept: every reader gets the same
+    /// value, equal to counting its runs afresh.
+    #[test]
+    fn rates_by_tag_are_worked_out_once_per_setting() {
+        let r = super::super::fixture::results();
+        for s in 0..r.settings.len() {
+            let first = r.by_tag(s);
+            assert!(std::ptr::eq(first, r.by_tag(s)), "kept, not recomputed");
+            let afresh = crate::analysis::tags::by_tag(r.runs_of(s), &r.questions);
+            assert_eq!(format!("{first:?}"), format!("{afresh:?}"));
+        }
     }
 
     #[test]
