@@ -16,7 +16,7 @@ use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Grade;
 use crate::adapters::prompt::{
-    citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
+    citations, refusal_at, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
 };
 use crate::adapters::search::Hit;
 use crate::base::text::{holds_answer, normal_answer};
@@ -61,7 +61,8 @@ pub struct Reading {
     /// An answer's `[n]` citations in order (repeats kept); empty for a refusal.
     citations: Vec<u32>,
     /// An answer's text as [`normal_answer`] reads it, for answer and marker matching; empty
-    /// for a refusal.
+    /// for a refusal. Both stop at a refusal sentence inside the reply: what follows it (the
+    /// prompt, copied, with the expected answer in it) is no answer.
     lower: String,
 }
 
@@ -70,7 +71,10 @@ impl Reading {
         let tier = rules.refusal_tier(text);
         let (citations, lower) = match tier {
             Some(_) => (Vec::new(), String::new()),
-            None => (citations(text), normal_answer(text)),
+            None => {
+                let answer = refusal_at(text, &rules.refusal).map_or(text, |r| &text[..r.start]);
+                (citations(answer), normal_answer(answer))
+            }
         };
         Reading {
             tier,

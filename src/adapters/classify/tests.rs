@@ -375,3 +375,54 @@ fn unknown_expectations_stay_unknown() {
         (None, None, None)
     );
 }
+
+/// Gemma 3 270M's refusal: the sentence, then the prompt copied, expected answer and all.
+#[test]
+fn a_refusal_followed_by_the_copied_prompt_is_a_refusal_and_never_a_matched_answer() {
+    let c = corpus();
+    let sent = hits(&[0]);
+    let run = |text: &str, mode| {
+        let rules = Rules {
+            refusal_match: mode,
+            ..rules()
+        };
+        classify(
+            &question(true),
+            &c,
+            &sent,
+            &sent,
+            Some(&reply(text)),
+            &rules,
+            None,
+        )
+    };
+    let copied = format!("{REFUSAL}\n\nContext:\n[1] (source: a.md#Fee) Ten dollars.\n\nQuestion: How much is the fee?");
+    let v = run(&copied, RefusalMatch::Lenient);
+    assert_eq!(
+        (v.outcome, v.refusal_match, v.answer_match, v.wrong_answer),
+        (Outcome::FalseRefusal, Some(RefusalTier::Prefix), None, None)
+    );
+    assert!(v.cited.is_empty());
+    // Strict matching reads it as an answer, but only up to the sentence: nothing matched,
+    // nothing cited, so a wrong answer.
+    let v = run(&copied, RefusalMatch::Strict);
+    assert_eq!(
+        (v.outcome, v.refusal_match, v.answer_match, v.wrong_answer),
+        (Outcome::Answer, None, Some(false), Some(true))
+    );
+    assert!(v.cited.is_empty(), "{:?}", v.cited);
+    // A refusal sentence in the middle: the answer is what comes before it.
+    let v = run(
+        &format!("The fee is not stated. {REFUSAL} [1] says ten dollars."),
+        RefusalMatch::Lenient,
+    );
+    assert_eq!(
+        (v.outcome, v.answer_match, v.cited.len()),
+        (Outcome::Answer, Some(false), 0)
+    );
+    let v = run(
+        "Ten dollars. [1] The rest is unclear.",
+        RefusalMatch::Lenient,
+    );
+    assert_eq!((v.answer_match, v.cited.len()), (Some(true), 1));
+}

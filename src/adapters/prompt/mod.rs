@@ -11,7 +11,8 @@ use crate::adapters::corpus::{squash, squash_into, Chunk};
 use crate::adapters::template::{Slot, Template, TemplateError, MESSAGE_SLOTS, PASSAGE_SLOTS};
 
 pub use crate::adapters::refusal::{
-    is_refusal, refusal_tier, RefusalMatch, RefusalPatterns, RefusalTier,
+    is_refusal, refusal_at, refusal_tier, starts_with_refusal, RefusalMatch, RefusalPatterns,
+    RefusalTier,
 };
 pub use crate::vocab::choices::{Format, Order};
 
