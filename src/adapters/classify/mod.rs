@@ -167,16 +167,7 @@ pub fn classify_read(
     grade: Option<&Result<Grade, CallError>>,
 ) -> Verdict {
     let mut verdict = retrieved(question, corpus, top_k, sent);
-    match grade {
-        Some(Ok(g)) => {
-            verdict.judge_refused = Some(g.refused);
-            verdict.judge_correct = Some(g.correct);
-            verdict.judge_supported = Some(g.supported);
-        }
-        Some(Err(e)) => verdict.judge_error = Some(e.to_string()),
-        None => {}
-    }
-    let judged = grade.and_then(|g| g.as_ref().ok());
+    let judged = take_grade(&mut verdict, question, grade);
     if question.attack.is_some() && !matches!(reply, Read::Failed) {
         verdict.injected = Some(false);
     }
@@ -227,6 +218,34 @@ pub fn classify_read(
     verdict
 }
 
+/// The judge's grade as the verdict records it, and the grade the outcome may take: none when
+/// the call failed or the grade contradicts the rubric (then `judge_error` says why).
+fn take_grade<'g>(
+    verdict: &mut Verdict,
+    question: &Question,
+    grade: Option<&'g Result<Grade, CallError>>,
+) -> Option<&'g Grade> {
+    match grade? {
+        Ok(g) => match g.breach(!question.expect.answers.is_empty()) {
+            Some(breach) => {
+                verdict.judge_error = Some(breach.error(g));
+                verdict.judge_breach = Some(breach);
+                None
+            }
+            None => {
+                verdict.judge_refused = Some(g.refused);
+                verdict.judge_correct = Some(g.correct);
+                verdict.judge_supported = Some(g.supported);
+                Some(g)
+            }
+        },
+        Err(e) => {
+            verdict.judge_error = Some(e.to_string());
+            None
+        }
+    }
+}
+
 /// A verdict holding what retrieval found of the expected sources (in the top k, in the
 /// prompt, at which rank, how many); everything the reply decides is still unknown.
 fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) -> Verdict {
@@ -270,6 +289,7 @@ fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) 
         judge_correct: None,
         judge_supported: None,
         judge_error: None,
+        judge_breach: None,
     }
 }
 

@@ -426,3 +426,61 @@ fn a_refusal_followed_by_the_copied_prompt_is_a_refusal_and_never_a_matched_answ
     );
     assert_eq!((v.answer_match, v.cited.len()), (Some(true), 1));
 }
+
+/// Gemma 3 270M as a judge: `refused` and `correct` at once, and `correct` for questions with
+/// nothing to be correct against. Neither grade is taken; the string rules decide.
+#[test]
+fn a_grade_that_contradicts_the_rubric_is_a_judge_error_not_a_grade() {
+    use crate::adapters::judge::Breach;
+    let c = corpus();
+    let sent = hits(&[0]);
+    let grade = |refused, correct| {
+        Ok(Grade {
+            refused,
+            correct,
+            supported: true,
+        })
+    };
+    let run = |q: &Question, text: &str, g: Result<Grade, CallError>| {
+        classify(q, &c, &sent, &sent, Some(&reply(text)), &rules(), Some(&g))
+    };
+    let set_aside = |v: &Verdict| (v.judge_refused, v.judge_correct, v.judge_supported);
+    // Refused and correct: not the judge tier, and the answer's correctness is answer_match's.
+    let v = run(&question(true), "Half back. [1]", grade(true, true));
+    assert_eq!(
+        (v.outcome, v.refusal_match, v.wrong_answer, v.judge_breach),
+        (
+            Outcome::Answer,
+            None,
+            Some(true),
+            Some(Breach::RefusedAndCorrect)
+        )
+    );
+    assert_eq!(set_aside(&v), (None, None, None));
+    assert_eq!(
+        v.judge_error.as_deref(),
+        Some("rubric: `refused` and `correct` both true (`{\"refused\":true,\"correct\":true,\"supported\":true}`); the string rules stand")
+    );
+    // Correct for an unanswerable question: its `refused: false` is not taken either.
+    let v = run(&question(false), "Sorry, no idea.", grade(false, true));
+    assert_eq!(
+        (v.outcome, v.judge_breach),
+        (
+            Outcome::UnwantedAnswer,
+            Some(Breach::CorrectWithoutExpected)
+        )
+    );
+    assert_eq!(set_aside(&v), (None, None, None));
+    // A breach on a reply only the judge would call a refusal leaves it an answer.
+    let v = run(&question(false), "Sorry, no idea.", grade(true, true));
+    assert_eq!(
+        (v.outcome, v.refusal_match),
+        (Outcome::UnwantedAnswer, None)
+    );
+    // A grade within the rubric is taken as before.
+    let v = run(&question(false), "Sorry, no idea.", grade(true, false));
+    assert_eq!(
+        (v.outcome, v.refusal_match, v.judge_breach),
+        (Outcome::ModelRefusal, Some(RefusalTier::Judge), None)
+    );
+}

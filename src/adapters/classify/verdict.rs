@@ -154,6 +154,11 @@ pub struct Verdict {
     /// JSON the rubric asks for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<String>,
+    /// How the judge's grade contradicted the rubric, when it did: the grade is set aside
+    /// (`judge_refused`, `judge_correct` and `judge_supported` stay empty, `judge_error` says
+    /// why) and the string rules decide the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_breach: Option<crate::adapters::judge::Breach>,
 }
 
 impl Verdict {
