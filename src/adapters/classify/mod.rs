@@ -7,8 +7,10 @@
 //!
 //! A failed call is `error`, never a refusal or an answer.
 
+mod copy;
 mod verdict;
 
+pub use copy::COPY_WORDS;
 pub use verdict::{Outcome, Refusal, Stage, Verdict};
 
 use crate::adapters::chat::{CallError, ChatReply};
@@ -64,6 +66,11 @@ pub struct Reading {
     /// for a refusal. Both stop at a refusal sentence inside the reply: what follows it (the
     /// prompt, copied, with the expected answer in it) is no answer.
     lower: String,
+    /// The reply, refusal or not, holds one of the prompt's labels ([`Prompt::labels`]).
+    copies_label: bool,
+    /// Digests of every run of [`COPY_WORDS`] words of the reply, sorted, to find a passage
+    /// copied word for word; empty for a shorter reply.
+    windows: Vec<u64>,
 }
 
 impl Reading {
@@ -80,6 +87,12 @@ impl Reading {
             tier,
             citations,
             lower,
+            copies_label: rules
+                .prompt
+                .labels()
+                .iter()
+                .any(|l| text.contains(l.as_str())),
+            windows: copy::windows(text),
         }
     }
 }
@@ -177,6 +190,9 @@ pub fn classify_read(
             .or_else(|| judged.filter(|g| g.refused).map(|_| RefusalTier::Judge)),
         _ => None,
     };
+    if let Read::Replied(r) = reply {
+        verdict.copies_prompt = r.copies_label || copy::copies_passage(&r.windows, corpus, sent);
+    }
     let refusal = match reply {
         Read::NoCall => {
             verdict.refusal_match = Some(RefusalTier::Exact);
@@ -290,6 +306,7 @@ fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) 
         judge_supported: None,
         judge_error: None,
         judge_breach: None,
+        copies_prompt: false,
     }
 }
 

@@ -484,3 +484,42 @@ fn a_grade_that_contradicts_the_rubric_is_a_judge_error_not_a_grade() {
         (Outcome::ModelRefusal, Some(RefusalTier::Judge), None)
     );
 }
+
+#[test]
+fn a_reply_that_holds_a_prompt_label_or_a_long_run_of_a_passage_copies_the_prompt() {
+    let long: Vec<String> = (1..=40).map(|i| format!("w{i}")).collect();
+    let c = Corpus {
+        root: ".".into(),
+        roots: vec![".".into()],
+        chunks: chunk_markdown(
+            "a.md",
+            &format!("# Long\n{}\n# Fee\nTen dollars.\n", long.join(" ")),
+        ),
+    };
+    let copies = |text: &str, sent: &[usize]| {
+        let sent = hits(sent);
+        let r = reply(text);
+        classify(&question(true), &c, &sent, &sent, Some(&r), &rules(), None).copies_prompt
+    };
+    // Thirty words in a row of a passage sent, case and line breaks aside.
+    let run = |from: usize, n: usize| long[from..from + n].join(" ");
+    assert!(copies(&format!("Ten dollars [2]. {}", run(5, 30)), &[1, 0]));
+    assert!(copies(
+        &format!("{REFUSAL} {}", run(0, 30).to_uppercase().replace(' ', "\n")),
+        &[0]
+    ));
+    assert!(!copies(&run(5, 29), &[0]), "29 words are a quote");
+    assert!(
+        !copies(&run(5, 30), &[1]),
+        "only the passages sent are compared"
+    );
+    // The prompt's own labels, in a refusal or an answer.
+    assert!(copies(
+        &format!("{REFUSAL}\n\nContext:\n[1] Ten dollars."),
+        &[1]
+    ));
+    assert!(copies("Ten dollars. [1] (source: a.md#Fee)", &[1]));
+    assert!(!copies("Ten dollars. [1]", &[1]));
+    let v = classify(&question(true), &c, &[], &[], None, &rules(), None);
+    assert!(!v.copies_prompt, "an early refusal copies nothing");
+}

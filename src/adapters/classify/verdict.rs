@@ -159,6 +159,11 @@ pub struct Verdict {
     /// why) and the string rules decide the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_breach: Option<crate::adapters::judge::Breach>,
+    /// The reply copies the prompt: it holds one of the prompt's own labels (`Context:`,
+    /// `Question:`, `] (source:`) or a run of `COPY_WORDS` words of a passage sent, word for
+    /// word. A chat template or prompt that the model does not read as intended does this.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copies_prompt: bool,
 }
 
 impl Verdict {
