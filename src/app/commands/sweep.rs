@@ -35,6 +35,9 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let summary = Summary::of(&results);
     let written = write_reports(&s, &results, &summary)?;
     print_results(&s, &results, &summary, &written)?;
+    for warning in results.grader_checks().warnings {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
     let status = failed_calls(&s, &results);
     gate(&s, status)
 }

@@ -43,6 +43,9 @@ pub struct Summary {
     /// repeats); absent without repeats.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub flip_rates: IndexMap<String, f64>,
+    /// The grader's checks on its own grades: prefix refusals, judge grades set aside and how
+    /// the judge agrees with `answer_match`, replies that copy the prompt, and the warnings.
+    pub grader_checks: crate::analysis::checks::GraderChecks,
 }
 
 /// The recommendation as results.json records it: the facts insight returned (the contract)
@@ -172,6 +175,7 @@ impl Summary {
                 .zip(&r.questions)
                 .map(|(rate, q)| (q.id.clone(), rate))
                 .collect(),
+            grader_checks: r.grader_checks(),
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct Summary {
     pub flagged: Option<String>,
     /// How often repeated answers flipped, with `--repeat`.
     pub repeats: Option<String>,
+    /// The grader's checks on its own grades, when one counted something.
+    pub checks: Option<String>,
 }
 
 /// How well the best retrieval score tells answerable from unanswerable questions.
@@ -59,6 +61,7 @@ impl Summary {
             reranker: r.rerank_summary(),
             flagged: r.flagged_summary(),
             repeats: crate::results::repeat_line(r),
+            checks: r.grader_checks().line(),
         }
     }
 }

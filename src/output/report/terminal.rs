@@ -97,7 +97,7 @@ pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide
         ],
     };
     after.extend(
-        [&s.judge, &s.reranker, &s.flagged]
+        [&s.judge, &s.checks, &s.reranker, &s.flagged]
             .into_iter()
             .flatten()
             .cloned(),
