@@ -19,6 +19,7 @@ mod gate;
 mod gate_errors;
 mod gate_output;
 mod generate;
+mod grader_checks;
 mod grading;
 mod hardening;
 mod http;
