@@ -5,26 +5,13 @@
 
 use serde_json::Value;
 
+use crate::harness::Test;
 use crate::http::KEY_ENV;
 use crate::support::{col, read_csv, Project};
 
+use crate::grading::{DOC, SET};
+
 const REFUSAL: &str = "I don't know based on the provided documents.";
-
-const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n\n# Rooms\nMeetings are in room 4.\n";
-
-const SET: &str = "corpus: docs
-answerable:
-  - id: fee
-    question: How much does membership cost per term?
-    expect: {sources: [\"a.md#Membership fee\"], answer: [\"10 US dollars\"]}
-  - id: president
-    question: Who is the club president?
-    expect: {sources: [a.md#President], answer: [Sophea]}
-unanswerable:
-  - {id: bus, question: Is there a bus stop near the club?}
-  - {id: gym, question: Is there a gym in the building?}
-  - {id: lab, question: Where is the chemistry lab?}
-";
 
 /// The system message of a judge request begins so (the rubric).
 const RUBRIC_START: &str = "You grade one reply";
@@ -65,6 +52,13 @@ fn project(url: &str, set: &str, doc: &str) -> Project {
     p
 }
 
+/// `rageval sweep --wide` with the server's key; the table is not compared.
+fn sweep(p: &Project) -> Test<'_> {
+    p.rageval(["sweep", "--wide"])
+        .env(KEY_ENV, "test-key")
+        .stdout_any("the table's latencies are the scripted server's")
+}
+
 /// runs.csv's `columns` per question id, `|`-separated, one line per run.
 fn runs(p: &Project, columns: &[&str]) -> String {
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
@@ -81,7 +75,7 @@ fn runs(p: &Project, columns: &[&str]) -> String {
 fn small_model(user: &str) -> String {
     if user.ends_with("Who is the club president?") {
         "The president is Dara. [1]".into()
-    } else if user.ends_with("Is there a bus stop near the club?") {
+    } else if user.ends_with("Is there a bus stop?") {
         "There is a bus stop at the gate. [1]".into()
     } else {
         format!("{REFUSAL}\n\n{user}")
@@ -102,22 +96,19 @@ fn rubric_breaking_judge(user: &str) -> &'static str {
 fn a_refusal_with_the_copied_prompt_and_a_judge_against_its_rubric_are_counted_and_warned() {
     let url = scripted(small_model, rubric_breaking_judge);
     let p = project(&url, SET, DOC);
-    let out = p
-        .rageval(["sweep", "--wide"])
-        .env(KEY_ENV, "test-key")
-        .stdout_any("the table's latencies are the scripted server's")
-        .stdout_contains("grader checks: 3 prefix refusals (3 replies: the refusal sentence, then more text); 5 judge grades set aside (contradicting the rubric); 3 of 5 replied runs copy the prompt (3 replies)\n")
-        .stdout_contains("judge `small-judge`: 5 calls (0 from cache, 0 failed) graded 0 runs; agrees with the string rules on refusals - and with answer_match on answers -; it overrode answer_match on 0 answers (0 to correct, 0 to wrong)\n")
+    let out = sweep(&p)
+        .stdout_contains("grader checks: 4 prefix refusals (4 replies: the refusal sentence, then more text); 6 judge grades set aside (contradicting the rubric); 4 of 6 replied runs copy the prompt (4 replies)\n")
+        .stdout_contains("judge `small-judge`: 6 calls (0 from cache, 0 failed) graded 0 runs; agrees with the string rules on refusals - and with answer_match on answers -; it overrode answer_match on 0 answers (0 to correct, 0 to wrong)\n")
         .stderr(concat!(
-            "warning: 3 of 5 replied runs (3 replies) start with the refusal sentence and go on, e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`; they count as refusals (tier `prefix`), but rule 3 asks for the sentence alone: check the model's chat template and stop sequences\n",
-            "warning: the judge contradicted its rubric in 5 of 5 grades (2 `refused` and `correct` both true, 3 `correct` true with no expected answer given); those grades were set aside and the string rules decide those runs\n",
-            "warning: 3 of 5 replied runs (3 replies) copy the prompt back (its labels such as `Context:`, or a passage word for word), e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)\n",
+            "warning: 4 of 6 replied runs (4 replies) start with the refusal sentence and go on, e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`; they count as refusals (tier `prefix`), but rule 3 asks for the sentence alone: check the model's chat template and stop sequences\n",
+            "warning: the judge contradicted its rubric in 6 of 6 grades (2 `refused` and `correct` both true, 4 `correct` true with no expected answer given); those grades were set aside and the string rules decide those runs\n",
+            "warning: 4 of 6 replied runs (4 replies) copy the prompt back (its labels such as `Context:`, or a passage word for word), e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)\n",
         ))
         .run();
     // The fee's copied passage holds `10 US dollars`: a refusal all the same, never a right
     // answer. No contradictory grade is taken: the president's wrong answer stays an answer
     // (taken, "refused" would make it a judge-tier refusal, "correct" a right answer) and the
-    // bus stop an unwanted answer.
+    // bus stop (`exact`) an unwanted answer.
     assert_eq!(
         runs(
             &p,
@@ -133,9 +124,10 @@ fn a_refusal_with_the_copied_prompt_and_a_judge_against_its_rubric_are_counted_a
         "\
 fee | false_refusal | prefix |  |  |  | 
 president | answer |  | false | true |  | 
-bus | unwanted_answer |  |  |  |  | 
-gym | model_refusal | prefix |  |  |  | 
-lab | model_refusal | prefix |  |  |  | 
+exact | unwanted_answer |  |  |  |  | 
+lenient | model_refusal | prefix |  |  |  | 
+pattern | model_refusal | prefix |  |  |  | 
+judge | model_refusal | prefix |  |  |  | 
 "
     );
     let (h, rows) = read_csv(&p.read("reports/latest/runs.csv"));
@@ -148,21 +140,22 @@ lab | model_refusal | prefix |  |  |  |
             "rubric: `correct` true with no expected answer given (`{\"refused\":false,\"correct\":true,\"supported\":true}`); the string rules stand",
             "rubric: `correct` true with no expected answer given (`{\"refused\":false,\"correct\":true,\"supported\":true}`); the string rules stand",
             "rubric: `correct` true with no expected answer given (`{\"refused\":false,\"correct\":true,\"supported\":true}`); the string rules stand",
+            "rubric: `correct` true with no expected answer given (`{\"refused\":false,\"correct\":true,\"supported\":true}`); the string rules stand",
         ]
     );
     let checks = &out.summary()["grader_checks"];
     for (field, value) in [
-        ("prefix_refusals", 3),
-        ("prefix_replies", 3),
-        ("judge_rubric_errors", 5),
+        ("prefix_refusals", 4),
+        ("prefix_replies", 4),
+        ("judge_rubric_errors", 6),
         ("judge_refused_and_correct", 2),
-        ("judge_correct_without_expected", 3),
+        ("judge_correct_without_expected", 4),
         ("judged", 0),
         ("judge_overrides", 0),
         ("judge_answers", 0),
-        ("replied_runs", 5),
-        ("prompt_copies", 3),
-        ("prompt_copy_replies", 3),
+        ("replied_runs", 6),
+        ("prompt_copies", 4),
+        ("prompt_copy_replies", 4),
     ] {
         assert_eq!(checks[field], value, "{field}");
     }
@@ -222,10 +215,7 @@ fn a_judge_that_calls_every_answer_correct_is_warned_about_and_its_overrides_cou
     let (set, doc) = priced_items();
     let url = scripted(half_right, yes_judge);
     let p = project(&url, &set, &doc);
-    let out = p
-        .rageval(["sweep", "--wide"])
-        .env(KEY_ENV, "test-key")
-        .stdout_any("the table's latencies are the scripted server's")
+    let out = sweep(&p)
         .stdout_contains("; it overrode answer_match on 12 answers (12 to correct, 0 to wrong; Cohen's kappa 0.00 over 24 distinct answers)\n")
         .stdout_contains("grader checks: judge vs answer_match kappa 0.00 over 24 answers\n")
         .stderr("warning: the judge's grades of answers look unreliable: it calls 24 of 24 graded answers correct where answer_match finds the expected text in 12, and it agrees with answer_match no better than chance (Cohen's kappa 0.00 over 24 distinct answers, at most 0.2 warns); its `correct` decides wrong answers, so read some replies before trusting them (docs/judge.md)\n")

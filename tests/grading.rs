@@ -8,7 +8,7 @@ use crate::harness::{CallRole, Test};
 use crate::http::{MockLlm, KEY_ENV};
 use crate::support::{col, read_csv, Project};
 
-const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
+pub(crate) const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
 
 /// Two answerable questions (one whose expected text has a digit, which the paraphrasing mode
 /// writes as a word) and four unanswerable ones whose lengths are 0, 1, 2 and 3 modulo 4, so

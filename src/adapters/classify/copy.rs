@@ -1,5 +1,6 @@
-//! Whether a reply copies a passage of its prompt word for word: a run of [`COPY_WORDS`] words
-//! (case and whitespace aside) that a passage sent also holds.
+//! Whether a reply copies its prompt: one of the prompt's own labels, or a passage word for
+//! word (a run of [`COPY_WORDS`] words, case and whitespace aside, that a passage sent also
+//! holds).
 
 use std::hash::BuildHasher;
 
@@ -32,6 +33,17 @@ pub(super) fn windows(text: &str) -> Vec<u64> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Whether one of the prompt's labels the reply holds (`found`) is the prompt's own: a label
+/// that a passage sent holds too (a poisoned passage faking `<passage n="1">`) may have come
+/// from quoting that passage.
+pub(super) fn copies_label(found: &[String], corpus: &Corpus, sent: &[Hit]) -> bool {
+    found.iter().any(|label| {
+        !sent
+            .iter()
+            .any(|h| corpus.chunks[h.chunk].text.contains(label.as_str()))
+    })
 }
 
 /// Whether a passage sent shares a run of [`COPY_WORDS`] words with the reply whose

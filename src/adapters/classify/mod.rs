@@ -66,8 +66,9 @@ pub struct Reading {
     /// for a refusal. Both stop at a refusal sentence inside the reply: what follows it (the
     /// prompt, copied, with the expected answer in it) is no answer.
     lower: String,
-    /// The reply, refusal or not, holds one of the prompt's labels ([`Prompt::labels`]).
-    copies_label: bool,
+    /// The prompt's labels ([`Prompt::labels`]) the reply holds, refusal or not (almost
+    /// always none).
+    labels: Vec<String>,
     /// Digests of every run of [`COPY_WORDS`] words of the reply, sorted, to find a passage
     /// copied word for word; empty for a shorter reply.
     windows: Vec<u64>,
@@ -87,11 +88,13 @@ impl Reading {
             tier,
             citations,
             lower,
-            copies_label: rules
+            labels: rules
                 .prompt
                 .labels()
                 .iter()
-                .any(|l| text.contains(l.as_str())),
+                .filter(|l| text.contains(l.as_str()))
+                .cloned()
+                .collect(),
             windows: copy::windows(text),
         }
     }
@@ -191,7 +194,8 @@ pub fn classify_read(
         _ => None,
     };
     if let Read::Replied(r) = reply {
-        verdict.copies_prompt = r.copies_label || copy::copies_passage(&r.windows, corpus, sent);
+        verdict.copies_prompt = copy::copies_label(&r.labels, corpus, sent)
+            || copy::copies_passage(&r.windows, corpus, sent);
     }
     let refusal = match reply {
         Read::NoCall => {
