@@ -148,7 +148,7 @@ pub fn starts_with_refusal(reply: &str, refusal: &str) -> bool {
 /// fewer than [`MIN_SENTENCE_WORDS`] words. An answer is read up to it: what follows a refusal
 /// sentence (often the prompt, copied) is no answer.
 pub fn refusal_at(text: &str, refusal: &str) -> Option<std::ops::Range<usize>> {
-    if refusal.split_whitespace().count() < MIN_SENTENCE_WORDS {
+    if refusal.split_whitespace().count() < MIN_SENTENCE_WORDS || !may_hold(text, refusal) {
         return None;
     }
     let mut needle: Vec<char> = LenientChars::of(refusal).chars;
@@ -168,6 +168,21 @@ pub fn refusal_at(text: &str, refusal: &str) -> Option<std::ops::Range<usize>> {
                 && !(word(p + m - 1) && word(p + m))
         })
         .map(|p| form.spans[p].start..form.spans[p + m - 1].end)
+}
+
+/// Whether `text` may hold the sentence: it holds the sentence's longest ASCII word, case
+/// aside. Most replies do not, and are passed over without putting them in the lenient form.
+/// (Only the Kelvin and Ångström signs lowercase into ASCII letters from outside ASCII.)
+fn may_hold(text: &str, refusal: &str) -> bool {
+    let word = refusal
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .max_by_key(|w| w.len())
+        .unwrap_or("");
+    word.is_empty()
+        || text
+            .as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 /// A text in the lenient form, char by char, with the bytes of the original each char came

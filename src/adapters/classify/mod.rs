@@ -72,6 +72,10 @@ pub struct Reading {
     /// Digests of every run of [`COPY_WORDS`] words of the reply, sorted, to find a passage
     /// copied word for word; empty for a shorter reply.
     windows: Vec<u64>,
+    /// Whether the reply copies its prompt, worked out by the first run that reads it: the
+    /// passages are part of the prompt, so every run sharing the reply sent the same ones
+    /// (comparing them again per run was 40% of the time a sweep took to build its runs).
+    copies: std::sync::OnceLock<bool>,
 }
 
 impl Reading {
@@ -96,6 +100,7 @@ impl Reading {
                 .cloned()
                 .collect(),
             windows: copy::windows(text),
+            copies: std::sync::OnceLock::new(),
         }
     }
 }
@@ -194,8 +199,10 @@ pub fn classify_read(
         _ => None,
     };
     if let Read::Replied(r) = reply {
-        verdict.copies_prompt = copy::copies_label(&r.labels, corpus, sent)
-            || copy::copies_passage(&r.windows, corpus, sent);
+        verdict.copies_prompt = *r.copies.get_or_init(|| {
+            copy::copies_label(&r.labels, corpus, sent)
+                || copy::copies_passage(&r.windows, corpus, sent)
+        });
     }
     let refusal = match reply {
         Read::NoCall => {
