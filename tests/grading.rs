@@ -8,7 +8,7 @@ use crate::harness::{CallRole, Test};
 use crate::http::{MockLlm, KEY_ENV};
 use crate::support::{col, read_csv, Project};
 
-const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
+pub(crate) const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
 
 /// Two answerable questions (one whose expected text has a digit, which the paraphrasing mode
 /// writes as a word) and four unanswerable ones whose lengths are 0, 1, 2 and 3 modulo 4, so
@@ -236,7 +236,7 @@ fn the_builtin_mock_judge_grades_in_process() {
     );
     p.rageval(["sweep", "--wide"])
         .stdout_contains(
-            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2)\n",
+            "judge `mock`: 2 calls (0 from cache, 0 failed) graded 2 runs; agrees with the string rules on refusals 100% (2/2) and with answer_match on answers 100% (2/2); it overrode answer_match on 0 answers (0 to correct, 0 to wrong)\n",
         )
         .stdout_snapshot("grading__the_builtin_mock_judge_grades_in_process")
         .run();
@@ -414,7 +414,8 @@ fn a_malformed_judge_reply_is_an_error_for_that_grade() {
 }
 
 /// A judge server of the test's own: it answers prose to a reply holding "Sorry" and the
-/// rubric's JSON to every other. Serves until the test process ends; returns its base URL.
+/// rubric's JSON to every other (correct when an answer is expected, as the rubric says).
+/// Serves until the test process ends; returns its base URL.
 fn prose_judge() -> String {
     use axum::routing::post;
     crate::support::serve_forever(axum::Router::new().route(
@@ -424,6 +425,8 @@ fn prose_judge() -> String {
             let user = req["messages"][1]["content"].as_str().unwrap_or("");
             let content = if user.contains("Sorry") {
                 "I cannot tell."
+            } else if user.contains("(none given)") {
+                r#"{"refused": false, "correct": false, "supported": true}"#
             } else {
                 r#"{"refused": false, "correct": true, "supported": true}"#
             };

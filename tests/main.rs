@@ -25,6 +25,7 @@ mod gate_output;
 mod generate;
 mod generate_rejected_file_follows_out_rules;
 mod generate_rejects_placeholders_and_stops_repeats;
+mod grader_checks;
 mod grading;
 mod hardening;
 mod history;

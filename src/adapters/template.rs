@@ -153,6 +153,14 @@ impl Template {
         self.parts.contains(&Part::Slot(slot))
     }
 
+    /// The template's own text between its placeholders, in order.
+    pub fn literals(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            Part::Slot(_) => None,
+        })
+    }
+
     /// The text with every placeholder replaced by `value(slot)`.
     pub fn render<'a>(&self, value: impl Fn(Slot) -> &'a str) -> String {
         let mut out = String::new();

@@ -280,6 +280,11 @@ impl Results {
         cols
     }
 
+    /// The grader's checks on its own grades, over every run.
+    pub fn grader_checks(&self) -> crate::analysis::checks::GraderChecks {
+        crate::analysis::checks::GraderChecks::of(&self.runs)
+    }
+
     /// Whether a judge graded this sweep's replies.
     pub fn judged(&self) -> bool {
         self.meta.judge.is_some()
@@ -312,13 +317,14 @@ impl Results {
             }
         };
         Some(format!(
-            "judge `{}`: {} calls ({} from cache, {} failed) graded {graded} runs; agrees with the string rules on refusals {} and with answer_match on answers {}",
+            "judge `{}`: {} calls ({} from cache, {} failed) graded {graded} runs; agrees with the string rules on refusals {} and with answer_match on answers {}{}",
             self.meta.judge.as_deref().unwrap_or(""),
             c.judge_calls,
             c.judge_cache_hits,
             c.judge_failed,
             agree(|s| s.judge_refusal_agreement, |s| s.judged),
             agree(|s| s.judge_answer_agreement, |s| s.judge_answer_graded),
+            self.grader_checks().overrides(),
         ))
     }
 

@@ -109,6 +109,8 @@ mod tests {
             judge_correct: None,
             judge_supported: None,
             judge_error: None,
+            judge_breach: None,
+            copies_prompt: false,
         }
     }
 

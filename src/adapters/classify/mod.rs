@@ -7,9 +7,11 @@
 //!
 //! A failed call is `error`, never a refusal or an answer.
 
+mod copy;
 mod label;
 mod verdict;
 
+pub use copy::COPY_WORDS;
 pub use label::{relabel, reply_id, Label, Labelled};
 pub use verdict::{Outcome, Refusal, Stage, Verdict};
 
@@ -18,7 +20,7 @@ use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Grade;
 use crate::adapters::prompt::{
-    citations, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
+    citations, refusal_at, refusal_tier, Prompt, RefusalMatch, RefusalPatterns, RefusalTier,
 };
 use crate::adapters::search::Hit;
 use crate::base::text::{holds_answer, normal_answer};
@@ -63,8 +65,19 @@ pub struct Reading {
     /// An answer's `[n]` citations in order (repeats kept); empty for a refusal.
     citations: Vec<u32>,
     /// An answer's text as [`normal_answer`] reads it, for answer and marker matching; empty
-    /// for a refusal.
+    /// for a refusal. Both stop at a refusal sentence inside the reply: what follows it (the
+    /// prompt, copied, with the expected answer in it) is no answer.
     lower: String,
+    /// The prompt's labels ([`Prompt::labels`]) the reply holds, refusal or not (almost
+    /// always none).
+    labels: Vec<String>,
+    /// Digests of every run of [`COPY_WORDS`] words of the reply, sorted, to find a passage
+    /// copied word for word; empty for a shorter reply.
+    windows: Vec<u64>,
+    /// Whether the reply copies its prompt, worked out by the first run that reads it: the
+    /// passages are part of the prompt, so every run sharing the reply sent the same ones
+    /// (comparing them again per run was 40% of the time a sweep took to build its runs).
+    copies: std::sync::OnceLock<bool>,
 }
 
 impl Reading {
@@ -72,12 +85,24 @@ impl Reading {
         let tier = rules.refusal_tier(text);
         let (citations, lower) = match tier {
             Some(_) => (Vec::new(), String::new()),
-            None => (citations(text), normal_answer(text)),
+            None => {
+                let answer = refusal_at(text, &rules.refusal).map_or(text, |r| &text[..r.start]);
+                (citations(answer), normal_answer(answer))
+            }
         };
         Reading {
             tier,
             citations,
             lower,
+            labels: rules
+                .prompt
+                .labels()
+                .iter()
+                .filter(|l| text.contains(l.as_str()))
+                .cloned()
+                .collect(),
+            windows: copy::windows(text),
+            copies: std::sync::OnceLock::new(),
         }
     }
 }
@@ -165,16 +190,7 @@ pub fn classify_read(
     grade: Option<&Result<Grade, CallError>>,
 ) -> Verdict {
     let mut verdict = retrieved(question, corpus, top_k, sent);
-    match grade {
-        Some(Ok(g)) => {
-            verdict.judge_refused = Some(g.refused);
-            verdict.judge_correct = Some(g.correct);
-            verdict.judge_supported = Some(g.supported);
-        }
-        Some(Err(e)) => verdict.judge_error = Some(e.to_string()),
-        None => {}
-    }
-    let judged = grade.and_then(|g| g.as_ref().ok());
+    let judged = take_grade(&mut verdict, question, grade);
     if question.attack.is_some() && !matches!(reply, Read::Failed) {
         verdict.injected = Some(false);
     }
@@ -184,6 +200,12 @@ pub fn classify_read(
             .or_else(|| judged.filter(|g| g.refused).map(|_| RefusalTier::Judge)),
         _ => None,
     };
+    if let Read::Replied(r) = reply {
+        verdict.copies_prompt = *r.copies.get_or_init(|| {
+            copy::copies_label(&r.labels, corpus, sent)
+                || copy::copies_passage(&r.windows, corpus, sent)
+        });
+    }
     let refusal = match reply {
         Read::NoCall => {
             verdict.refusal_match = Some(RefusalTier::Exact);
@@ -232,6 +254,34 @@ fn settle(verdict: &mut Verdict, answerable: bool, refusal: Option<Refusal>) {
     }
 }
 
+/// The judge's grade as the verdict records it, and the grade the outcome may take: none when
+/// the call failed or the grade contradicts the rubric (then `judge_error` says why).
+fn take_grade<'g>(
+    verdict: &mut Verdict,
+    question: &Question,
+    grade: Option<&'g Result<Grade, CallError>>,
+) -> Option<&'g Grade> {
+    match grade? {
+        Ok(g) => match g.breach(!question.expect.answers.is_empty()) {
+            Some(breach) => {
+                verdict.judge_error = Some(breach.error(g));
+                verdict.judge_breach = Some(breach);
+                None
+            }
+            None => {
+                verdict.judge_refused = Some(g.refused);
+                verdict.judge_correct = Some(g.correct);
+                verdict.judge_supported = Some(g.supported);
+                Some(g)
+            }
+        },
+        Err(e) => {
+            verdict.judge_error = Some(e.to_string());
+            None
+        }
+    }
+}
+
 /// A verdict holding what retrieval found of the expected sources (in the top k, in the
 /// prompt, at which rank, how many); everything the reply decides is still unknown.
 fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) -> Verdict {
@@ -275,6 +325,8 @@ fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) 
         judge_correct: None,
         judge_supported: None,
         judge_error: None,
+        judge_breach: None,
+        copies_prompt: false,
     }
 }
 

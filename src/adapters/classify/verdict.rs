@@ -154,6 +154,16 @@ pub struct Verdict {
     /// JSON the rubric asks for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<String>,
+    /// How the judge's grade contradicted the rubric, when it did: the grade is set aside
+    /// (`judge_refused`, `judge_correct` and `judge_supported` stay empty, `judge_error` says
+    /// why) and the string rules decide the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_breach: Option<crate::adapters::judge::Breach>,
+    /// The reply copies the prompt: it holds one of the prompt's own labels (`Context:`,
+    /// `Question:`, `] (source:`) or a run of `COPY_WORDS` words of a passage sent, word for
+    /// word. A chat template or prompt that the model does not read as intended does this.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copies_prompt: bool,
 }
 
 impl Verdict {

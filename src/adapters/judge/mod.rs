@@ -39,6 +39,53 @@ pub struct Grade {
     pub supported: bool,
 }
 
+impl Grade {
+    /// How the grade contradicts the rubric, for a question that states expected answers or
+    /// not (`expected`): `correct` is false for a refusal and without an expected answer.
+    pub fn breach(&self, expected: bool) -> Option<Breach> {
+        if self.refused && self.correct {
+            Some(Breach::RefusedAndCorrect)
+        } else if self.correct && !expected {
+            Some(Breach::CorrectWithoutExpected)
+        } else {
+            None
+        }
+    }
+}
+
+/// How a grade contradicts the rubric. Such a grade is a judge error, never a grade: a judge
+/// that says it (Gemma 3 270M called 54 of 54 replies to unanswerable questions correct) is
+/// not reading the rubric, and its other words are not to be trusted either for that reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Breach {
+    /// `refused` and `correct` both true.
+    RefusedAndCorrect,
+    /// `correct` true for a question that states no expected answer.
+    CorrectWithoutExpected,
+}
+
+impl Breach {
+    pub const ALL: [Breach; 2] = [Breach::RefusedAndCorrect, Breach::CorrectWithoutExpected];
+
+    /// What the grade said, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Breach::RefusedAndCorrect => "`refused` and `correct` both true",
+            Breach::CorrectWithoutExpected => "`correct` true with no expected answer given",
+        }
+    }
+
+    /// The run's `judge_error` for a grade that breaks the rubric this way.
+    pub fn error(self, grade: &Grade) -> String {
+        format!(
+            "rubric: {} (`{}`); the string rules stand",
+            self.words(),
+            serde_json::to_string(grade).expect("a grade serializes")
+        )
+    }
+}
+
 /// A judge call's outcome for one reply: the grade (or why there is none) and the call's
 /// tokens (zero when it failed).
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +233,29 @@ mod tests {
         let none = request("Q?", &[], &[], "No.");
         let input = read_request(&none).unwrap();
         assert!(input.expected.is_empty() && input.passages.is_empty());
+    }
+
+    #[test]
+    fn a_grade_breaks_the_rubric_when_correct_cannot_be_true() {
+        let g = |refused, correct| Grade {
+            refused,
+            correct,
+            supported: false,
+        };
+        assert_eq!(g(true, true).breach(true), Some(Breach::RefusedAndCorrect));
+        assert_eq!(g(true, true).breach(false), Some(Breach::RefusedAndCorrect));
+        assert_eq!(
+            g(false, true).breach(false),
+            Some(Breach::CorrectWithoutExpected)
+        );
+        for (refused, correct, expected) in [
+            (false, true, true),
+            (false, false, false),
+            (true, false, false),
+            (true, false, true),
+        ] {
+            assert_eq!(g(refused, correct).breach(expected), None);
+        }
     }
 
     #[test]

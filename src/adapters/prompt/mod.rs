@@ -11,7 +11,8 @@ use crate::adapters::corpus::{squash, squash_into, Chunk};
 use crate::adapters::template::{Slot, Template, TemplateError, MESSAGE_SLOTS, PASSAGE_SLOTS};
 
 pub use crate::adapters::refusal::{
-    is_refusal, refusal_tier, RefusalMatch, RefusalPatterns, RefusalTier,
+    is_refusal, refusal_at, refusal_tier, starts_with_refusal, RefusalMatch, RefusalPatterns,
+    RefusalTier,
 };
 pub use crate::vocab::choices::{Format, Order};
 
@@ -204,6 +205,8 @@ pub struct Prompt {
     user: Option<Template>,
     /// The numbered format's passage line; the tagged format keeps its delimiters.
     passage: Option<Template>,
+    /// The prompt's own labels ([`Prompt::labels`]), worked out once from the templates.
+    labels: Vec<String>,
 }
 
 /// A template field of `prompt:` and why it was refused.
@@ -222,6 +225,7 @@ impl Prompt {
             system: None,
             user: None,
             passage: None,
+            labels: labels(None, None),
         }
     }
 
@@ -237,12 +241,24 @@ impl Prompt {
                 .transpose()
                 .map_err(|error| TemplateFieldError { field, error })
         };
+        let (user, passage) = (
+            parse("user", user, MESSAGE_SLOTS)?,
+            parse("passage", passage, PASSAGE_SLOTS)?,
+        );
         Ok(Prompt {
             refusal: refusal.to_string(),
             system: parse("system", system, MESSAGE_SLOTS)?,
-            user: parse("user", user, MESSAGE_SLOTS)?,
-            passage: parse("passage", passage, PASSAGE_SLOTS)?,
+            labels: labels(user.as_ref(), passage.as_ref()),
+            user,
+            passage,
         })
+    }
+
+    /// The labels the prompt writes around the question and the passages (`Context:`,
+    /// `Question:`, `] (source:`, `<passage n="`, or a template's own): a reply that holds one
+    /// copied the prompt, as a model does when its chat template is wrong.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
     }
 
     /// The messages for `question` and the passages in the order sent.
@@ -296,6 +312,35 @@ impl Prompt {
     }
 }
 
+/// A label shorter than this many characters (`Q:`, `#`) is too common in answers to say that
+/// a reply copied the prompt.
+const MIN_LABEL_CHARS: usize = 6;
+
+/// The lines of the user and passage templates' own text (the chapter's when a template is not
+/// set) of at least [`MIN_LABEL_CHARS`] characters, trimmed, and the tagged format's passage
+/// tag.
+fn labels(user: Option<&Template>, passage: Option<&Template>) -> Vec<String> {
+    let default =
+        |text, slots| Template::parse(text, slots).expect("the chapter's template parses");
+    let user = user
+        .cloned()
+        .unwrap_or_else(|| default(DEFAULT_USER, MESSAGE_SLOTS));
+    let passage = passage
+        .cloned()
+        .unwrap_or_else(|| default(DEFAULT_PASSAGE, PASSAGE_SLOTS));
+    let mut out: Vec<String> = Vec::new();
+    let lines = user
+        .literals()
+        .chain(passage.literals())
+        .flat_map(str::lines);
+    for label in lines.map(str::trim).chain(["<passage n=\""]) {
+        if label.chars().count() >= MIN_LABEL_CHARS && !out.iter().any(|l| l == label) {
+            out.push(label.to_string());
+        }
+    }
+    out
+}
+
 /// The `[n]` citations in `text`, in order of appearance (repeats kept).
 pub fn citations(text: &str) -> Vec<u32> {
     citation_spans(text).into_iter().map(|(_, n)| n).collect()
@@ -342,6 +387,26 @@ mod tests {
         let spans = citation_spans("é [2] x [13]");
         assert_eq!(spans, [(3..6, 2), (9..13, 13)]);
         assert_eq!(citations("[99999999999]"), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn the_prompt_labels_come_from_its_templates() {
+        assert_eq!(
+            Prompt::new(REFUSAL).labels(),
+            ["Context:", "Question:", "] (source:", "<passage n=\""]
+        );
+        let custom = Prompt::with_templates(
+            REFUSAL,
+            Some("Answer from the notes."),
+            Some("<notes>\n{context}\n</notes>\nQ: {question}"),
+            Some("({n}) {heading} in {source}: {text}"),
+        )
+        .unwrap();
+        assert_eq!(
+            custom.labels(),
+            ["<notes>", "</notes>", "<passage n=\""],
+            "`Q:` and the passage template's short pieces are too common in answers"
+        );
     }
 
     /// A foreign retriever's passage without a heading names its file alone, in both formats.

@@ -39,6 +39,9 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let written = write_reports(&s, &results, &summary)?;
     remember(&s, &results);
     print_results(&s, &results, &summary, &written)?;
+    for warning in results.grader_checks().warnings {
+        super::eprint_line(&format!("warning: {warning}"));
+    }
     // A grader the labels contradict too often: said even with --quiet, as other warnings are.
     if let Some(warning) = &summary.grader_warning {
         super::eprint_line(warning);

@@ -47,6 +47,9 @@ pub struct Summary {
     /// distinct labelled replies, with 95% Wilson intervals; absent without labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grader: Option<crate::results::grader::GraderError>,
+    /// The grader's checks on its own grades: prefix refusals, judge grades set aside and how
+    /// the judge agrees with `answer_match`, replies that copy the prompt, and the warnings.
+    pub grader_checks: crate::analysis::checks::GraderChecks,
 }
 
 /// The recommendation as results.json records it: the facts insight returned (the contract)
@@ -177,6 +180,7 @@ impl Summary {
                 .map(|(rate, q)| (q.id.clone(), rate))
                 .collect(),
             grader: r.grader_error(),
+            grader_checks: r.grader_checks(),
         }
     }
 }

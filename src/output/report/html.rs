@@ -417,6 +417,13 @@ fn settings_table(r: &Results, summary: &Summary, h: &mut String) {
     if let Some(line) = &summary.flagged {
         let _ = writeln!(h, "<p class=\"small\" id=\"flagged\">{}</p>", escape(line));
     }
+    if let Some(line) = &summary.checks {
+        let _ = writeln!(
+            h,
+            "<p class=\"small\" id=\"grader-checks\">{}</p>",
+            escape(line)
+        );
+    }
     h.push_str("</section>\n");
     grader(summary, h);
 }

@@ -235,6 +235,7 @@ fn separability(r: &Results, s: &Summary, out: &mut dyn Write) -> Result<()> {
 fn notes(s: &Summary, out: &mut dyn Write) -> Result<()> {
     for (label, line) in [
         ("Judge", &s.judge),
+        ("Grader checks", &s.checks),
         ("Reranker", &s.reranker),
         ("Prompt injection", &s.flagged),
         ("Stability", &s.repeats),

@@ -32,6 +32,8 @@ pub struct Summary {
     pub grader: Option<crate::results::grader::GraderError>,
     pub labels: Option<String>,
     pub grader_warning: Option<String>,
+    /// The grader's checks on its own grades, when one counted something.
+    pub checks: Option<String>,
 }
 
 /// How well the best retrieval score tells answerable from unanswerable questions.
@@ -71,6 +73,7 @@ impl Summary {
             labels: grader.as_ref().map(labels_line),
             grader_warning: grader.as_ref().and_then(grader_warning),
             grader,
+            checks: r.grader_checks().line(),
         }
     }
 }

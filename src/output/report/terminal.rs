@@ -97,7 +97,7 @@ pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide
         ],
     };
     after.extend(
-        [&s.judge, &s.labels, &s.reranker, &s.flagged]
+        [&s.judge, &s.checks, &s.labels, &s.reranker, &s.flagged]
             .into_iter()
             .flatten()
             .cloned(),
