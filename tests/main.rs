@@ -38,4 +38,5 @@ mod schema;
 mod secrets;
 mod shards;
 mod sweep;
+mod swept_values;
 mod tags;
