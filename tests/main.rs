@@ -3,6 +3,7 @@
 mod harness;
 mod support;
 
+mod adaptive;
 mod audit;
 mod batch;
 mod bridge;

@@ -1,5 +1,6 @@
 //! One module per verb; each takes checked settings and returns an exit status.
 
+pub mod adaptive;
 pub mod ask;
 pub mod batch;
 pub mod gate;

@@ -14,7 +14,7 @@ use crate::sweep::health::{self, Servers};
 use crate::sweep::{Engine, RetrievalVariant, Sweep};
 
 /// The sweep's retriever over the default embedder (`None`: the builtin search).
-type Retriever = Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>;
+pub(super) type Retriever = Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>;
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let mut questions = load(&s)?;
@@ -25,18 +25,47 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if let Some(file) = s.batch_out() {
         return super::batch::export(&s, &questions.ws, retriever, retrieval, file).await;
     }
+    if let Some(plan) = s.adaptive() {
+        if super::batch::any_batched(&s) {
+            anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
+        }
+        let (questions, mut sweep, adaptive) =
+            super::adaptive::run(&s, plan, questions, retriever, retrieval).await?;
+        print_notes(&s, &mut sweep);
+        return finish(&s, questions, sweep, Some(adaptive));
+    }
     if super::batch::any_batched(&s) {
         // The batches answer into the cache; the sweep below finishes from it.
         super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
     }
-    let sweep = sweep(&s, &questions.ws, retriever, retrieval).await?;
-    check_health(&s, &sweep)?;
+    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
+    print_notes(&s, &mut sweep);
+    finish(&s, questions, sweep, None)
+}
+
+/// The finished sweep's health, results, reports (with an adaptive sweep's `adaptive.json`),
+/// stdout, failed calls and gate.
+fn finish(
+    s: &SweepOptions,
+    questions: Questions,
+    sweep: Sweep,
+    adaptive: Option<super::adaptive::AdaptiveReport>,
+) -> Result<ExitStatus> {
+    check_health(s, &sweep)?;
     let results = s.results(questions, sweep);
     let summary = Summary::of(&results);
-    let written = write_reports(&s, &results, &summary)?;
-    print_results(&s, &results, &summary, &written)?;
-    let status = failed_calls(&s, &results);
-    gate(&s, status)
+    let mut written = write_reports(s, &results, &summary)?;
+    if let Some(a) = &adaptive {
+        written.push(super::adaptive::write(a, s.out())?);
+    }
+    print_results(s, &results, &summary, &written)?;
+    if let Some(a) = &adaptive {
+        if !s.quiet() {
+            super::eprint_line(&format!("adaptive: {}", a.line()));
+        }
+    }
+    let status = failed_calls(s, &results);
+    gate(s, status)
 }
 
 /// The plan's questions; a gate that cannot judge the results is found here too, before any
@@ -90,9 +119,9 @@ async fn open_retrieval(
     Ok((retriever, retrieval))
 }
 
-/// Run the sweep with its progress bar; then, the bar gone, its notes and warnings get lines
-/// of their own.
-async fn sweep(
+/// Run the sweep of `ws` with its progress bar (its notes and warnings kept for
+/// [`print_notes`]).
+pub(super) async fn sweep_only(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
@@ -112,7 +141,11 @@ async fn sweep(
     if let Some((bar, _)) = bar {
         bar.finish();
     }
-    let mut sweep = sweep?;
+    sweep
+}
+
+/// The bar gone, the sweep's notes (unless `--quiet`) and warnings get lines of their own.
+fn print_notes(s: &SweepOptions, sweep: &mut Sweep) {
     if !s.quiet() {
         for note in std::mem::take(&mut sweep.notes) {
             super::eprint_line(&format!("note: {note}"));
@@ -121,7 +154,6 @@ async fn sweep(
     for warning in std::mem::take(&mut sweep.warnings) {
         super::eprint_line(&format!("warning: {warning}"));
     }
-    Ok(sweep)
 }
 
 /// A sweep whose servers died, or whose every call (of the model, of one profile, of the
@@ -195,6 +227,19 @@ fn failed_calls(s: &SweepOptions, results: &Results) -> ExitStatus {
     }
 }
 
+/// The engine of a dry run: no chat call, so nothing to grade.
+pub(super) fn dry_engine(
+    s: &SweepOptions,
+    retriever: Retriever,
+    retrieval: Vec<RetrievalVariant>,
+) -> Engine {
+    Engine {
+        judge: None,
+        repeat: s.repeat(),
+        ..s.pipeline().engine(retriever, retrieval, s.concurrency())
+    }
+}
+
 /// `--dry-run`: plan, count and print; no chat call, no report.
 async fn dry_run(
     s: &SweepOptions,
@@ -203,13 +248,9 @@ async fn dry_run(
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let p = s.pipeline();
-    let engine = Engine {
-        // A dry run makes no chat call, so nothing to grade.
-        judge: None,
-        repeat: s.repeat(),
-        ..p.engine(retriever, retrieval, s.concurrency())
-    };
-    let dry = engine.dry_run(ws, s.grid(), &p.pricing).await?;
+    let dry = dry_engine(s, retriever, retrieval)
+        .dry_run(ws, s.grid(), &p.pricing)
+        .await?;
     match s.output() {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": &dry, "currency": p.currency });

@@ -53,6 +53,8 @@ pub struct SweepOptions {
     /// `recommend:` with `--folds` and `--sequential` on top.
     policy: RecommendConfig,
     scan_patterns: Vec<String>,
+    /// `--until-certified` and its flags.
+    adaptive: Option<super::AdaptivePlan>,
 }
 
 impl SweepOptions {
@@ -93,6 +95,11 @@ impl SweepOptions {
             None => "recommend.folds",
         };
         policy.sequential |= args.sequential;
+        let adaptive = super::AdaptivePlan::resolve(
+            &args.adaptive,
+            &policy,
+            args.batch || cfg.config.chat.batch,
+        )?;
         pipeline.add_chat_variants(&cfg, &grid)?;
         pipeline.add_embedders(&cfg, &grid)?;
         let c = &cfg.config;
@@ -143,6 +150,7 @@ impl SweepOptions {
             max_chunk_tokens: c.corpus.max_chunk_tokens,
             policy,
             scan_patterns: c.scan.patterns.clone(),
+            adaptive,
             grid,
         })
     }
@@ -218,6 +226,14 @@ impl SweepOptions {
     /// set, for messages.
     pub fn folds(&self) -> (Option<usize>, &'static str) {
         (self.policy.folds, self.folds_from)
+    }
+    /// `--until-certified`: the plan of an adaptive sweep.
+    pub fn adaptive(&self) -> Option<&super::AdaptivePlan> {
+        self.adaptive.as_ref()
+    }
+    /// The recommendation policy: `recommend:` with `--folds` and `--sequential` on top.
+    pub fn policy(&self) -> &RecommendConfig {
+        &self.policy
     }
     /// The `retriever:` section.
     pub fn retriever(&self) -> &RetrieverConfig {
