@@ -122,6 +122,16 @@ fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_pla
     assert_eq!(report["calls"].as_u64(), Some(made), "{report}");
     let record: Value = serde_json::from_str(&p.read("ad/results.json")).unwrap();
     assert_eq!(record["summary"]["recommendation"]["certified"], true);
+    // minScore 0.3 answers most unanswerable questions: its bound crossed the limit.
+    let out = report["out"].as_array().unwrap();
+    assert!(!out.is_empty(), "{report}");
+    for o in out {
+        assert!(
+            o["setting"].as_str().unwrap().starts_with("min_score=0.3,"),
+            "{report}"
+        );
+        assert_eq!(o["limit"], "max_unwanted_answer_rate");
+    }
 
     // The full sweep makes only the calls the adaptive one did not (the rest are cached):
     // the two together are the full sweep's calls.
@@ -183,6 +193,41 @@ fn a_pool_where_nothing_can_be_certified_stops_as_futile_with_a_count() {
     let needed = report["closest"]["questions_needed"].as_u64().unwrap();
     assert!(needed > 100, "{report}");
     assert!(chat_requests(&mock) < report["full_calls"].as_u64().unwrap());
+}
+
+#[test]
+fn a_budget_stops_before_the_round_that_would_break_it() {
+    let mock = MockLlm::start(&[]);
+    let (p, _, _) = project(&mock, 200, false);
+    let args = ["sweep", "--until-certified", "--step", "5", "-q"];
+    // A budget smaller than the first round is refused before any call, naming the round.
+    let refused = keyed(&p, &args)
+        .args(["--max-calls", "1"])
+        .unusable(&[
+            "error: invalid --max-calls: the first round alone (5 questions of each class) needs ",
+        ])
+        .run();
+    assert_eq!(chat_requests(&mock), 0);
+    let first: u64 = refused
+        .stderr
+        .split("needs ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // A budget of exactly the first round: one round, then `budget` (5 questions per class
+    // certify nothing).
+    keyed(&p, &args)
+        .args(["--max-calls", &first.to_string()])
+        .run();
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "budget", "{report}");
+    assert_eq!(report["rounds"], 1);
+    assert_eq!(report["calls_made"].as_u64(), Some(first));
+    assert_eq!(chat_requests(&mock), first);
 }
 
 #[test]

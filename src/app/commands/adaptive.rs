@@ -14,6 +14,7 @@ use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::recommend;
 use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
 use crate::sweep::{DryRun, RetrievalVariant, Sweep};
+use crate::vocab::limit::Limit;
 
 use super::sweep::Retriever;
 
@@ -41,6 +42,19 @@ pub struct AdaptiveReport {
     /// would do).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest: Option<Closest>,
+    /// Settings whose anytime-valid lower bound on a rate rose above its limit (at the
+    /// family's level), in grid order, with the questions per class at which it first did.
+    /// Such a setting can no longer be certified; it still gets calls in later rounds (not
+    /// yet dropped: docs/adaptive.md).
+    pub out: Vec<Out>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Out {
+    pub setting: String,
+    pub limit: String,
+    /// Questions used, answerable and unanswerable, when it was first out.
+    pub after: [usize; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -154,7 +168,9 @@ pub async fn run(
         full_calls: full,
         calls_made: 0,
         closest: None,
+        out: Vec::new(),
     };
+    let settings = s.grid().settings();
     loop {
         let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
         let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
@@ -185,7 +201,17 @@ pub async fn run(
         report.used = used;
         report.calls = needed(&rows);
         report.calls_made = spent_calls;
-        let stop = decide(s, &questions, &sweep, counted, used == sizes);
+        let (stop, out) = decide(s, &questions, &sweep, counted, used == sizes);
+        for (i, limit) in out.iter().enumerate() {
+            let known = report.out.iter().any(|o| o.setting == settings[i].id());
+            if let (Some(limit), false) = (limit, known) {
+                report.out.push(Out {
+                    setting: settings[i].id(),
+                    limit: limit.key().to_string(),
+                    after: used,
+                });
+            }
+        }
         last = Some(Round { questions, sweep });
         if let Some((stop, futile)) = stop {
             report.stop = stop;
@@ -203,31 +229,36 @@ pub async fn run(
     Ok((questions, sweep, report))
 }
 
+/// Why to stop, if at all, with the closest setting when nothing can be certified.
+type Stopping = Option<(Stop, Option<Futile>)>;
+
 /// Why to stop after a round over `questions`, if at all: the recommendation certified, no
-/// setting certifiable with the pool, or every question used.
+/// setting certifiable with the pool, or every question used; and per setting, the limit its
+/// anytime-valid bound shows broken, if any.
 fn decide(
     s: &SweepOptions,
     questions: &Questions,
     sweep: &Sweep,
     pool: Pool,
     exhausted: bool,
-) -> Option<(Stop, Option<Futile>)> {
+) -> (Stopping, Vec<Option<Limit>>) {
     let qs: Vec<_> = questions.ws.questions().cloned().collect();
     let n = qs.len();
     let table = RunTable::new(
         (0..sweep.settings.len()).map(|i| &sweep.runs[i * n..(i + 1) * n]),
         &qs,
     );
+    let counts = table.all_counts(None);
+    let out = adaptive::out(s.policy(), &counts);
     let (rec, _) = recommend::recommend(&sweep.settings, &table, s.policy());
     if rec.certified {
-        return Some((Stop::Certified, None));
+        return (Some((Stop::Certified, None)), out);
     }
-    let counts = table.all_counts(None);
-    let dropped = vec![false; counts.len()];
+    let dropped: Vec<bool> = out.iter().map(Option::is_some).collect();
     if let Some(f) = adaptive::futile(s.policy(), &counts, &dropped, pool) {
-        return Some((Stop::Futile, Some(f)));
+        return (Some((Stop::Futile, Some(f))), out);
     }
-    exhausted.then_some((Stop::Exhausted, None))
+    (exhausted.then_some((Stop::Exhausted, None)), out)
 }
 
 fn closest(s: &SweepOptions, f: Futile) -> Closest {
@@ -298,6 +329,7 @@ mod tests {
             full_calls: 9800,
             calls_made: 2140,
             closest: None,
+            out: Vec::new(),
         };
         assert_eq!(
             r.line(),
