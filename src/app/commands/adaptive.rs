@@ -16,7 +16,7 @@ use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
 use crate::sweep::{DryRun, RetrievalVariant, Sweep};
 use crate::vocab::limit::Limit;
 
-use super::sweep::Retriever;
+use super::engine::{dry_engine, sweep_only, Retriever};
 
 /// What `adaptive.json` records of an adaptive sweep, beside the reports of its last round.
 #[derive(Debug, Clone, Serialize)]
@@ -148,7 +148,7 @@ pub async fn run(
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<(Questions, Sweep, AdaptiveReport)> {
-    let dry = super::sweep::dry_engine(s, retriever.clone(), retrieval.clone());
+    let dry = dry_engine(s, retriever.clone(), retrieval.clone());
     let classes = seeded_order(&pool, plan.seed);
     let sizes = [classes[0].len(), classes[1].len()];
     let step = plan.step_for(sizes);
@@ -193,9 +193,7 @@ pub async fn run(
             report.stop = Stop::Budget;
             break;
         }
-        let sweep =
-            super::sweep::sweep_only(s, &questions.ws, retriever.clone(), retrieval.clone())
-                .await?;
+        let sweep = sweep_only(s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
         (spent_calls, spent_cost) = (spent_calls + making, spent_cost + cost);
         report.rounds += 1;
         report.used = used;

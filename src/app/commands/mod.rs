@@ -3,6 +3,7 @@
 pub mod adaptive;
 pub mod ask;
 pub mod batch;
+mod engine;
 pub mod gate;
 pub mod generate;
 pub mod import;

@@ -11,10 +11,9 @@ use crate::base::exit::ExitStatus;
 use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
-use crate::sweep::{Engine, RetrievalVariant, Sweep};
+use crate::sweep::{RetrievalVariant, Sweep};
 
-/// The sweep's retriever over the default embedder (`None`: the builtin search).
-pub(super) type Retriever = Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>;
+use super::engine::{dry_engine, sweep_only, Retriever};
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let mut questions = load(&s)?;
@@ -119,31 +118,6 @@ async fn open_retrieval(
     Ok((retriever, retrieval))
 }
 
-/// Run the sweep of `ws` with its progress bar (its notes and warnings kept for
-/// [`print_notes`]).
-pub(super) async fn sweep_only(
-    s: &SweepOptions,
-    ws: &Workspace,
-    retriever: Retriever,
-    retrieval: Vec<RetrievalVariant>,
-) -> Result<Sweep> {
-    let p = s.pipeline();
-    let bar = crate::app::progress::call_bar(
-        s.quiet() || s.output() == OutputFormat::Json,
-        p.rate_limited.clone(),
-    );
-    let engine = Engine {
-        progress: bar.as_ref().map(|(_, feed)| feed.clone()),
-        repeat: s.repeat(),
-        ..p.engine(retriever, retrieval, s.concurrency())
-    };
-    let sweep = engine.sweep(ws, s.grid()).await;
-    if let Some((bar, _)) = bar {
-        bar.finish();
-    }
-    sweep
-}
-
 /// The bar gone, the sweep's notes (unless `--quiet`) and warnings get lines of their own.
 fn print_notes(s: &SweepOptions, sweep: &mut Sweep) {
     if !s.quiet() {
@@ -224,19 +198,6 @@ fn failed_calls(s: &SweepOptions, results: &Results) -> ExitStatus {
         ExitStatus::Success
     } else {
         ExitStatus::Error
-    }
-}
-
-/// The engine of a dry run: no chat call, so nothing to grade.
-pub(super) fn dry_engine(
-    s: &SweepOptions,
-    retriever: Retriever,
-    retrieval: Vec<RetrievalVariant>,
-) -> Engine {
-    Engine {
-        judge: None,
-        repeat: s.repeat(),
-        ..s.pipeline().engine(retriever, retrieval, s.concurrency())
     }
 }
 
