@@ -93,7 +93,9 @@ fn a_chunk_over_the_embedders_limit_is_named_before_any_request() {
 
     // Split to fit, the same corpus goes through.
     let p = http_project(&server.url, "corpus: {max_chunk_tokens: 40}\n");
-    keyed(&p, &["sweep", "-q"]).run();
+    keyed(&p, &["sweep", "-q"])
+        .stderr(crate::support::TINY_CORPUS_WARNINGS)
+        .run();
 }
 
 #[test]
@@ -104,7 +106,9 @@ fn a_base_url_query_reaches_the_server_on_every_request() {
         "embedder: {{kind: openai, base_url: \"{url}\", model: hash-1024, api_key_env: {KEY_ENV}}}\n\
          chat: {{kind: openai, base_url: \"{url}\", model: mock, api_key_env: {KEY_ENV}}}\n"
     ));
-    sweep(&p, "1,2", &["--no-cache"]).run();
+    sweep(&p, "1,2", &["--no-cache"])
+        .stderr(crate::support::same_k_warning("1 and 2", 1))
+        .run();
     let stats = server.stats();
     // The corpus and the question embedded; one chat call (`Install` scores under 0.1, so k=2
     // sends the prompt k=1 sends).

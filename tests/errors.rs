@@ -105,7 +105,10 @@ fn an_expected_source_may_name_a_heading_as_written_in_the_markdown() {
         "GUIDE.md#The special all file type",
     ] {
         p.write("set.yaml", &set(source));
-        let out = p.sweep(["--evalset", "set.yaml"]).run();
+        let out = p
+            .sweep(["--evalset", "set.yaml"])
+            .stderr(crate::support::TINY_CORPUS_WARNINGS)
+            .run();
         let record = out.results();
         assert_eq!(
             record.questions[0].expect_sources,
@@ -188,7 +191,9 @@ fn bad_config() {
 #[test]
 fn a_failed_run_leaves_the_previous_report_intact() {
     let p = project("corpus: docs\nanswerable:\n  - question: What is the fee?\n");
-    p.sweep(["--evalset", "set.yaml"]).run();
+    p.sweep(["--evalset", "set.yaml"])
+        .stderr(crate::support::TINY_CORPUS_WARNINGS)
+        .run();
     let before = p.read("reports/latest/results.json");
     p.rageval(["sweep", "--evalset", "set.yaml"])
         .write("set.yaml", "corpus: docs\nanswerable: []\n")

@@ -170,6 +170,8 @@ fn init_then_sweep_in_an_empty_folder() {
         .rageval(["sweep"])
         .stdout_contains("5 questions x 20 settings = 100 runs;")
         .stdout_snapshot("first_hour__init_then_sweep_in_an_empty_folder")
+        // The starter corpus is short: no question has more than 2 passages to send.
+        .stderr("warning: k 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 2): each group measures one setting; sweep values that differ\n")
         .run();
     assert_eq!(sweep.results().questions.len(), 5);
     // The starter set answers its own questions somewhere in the grid.
@@ -270,8 +272,14 @@ fn init_over_existing_markdown_lists_its_headings() {
         ),
         "{set}"
     );
+    // Two short sections: no minScore of the default grid falls between the scores the hash
+    // embedder gives some pairs of them, and no question has a second passage to send.
     p.rageval(["sweep"])
         .stdout_snapshot("first_hour__init_over_existing_markdown_lists_its_headings")
+        .stderr(concat!(
+            "warning: min_score 0.1 and 0.2 send the same prompts for every question (no score the retriever returned lies between them); min_score 0.3, 0.4 and 0.5 send the same prompts for every question (no score the retriever returned lies between them): each group measures one setting; sweep values that differ\n",
+            "warning: k 1, 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 1): each group measures one setting; sweep values that differ\n",
+        ))
         .run();
 
     // Markdown at the top of the folder is the corpus when there is no docs/; --corpus names one.
@@ -287,7 +295,8 @@ fn init_over_existing_markdown_lists_its_headings() {
     assert!(top
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"..\"\n"));
-    top.sweep::<_, &str>([]).run();
+    // One section: every k sends it, and minScores at or above 0.4 refuse everything.
+    top.sweep::<_, &str>([]).stderr(ONE_SECTION).run();
     let named = Project::empty();
     named.write("notes/a.md", "# Fees\nTen dollars.\n");
     named.rageval(["init", "--corpus", "notes"])
@@ -300,8 +309,14 @@ fn init_over_existing_markdown_lists_its_headings() {
     assert!(named
         .read("evalsets/starter.yaml")
         .contains("\ncorpus: \"../notes\"\n"));
-    named.sweep::<_, &str>([]).run();
+    named.sweep::<_, &str>([]).stderr(ONE_SECTION).run();
 }
+
+/// What a sweep of the default grid over a corpus of one short section warns of.
+const ONE_SECTION: &str = concat!(
+    "warning: min_score 0.1, 0.2 and 0.3 send the same prompts for every question (no score the retriever returned lies between them); min_score 0.4 and 0.5 refuse every question before the model (no score reaches them): each group measures one setting; sweep values that differ\n",
+    "warning: k 1, 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 1): each group measures one setting; sweep values that differ\n",
+);
 
 /// The schema `rageval schema WHICH` prints, compiled.
 pub fn validator(which: &str) -> jsonschema::Validator {

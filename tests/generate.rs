@@ -717,7 +717,9 @@ fn init_generate_starts_a_project_with_generated_questions_that_sweep() {
             "      plan for a chance of 80% at 95% by ordered tests (level 0.625%, at the first setting of each of the 4 chains along min_score of the configured grid), if each true rate is half its limit: unwanted 10% needs 145 unanswerable questions (this set has 10), or 23 with none answered; false refusals 25% needs 44 answerable questions (this set has 5), or 8 with none refused\n",
         ))
         .run();
-    p.sweep(["--only", "generated"]).run();
+    p.sweep(["--only", "generated"])
+        .stderr(crate::support::same_k_warning("2, 4 and 8", 2))
+        .run();
 }
 
 /// A model server that answers each chat request with `reply(format name, prompt)`, whatever

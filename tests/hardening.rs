@@ -232,7 +232,9 @@ fn numbers_past_their_documented_limits_are_refused_with_the_field_and_range() {
         "rageval.yaml",
         "embedder:\n  dimensions: 65536\nchat:\n  timeout_s: 86400\n  max_retries: 100\n  backoff_ms: 60000\n",
     );
-    p.sweep(["--evalset", "set.yaml"]).run();
+    p.sweep(["--evalset", "set.yaml"])
+        .stderr(crate::support::TINY_CORPUS_WARNINGS)
+        .run();
 }
 
 #[test]

@@ -3,6 +3,7 @@
 mod harness;
 mod support;
 
+mod adaptive;
 mod audit;
 mod batch;
 mod batch_untrusted;
@@ -53,4 +54,5 @@ mod schema;
 mod secrets;
 mod shards;
 mod sweep;
+mod swept_values;
 mod tags;

@@ -365,3 +365,16 @@ pub fn serve_forever(app: axum::Router) -> String {
     let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(server_runtime()));
     format!("http://{}/v1", serve(runtime, app))
 }
+
+/// What a sweep of the default grid (minScore 0.1 to 0.5, k 1, 2, 4, 8) warns of over a corpus
+/// whose one relevant section scores above every minScore and no other passes them: the
+/// swept values change nothing (issue 39).
+pub const TINY_CORPUS_WARNINGS: &str = concat!(
+    "warning: min_score 0.1, 0.2, 0.3, 0.4 and 0.5 send the same prompts for every question (no score the retriever returned lies between them): each group measures one setting; sweep values that differ\n",
+    "warning: k 1, 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 1): each group measures one setting; sweep values that differ\n",
+);
+
+/// The warning of swept k values `ks` that send the prompts of the smallest, `smallest`.
+pub fn same_k_warning(ks: &str, smallest: usize) -> String {
+    format!("warning: k {ks} send the same prompts for every question (no question has more passages passing minScore than {smallest}): each group measures one setting; sweep values that differ\n")
+}

@@ -468,7 +468,51 @@ pub struct SweepArgs {
     pub labels: Option<PathBuf>,
 
     #[command(flatten)]
+    pub adaptive: AdaptiveArgs,
+
+    #[command(flatten)]
     pub gate_args: GateArgs,
+}
+
+/// An adaptive sweep: the questions in seeded rounds, stopped when the answer is known
+/// (docs/adaptive.md).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Adaptive sweep")]
+pub struct AdaptiveArgs {
+    /// Take the questions in seeded rounds and stop once the recommendation is certified, when no setting can be, or at a budget; settings already out get no more calls (needs `--sequential`; docs/adaptive.md)
+    #[arg(long, conflicts_with_all = ["dry_run", "batch_out", "batch", "shard", "no_cache"])]
+    pub until_certified: bool,
+
+    /// Seed of the order the questions of each class are taken in [default: 0]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Questions of each class added per round [default: 10% of the smaller class, at least 10]
+    #[arg(long, value_name = "N")]
+    pub step: Option<usize>,
+
+    /// Stop before a round would make the sweep's model calls more than N
+    #[arg(long, value_name = "N")]
+    pub max_calls: Option<u64>,
+
+    /// Stop before a round would make the sweep's estimated prompt cost more than USD (in the pricing's currency)
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+}
+
+impl AdaptiveArgs {
+    /// The flags of an adaptive sweep given besides `--until-certified`.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.seed.is_some(), "--seed"),
+            (self.step.is_some(), "--step"),
+            (self.max_calls.is_some(), "--max-calls"),
+            (self.max_cost.is_some(), "--max-cost"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
 }
 
 impl SweepArgs {

@@ -13,6 +13,7 @@ mod dry_run;
 pub mod generate;
 mod grade;
 pub mod health;
+pub mod inert;
 mod order;
 mod plan;
 mod rank;
@@ -341,6 +342,8 @@ impl Engine {
         if self.retriever.is_some() {
             rank::passages_by_id(&mut corpora, &questions, &mut runs);
         }
+        let mut warnings = self.warnings(&slots);
+        warnings.extend(inert::warnings(grid, &settings, &runs, questions.len()));
         Ok(Sweep {
             settings,
             call_log: log,
@@ -349,7 +352,7 @@ impl Engine {
             expected_scores,
             expected_by_retrieval,
             notes,
-            warnings: self.warnings(&slots),
+            warnings,
             corpora,
         })
     }

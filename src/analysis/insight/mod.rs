@@ -8,6 +8,7 @@
 //! - [`wilson`]: 95% intervals, so that 1 of 8 does not read as exactly 12.5%;
 //! - [`counts`]: what every run counts toward the rate limits, recounted by the resampling.
 
+pub mod adaptive;
 pub mod certifier;
 pub mod certify;
 pub mod choice;

@@ -1,9 +1,11 @@
 //! One module per verb; each takes checked settings and returns an exit status.
 
+pub mod adaptive;
 pub mod ask;
 pub mod batch;
 pub mod batch_view;
 pub mod compare;
+mod engine;
 pub mod gate;
 pub mod generate;
 pub mod history;

@@ -12,10 +12,9 @@ use crate::output::labels::LabelsFile;
 use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
-use crate::sweep::{Engine, RetrievalVariant, Sweep};
+use crate::sweep::{RetrievalVariant, Sweep};
 
-/// The sweep's retriever over the default embedder (`None`: the builtin search).
-type Retriever = Option<std::sync::Arc<dyn crate::adapters::retriever::Retriever>>;
+use super::engine::{dry_engine, sweep_only, Retriever};
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     let mut questions = load(&s)?;
@@ -28,17 +27,48 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if let Some(file) = s.batch_out() {
         return super::batch::export(&s, &questions.ws, retriever, retrieval, file).await;
     }
+    if let Some(plan) = s.adaptive() {
+        if super::batch::any_batched(&s) {
+            anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
+        }
+        let (questions, mut sweep, adaptive) =
+            super::adaptive::run(&s, plan, questions, retriever, retrieval).await?;
+        print_notes(&s, &mut sweep);
+        return finish(&s, questions, sweep, labels.as_ref(), Some(adaptive)).await;
+    }
     if super::batch::any_batched(&s) {
         // The batches answer into the cache; the sweep below finishes from it.
         super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
     }
-    let sweep = sweep(&s, &questions.ws, retriever, retrieval).await?;
-    check_health(&s, &sweep)?;
-    let results = s.results(questions, sweep, labels.as_ref())?;
+    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
+    print_notes(&s, &mut sweep);
+    finish(&s, questions, sweep, labels.as_ref(), None).await
+}
+
+/// The finished sweep's health, results (with the labels), reports (with an adaptive sweep's
+/// `adaptive.json`), its line in the history, stdout, the grader's warnings, failed calls and
+/// gate.
+async fn finish(
+    s: &SweepOptions,
+    questions: Questions,
+    sweep: Sweep,
+    labels: Option<&LabelsFile>,
+    adaptive: Option<super::adaptive::AdaptiveReport>,
+) -> Result<ExitStatus> {
+    check_health(s, &sweep)?;
+    let results = s.results(questions, sweep, labels)?;
     let summary = Summary::of(&results);
-    let written = write_reports(&s, &results, &summary)?;
-    remember(&s, &results);
-    print_results(&s, &results, &summary, &written)?;
+    let mut written = write_reports(s, &results, &summary)?;
+    if let Some(a) = &adaptive {
+        written.push(super::adaptive::write(a, s.out())?);
+    }
+    remember(s, &results);
+    print_results(s, &results, &summary, &written)?;
+    if let Some(a) = &adaptive {
+        if !s.quiet() {
+            super::eprint_line(&format!("adaptive: {}", a.line()));
+        }
+    }
     for warning in results.grader_checks().warnings {
         super::eprint_line(&format!("warning: {warning}"));
     }
@@ -46,8 +76,8 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if let Some(warning) = &summary.grader_warning {
         super::eprint_line(warning);
     }
-    let status = failed_calls(&s, &results);
-    gate(&s, status).await
+    let status = failed_calls(s, &results);
+    gate(s, status).await
 }
 
 /// The plan's questions; a gate that cannot judge the results is found here too, before any
@@ -115,29 +145,8 @@ async fn open_retrieval(
     Ok((retriever, retrieval))
 }
 
-/// Run the sweep with its progress bar; then, the bar gone, its notes and warnings get lines
-/// of their own.
-async fn sweep(
-    s: &SweepOptions,
-    ws: &Workspace,
-    retriever: Retriever,
-    retrieval: Vec<RetrievalVariant>,
-) -> Result<Sweep> {
-    let p = s.pipeline();
-    let bar = crate::app::progress::call_bar(
-        s.quiet() || s.output() == OutputFormat::Json,
-        p.rate_limited.clone(),
-    );
-    let engine = Engine {
-        progress: bar.as_ref().map(|(_, feed)| feed.clone()),
-        repeat: s.repeat(),
-        ..p.engine(retriever, retrieval, s.concurrency())
-    };
-    let sweep = engine.sweep(ws, s.grid()).await;
-    if let Some((bar, _)) = bar {
-        bar.finish();
-    }
-    let mut sweep = sweep?;
+/// The bar gone, the sweep's notes (unless `--quiet`) and warnings get lines of their own.
+fn print_notes(s: &SweepOptions, sweep: &mut Sweep) {
     if !s.quiet() {
         for note in std::mem::take(&mut sweep.notes) {
             super::eprint_line(&format!("note: {note}"));
@@ -146,7 +155,6 @@ async fn sweep(
     for warning in std::mem::take(&mut sweep.warnings) {
         super::eprint_line(&format!("warning: {warning}"));
     }
-    Ok(sweep)
 }
 
 /// A sweep whose servers died, or whose every call (of the model, of one profile, of the
@@ -228,13 +236,9 @@ async fn dry_run(
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let p = s.pipeline();
-    let engine = Engine {
-        // A dry run makes no chat call, so nothing to grade.
-        judge: None,
-        repeat: s.repeat(),
-        ..p.engine(retriever, retrieval, s.concurrency())
-    };
-    let dry = engine.dry_run(ws, s.grid(), &p.pricing).await?;
+    let dry = dry_engine(s, retriever, retrieval)
+        .dry_run(ws, s.grid(), &p.pricing)
+        .await?;
     match s.output() {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": &dry, "currency": p.currency });

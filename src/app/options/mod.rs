@@ -1,9 +1,11 @@
 //! Resolved options: the flags and `rageval.yaml` merged into one checked value per command
 //! (flags win), the way ripgrep turns its low-level arguments into high-level ones.
 
+mod adaptive;
 mod questions;
 mod sweep;
 
+pub use adaptive::AdaptivePlan;
 pub use questions::Questions;
 pub use sweep::SweepOptions;
 

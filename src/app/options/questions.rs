@@ -71,6 +71,46 @@ impl SweepOptions {
     }
 }
 
+impl Questions {
+    /// Per class (answerable, unanswerable), the questions' positions in sweep order.
+    pub fn by_class(&self) -> [Vec<usize>; 2] {
+        let mut classes = [Vec::new(), Vec::new()];
+        for (i, q) in self.ws.questions().enumerate() {
+            classes[usize::from(!q.answerable)].push(i);
+        }
+        classes
+    }
+
+    /// These questions with only those at the positions `keep` holds (in sweep order), laid
+    /// out as a sweep of the kept questions alone would be: how an adaptive sweep's round
+    /// runs a part of the pool through the same engine.
+    pub fn subset(&self, keep: &[bool]) -> Questions {
+        let mut ws = Workspace {
+            sets: self.ws.sets.clone(),
+            corpora: self.ws.corpora.clone(),
+        };
+        let (mut positions, mut sets) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        for set in &mut ws.sets {
+            set.questions.retain(|_| {
+                let kept = keep.get(i).copied().unwrap_or(false);
+                if kept {
+                    positions.push(self.shape.positions[i]);
+                    sets.push(self.shape.sets[i]);
+                }
+                i += 1;
+                kept
+            });
+        }
+        Questions {
+            ws,
+            chunk_members: self.chunk_members.clone(),
+            evalsets: self.evalsets.clone(),
+            shape: Shape { positions, sets },
+        }
+    }
+}
+
 /// `--only`: drop the questions the flag leaves out; none left is an input error.
 fn keep_only(ws: &mut Workspace, only: crate::app::cli::Only) -> Result<()> {
     use crate::app::cli::Only;

@@ -58,6 +58,8 @@ pub struct SweepOptions {
     history: Option<PathBuf>,
     /// The folder the config's paths start from: where the commit is asked of `git`.
     base: PathBuf,
+    /// `--until-certified` and its flags.
+    adaptive: Option<super::AdaptivePlan>,
 }
 
 impl SweepOptions {
@@ -102,6 +104,11 @@ impl SweepOptions {
             Some(flag) => Some(flag),
             None => policy.labels.as_ref().map(|l| cfg.resolve(l)),
         };
+        let adaptive = super::AdaptivePlan::resolve(
+            &args.adaptive,
+            &policy,
+            args.batch || cfg.config.chat.batch,
+        )?;
         pipeline.add_chat_variants(&cfg, &grid)?;
         pipeline.add_embedders(&cfg, &grid)?;
         let c = &cfg.config;
@@ -155,6 +162,7 @@ impl SweepOptions {
             history: (c.history.enabled && !args.no_history && shard.is_none())
                 .then(|| cfg.history_file()),
             base: cfg.base.clone(),
+            adaptive,
             grid,
         })
     }
@@ -245,6 +253,14 @@ impl SweepOptions {
     /// set, for messages.
     pub fn folds(&self) -> (Option<usize>, &'static str) {
         (self.policy.folds, self.folds_from)
+    }
+    /// `--until-certified`: the plan of an adaptive sweep.
+    pub fn adaptive(&self) -> Option<&super::AdaptivePlan> {
+        self.adaptive.as_ref()
+    }
+    /// The recommendation policy: `recommend:` with `--folds` and `--sequential` on top.
+    pub fn policy(&self) -> &RecommendConfig {
+        &self.policy
     }
     /// The `retriever:` section.
     pub fn retriever(&self) -> &RetrieverConfig {

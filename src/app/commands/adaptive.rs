@@ -1,0 +1,339 @@
+//! `rageval sweep --until-certified`: the sweep as a loop around the one engine. Each round
+//! adds `--step` questions of each class, in a seeded order, and sweeps the questions so far
+//! (earlier rounds' calls come back from the response cache); the recommendation is worked out
+//! again, and the loop stops when it is certified, when no setting can be, when the pool is
+//! used up, or before a round would break the budget. The last round is reported as any sweep
+//! is, plus `adaptive.json`: why it stopped, the rounds, and the calls it needed against the
+//! full sweep's (from the dry-run planner). docs/adaptive.md.
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use crate::analysis::insight::adaptive::{self, Futile, Pool, Stop};
+use crate::analysis::insight::counts::RunTable;
+use crate::analysis::insight::recommend;
+use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
+use crate::sweep::{DryRun, RetrievalVariant, Sweep};
+use crate::vocab::limit::Limit;
+
+use super::engine::{dry_engine, sweep_only, Retriever};
+
+/// What `adaptive.json` records of an adaptive sweep, beside the reports of its last round.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdaptiveReport {
+    /// `certified`, `futile`, `exhausted` or `budget`.
+    pub stop: Stop,
+    pub seed: u64,
+    /// Questions of each class added per round.
+    pub step: usize,
+    pub rounds: usize,
+    /// Questions used, answerable and unanswerable.
+    pub used: [usize; 2],
+    /// Questions in the pool, answerable and unanswerable.
+    pub pool: [usize; 2],
+    /// Distinct model calls the questions used need (answers and rewrites, cached or not).
+    pub calls: usize,
+    /// Distinct model calls the full sweep of the pool needs.
+    pub full_calls: usize,
+    /// Model calls this run made (the rest came from the response cache).
+    pub calls_made: usize,
+    /// With `futile`: the setting closest to being certified, the rate that keeps it out, and
+    /// the questions of that rate's class it would need with no further failure (null: none
+    /// would do).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest: Option<Closest>,
+    /// Settings whose anytime-valid lower bound on a rate rose above its limit (at the
+    /// family's level), in grid order, with the questions per class at which it first did.
+    /// Such a setting can no longer be certified; it still gets calls in later rounds (not
+    /// yet dropped: docs/adaptive.md).
+    pub out: Vec<Out>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Out {
+    pub setting: String,
+    pub limit: String,
+    /// Questions used, answerable and unanswerable, when it was first out.
+    pub after: [usize; 2],
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Closest {
+    pub setting: String,
+    pub limit: String,
+    pub questions_needed: Option<u64>,
+    pub pool: u64,
+}
+
+impl AdaptiveReport {
+    /// The line people read: `certified after 180 of 600 questions per class (3 rounds);
+    /// 2,140 model calls of 9,800 (22%)`.
+    pub fn line(&self) -> String {
+        let used = if self.used[0] == self.used[1] && self.pool[0] == self.pool[1] {
+            format!("{} of {} questions per class", self.used[0], self.pool[0])
+        } else {
+            format!(
+                "{} of {} answerable and {} of {} unanswerable questions",
+                self.used[0], self.pool[0], self.used[1], self.pool[1]
+            )
+        };
+        let share = 100.0 * self.calls as f64 / self.full_calls.max(1) as f64;
+        let rounds = plural(self.rounds, "round");
+        let mut line = format!(
+            "{} after {used} ({rounds}); {} model calls of {} ({share:.0}%)",
+            self.stop.name(),
+            thousands(self.calls),
+            thousands(self.full_calls),
+        );
+        if let Some(c) = &self.closest {
+            let needed = match c.questions_needed {
+                Some(n) => format!(
+                    "{} questions with no further failure",
+                    thousands(n as usize)
+                ),
+                None => "more questions than any pool".to_string(),
+            };
+            line.push_str(&format!(
+                "; no setting can be certified with this pool: the closest, {}, would need {needed} for `{}` (the pool has {})",
+                c.setting, c.limit, c.pool
+            ));
+        }
+        line
+    }
+}
+
+/// Write `adaptive.json` into the reports folder, atomically; its path.
+pub fn write(report: &AdaptiveReport, dir: &std::path::Path) -> Result<std::path::PathBuf> {
+    let path = dir.join("adaptive.json");
+    crate::output::report::write_atomic(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, report)?;
+        Ok(w.write_all(b"\n")?)
+    })?;
+    Ok(path)
+}
+
+/// `n thing(s)`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// `9800` as `9,800`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One round's questions and sweep.
+struct Round {
+    questions: Questions,
+    sweep: Sweep,
+}
+
+/// Run the rounds; the last round's questions and sweep, and what the loop did.
+pub async fn run(
+    s: &SweepOptions,
+    plan: &AdaptivePlan,
+    pool: Questions,
+    retriever: Retriever,
+    retrieval: Vec<RetrievalVariant>,
+) -> Result<(Questions, Sweep, AdaptiveReport)> {
+    let dry = dry_engine(s, retriever.clone(), retrieval.clone());
+    let classes = seeded_order(&pool, plan.seed);
+    let sizes = [classes[0].len(), classes[1].len()];
+    let step = plan.step_for(sizes);
+    let pricing = &s.pipeline().pricing;
+    let full = needed(&dry.dry_run(&pool.ws, s.grid(), pricing).await?);
+    let counted = count_pool(&pool);
+    let (mut spent_calls, mut spent_cost) = (0usize, 0.0f64);
+    let mut last: Option<Round> = None;
+    let mut report = AdaptiveReport {
+        stop: Stop::Exhausted,
+        seed: plan.seed,
+        step,
+        rounds: 0,
+        used: [0, 0],
+        pool: sizes,
+        calls: 0,
+        full_calls: full,
+        calls_made: 0,
+        closest: None,
+        out: Vec::new(),
+    };
+    let settings = s.grid().settings();
+    loop {
+        let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
+        let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
+        let rows = dry.dry_run(&questions.ws, s.grid(), pricing).await?;
+        let making: usize = rows.iter().map(|r| r.calls).sum();
+        let cost: f64 = rows.iter().map(|r| r.prompt_cost).sum();
+        let over_calls = plan
+            .max_calls
+            .is_some_and(|m| (spent_calls + making) as u64 > m);
+        let over_cost = plan.max_cost.is_some_and(|m| spent_cost + cost > m);
+        if over_calls || over_cost {
+            if last.is_none() {
+                let (flag, what) = if over_calls {
+                    ("--max-calls", format!("{making} model calls"))
+                } else {
+                    ("--max-cost", format!("{cost:.4} {}", s.pipeline().currency))
+                };
+                bail!("invalid {flag}: the first round alone ({step} questions of each class) needs {what}; raise the budget or lower `--step`");
+            }
+            report.stop = Stop::Budget;
+            break;
+        }
+        let sweep = sweep_only(s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
+        (spent_calls, spent_cost) = (spent_calls + making, spent_cost + cost);
+        report.rounds += 1;
+        report.used = used;
+        report.calls = needed(&rows);
+        report.calls_made = spent_calls;
+        let (stop, out) = decide(s, &questions, &sweep, counted, used == sizes);
+        for (i, limit) in out.iter().enumerate() {
+            let known = report.out.iter().any(|o| o.setting == settings[i].id());
+            if let (Some(limit), false) = (limit, known) {
+                report.out.push(Out {
+                    setting: settings[i].id(),
+                    limit: limit.key().to_string(),
+                    after: used,
+                });
+            }
+        }
+        last = Some(Round { questions, sweep });
+        if let Some((stop, futile)) = stop {
+            report.stop = stop;
+            report.closest = futile.map(|f| closest(s, f));
+            break;
+        }
+        if !s.quiet() {
+            super::eprint_line(&format!(
+                "round {}: {} and {} questions, not certified yet",
+                report.rounds, used[0], used[1]
+            ));
+        }
+    }
+    let Round { questions, sweep } = last.expect("the first round ran or the loop bailed");
+    Ok((questions, sweep, report))
+}
+
+/// Why to stop, if at all, with the closest setting when nothing can be certified.
+type Stopping = Option<(Stop, Option<Futile>)>;
+
+/// Why to stop after a round over `questions`, if at all: the recommendation certified, no
+/// setting certifiable with the pool, or every question used; and per setting, the limit its
+/// anytime-valid bound shows broken, if any.
+fn decide(
+    s: &SweepOptions,
+    questions: &Questions,
+    sweep: &Sweep,
+    pool: Pool,
+    exhausted: bool,
+) -> (Stopping, Vec<Option<Limit>>) {
+    let qs: Vec<_> = questions.ws.questions().cloned().collect();
+    let n = qs.len();
+    let table = RunTable::new(
+        (0..sweep.settings.len()).map(|i| &sweep.runs[i * n..(i + 1) * n]),
+        &qs,
+    );
+    let counts = table.all_counts(None);
+    let out = adaptive::out(s.policy(), &counts);
+    let (rec, _) = recommend::recommend(&sweep.settings, &table, s.policy());
+    if rec.certified {
+        return (Some((Stop::Certified, None)), out);
+    }
+    let dropped: Vec<bool> = out.iter().map(Option::is_some).collect();
+    if let Some(f) = adaptive::futile(s.policy(), &counts, &dropped, pool) {
+        return (Some((Stop::Futile, Some(f))), out);
+    }
+    (exhausted.then_some((Stop::Exhausted, None)), out)
+}
+
+fn closest(s: &SweepOptions, f: Futile) -> Closest {
+    Closest {
+        setting: s.grid().settings()[f.setting].id(),
+        limit: f.limit.key().to_string(),
+        questions_needed: f.needed,
+        pool: f.pool,
+    }
+}
+
+/// The distinct model calls a dry run's rows need, cached or not.
+fn needed(rows: &[DryRun]) -> usize {
+    rows.iter()
+        .map(|r| r.distinct_prompts + r.rewrite_calls)
+        .sum()
+}
+
+/// Per class (answerable, unanswerable), the questions' positions in a seeded random order.
+fn seeded_order(pool: &Questions, seed: u64) -> [Vec<usize>; 2] {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut classes = pool.by_class();
+    for class in &mut classes {
+        rng.shuffle(class);
+    }
+    classes
+}
+
+/// Which of `total` questions the first `used[c]` of each class's order keep.
+fn keep(classes: &[Vec<usize>; 2], used: [usize; 2], total: usize) -> Vec<bool> {
+    let mut keep = vec![false; total];
+    for (class, &n) in classes.iter().zip(&used) {
+        for &q in &class[..n] {
+            keep[q] = true;
+        }
+    }
+    keep
+}
+
+/// The pool's questions per rate's class.
+fn count_pool(pool: &Questions) -> Pool {
+    let mut p = Pool::default();
+    for q in pool.ws.questions() {
+        if q.answerable {
+            p.answerable += 1;
+        } else {
+            p.unanswerable += 1;
+        }
+        p.attacks += u64::from(q.attack.is_some());
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_says_how_far_and_how_cheap() {
+        let r = AdaptiveReport {
+            stop: Stop::Certified,
+            seed: 0,
+            step: 60,
+            rounds: 3,
+            used: [180, 180],
+            pool: [600, 600],
+            calls: 2140,
+            full_calls: 9800,
+            calls_made: 2140,
+            closest: None,
+            out: Vec::new(),
+        };
+        assert_eq!(
+            r.line(),
+            "certified after 180 of 600 questions per class (3 rounds); 2,140 model calls of 9,800 (22%)"
+        );
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+    }
+}

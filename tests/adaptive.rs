@@ -1,0 +1,322 @@
+//! `sweep --until-certified` (issue 39) against `rageval mock-llm`, counting calls at the
+//! server: on a seeded pool of 600 questions per class with a clear best setting it certifies
+//! with at most half of the full sweep's calls and writes the runs a plain sweep of the same
+//! questions writes; a pool where nothing can be certified stops as `futile` with a count; a
+//! run killed mid-round resumes from the cache without repeating a call; its flags are checked.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::http::{keyed, MockLlm, KEY_ENV};
+use crate::support::{read_csv, Project};
+
+const WORDS: [&str; 20] = [
+    "amber", "birch", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+    "kestrel", "lagoon", "marble", "nectar", "onyx", "pebble", "quartz", "raven", "saffron",
+    "tundra",
+];
+
+/// Questions as (id, question).
+type Items = Vec<(String, String)>;
+
+/// A pool of `n` lockers: one section each, an answerable question about its code, and an
+/// unanswerable one about a roof that shares its words (so a low minScore sends passages for
+/// it, and the mock answers some of them). With `answers`, the unanswerable questions ask
+/// about the code too: every setting answers them.
+fn pool(n: usize, answers: bool) -> (String, Items, Items) {
+    let mut corpus = String::new();
+    let (mut answerable, mut unanswerable) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let (a, b, c) = (WORDS[i % 20], WORDS[(i / 20) % 20], format!("unit{i}"));
+        corpus.push_str(&format!(
+            "# Locker {a} {b} {c}\nThe {a} {b} locker {c} opens with code {}.\n\n",
+            1000 + i
+        ));
+        answerable.push((
+            format!("a{i}"),
+            format!("Which code opens the {a} {b} locker {c}?"),
+        ));
+        let asked = if answers {
+            format!("Which code opens the {a} {b} locker {c}, please?")
+        } else {
+            format!("Who repaired the {a} roof of hall {c} last winter?")
+        };
+        unanswerable.push((format!("u{i}"), asked));
+    }
+    (corpus, answerable, unanswerable)
+}
+
+/// The question set of `answerable` and `unanswerable` (id, question) over `../docs`.
+fn set(answerable: &[(String, String)], unanswerable: &[(String, String)]) -> String {
+    let items = |qs: &[(String, String)]| -> String {
+        qs.iter()
+            .map(|(id, q)| format!("  - id: {id}\n    question: \"{q}\"\n"))
+            .collect()
+    };
+    format!(
+        "corpus: ../docs\nanswerable:\n{}unanswerable:\n{}",
+        items(answerable),
+        items(unanswerable)
+    )
+}
+
+/// A project over the mock's chat, sweeping minScore 0.3 and 0.5 at k 1 and 3, sequential.
+fn project(mock: &MockLlm, n: usize, answers: bool) -> (Project, Items, Items) {
+    let (corpus, answerable, unanswerable) = pool(n, answers);
+    let p = Project::empty();
+    p.write("docs/pool.md", &corpus);
+    p.write("sets/pool.yaml", &set(&answerable, &unanswerable));
+    p.write(
+        "rageval.yaml",
+        &format!(
+            "evalsets: [sets/pool.yaml]\nchat: {{kind: openai, base_url: \"{}\", model: mock, api_key_env: {KEY_ENV}}}\nsweep: {{min_score: \"0.3,0.5\", k: \"1,3\"}}\nrecommend: {{sequential: true}}\n",
+            mock.url
+        ),
+    );
+    (p, answerable, unanswerable)
+}
+
+fn chat_requests(mock: &MockLlm) -> u64 {
+    mock.stats()["chat_requests"].as_u64().unwrap()
+}
+
+/// runs.csv without its latency column (a replayed call's wall time is its own).
+fn runs_without_latency(text: &str) -> Vec<Vec<String>> {
+    let (header, rows) = read_csv(text);
+    let latency = header.iter().position(|h| h == "latency_ms").unwrap();
+    let mut out = vec![header];
+    out.extend(rows);
+    for row in &mut out {
+        row.remove(latency);
+    }
+    out
+}
+
+fn adaptive_json(p: &Project, out: &str) -> Value {
+    serde_json::from_str(&p.read(&format!("{out}/adaptive.json"))).unwrap()
+}
+
+#[test]
+fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_plain_sweep() {
+    let mock = MockLlm::start(&[]);
+    let (p, answerable, unanswerable) = project(&mock, 600, false);
+    keyed(
+        &p,
+        &[
+            "sweep",
+            "--until-certified",
+            "--seed",
+            "7",
+            "--step",
+            "20",
+            "-q",
+            "--out",
+            "ad",
+        ],
+    )
+    .run();
+    let made = chat_requests(&mock);
+    let report = adaptive_json(&p, "ad");
+    assert_eq!(report["stop"], "certified", "{report}");
+    assert_eq!(report["calls"].as_u64(), Some(made), "{report}");
+    let record: Value = serde_json::from_str(&p.read("ad/results.json")).unwrap();
+    assert_eq!(record["summary"]["recommendation"]["certified"], true);
+    // minScore 0.3 answers most unanswerable questions: its bound crossed the limit.
+    let out = report["out"].as_array().unwrap();
+    assert!(!out.is_empty(), "{report}");
+    for o in out {
+        assert!(
+            o["setting"].as_str().unwrap().starts_with("min_score=0.3,"),
+            "{report}"
+        );
+        assert_eq!(o["limit"], "max_unwanted_answer_rate");
+    }
+
+    // The full sweep makes only the calls the adaptive one did not (the rest are cached):
+    // the two together are the full sweep's calls.
+    keyed(&p, &["sweep", "-q", "--out", "full"]).run();
+    let full = chat_requests(&mock);
+    assert_eq!(report["full_calls"].as_u64(), Some(full), "{report}");
+    assert!(2 * made <= full, "{made} of {full} calls");
+
+    // A plain sweep of the questions the adaptive one used writes the same runs, from the
+    // cache alone.
+    let (_, rows) = read_csv(&p.read("ad/runs.csv"));
+    let used: std::collections::HashSet<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    let pick = |qs: &[(String, String)]| -> Vec<(String, String)> {
+        qs.iter()
+            .filter(|(id, _)| used.contains(id.as_str()))
+            .cloned()
+            .collect()
+    };
+    let (a, u) = (pick(&answerable), pick(&unanswerable));
+    let per_class = report["used"][0].as_u64().unwrap() as usize;
+    assert_eq!((a.len(), u.len()), (per_class, per_class));
+    p.write("sets/pool.yaml", &set(&a, &u));
+    keyed(&p, &["sweep", "-q", "--out", "plain"]).run();
+    assert_eq!(
+        chat_requests(&mock),
+        full,
+        "the plain sweep is answered from the cache"
+    );
+    assert_eq!(
+        runs_without_latency(&p.read("ad/runs.csv")),
+        runs_without_latency(&p.read("plain/runs.csv"))
+    );
+    let plain: Value = serde_json::from_str(&p.read("plain/results.json")).unwrap();
+    assert_eq!(
+        record["summary"]["recommendation"],
+        plain["summary"]["recommendation"]
+    );
+}
+
+#[test]
+fn a_pool_where_nothing_can_be_certified_stops_as_futile_with_a_count() {
+    let mock = MockLlm::start(&[]);
+    // Every unanswerable question is answered at every setting: no unwanted-answer rate can
+    // be certified under 20%.
+    let (p, _, _) = project(&mock, 100, true);
+    keyed(
+        &p,
+        &["sweep", "--until-certified", "--step", "20", "--out", "ad"],
+    )
+    .stderr_contains("adaptive: futile after 20 of 100 questions per class (1 round); ")
+    .stderr_contains("no setting can be certified with this pool: the closest, ")
+    .stderr_contains("for `max_unwanted_answer_rate` (the pool has 100)")
+    .stdout_any("the settings table of the last round, as every sweep prints it")
+    .stderr_any("the stop line is checked in parts above")
+    .run();
+    let report = adaptive_json(&p, "ad");
+    assert_eq!(report["stop"], "futile");
+    assert_eq!(report["rounds"], 1);
+    let needed = report["closest"]["questions_needed"].as_u64().unwrap();
+    assert!(needed > 100, "{report}");
+    assert!(chat_requests(&mock) < report["full_calls"].as_u64().unwrap());
+}
+
+#[test]
+fn a_budget_stops_before_the_round_that_would_break_it() {
+    let mock = MockLlm::start(&[]);
+    let (p, _, _) = project(&mock, 200, false);
+    let args = ["sweep", "--until-certified", "--step", "5", "-q"];
+    // A budget smaller than the first round is refused before any call, naming the round.
+    let refused = keyed(&p, &args)
+        .args(["--max-calls", "1"])
+        .unusable(&[
+            "error: invalid --max-calls: the first round alone (5 questions of each class) needs ",
+        ])
+        .run();
+    assert_eq!(chat_requests(&mock), 0);
+    let first: u64 = refused
+        .stderr
+        .split("needs ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // A budget of exactly the first round: one round, then `budget` (5 questions per class
+    // certify nothing).
+    keyed(&p, &args)
+        .args(["--max-calls", &first.to_string()])
+        .run();
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "budget", "{report}");
+    assert_eq!(report["rounds"], 1);
+    assert_eq!(report["calls_made"].as_u64(), Some(first));
+    assert_eq!(chat_requests(&mock), first);
+}
+
+#[test]
+fn a_killed_adaptive_sweep_resumes_from_the_cache_without_repeating_a_call() {
+    let mock = MockLlm::start(&["--delay-ms", "20", "--keep-requests", "100000"]);
+    let (p, _, _) = project(&mock, 200, false);
+    let args = [
+        "sweep",
+        "--until-certified",
+        "--seed",
+        "3",
+        "--step",
+        "10",
+        "-q",
+        "-j",
+        "2",
+    ];
+    let mut child = p
+        .process()
+        .args(args)
+        .env(KEY_ENV, "test-key")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while chat_requests(&mock) < 30 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no call was made"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL, mid-round
+    child.wait().unwrap();
+    let before = chat_requests(&mock);
+    keyed(&p, &args).run();
+    let requests = mock.get("/requests")["requests"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let distinct: std::collections::HashSet<&str> =
+        requests.iter().map(|r| r.as_str().unwrap()).collect();
+    assert!(
+        chat_requests(&mock) > before,
+        "the rerun finished the sweep"
+    );
+    // Only a call in flight when the process died (two workers) may be sent again: its
+    // answer never reached the cache.
+    assert!(
+        requests.len() - distinct.len() <= 2,
+        "{} calls repeated",
+        requests.len() - distinct.len()
+    );
+    assert_eq!(adaptive_json(&p, "reports/latest")["stop"], "certified");
+}
+
+#[test]
+fn an_adaptive_sweep_needs_sequential_tests_and_sane_flags() {
+    let mock = MockLlm::start(&[]);
+    let (p, _, _) = project(&mock, 20, false);
+    p.write(
+        "rageval.yaml",
+        &p.read("rageval.yaml")
+            .replace("recommend: {sequential: true}\n", ""),
+    );
+    keyed(&p, &["sweep", "--until-certified"])
+        .fails("`--until-certified` stops the first time the recommendation is certified, which keeps its confidence only with tests valid at every number of questions: add `--sequential` (or set `recommend.sequential: true`)")
+        .run();
+    keyed(
+        &p,
+        &["sweep", "--until-certified", "--sequential", "--step", "0"],
+    )
+    .fails("invalid --step: must be at least 1 question of each class per round, got 0")
+    .run();
+    keyed(
+        &p,
+        &[
+            "sweep",
+            "--until-certified",
+            "--sequential",
+            "--max-calls",
+            "0",
+        ],
+    )
+    .fails("invalid --max-calls: must be at least 1 model call, got 0")
+    .run();
+    keyed(&p, &["sweep", "--step", "5"])
+        .fails("--step applies only with `--until-certified`")
+        .run();
+    assert_eq!(chat_requests(&mock), 0);
+}
