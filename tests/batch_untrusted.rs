@@ -330,3 +330,26 @@ fn an_output_file_gone_says_how_to_retry_or_start_anew() {
         ])
         .run();
 }
+
+/// An import holds a line at a time whatever the file's size: 300 MB of answers (each of the
+/// 104 requests answered again and again, to the letter) import under a 256 MiB limit on the
+/// address space (`ulimit -v`), where an import that held the answers it read could not.
+#[test]
+fn a_large_import_runs_in_bounded_memory() {
+    use std::io::Write as _;
+    let (p, ids) = exported();
+    let text = "It is in Room B2. ".repeat(3_000);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(p.path().join("big.jsonl")).unwrap());
+    let mut written = 0;
+    while written < 300 << 20 {
+        for id in &ids {
+            let line = answer_line(id, &text, 10);
+            written += line.len();
+            f.write_all(line.as_bytes()).unwrap();
+        }
+    }
+    drop(f);
+    let (code, stderr) = p.run_bounded(&["batch", "import", "-q", "big.jsonl"], 256, 300);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(p.read(".rageval/cache/chat.jsonl").lines().count(), 104);
+}

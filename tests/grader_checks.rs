@@ -102,7 +102,7 @@ fn a_refusal_with_the_copied_prompt_and_a_judge_against_its_rubric_are_counted_a
         .stderr(concat!(
             "warning: 4 of 6 replied runs (4 replies) start with the refusal sentence and go on, e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`; they count as refusals (tier `prefix`), but rule 3 asks for the sentence alone: check the model's chat template and stop sequences\n",
             "warning: the judge contradicted its rubric in 6 of 6 grades (2 `refused` and `correct` both true, 4 `correct` true with no expected answer given); those grades were set aside and the string rules decide those runs\n",
-            "warning: 4 of 6 replied runs (4 replies) copy the prompt back (its labels such as `Context:`, or a passage word for word), e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)\n",
+            "warning: 4 of 6 replied runs (4 replies) copy the prompt back (its labels such as `Context:`, or passages word for word), e.g. `I don't know based on the provided documents. Context: [1] (source: a.md#Members...`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)\n",
         ))
         .run();
     // The fee's copied passage holds `10 US dollars`: a refusal all the same, never a right

@@ -53,7 +53,7 @@ fn with_labels_the_certificate_is_prediction_powered_and_says_what_it_rests_on()
             ", certified at 95% by ordered prediction-powered tests on {n} labels over 10 settings: "
         ))
         .stdout_contains(format!(
-            " at once; the certificate rests on {n} labelled replies, every run's grade corrected by them; "
+            "; at most 5% of sweeps certify any setting that breaks a limit; the certificate rests on {n} labelled replies, every run's grade corrected by them; "
         ))
         .stdout_any("the rest of the table is the sweep's, as above")
         .run();

@@ -330,7 +330,7 @@ impl GraderChecks {
         let many = self.prompt_copy_replies >= COPY_MIN_REPLIES
             && self.prompt_copies as f64 >= COPY_MIN_SHARE * self.replied_runs as f64;
         many.then(|| format!(
-            "{} of {} replied runs ({} replies) copy the prompt back (its labels such as `Context:`, or a passage word for word), e.g. `{}`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)",
+            "{} of {} replied runs ({} replies) copy the prompt back (its labels such as `Context:`, or passages word for word), e.g. `{}`: the chat template or the prompt is probably misconfigured (a base model, a template the server does not apply, no stop sequence)",
             self.prompt_copies,
             self.replied_runs,
             self.prompt_copy_replies,

@@ -1,6 +1,6 @@
-//! Whether a reply copies its prompt: one of the prompt's own labels, or a passage word for
-//! word (a run of [`COPY_WORDS`] words, case and whitespace aside, that a passage sent also
-//! holds).
+//! Whether a reply copies its prompt: one of the prompt's own labels, or two or more passages
+//! word for word (a run of [`COPY_WORDS`] words, case and whitespace aside, that a passage
+//! sent also holds).
 
 use crate::adapters::corpus::Corpus;
 use crate::adapters::search::Hit;
@@ -68,15 +68,22 @@ pub(super) fn copies_label(found: &[String], corpus: &Corpus, sent: &[Hit]) -> b
     })
 }
 
-/// Whether a passage sent shares a run of [`COPY_WORDS`] words with the reply whose
-/// [`windows`] are `reply`.
+/// Whether the reply whose [`windows`] are `reply` reproduces the context: runs of
+/// [`COPY_WORDS`] words of two or more of the passages sent. One passage quoted at length is an
+/// extractive answer (a chain that answers "The handbook says: ..." with its best passage);
+/// two is the prompt handed back.
 pub(super) fn copies_passage(reply: &[u64], corpus: &Corpus, sent: &[Hit]) -> bool {
     !reply.is_empty()
-        && sent.iter().any(|h| {
-            rolling(&corpus.chunks[h.chunk].text)
-                .iter()
-                .any(|w| reply.binary_search(w).is_ok())
-        })
+        && sent
+            .iter()
+            .filter(|h| {
+                rolling(&corpus.chunks[h.chunk].text)
+                    .iter()
+                    .any(|w| reply.binary_search(w).is_ok())
+            })
+            .take(2)
+            .count()
+            == 2
 }
 
 #[cfg(test)]

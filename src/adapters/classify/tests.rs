@@ -481,12 +481,17 @@ fn a_grade_that_contradicts_the_rubric_is_a_judge_error_not_a_grade() {
 #[test]
 fn a_reply_that_holds_a_prompt_label_or_a_long_run_of_a_passage_copies_the_prompt() {
     let long: Vec<String> = (1..=40).map(|i| format!("w{i}")).collect();
+    let other: Vec<String> = (1..=40).map(|i| format!("v{i}")).collect();
     let c = Corpus {
         root: ".".into(),
         roots: vec![".".into()],
         chunks: chunk_markdown(
             "a.md",
-            &format!("# Long\n{}\n# Fee\nTen dollars.\n", long.join(" ")),
+            &format!(
+                "# Long\n{}\n# Fee\nTen dollars.\n# Other\n{}\n",
+                long.join(" "),
+                other.join(" ")
+            ),
         ),
     };
     let copies = |text: &str, sent: &[usize]| {
@@ -494,16 +499,33 @@ fn a_reply_that_holds_a_prompt_label_or_a_long_run_of_a_passage_copies_the_promp
         let r = reply(text);
         classify(&question(true), &c, &sent, &sent, Some(&r), &rules(), None).copies_prompt
     };
-    // Thirty words in a row of a passage sent, case and line breaks aside.
+    // Thirty words in a row of two passages sent, case and line breaks aside: the context
+    // handed back.
     let run = |from: usize, n: usize| long[from..from + n].join(" ");
-    assert!(copies(&format!("Ten dollars [2]. {}", run(5, 30)), &[1, 0]));
+    let run2 = |from: usize, n: usize| other[from..from + n].join(" ");
     assert!(copies(
-        &format!("{REFUSAL} {}", run(0, 30).to_uppercase().replace(' ', "\n")),
-        &[0]
+        &format!("Ten dollars [2]. {} {}", run(5, 30), run2(0, 30)),
+        &[1, 0, 2]
     ));
-    assert!(!copies(&run(5, 29), &[0]), "29 words are a quote");
+    assert!(copies(
+        &format!(
+            "{REFUSAL} {}",
+            format!("{} {}", run(0, 30), run2(2, 31))
+                .to_uppercase()
+                .replace(' ', "\n")
+        ),
+        &[0, 2]
+    ));
     assert!(
-        !copies(&run(5, 30), &[1]),
+        !copies(&format!("Ten dollars [2]. {}", run(5, 30)), &[1, 0, 2]),
+        "one passage quoted at length is an extractive answer"
+    );
+    assert!(
+        !copies(&format!("{} {}", run(5, 29), run2(0, 30)), &[0, 2]),
+        "29 words are a quote"
+    );
+    assert!(
+        !copies(&format!("{} {}", run(5, 30), run2(0, 30)), &[1, 2]),
         "only the passages sent are compared"
     );
     // The prompt's own labels, in a refusal or an answer.

@@ -89,7 +89,7 @@ pub async fn run(s: &GateOptions) -> Result<ExitStatus> {
             current: &current,
             baseline: baseline.as_ref().map(|(doc, _)| doc),
             // The trend alarm's line (`gate --trend`), when the gate runs one.
-            trend: None,
+            trend: report.trend.as_ref().map(|t| t.line()),
         };
         post_comment(s, target, &comment).await;
     }

@@ -341,7 +341,7 @@ mod tests {
             lines[0]
         );
         assert!(
-            lines[0].contains(" at once; the certificate rests on 60 labelled replies, every run's grade corrected by them; "),
+            lines[0].contains("; at most 5% of sweeps certify any setting that breaks a limit; the certificate rests on 60 labelled replies, every run's grade corrected by them; "),
             "{}",
             lines[0]
         );

@@ -111,6 +111,15 @@ impl Trend {
         text
     }
 
+    /// The alarm in one line, for the pull-request comment: each rate's check and its figures.
+    pub fn line(&self) -> String {
+        self.checks()
+            .iter()
+            .map(|c| format!("{} {}", c.name, c.figures))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// One check per rate tested: fails when the rate is found rising.
     pub fn checks(&self) -> Vec<Check> {
         let n = self.runs.len();
@@ -371,6 +380,14 @@ mod tests {
             "not tested: no event over 6 of the 8 runs asked: lines 3-8 of `h.jsonl`"
         );
         assert!(checks[1].passed);
+        // The pull-request comment's line holds both checks, in order.
+        assert_eq!(
+            t.line(),
+            format!(
+                "trend unwanted_answer_rate {}; trend false_refusal_rate {}",
+                checks[0].figures, checks[1].figures
+            )
+        );
     }
 
     #[test]
