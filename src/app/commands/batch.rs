@@ -160,68 +160,14 @@ pub fn import(args: &BatchImportArgs, config: Option<PathBuf>, quiet: bool) -> R
     let done = batch::import::import(&args.files, &dir)?;
     let unanswered = batch::import::unanswered(&dir, &ledger)?;
     if !quiet {
-        warn_lines(&done);
-        super::print(&import_text(&done, unanswered, ledger.len()))?;
+        super::batch_view::warn_lines(&done);
+        super::print(&super::batch_view::import_text(
+            &done,
+            unanswered,
+            ledger.len(),
+        ))?;
     }
     Ok(ExitStatus::Success)
-}
-
-/// Lines shown one by one, of each kind; the rest are counted.
-const MAX_SHOWN: usize = batch::import::MAX_KEPT;
-
-/// The import's warnings: the first few strangers and failures by line, the rest counted.
-fn warn_lines(done: &batch::import::Imported) {
-    use crate::base::safe_text::one_line;
-    for (at, id) in &done.unknown {
-        super::eprint_line(&format!(
-            "warning: {}: `custom_id` {} is no request of this project (not imported)",
-            one_line(&at.to_string()),
-            one_line(id)
-        ));
-    }
-    if done.unknown_lines > done.unknown.len() {
-        super::eprint_line(&format!(
-            "warning: ... and {} more lines of requests this project never wrote",
-            done.unknown_lines - done.unknown.len()
-        ));
-    }
-    for f in done.failed.iter().take(MAX_SHOWN) {
-        super::eprint_line(&format!(
-            "warning: {}: {}",
-            one_line(&f.at.to_string()),
-            one_line(&f.message)
-        ));
-    }
-    if done.failed.len() > MAX_SHOWN {
-        super::eprint_line(&format!(
-            "warning: ... and {} more failed lines",
-            done.failed.len() - MAX_SHOWN
-        ));
-    }
-}
-
-/// What the import did, and what the sweep that wrote the requests will do next: it finishes
-/// with no call only when the cache answers every request this project wrote into batch files.
-fn import_text(done: &batch::import::Imported, unanswered: usize, requests: usize) -> String {
-    let mut text = format!(
-        "imported {} answers ({} already in the cache), {} failed, {} unknown.\n",
-        done.imported,
-        done.already,
-        done.failed.len(),
-        done.unknown_lines
-    );
-    let answered = requests - unanswered;
-    text.push_str(&format!(
-        "the cache answers {answered} of the {requests} requests this project wrote into batch files.\n"
-    ));
-    text.push_str(if done.vectors > 0 {
-        "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n"
-    } else if unanswered == 0 {
-        "next: `rageval sweep` finishes from the cache with no call.\n"
-    } else {
-        "next: `rageval sweep` finishes from the cache and calls the unanswered requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
-    });
-    text
 }
 
 /// `batch: true`: the sweep's requests through the batch cycle
