@@ -197,11 +197,7 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
     // A request answered in one line and failed in another (an output and an error file of
     // two tries) is answered.
     out.failed.retain(|f| !answered.contains_key(&f.custom_id));
-    let mut writer = Writer {
-        stores,
-        replies: HashMap::new(),
-        vectors: None,
-    };
+    let mut writer = Opened::new(stores);
     for file in files {
         each_line(file, &ledger, |at, read| {
             let Line::Answer(a) = read else {
@@ -239,44 +235,59 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
 /// How many of the requests in `ledger` the cache folder `cache_dir` holds no answer to: what
 /// the sweep that wrote them would still call.
 pub fn unanswered(cache_dir: &Path, ledger: &Ledger) -> Result<usize> {
-    let mut replies: HashMap<StoreKind, Arc<Store<CachedReply>>> = HashMap::new();
-    let mut vectors: Option<Arc<Store<Vec<f32>>>> = None;
+    let stores = Stores {
+        replies: &|kind| open(cache_dir, kind),
+        vectors: &|| open(cache_dir, StoreKind::Embedding),
+    };
+    let mut opened = Opened::new(&stores);
     let mut missing = 0;
     for (id, kind) in ledger.requests() {
         let held = if kind == StoreKind::Embedding {
-            let store = match &vectors {
-                Some(s) => s,
-                None => vectors.insert(open(cache_dir, kind)?),
-            };
-            store.vector(id).is_some()
+            opened.vectors()?.vector(id).is_some()
         } else {
-            let store = match replies.entry(kind) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(open(cache_dir, kind)?),
-            };
-            store.get(id).is_some()
+            opened.replies(kind)?.get(id).is_some()
         };
         missing += usize::from(!held);
     }
     Ok(missing)
 }
 
-/// The stores an import writes into, opened as first needed.
-struct Writer<'a> {
+/// The cache files of [`Stores`], each opened once, when first needed.
+struct Opened<'a> {
     stores: &'a Stores<'a>,
     replies: HashMap<StoreKind, Arc<Store<CachedReply>>>,
     vectors: Option<Arc<Store<Vec<f32>>>>,
 }
 
-impl Writer<'_> {
-    /// Put `a` into its cache file: whether it was new there.
+impl<'a> Opened<'a> {
+    fn new(stores: &'a Stores<'a>) -> Self {
+        Opened {
+            stores,
+            replies: HashMap::new(),
+            vectors: None,
+        }
+    }
+
+    fn replies(&mut self, kind: StoreKind) -> Result<&Arc<Store<CachedReply>>> {
+        Ok(match self.replies.entry(kind) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert((self.stores.replies)(kind)?),
+        })
+    }
+
+    fn vectors(&mut self) -> Result<&Arc<Store<Vec<f32>>>> {
+        Ok(match &mut self.vectors {
+            Some(s) => s,
+            slot => slot.insert((self.stores.vectors)()?),
+        })
+    }
+
+    /// Put `a` into its cache file: whether it was new there. An empty vector is no answer
+    /// (the cache skips it too).
     fn put(&mut self, a: Answer) -> Result<bool> {
         Ok(match a.value {
             Cached::Reply(reply) => {
-                let store = match self.replies.entry(a.store) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => e.insert((self.stores.replies)(a.store)?),
-                };
+                let store = self.replies(a.store)?;
                 let new = store.get(&a.key).is_none();
                 if new {
                     store.put(a.key, reply)?;
@@ -284,11 +295,7 @@ impl Writer<'_> {
                 new
             }
             Cached::Vector(v) => {
-                let store = match &self.vectors {
-                    Some(s) => s,
-                    None => self.vectors.insert((self.stores.vectors)()?),
-                };
-                // An empty vector is no answer (the cache skips it too).
+                let store = self.vectors()?;
                 let new = store.vector(&a.key).is_none();
                 if new {
                     store.put(a.key, v)?;

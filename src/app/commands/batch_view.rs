@@ -121,11 +121,11 @@ impl View {
                 failed,
             } => {
                 state.shown = 0;
-                let ended = match status.as_str() {
-                    "completed" => String::new(),
+                let ended = match status {
+                    crate::batch::client::BatchState::Completed => String::new(),
                     other => format!(
                         " (the batch ended `{}`: its answered lines are kept)",
-                        one_line(other)
+                        one_line(other.as_str())
                     ),
                 };
                 super::eprint_line(&format!(
