@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use serde_json::{json, Value};
 
@@ -46,14 +47,17 @@ fn scripted(batch_id: &str, file_id: &str, replies: Replies) -> (String, Arc<Scr
             }),
         )
         .route("/v1/batches", post(move || async move { axum::Json(st1) }))
-        .route(
-            "/v1/batches/{*rest}",
-            get(move || async move { axum::Json(st2) }),
-        )
-        .route(
-            "/v1/files/{*rest}",
-            get(move || async move { output(&s2.input.lock().unwrap(), replies) }),
-        )
+        // Any other GET: a download (`.../content`) or a poll. A fallback, not routes under
+        // `/v1/batches/` and `/v1/files/`: a client that put a `../` id into its URL unencoded
+        // lands anywhere, and must still be answered, so that it gets as far as writing the
+        // download where the id points.
+        .fallback(get(move |uri: axum::http::Uri| async move {
+            if uri.path().ends_with("/content") {
+                output(&s2.input.lock().unwrap(), replies).into_response()
+            } else {
+                axum::Json(st2).into_response()
+            }
+        }))
         .route(
             "/v1/chat/completions",
             post(move || async move {
