@@ -198,3 +198,13 @@ fn sparklines_run_from_the_lowest_value_to_the_highest() {
     assert_eq!(view::sparkline(&[Some(0.1), Some(0.1)]), "▁▁");
     assert_eq!(view::sparkline(&[]), "");
 }
+
+#[test]
+fn a_hand_edited_commit_is_cut_by_characters_not_bytes() {
+    let mut e = entry(1, "a");
+    // Ten bytes end inside the `é` (bytes 9 and 10): slicing bytes would panic.
+    e.commit = Some("abcdefghiéjk".into());
+    e.dirty = Some(true);
+    let row = Row::new(&lines(vec![e])[0], None);
+    assert_eq!(view::commit_text(&row), "abcdefghié+");
+}
