@@ -32,7 +32,7 @@ fn the_line_of_a_sweep_holds_its_counts_and_reads_back() {
             s.counts(Rate::UnwantedAnswerRate),
             (st.unwanted_answer as u64, st.unanswerable as u64)
         );
-        assert_eq!(s.rate(Rate::FalseRefusalRate), st.false_refusal_rate);
+        assert_eq!(s.false_refusal_rate, st.false_refusal_rate);
     }
     assert_eq!(e.recommended, r.insight.recommendation.setting);
     let line = e.line();
