@@ -48,7 +48,17 @@ impl PullRequest {
         let Some(repository) = var("GITHUB_REPOSITORY") else {
             return Err("`GITHUB_REPOSITORY` is not set: not on GitHub Actions".into());
         };
-        if repository.split('/').filter(|p| !p.is_empty()).count() != 2 {
+        // It goes into the API's URL as path segments: `owner/name` of GitHub's characters
+        // only, so that no `..`, `?` or `#` can point the request (and its token) elsewhere.
+        let part_ok = |p: &str| {
+            !p.is_empty()
+                && p != "."
+                && p != ".."
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        let parts: Vec<&str> = repository.trim().split('/').collect();
+        if parts.len() != 2 || !parts.iter().all(|p| part_ok(p)) {
             return Err(format!(
                 "`GITHUB_REPOSITORY` is `{repository}`, not `owner/name`"
             ));
@@ -215,7 +225,10 @@ async fn send(
     let message = serde_json::from_slice::<serde_json::Value>(&body)
         .ok()
         .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from))
-        .map(|m| format!(": {}", m.chars().take(200).collect::<String>()))
+        .map(|m| {
+            let m: String = m.chars().take(200).collect();
+            format!(": {}", crate::base::safe_text::one_line(&m))
+        })
         .unwrap_or_default();
     let text = hide(pr, &format!("{what} answered {status}{message}"));
     Err(if status == reqwest::StatusCode::FORBIDDEN {
@@ -316,5 +329,13 @@ mod tests {
         ]);
         assert!(e.contains("no `GITHUB_TOKEN`"), "{e}");
         assert!(why(&[("GITHUB_REPOSITORY", "just-a-name")]).contains("not `owner/name`"));
+        for bad in [
+            "o//r", "o/..", "../r", "o/r?x=1", "o/r#f", "o/r/x", "o/r%2f",
+        ] {
+            assert!(
+                why(&[("GITHUB_REPOSITORY", bad)]).contains("not `owner/name`"),
+                "{bad}"
+            );
+        }
     }
 }

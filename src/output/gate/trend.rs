@@ -187,7 +187,10 @@ pub fn evaluate(
     setting: usize,
 ) -> anyhow::Result<Trend> {
     let id = current.setting_id(setting).to_string();
-    let digest = crate::base::digest::file_digest(current_path).unwrap_or_default();
+    // Unreadable now (it was just parsed): no line can be known to hold it. An empty
+    // digest instead would match a hand-edited line with `"results_digest": ""`.
+    let digest = crate::base::digest::file_digest(current_path).ok();
+    let holds_current = |e: &Entry| digest.as_deref() == Some(e.results_digest.as_str());
     let config = current.meta.identity.digest.clone();
     let questions = questions_digest(&current.questions);
     let comparable = |e: &Entry| {
@@ -201,10 +204,10 @@ pub fn evaluate(
     let mut before_current: Option<(usize, std::collections::VecDeque<Run>)> = None;
     let mut ring = std::collections::VecDeque::new();
     let read = file::read_last(&policy.history, 0, |line, e: Entry| {
-        if e.results_digest == digest {
+        if holds_current(&e) {
             before_current = Some((line, ring.clone()));
         }
-        if !comparable(&e) || e.results_digest == digest {
+        if !comparable(&e) || holds_current(&e) {
             return None::<()>;
         }
         let s = e.settings.get(&id)?;

@@ -138,15 +138,6 @@ impl SettingEntry {
         (x as u64, n as u64)
     }
 
-    /// The rate as recorded.
-    pub fn rate(&self, rate: Rate) -> Option<f64> {
-        match rate {
-            Rate::UnwantedAnswerRate => self.unwanted_answer_rate,
-            Rate::FalseRefusalRate => self.false_refusal_rate,
-            Rate::WrongAnswerRate => self.wrong_answer_rate,
-        }
-    }
-
     pub fn of(s: &crate::analysis::stats::SettingStats) -> SettingEntry {
         SettingEntry {
             answerable: s.answerable,

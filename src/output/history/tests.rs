@@ -32,7 +32,7 @@ fn the_line_of_a_sweep_holds_its_counts_and_reads_back() {
             s.counts(Rate::UnwantedAnswerRate),
             (st.unwanted_answer as u64, st.unanswerable as u64)
         );
-        assert_eq!(s.rate(Rate::FalseRefusalRate), st.false_refusal_rate);
+        assert_eq!(s.false_refusal_rate, st.false_refusal_rate);
     }
     assert_eq!(e.recommended, r.insight.recommendation.setting);
     let line = e.line();
@@ -197,4 +197,14 @@ fn sparklines_run_from_the_lowest_value_to_the_highest() {
     );
     assert_eq!(view::sparkline(&[Some(0.1), Some(0.1)]), "▁▁");
     assert_eq!(view::sparkline(&[]), "");
+}
+
+#[test]
+fn a_hand_edited_commit_is_cut_by_characters_not_bytes() {
+    let mut e = entry(1, "a");
+    // Ten bytes end inside the `é` (bytes 9 and 10): slicing bytes would panic.
+    e.commit = Some("abcdefghiéjk".into());
+    e.dirty = Some(true);
+    let row = Row::new(&lines(vec![e])[0], None);
+    assert_eq!(view::commit_text(&row), "abcdefghié+");
 }

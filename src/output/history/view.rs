@@ -349,12 +349,13 @@ pub fn band_of(r: &Row, rate: Rate) -> Option<(f64, f64)> {
     }
 }
 
-/// The short commit, `+` when the tree was dirty, `-` outside a repository.
+/// The short commit, `+` when the tree was dirty, `-` outside a repository. The commit is
+/// text from the history file (which people edit): cut by characters, not bytes.
 pub fn commit_text(r: &Row) -> String {
     match &r.commit {
         Some(c) => format!(
             "{}{}",
-            &c[..c.len().min(10)],
+            c.chars().take(10).collect::<String>(),
             if r.dirty == Some(true) { "+" } else { "" }
         ),
         None => "-".into(),
