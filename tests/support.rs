@@ -30,6 +30,11 @@ pub const GENERATE_ONE_EACH: [&str; 10] = [
     "--no-cache",
 ];
 
+/// `rageval import squad` of `squad.json` into `squad/` again, over the folder an import
+/// wrote there.
+pub const IMPORT_SQUAD_AGAIN: [&str; 6] =
+    ["import", "squad", "squad.json", "--out", "squad", "--force"];
+
 /// What `rageval prompt` prints with the default system prompt: that prompt, then the user
 /// message with `passages` (one line each, as numbered) in its context and `question`.
 pub fn default_prompt(passages: &[&str], question: &str) -> String {
