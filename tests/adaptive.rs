@@ -318,5 +318,14 @@ fn an_adaptive_sweep_needs_sequential_tests_and_sane_flags() {
     keyed(&p, &["sweep", "--step", "5"])
         .fails("--step applies only with `--until-certified`")
         .run();
+    // A batch engine, of the chat model or of any swept section, is refused before a call.
+    let config = p.read("rageval.yaml");
+    p.write(
+        "rageval.yaml",
+        &config.replace("model: mock,", "model: mock, batch: true,"),
+    );
+    keyed(&p, &["sweep", "--until-certified", "--sequential"])
+        .fails("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep")
+        .run();
     assert_eq!(chat_requests(&mock), 0);
 }

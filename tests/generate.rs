@@ -6,7 +6,7 @@ use serde_yaml::Value as Yaml;
 
 use crate::harness::Test;
 use crate::http::MockLlm;
-use crate::support::Project;
+use crate::support::{Project, GENERATE_ONE_EACH};
 
 /// The questions of a written set: (list, item) pairs.
 fn items(text: &str) -> Vec<(&'static str, Yaml)> {
@@ -767,18 +767,7 @@ fn echoing_server() -> String {
 fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed() {
     let url = echoing_server();
     let p = scripted_project(&url);
-    let args = [
-        "generate",
-        "--corpus",
-        "docs",
-        "--answerable",
-        "1",
-        "--unanswerable",
-        "1",
-        "--off-topic",
-        "0",
-        "--no-cache",
-    ];
+    let args = GENERATE_ONE_EACH;
     // Nothing passes: exit 2, with the account, the calls made and where to read the rejected.
     // The server answers every pass alike: each kind stops when its second pass repeats
     // the first (3 replies), one candidate short of its budget of 8.

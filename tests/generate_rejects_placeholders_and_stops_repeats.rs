@@ -4,7 +4,7 @@
 //! temperature 0) stops its kind, saying so, instead of paying for exact repeats.
 
 use crate::generate::replying_server;
-use crate::support::Project;
+use crate::support::{Project, GENERATE_ONE_EACH};
 
 const DOC: &str =
     "# Fee\nMembership of the workshop costs ten dollars per term, paid to the treasurer.\n\n\
@@ -22,19 +22,6 @@ fn project(url: &str) -> Project {
     ])
 }
 
-const ARGS: [&str; 10] = [
-    "generate",
-    "--corpus",
-    "docs",
-    "--answerable",
-    "1",
-    "--unanswerable",
-    "1",
-    "--off-topic",
-    "0",
-    "--no-cache",
-];
-
 #[test]
 fn a_placeholder_or_a_question_without_words_is_rejected() {
     let url = replying_server(|name, prompt| {
@@ -50,7 +37,7 @@ fn a_placeholder_or_a_question_without_words_is_rejected() {
         .to_string()
     });
     let p = project(&url);
-    p.rageval(ARGS)
+    p.rageval(GENERATE_ONE_EACH)
         .args(["--rejected", "rejected.jsonl"])
         .status(2)
         .stderr_any("the calls and rounds are counted in generate.rs")

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use serde_yaml::Value as Yaml;
 
 use crate::harness::{Corpus, Test};
-use crate::support::Project;
+use crate::support::{Project, IMPORT_SQUAD_AGAIN};
 
 /// An answer of `context` as SQuAD writes it: its text and its character (not byte) offset.
 fn answer(context: &str, text: &str) -> Value {
@@ -290,15 +290,8 @@ fn an_existing_folder_is_replaced_only_with_force() {
         .run();
     assert_eq!(p.read("squad/keep.txt"), "mine");
     Test::at(&p)
-        .args([
-            "import",
-            "squad",
-            "squad.json",
-            "--out",
-            "squad",
-            "--force",
-            "--quiet",
-        ])
+        .args(IMPORT_SQUAD_AGAIN)
+        .args(["--quiet"])
         .stdout("")
         .run();
     assert!(!p.path().join("squad/keep.txt").exists());

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::Test;
 use crate::import::small;
-use crate::support::{require_tool, Project};
+use crate::support::{require_tool, Project, IMPORT_SQUAD_AGAIN};
 
 /// Bytes no import writes, with a NUL and a line without its end.
 const CANARY: &[u8] = b"canary \x00\xff\xfe bytes\nno newline at the end";
@@ -77,17 +77,7 @@ fn force_replaces_only_a_folder_rageval_wrote() {
     canary_survived(&p, "data/canary");
     // A folder an import wrote is replaced whole, its marker with it.
     let p = imported_once();
-    Test::at(&p)
-        .args([
-            "import",
-            "squad",
-            "squad.json",
-            "--out",
-            "squad",
-            "--force",
-            "-q",
-        ])
-        .run();
+    Test::at(&p).args(IMPORT_SQUAD_AGAIN).args(["-q"]).run();
     assert!(!p.path().join("squad/canary").exists());
     assert!(p
         .read("squad/.rageval-folder")

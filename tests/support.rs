@@ -15,6 +15,26 @@ pub const SAMPLE_SWEEP: &[&str] = &[
     "1,2,4,8",
 ];
 
+/// `rageval generate` of one answerable and one unanswerable question from `docs/`, no
+/// off-topic ones, past the cache: each candidate a scripted server's reply.
+pub const GENERATE_ONE_EACH: [&str; 10] = [
+    "generate",
+    "--corpus",
+    "docs",
+    "--answerable",
+    "1",
+    "--unanswerable",
+    "1",
+    "--off-topic",
+    "0",
+    "--no-cache",
+];
+
+/// `rageval import squad` of `squad.json` into `squad/` again, over the folder an import
+/// wrote there.
+pub const IMPORT_SQUAD_AGAIN: [&str; 6] =
+    ["import", "squad", "squad.json", "--out", "squad", "--force"];
+
 /// What `rageval prompt` prints with the default system prompt: that prompt, then the user
 /// message with `passages` (one line each, as numbered) in its context and `question`.
 pub fn default_prompt(passages: &[&str], question: &str) -> String {

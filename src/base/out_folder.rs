@@ -261,6 +261,14 @@ fn renameat2(_: &Path, _: &Path, _: RenameFlag) -> std::io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// The names in `dir`.
+    fn entries(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    }
+
     fn folder(root: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
@@ -304,10 +312,7 @@ mod tests {
         std::fs::write(staging.path().join(MARKER), "new").unwrap();
         staging.swap_by_renames().unwrap();
         assert!(out.join("new.md").exists() && !out.join("old.md").exists());
-        let left: Vec<_> = std::fs::read_dir(root.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
+        let left = entries(root.path());
         assert_eq!(left, ["out"]);
     }
 
@@ -321,10 +326,7 @@ mod tests {
         let e = staging.swap_by_renames().unwrap_err();
         assert!(e.contains("without `.rageval-folder`"), "{e}");
         assert_eq!(std::fs::read_to_string(out.join("canary")).unwrap(), "keep");
-        let left: Vec<_> = std::fs::read_dir(root.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
+        let left = entries(root.path());
         assert_eq!(left, ["out"]);
     }
 
@@ -341,10 +343,7 @@ mod tests {
         assert!(e.contains("without `.rageval-folder`"), "{e}");
         assert_eq!(std::fs::read_to_string(out.join("canary")).unwrap(), "keep");
         assert!(!out.join("new.md").exists());
-        let left: Vec<_> = std::fs::read_dir(root.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
+        let left = entries(root.path());
         assert_eq!(left, ["out"]);
     }
 }

@@ -489,26 +489,10 @@ impl State {
     }
 
     /// A file name for the article `title`, unique among the articles whatever their case
-    /// (`A.md`, `A-2.md`, and `A-2-2.md` for a title `A-2` after them): its letters, digits,
-    /// `-` and `_`, other characters as `_`, at most [`MAX_STEM_BYTES`] bytes.
+    /// (`A.md`, `A-2.md`, and `A-2-2.md` for a title `A-2` after them), from [`stem`].
     fn file_name(&mut self, title: &str) -> String {
-        let mut stem = String::new();
-        for c in title.chars() {
-            let c = if c.is_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            };
-            if stem.len() + c.len_utf8() > MAX_STEM_BYTES {
-                break;
-            }
-            if !(c == '_' && stem.ends_with('_')) {
-                stem.push(c);
-            }
-        }
-        let stem = stem.trim_matches('_');
-        let stem = if stem.is_empty() { "article" } else { stem };
-        let mut name = stem.to_string();
+        let stem = stem(title);
+        let mut name = stem.clone();
         let mut n = 1;
         while self.names.contains(&name.to_lowercase()) {
             n += 1;
@@ -516,6 +500,40 @@ impl State {
         }
         self.names.insert(name.to_lowercase());
         format!("{name}.md")
+    }
+}
+
+/// Names Windows keeps for devices, whatever the extension (`CON.md` opens the console).
+const DEVICE_NAMES: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+];
+
+/// The file name stem of the article `title`: its letters, digits, `-` and `_`, other
+/// characters (`/`, `.`, NUL, ...) as one `_`, at most [`MAX_STEM_BYTES`] bytes; never led by
+/// `-` (a command would read the name as a flag) or `_`, never a device name, never empty.
+fn stem(title: &str) -> String {
+    let mut stem = String::new();
+    for c in title.chars() {
+        let c = if c.is_alphanumeric() || c == '-' || c == '_' {
+            c
+        } else {
+            '_'
+        };
+        if stem.len() + c.len_utf8() > MAX_STEM_BYTES {
+            break;
+        }
+        if !(c == '_' && stem.ends_with('_')) {
+            stem.push(c);
+        }
+    }
+    let stem = stem.trim_start_matches(['_', '-']).trim_end_matches('_');
+    if stem.is_empty() {
+        "article".to_string()
+    } else if DEVICE_NAMES.iter().any(|d| d.eq_ignore_ascii_case(stem)) {
+        format!("{stem}_")
+    } else {
+        stem.to_string()
     }
 }
 
@@ -614,5 +632,33 @@ impl<'de> Visitor<'de> for Articles<'_> {
             }
             i += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_reaches_the_file_system_as_one_plain_name() {
+        for (title, want) in [
+            ("../../etc/passwd", "etc_passwd"),
+            ("a/b\\c", "a_b_c"),
+            ("nul\0byte", "nul_byte"),
+            (".hidden", "hidden"),
+            ("..", "article"),
+            ("-rf", "rf"),
+            ("--_-x", "x"),
+            ("con", "con_"),
+            ("LPT9", "LPT9_"),
+            ("COM10", "COM10"),
+            ("Port Ellery?", "Port_Ellery"),
+        ] {
+            assert_eq!(stem(title), want, "{title:?}");
+        }
+        // The final name, with the longest `-N` a pool can need and `.md`, fits in 255 bytes.
+        let long = stem(&"𝒜".repeat(200));
+        assert!(long.len() <= MAX_STEM_BYTES, "{}", long.len());
+        assert!(format!("{long}-{}.md", u64::MAX).len() <= 255);
     }
 }

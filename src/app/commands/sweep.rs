@@ -17,6 +17,11 @@ use crate::sweep::{RetrievalVariant, Sweep};
 use super::engine::{dry_engine, sweep_only, Retriever};
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
+    // Refused before anything is read or embedded: any batched section, `--batch` or
+    // `chat.batch` included.
+    if s.adaptive().is_some() && super::batch::any_batched(&s) {
+        anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
+    }
     let mut questions = load(&s)?;
     // A labels file that cannot be read is found before any model call is paid for.
     let labels = s.labels().map(LabelsFile::load).transpose()?;
@@ -28,9 +33,6 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         return super::batch::export(&s, &questions.ws, retriever, retrieval, file).await;
     }
     if let Some(plan) = s.adaptive() {
-        if super::batch::any_batched(&s) {
-            anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
-        }
         let (questions, mut sweep, adaptive) =
             super::adaptive::run(&s, plan, questions, retriever, retrieval).await?;
         print_notes(&s, &mut sweep);

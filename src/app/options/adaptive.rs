@@ -24,12 +24,8 @@ pub const MIN_STEP: usize = 10;
 
 impl AdaptivePlan {
     /// The plan of `--until-certified` and its flags, or `None` without it (its flags alone
-    /// are an error). `batch`: the calls would go through a batch engine.
-    pub fn resolve(
-        args: &AdaptiveArgs,
-        policy: &RecommendConfig,
-        batch: bool,
-    ) -> Result<Option<AdaptivePlan>> {
+    /// are an error). A batch engine is refused by the command, which knows every section's.
+    pub fn resolve(args: &AdaptiveArgs, policy: &RecommendConfig) -> Result<Option<AdaptivePlan>> {
         if !args.until_certified {
             let given = args.given();
             if !given.is_empty() {
@@ -43,9 +39,6 @@ impl AdaptivePlan {
         }
         if policy.confidence <= 0.0 {
             bail!("`--until-certified` needs certification, and `recommend.confidence: 0` certifies nothing: set a confidence such as 0.95");
-        }
-        if batch {
-            bail!("`--until-certified` does not send its rounds through a batch engine yet: set `chat.batch: false` for an adaptive sweep");
         }
         if args.step == Some(0) {
             bail!("invalid --step: must be at least 1 question of each class per round, got 0");

@@ -104,11 +104,7 @@ impl SweepOptions {
             Some(flag) => Some(flag),
             None => policy.labels.as_ref().map(|l| cfg.resolve(l)),
         };
-        let adaptive = super::AdaptivePlan::resolve(
-            &args.adaptive,
-            &policy,
-            args.batch || cfg.config.chat.batch,
-        )?;
+        let adaptive = super::AdaptivePlan::resolve(&args.adaptive, &policy)?;
         pipeline.add_chat_variants(&cfg, &grid)?;
         pipeline.add_embedders(&cfg, &grid)?;
         let c = &cfg.config;
