@@ -93,24 +93,12 @@ mod tests {
         Verdict {
             outcome,
             refusal,
-            stage: None,
             expected_in_top_k: Some(true),
             expected_in_prompt: Some(true),
             expected_rank: Some(1),
             expected_recall: Some(1.0),
-            cited: Vec::new(),
-            invalid_citations: Vec::new(),
-            expected_cited: None,
-            answer_match: None,
-            injected: None,
             refusal_match: tier,
-            wrong_answer: None,
-            judge_refused: None,
-            judge_correct: None,
-            judge_supported: None,
-            judge_error: None,
-            judge_breach: None,
-            copies_prompt: false,
+            ..Verdict::unread()
         }
     }
 

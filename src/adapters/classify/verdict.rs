@@ -167,6 +167,33 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A verdict before anything is read: outcome `error`, every diagnostic unknown. The one
+    /// place every field is spelled out; a verdict is built from it (`..Verdict::unread()`).
+    pub(super) fn unread() -> Verdict {
+        Verdict {
+            outcome: Outcome::Error,
+            refusal: None,
+            stage: None,
+            expected_in_top_k: None,
+            expected_in_prompt: None,
+            expected_rank: None,
+            expected_recall: None,
+            cited: Vec::new(),
+            invalid_citations: Vec::new(),
+            expected_cited: None,
+            answer_match: None,
+            injected: None,
+            refusal_match: None,
+            wrong_answer: None,
+            judge_refused: None,
+            judge_correct: None,
+            judge_supported: None,
+            judge_error: None,
+            judge_breach: None,
+            copies_prompt: false,
+        }
+    }
+
     /// Whether an answer is wrong by the rule that applies without a grade: it misses every
     /// expected answer text. `None` when there are no texts to miss.
     pub fn ungraded_wrong_answer(&self) -> Option<bool> {
