@@ -157,7 +157,7 @@ const TIERS: [RefusalTier; 3] = [
 impl Results {
     /// The grader's error against the labels; `None` when no run is labelled.
     pub fn grader_error(&self) -> Option<GraderError> {
-        let ids = self.reply_ids();
+        let ids = self.labelled_reply_ids();
         let mut seen = HashSet::new();
         let mut graders: Vec<Confusion> = [
             "grader",
