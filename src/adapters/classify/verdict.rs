@@ -200,6 +200,12 @@ impl Verdict {
         self.answer_match.map(|m| !m)
     }
 
+    /// Whether no model's reply was graded: an early refusal (no call) or a failed call. Such a
+    /// verdict is exact: never labelled, never sampled.
+    pub fn is_exact(&self) -> bool {
+        self.outcome == Outcome::Error || self.refusal == Some(Refusal::Early)
+    }
+
     /// Whether the run counts as a wrong answer: an answer to an answerable question marked
     /// wrong (the statistics and the certification count the same runs).
     pub fn is_wrong_answer(&self) -> bool {
