@@ -206,6 +206,17 @@ impl Verdict {
         self.outcome == Outcome::Error || self.refusal == Some(Refusal::Early)
     }
 
+    /// The reading a label states: whether the model refused, and for an answer with
+    /// something to check it against, whether it is right. A label is compared with, and
+    /// sampled by, this reading of the grader's verdict.
+    pub fn refused_and_right(&self) -> (bool, Option<bool>) {
+        let right = match self.outcome {
+            Outcome::Answer => self.wrong_answer.map(|w| !w),
+            _ => None,
+        };
+        (self.refusal == Some(Refusal::Model), right)
+    }
+
     /// Whether the run counts as a wrong answer: an answer to an answerable question marked
     /// wrong (the statistics and the certification count the same runs).
     pub fn is_wrong_answer(&self) -> bool {
