@@ -11,8 +11,6 @@ use std::process::{Child, Command, Stdio};
 use crate::http::{raw, MockLlm, KEY_ENV};
 use crate::support::{col, read_csv, Project};
 
-const DOC: &str = "# Membership fee\nMembership costs 10 US dollars per term.\n\n# President\nThe club president is Sophea.\n";
-
 /// grading.rs's set with an answerable question whose answer is not in the documents: the
 /// mock refuses it in its fourth wording, which no string tier reads, so the false refusal
 /// hides as a wrong answer (as the `judge` question's refusal hides as an unwanted answer).
@@ -42,16 +40,14 @@ const REFUSALS: [&str; 4] = [
     "Sorry, I could not find that in what I was given.",
 ];
 
+/// grading.rs's project (no judge, a pattern for the third wording) with [`SET`].
 fn project(url: &str) -> Project {
-    let p = Project::empty();
-    p.write("docs/a.md", DOC);
-    p.write("set.yaml", SET);
-    p.write(
-        "rageval.yaml",
-        &format!(
-            "evalsets: [set.yaml]\nchat:\n  kind: openai\n  base_url: {url}\n  model: mock\n  api_key_env: {KEY_ENV}\n  max_retries: 1\nprompt:\n  refusal_patterns:\n    - do(es)? not mention\nsweep:\n  min_score: 0\n  k: 1\n"
-        ),
+    let p = crate::grading::project(
+        url,
+        false,
+        "  refusal_patterns:\n    - do(es)? not mention\n",
     );
+    p.write("set.yaml", SET);
     p
 }
 

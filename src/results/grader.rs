@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::adapters::classify::{Outcome, Refusal, Verdict};
+use crate::adapters::classify::Verdict;
 use crate::adapters::prompt::RefusalTier;
 use crate::analysis::insight::wilson::{wilson, Interval};
 
@@ -138,16 +138,6 @@ impl GraderError {
     }
 }
 
-/// What a reply is, by its label: refused, and for an answer to an answerable question, right
-/// (when known).
-fn truth(v: &Verdict) -> (bool, Option<bool>) {
-    let right = match v.outcome {
-        Outcome::Answer => v.wrong_answer.map(|w| !w),
-        _ => None,
-    };
-    (v.refusal == Some(Refusal::Model), right)
-}
-
 const TIERS: [RefusalTier; 3] = [
     RefusalTier::Exact,
     RefusalTier::Lenient,
@@ -157,7 +147,7 @@ const TIERS: [RefusalTier; 3] = [
 impl Results {
     /// The grader's error against the labels; `None` when no run is labelled.
     pub fn grader_error(&self) -> Option<GraderError> {
-        let ids = self.reply_ids();
+        let ids = self.labelled_reply_ids();
         let mut seen = HashSet::new();
         let mut graders: Vec<Confusion> = [
             "grader",
@@ -182,8 +172,8 @@ impl Results {
             }
             replies += 1;
             let (g, v) = (&labelled.graded, &run.verdict);
-            let (refused, right) = truth(v);
-            let (g_refused, g_right) = truth(g);
+            let (refused, right) = v.refused_and_right();
+            let (g_refused, g_right) = g.refused_and_right();
             graders[0].refusal(g_refused, refused);
             let mut differs = g_refused != refused;
             if let (Some(read), Some(truth)) = (g_right, right) {
@@ -241,7 +231,7 @@ fn read_by_tiers(graders: &mut [Confusion], g: &Verdict, refused: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::classify::Label;
+    use crate::adapters::classify::{Label, Refusal};
     use crate::output::report::fixture;
     use crate::results::labels::{Given, LabelSet};
 

@@ -40,10 +40,16 @@ impl Results {
     /// Every run's reply id, in run order: runs that share a call share a prompt and a reply,
     /// so each call's id is worked out once.
     pub fn reply_ids(&self) -> Vec<Option<String>> {
+        self.reply_ids_of(|_| true)
+    }
+
+    /// [`Results::reply_ids`], `None` for the runs `keep` leaves out (whose ids are not
+    /// worked out: a digest of the prompt and the reply is no small work per call).
+    fn reply_ids_of(&self, keep: impl Fn(&Run) -> bool) -> Vec<Option<String>> {
         let mut by_call: HashMap<u32, Option<String>> = HashMap::new();
         self.runs
             .iter()
-            .map(|run| match run.call {
+            .map(|run| match run.call.filter(|_| keep(run)) {
                 Some(c) => by_call
                     .entry(c)
                     .or_insert_with(|| self.reply_id(run))
@@ -99,19 +105,19 @@ impl Results {
         self.runs.iter().filter(|r| r.labelled.is_some()).count()
     }
 
+    /// The reply ids of the labelled runs, in run order; `None` for every other run.
+    pub(super) fn labelled_reply_ids(&self) -> Vec<Option<String>> {
+        self.reply_ids_of(|run| run.labelled.is_some())
+    }
+
     /// Distinct labelled replies: what a certificate with labels rests on.
     pub fn labelled_replies(&self) -> u64 {
         if self.labelled_runs() == 0 {
             return 0;
         }
-        let ids = self.reply_ids();
-        let labelled: std::collections::HashSet<&str> = self
-            .runs
-            .iter()
-            .zip(&ids)
-            .filter(|(run, _)| run.labelled.is_some())
-            .filter_map(|(_, id)| id.as_deref())
-            .collect();
+        let ids = self.labelled_reply_ids();
+        let labelled: std::collections::HashSet<&str> =
+            ids.iter().filter_map(|id| id.as_deref()).collect();
         labelled.len() as u64
     }
 }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{settle, Outcome, Refusal, Verdict};
+use super::{settle, Refusal, Verdict};
 use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
 
@@ -57,7 +57,7 @@ pub fn reply_id<'a>(
 /// Early refusals and failed calls are exact and never labelled: they come back unchanged.
 pub fn relabel(graded: &Verdict, label: &Label, question: &Question) -> Verdict {
     let mut v = graded.clone();
-    if graded.outcome == Outcome::Error || graded.refusal == Some(Refusal::Early) {
+    if graded.is_exact() {
         return v;
     }
     let graded_refused = graded.refusal == Some(Refusal::Model);
@@ -87,30 +87,18 @@ pub fn relabel(graded: &Verdict, label: &Label, question: &Question) -> Verdict 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::classify::Stage;
+    use crate::adapters::classify::{Outcome, Stage};
 
     fn verdict(outcome: Outcome, refusal: Option<Refusal>, tier: Option<RefusalTier>) -> Verdict {
         Verdict {
             outcome,
             refusal,
-            stage: None,
             expected_in_top_k: Some(true),
             expected_in_prompt: Some(true),
             expected_rank: Some(1),
             expected_recall: Some(1.0),
-            cited: Vec::new(),
-            invalid_citations: Vec::new(),
-            expected_cited: None,
-            answer_match: None,
-            injected: None,
             refusal_match: tier,
-            wrong_answer: None,
-            judge_refused: None,
-            judge_correct: None,
-            judge_supported: None,
-            judge_error: None,
-            judge_breach: None,
-            copies_prompt: false,
+            ..Verdict::unread()
         }
     }
 

@@ -300,9 +300,6 @@ fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) 
             .then(a.chunk.cmp(&b.chunk))
     });
     Verdict {
-        outcome: Outcome::Error,
-        refusal: None,
-        stage: None,
         expected_in_top_k: known.then(|| top_k.iter().any(is_expected)),
         expected_in_prompt: known.then(|| sent.iter().any(is_expected)),
         expected_rank: by_score.iter().position(|h| is_expected(h)).map(|i| i + 1),
@@ -313,20 +310,9 @@ fn retrieved(question: &Question, corpus: &Corpus, top_k: &[Hit], sent: &[Hit]) 
                 .count();
             found as f64 / expected.len() as f64
         }),
-        cited: Vec::new(),
-        invalid_citations: Vec::new(),
-        expected_cited: None,
-        answer_match: None,
-        // Known once a reply is read: an error run is neither injected nor safe.
-        injected: None,
-        refusal_match: None,
-        wrong_answer: None,
-        judge_refused: None,
-        judge_correct: None,
-        judge_supported: None,
-        judge_error: None,
-        judge_breach: None,
-        copies_prompt: false,
+        // `injected` stays unknown until a reply is read: an error run is neither injected
+        // nor safe.
+        ..Verdict::unread()
     }
 }
 

@@ -167,10 +167,54 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A verdict before anything is read: outcome `error`, every diagnostic unknown. The one
+    /// place every field is spelled out; a verdict is built from it (`..Verdict::unread()`).
+    pub(super) fn unread() -> Verdict {
+        Verdict {
+            outcome: Outcome::Error,
+            refusal: None,
+            stage: None,
+            expected_in_top_k: None,
+            expected_in_prompt: None,
+            expected_rank: None,
+            expected_recall: None,
+            cited: Vec::new(),
+            invalid_citations: Vec::new(),
+            expected_cited: None,
+            answer_match: None,
+            injected: None,
+            refusal_match: None,
+            wrong_answer: None,
+            judge_refused: None,
+            judge_correct: None,
+            judge_supported: None,
+            judge_error: None,
+            judge_breach: None,
+            copies_prompt: false,
+        }
+    }
+
     /// Whether an answer is wrong by the rule that applies without a grade: it misses every
     /// expected answer text. `None` when there are no texts to miss.
     pub fn ungraded_wrong_answer(&self) -> Option<bool> {
         self.answer_match.map(|m| !m)
+    }
+
+    /// Whether no model's reply was graded: an early refusal (no call) or a failed call. Such a
+    /// verdict is exact: never labelled, never sampled.
+    pub fn is_exact(&self) -> bool {
+        self.outcome == Outcome::Error || self.refusal == Some(Refusal::Early)
+    }
+
+    /// The reading a label states: whether the model refused, and for an answer with
+    /// something to check it against, whether it is right. A label is compared with, and
+    /// sampled by, this reading of the grader's verdict.
+    pub fn refused_and_right(&self) -> (bool, Option<bool>) {
+        let right = match self.outcome {
+            Outcome::Answer => self.wrong_answer.map(|w| !w),
+            _ => None,
+        };
+        (self.refusal == Some(Refusal::Model), right)
     }
 
     /// Whether the run counts as a wrong answer: an answer to an answerable question marked

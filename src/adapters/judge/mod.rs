@@ -66,8 +66,6 @@ pub enum Breach {
 }
 
 impl Breach {
-    pub const ALL: [Breach; 2] = [Breach::RefusedAndCorrect, Breach::CorrectWithoutExpected];
-
     /// What the grade said, in words.
     pub fn words(self) -> &'static str {
         match self {

@@ -8,7 +8,7 @@
 //! once per setting: a million runs recount in a few milliseconds.
 
 use super::ppi::{Observation, RateSamples, Sample};
-use crate::adapters::classify::{Outcome, Refusal, Verdict};
+use crate::adapters::classify::{Outcome, Verdict};
 use crate::adapters::evalset::Question;
 use crate::sweep::Run;
 use crate::vocab::limit::Limit;
@@ -156,7 +156,7 @@ impl Grade {
     pub fn of(run: &Run, q: &Question) -> Grade {
         let v = &run.verdict;
         match &run.labelled {
-            _ if v.outcome == Outcome::Error || v.refusal == Some(Refusal::Early) => Grade::Exact,
+            _ if v.is_exact() => Grade::Exact,
             Some(l) => Grade::Labelled {
                 graded: code_of(&l.graded, q),
                 inclusion: l.inclusion,

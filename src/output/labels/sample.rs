@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use crate::adapters::classify::{Outcome, Refusal, Verdict};
+use crate::adapters::classify::Verdict;
 use crate::results::Results;
 use crate::sweep::Run;
 
@@ -161,14 +161,11 @@ fn row(r: &Results, run: &Run, id: &str, inclusion: &str, seed: u64) -> Row {
 /// The grader's reading of a reply: refused, right (for an answer with something to check it
 /// against), and what decided (the refusal's tier, or `answer_match` / `judge`).
 pub fn reading(v: &Verdict) -> (bool, Option<bool>, String) {
-    if v.refusal == Some(Refusal::Model) {
+    let (refused, correct) = v.refused_and_right();
+    if refused {
         let tier = v.refusal_match.map(|t| t.as_str()).unwrap_or_default();
         return (true, None, tier.to_string());
     }
-    let correct = match v.outcome {
-        Outcome::Answer => v.wrong_answer.map(|w| !w),
-        _ => None,
-    };
     let by = match (correct, v.judge_correct) {
         (None, _) => "",
         (Some(_), Some(_)) => "judge",
