@@ -26,26 +26,35 @@ fn scope(d: &Diff) -> String {
     )
 }
 
-/// The lines about what the question sets and grids do not share, and the configuration.
-fn differences(d: &Diff) -> Vec<String> {
+/// The lines about what the question sets and grids do not share, and the configuration. In
+/// Markdown, ids and paths come from outside and are shown as inert code spans.
+fn differences(d: &Diff, markdown: bool) -> Vec<String> {
     let mut lines = Vec::new();
     let mut list = |label: String, ids: &[String]| {
-        if !ids.is_empty() {
-            let shown = listed(ids.iter().map(String::as_str), IDS_SHOWN);
-            lines.push(format!("{label} ({}): {shown}", ids.len()));
+        if ids.is_empty() {
+            return;
         }
+        let mut shown = if markdown {
+            let spans: Vec<String> = ids.iter().take(IDS_SHOWN).map(|i| code(i)).collect();
+            spans.join(", ")
+        } else {
+            listed(ids.iter().take(IDS_SHOWN).map(String::as_str), IDS_SHOWN)
+        };
+        if ids.len() > IDS_SHOWN {
+            let _ = write!(shown, " and {} more", ids.len() - IDS_SHOWN);
+        }
+        lines.push(format!("{label} ({}): {shown}", ids.len()));
     };
-    list(format!("questions only in {}", d.before.path), &d.removed);
-    list(format!("questions only in {}", d.after.path), &d.added);
+    let path = |p: &str| if markdown { code(p) } else { p.to_string() };
+    let (before, after) = (path(&d.before.path), path(&d.after.path));
+    list(format!("questions only in {before}"), &d.removed);
+    list(format!("questions only in {after}"), &d.added);
     list(
         "questions moved between answerable and unanswerable, not compared".into(),
         &d.moved,
     );
-    list(
-        format!("settings only in {}", d.before.path),
-        &d.only_before,
-    );
-    list(format!("settings only in {}", d.after.path), &d.only_after);
+    list(format!("settings only in {before}"), &d.only_before);
+    list(format!("settings only in {after}"), &d.only_after);
     if d.config_changed {
         lines.push(
             "note: the two were made with different configurations (`config_digest` differs)"
@@ -83,7 +92,7 @@ pub fn human(d: &Diff) -> String {
         plural(d.after.questions, "question")
     );
     let _ = writeln!(s, "{}", scope(d));
-    for line in differences(d) {
+    for line in differences(d, false) {
         let _ = writeln!(s, "{line}");
     }
     for set in &d.settings {
@@ -159,9 +168,9 @@ pub fn markdown(d: &Diff) -> String {
         plural(d.after.questions, "question"),
         scope(d)
     );
-    let differences = differences(d);
+    let differences = differences(d, true);
     for line in &differences {
-        let _ = writeln!(s, "- {}", upper_first(&cell(line)));
+        let _ = writeln!(s, "- {}", upper_first(line));
     }
     if !differences.is_empty() {
         let _ = writeln!(s);

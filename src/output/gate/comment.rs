@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::output::{code, p};
+use super::output::{cell, code, p};
 use super::{Check, Report};
 use crate::output::paired;
 use crate::output::report::Results;
@@ -63,11 +63,11 @@ impl Comment<'_> {
         if !failed.is_empty() {
             let _ = writeln!(s, "\n**Failed checks**\n");
             for c in failed {
-                let _ = writeln!(s, "- {}: {}", c.name, c.figures);
+                let _ = writeln!(s, "- {}: {}", cell(&c.name), cell(&c.figures));
             }
         }
         if let Some(trend) = &self.trend {
-            let _ = writeln!(s, "\n**Trend**: {trend}");
+            let _ = writeln!(s, "\n**Trend**: {}", cell(trend));
         }
         let footer = format!("\n<sub>rageval {}</sub>\n", env!("CARGO_PKG_VERSION"));
         let flips = self.flips(MAX_CHARS.saturating_sub(chars(&s) + chars(&footer)));

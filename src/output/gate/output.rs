@@ -40,7 +40,18 @@ fn set_changes(c: &Comparison) -> Option<String> {
     if c.added.is_empty() && c.removed.is_empty() && c.changed.is_empty() {
         return None;
     }
-    let list = |ids: &[String]| super::listed(ids.iter().map(String::as_str), 10);
+    let list = |ids: &[String]| {
+        let mut text = ids
+            .iter()
+            .take(10)
+            .map(|id| code(id))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if ids.len() > 10 {
+            let _ = write!(text, " and {} more", ids.len() - 10);
+        }
+        text
+    };
     let mut parts = Vec::new();
     if !c.added.is_empty() {
         parts.push(format!("{} added ({})", c.added.len(), list(&c.added)));
@@ -133,18 +144,53 @@ pub fn human(r: &Report) -> String {
 
 /// Text for a Markdown table cell: pipes escaped, one line.
 pub fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
+    inert(text).replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// An identifier in a code span, when it can be one.
-pub fn code(text: &str) -> String {
-    if text.contains('`') || text.contains('\n') {
-        cell(text)
-    } else {
-        format!("`{}`", text.replace('|', "\\|"))
+/// Text from outside (a question id, a tag, a setting's profile name) as Markdown that shows
+/// it and does nothing else: on GitHub it pings no one (`@` is followed by a zero-width
+/// space), links nowhere (no `[...](...)`, and `://` and `www.` are broken so no bare URL
+/// links itself), opens no HTML tag, entity or code span, and refers to no issue (`#`).
+/// Emphasis is left alone: it changes how text looks, not what it does.
+pub fn inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match c {
+            '\\' | '[' | ']' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '@' => out.push_str("@&#8203;"),
+            '#' => out.push_str("&#35;"),
+            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)) => {
+                out.push_str("&lt;")
+            }
+            '&' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#') => {
+                out.push_str("&amp;")
+            }
+            _ => out.push(c),
+        }
     }
+    out.replace("://", ":&#8203;//")
+        .replace("www.", "www&#8203;.")
+        .replace("WWW.", "WWW&#8203;.")
+}
+
+/// An identifier in a code span, which shows it as it is: no mention, link or markup inside
+/// a code span works. The fence is one backtick longer than the longest run inside, padded
+/// with a space when the text starts or ends with a backtick.
+pub fn code(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 /// `Setting `min_score=0.2,k=4` of `now.json` (26 questions), baseline `base.json` (26
@@ -246,6 +292,25 @@ mod tests {
     fn cells_cannot_break_a_table() {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
         assert_eq!(code("x|y"), "`x\\|y`");
-        assert_eq!(code("x`y"), "x`y");
+        assert_eq!(code("x`y"), "``x`y``");
+        assert_eq!(code("`x``"), "``` `x`` ```");
+        assert_eq!(code("a\nb"), "`a b`");
+    }
+
+    #[test]
+    fn text_from_outside_is_shown_not_obeyed() {
+        assert_eq!(inert("@all"), "@&#8203;all");
+        assert_eq!(inert("[x](y)"), "\\[x\\](y)");
+        assert_eq!(
+            inert("see https://e.example"),
+            "see https:&#8203;//e.example"
+        );
+        assert_eq!(inert("www.e.example"), "www&#8203;.e.example");
+        assert_eq!(
+            inert("<img src=x> &amp; #7"),
+            "&lt;img src=x> &amp;amp; &#35;7"
+        );
+        // What the gate itself writes stays as it was.
+        assert_eq!(inert("0.235 > 0.176 <= 1 - x"), "0.235 > 0.176 <= 1 - x");
     }
 }

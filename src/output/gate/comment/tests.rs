@@ -163,3 +163,21 @@ fn the_recommended_setting_gets_its_own_row_when_it_is_not_the_gated_one() {
     assert!(rows[1].contains(&format!("| {ua} -> {ua} |")), "{text}");
     assert!(!text.contains("**Trend**"), "{text}");
 }
+
+#[test]
+fn ids_from_outside_ping_no_one_and_link_nowhere() {
+    // A question id that tries to close the code span and then mention, link and embed.
+    let hostile = "q` @octocat [x](https://evil.example) <img src=x> #1 `";
+    let (before, after) = flipped(1, hostile);
+    let text = body(&before, &after, Some("tag @team rose".into()));
+    let id = format!("{hostile}0");
+    // The id sits in one code span whose fence is longer than any backtick run inside it,
+    // so nothing in it renders as markup.
+    assert!(
+        text.contains(&format!("- ``{id}``: answer -> false_refusal\n")),
+        "{text}"
+    );
+    // Outside code spans, a mention is broken by a zero-width space.
+    assert!(text.contains("**Trend**: tag @&#8203;team rose"), "{text}");
+    assert!(!text.contains("@team"), "{text}");
+}
