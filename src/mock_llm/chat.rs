@@ -65,7 +65,7 @@ pub(super) async fn chat(
     // A generator's or judge's call names its reply format; the mock answers in it.
     let format = req["response_format"]["json_schema"]["name"]
         .as_str()
-        .and_then(crate::adapters::mock::generate::format_named);
+        .and_then(crate::generate::mock::format_named);
     let request = ChatRequest {
         messages,
         seed: seed.and_then(|s| u32::try_from(s).ok()),

@@ -12,9 +12,9 @@ use serde::Serialize;
 
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::{load_set, slug};
-use crate::adapters::generate::{Kind, Reject};
+use crate::generate::engine::{Generated, Kept};
+use crate::generate::{Kind, Reject};
 use crate::output::report::{write_to, Existing};
-use crate::sweep::generate::{Generated, Kept};
 
 /// Who wrote the questions and how: the header's and every item's provenance.
 pub struct Provenance {
