@@ -14,8 +14,11 @@ use crate::results::Results;
 use crate::sweep::CallStats;
 
 /// Everything derived from the record.
+// results.json's `summary`, named `Summary` in its schema; the reports render another thing,
+// `output::report::Summary`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Summary {
+#[schemars(rename = "Summary")]
+pub struct Derived {
     /// Counters of the calls the sweep made.
     pub calls: CallStats,
     /// The recommended setting's id, certified or not (see `recommendation.certified`), or
@@ -113,9 +116,9 @@ pub struct FlaggedSummary {
     pub runs: usize,
 }
 
-impl Summary {
-    pub fn of(r: &Results) -> Summary {
-        Summary {
+impl Derived {
+    pub fn of(r: &Results) -> Derived {
+        Derived {
             calls: r.calls.clone(),
             recommended: r.insight.recommendation.setting.clone(),
             recommendation: RecommendationSummary::of(r, &r.insight.recommendation),
