@@ -28,20 +28,8 @@ use super::{
     ANSWERABLE_FORMAT, FALSE_PREMISE_FORMAT, NEAR_MISS_FORMAT, OFF_TOPIC_FORMAT, PREMISE_FORMAT,
     VERDICT_FORMAT,
 };
-use crate::adapters::chat::{ChatRequest, ReplyFormat};
-use crate::adapters::judge::GRADE_FORMAT;
+use crate::adapters::chat::ChatRequest;
 use crate::base::text::{content_words, sentences};
-
-/// Every reply format a rageval call asks for (the judge's and the generator's), for
-/// `rageval mock-llm` to read a request's `response_format` back.
-fn formats() -> impl Iterator<Item = ReplyFormat> {
-    std::iter::once(GRADE_FORMAT).chain(crate::generate::FORMATS)
-}
-
-/// The format named `name`, if rageval asks for one by that name.
-pub fn format_named(name: &str) -> Option<ReplyFormat> {
-    formats().find(|f| f.name == name)
-}
 
 /// Details a near-miss question asks for.
 const DETAILS: [&str; 12] = [
@@ -376,12 +364,13 @@ Guests sign the visitor book at the front desk.\n";
     }
 
     #[test]
-    fn every_format_is_found_by_name_and_other_requests_are_not_answered() {
-        for f in formats() {
-            assert_eq!(format_named(f.name), Some(f));
-        }
-        assert_eq!(format_named("json_object"), None);
+    fn other_requests_are_not_answered() {
         let plain = ChatRequest::of(Vec::new());
         assert_eq!(reply(&plain), None);
+        let graded = ChatRequest {
+            format: Some(crate::adapters::judge::GRADE_FORMAT),
+            ..ChatRequest::of(Vec::new())
+        };
+        assert_eq!(reply(&graded), None);
     }
 }
