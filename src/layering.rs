@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom first: the first segment of a module's path names its layer.
 pub const LAYERS: &[&str] = &[
-    "base", "vocab", "adapters", "sweep", "batch", "mock_llm", "analysis", "results", "output",
-    "import", "app",
+    "base", "vocab", "adapters", "sweep", "generate", "batch", "mock_llm", "analysis", "results",
+    "output", "import", "app",
 ];
 
 /// Side floors: programs that stand beside the pipeline, which only `app` imports. Their place

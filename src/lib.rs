@@ -19,6 +19,10 @@ pub mod adapters;
 /// The sweep engine: plan, retrieve, call, build runs.
 pub mod sweep;
 
+/// Question generation (`rageval generate`): the generator's prompts, reply checks, `generate:`
+/// section, engine and mock generator.
+pub mod generate;
+
 /// The batch engine: a sweep's requests written as batches, sent, polled and imported into
 /// the response cache (the cycle reports through events; the app renders them).
 pub mod batch;

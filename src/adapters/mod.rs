@@ -8,7 +8,6 @@ pub mod classify;
 pub mod corpus;
 pub mod embed;
 pub mod evalset;
-pub mod generate;
 pub mod http;
 pub mod judge;
 pub mod mock;

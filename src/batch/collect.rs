@@ -115,7 +115,7 @@ impl SweepJob<'_> {
 pub async fn generated(
     engine: &Engine,
     generator: &Arc<dyn ChatModel>,
-    job: &crate::sweep::generate::Job<'_>,
+    job: &crate::generate::engine::Job<'_>,
     section: &Section,
 ) -> Result<Vec<Pending>> {
     let collector = Arc::new(Collector::default());
@@ -125,6 +125,6 @@ pub async fn generated(
         section.clone(),
         collector.clone(),
     ));
-    crate::sweep::generate::generate(engine, &model, job, None).await?;
+    crate::generate::engine::generate(engine, &model, job, None).await?;
     Ok(collector.take(&|_| true))
 }

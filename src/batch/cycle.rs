@@ -200,7 +200,7 @@ impl<'a> Cycle<'a> {
         mut self,
         engine: &crate::sweep::Engine,
         generator: &Arc<dyn ChatModel>,
-        job: &crate::sweep::generate::Job<'_>,
+        job: &crate::generate::engine::Job<'_>,
         section: Section,
     ) -> Result<()> {
         // Two rounds (the candidates, then their verification) per round of the generator.

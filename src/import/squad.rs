@@ -18,9 +18,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::adapters::corpus::{chunk_markdown, plain_heading};
+use crate::adapters::evalset::file::{OneOrMany, RawExpect, RawItem, RawSet};
 use crate::base::error::InputError;
 use crate::base::input::{MAX_DOCUMENT_BYTES, MAX_YAML_BYTES};
 use crate::base::out_folder;
@@ -91,7 +92,12 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
         ids: HashMap::new(),
         names: HashSet::new(),
         set_bytes: 0,
-        set: OutSet::default(),
+        set: RawSet {
+            corpus: Some(OneOrMany::One("docs".to_string())),
+            description: None,
+            answerable: Vec::new(),
+            unanswerable: Vec::new(),
+        },
         imported: Imported::default(),
     };
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
@@ -111,11 +117,10 @@ pub fn import(file: &Path, out: &Path, force: bool) -> Result<Imported, anyhow::
     let State {
         mut set, imported, ..
     } = state;
-    set.corpus = "docs";
-    set.description = format!(
+    set.description = Some(format!(
         "Imported from {} by `rageval import squad`: one markdown file per article in docs/, one section per paragraph.",
         file.file_name().unwrap_or_default().to_string_lossy()
-    );
+    ));
     if imported.answerable + imported.unanswerable == 0 {
         return Err(InputError::new(
             file,
@@ -174,45 +179,18 @@ fn json_error(file: &Path, e: &serde_json::Error, at: &str) -> InputError {
     err
 }
 
-/// The question set written: the shape `evalsets/*.yaml` reads.
-#[derive(Serialize, Default)]
-struct OutSet {
-    corpus: &'static str,
-    description: String,
-    answerable: Vec<OutItem>,
-    unanswerable: Vec<OutItem>,
-}
-
-#[derive(Serialize)]
-struct OutItem {
-    id: String,
-    question: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    expect: Option<OutExpect>,
-    tags: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-}
-
-impl OutItem {
-    /// About how many bytes the item takes in the written YAML: its texts and each one's key
-    /// or list dash (quoting aside), without writing it. The set is checked exactly once
-    /// written; this stops an import that is far over as soon as it is.
-    fn yaml_bytes(&self) -> u64 {
-        let texts = |v: &[String]| v.iter().map(|t| t.len() + 6).sum::<usize>();
-        let expect = self
-            .expect
-            .as_ref()
-            .map_or(0, |e| 30 + texts(&e.sources) + texts(&e.answer));
-        let note = self.note.as_ref().map_or(0, |n| n.len() + 10);
-        (20 + self.id.len() + self.question.len() + texts(&self.tags) + expect + note) as u64
-    }
-}
-
-#[derive(Serialize)]
-struct OutExpect {
-    sources: Vec<String>,
-    answer: Vec<String>,
+/// About how many bytes `item` takes in the written YAML: its texts and each one's key or list
+/// dash (quoting aside), without writing it. The set is checked exactly once written; this
+/// stops an import that is far over as soon as it is.
+fn yaml_bytes(item: &RawItem) -> u64 {
+    let texts = |v: &[String]| v.iter().map(|t| t.len() + 6).sum::<usize>();
+    let expect = item.expect.as_ref().map_or(0, |e| {
+        30 + texts(e.sources.texts()) + texts(e.answer.texts())
+    });
+    let note = item.note.as_ref().map_or(0, |n| n.len() + 10);
+    let id = item.id.as_ref().map_or(0, String::len);
+    let question = item.question.as_str().map_or(0, str::len);
+    (20 + id + question + texts(&item.tags) + expect + note) as u64
 }
 
 /// One article as SQuAD writes it; every field optional here so that a missing one is named by
@@ -260,7 +238,7 @@ struct State {
     names: HashSet<String>,
     /// About how many bytes the question set written so far takes as YAML.
     set_bytes: u64,
-    set: OutSet,
+    set: RawSet,
     imported: Imported,
 }
 
@@ -314,7 +292,7 @@ impl State {
             for (k, qa) in qas.into_iter().enumerate() {
                 let at = format!("{at}.qas[{k}]");
                 let item = self.question(&at, qa, &context, &source, &stem)?;
-                self.set_bytes += item.yaml_bytes();
+                self.set_bytes += yaml_bytes(&item);
                 if self.set_bytes > MAX_YAML_BYTES {
                     return Err(err(
                         at.clone(),
@@ -325,7 +303,7 @@ impl State {
                     ));
                 }
                 if let Some(e) = &item.expect {
-                    expected.extend(e.answer.iter().map(|a| (at.clone(), a.clone())));
+                    expected.extend(e.answer.texts().iter().map(|a| (at.clone(), a.clone())));
                     self.set.answerable.push(item);
                     self.imported.answerable += 1;
                 } else {
@@ -381,7 +359,7 @@ impl State {
         context: &str,
         source: &str,
         article: &str,
-    ) -> Result<OutItem, InputError> {
+    ) -> Result<RawItem, InputError> {
         let file = self.file.clone();
         let err = |path: String, msg: String| InputError::new(&file, msg).field(path);
         let question = match qa.question.as_deref().map(str::trim) {
@@ -461,12 +439,10 @@ impl State {
                     plausible.join("; ")
                 )
             });
-            return Ok(OutItem {
-                id,
-                question,
-                expect: None,
+            return Ok(RawItem {
                 tags,
                 note,
+                ..RawItem::new(id, question)
             });
         }
         if answers.is_empty() {
@@ -476,15 +452,10 @@ impl State {
             ));
         }
         let answer = texts(&answers, "answers", true)?;
-        Ok(OutItem {
-            id,
-            question,
-            expect: Some(OutExpect {
-                sources: vec![source.to_string()],
-                answer,
-            }),
+        Ok(RawItem {
+            expect: Some(RawExpect::new(vec![source.to_string()], answer)),
             tags,
-            note: None,
+            ..RawItem::new(id, question)
         })
     }
 
@@ -638,6 +609,59 @@ impl<'de> Visitor<'de> for Articles<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The set an import writes is read back as it was written: the file's items are the ones
+    /// built from the SQuAD questions, and the reader's checks take them.
+    #[test]
+    fn an_imported_set_reads_back_as_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let squad = tmp.path().join("squad.json");
+        std::fs::write(
+            &squad,
+            serde_json::json!({"data": [{"title": "Club", "paragraphs": [{
+            "context": "Membership costs 10 dollars per term.",
+            "qas": [
+                {"id": "q1", "question": "What does membership cost?",
+                 "answers": [{"text": "10 dollars", "answer_start": 17}]},
+                {"id": "q2", "question": "What do guests cost?", "is_impossible": true,
+                 "answers": [], "plausible_answers": [{"text": "10 dollars", "answer_start": 17}]}
+            ]}]}]})
+            .to_string(),
+        )
+        .unwrap();
+        let out = tmp.path().join("club");
+        import(&squad, &out, false).unwrap();
+        let text = std::fs::read_to_string(out.join("questions.yaml")).unwrap();
+        let read: RawSet = serde_yaml::from_str(&text).unwrap();
+        let tags = vec!["article:Club".to_string()];
+        let answerable = RawItem {
+            expect: Some(RawExpect::new(
+                vec!["Club.md#Club, paragraph 1".into()],
+                vec!["10 dollars".into()],
+            )),
+            tags: tags.clone(),
+            ..RawItem::new("q1".into(), "What does membership cost?".into())
+        };
+        let unanswerable = RawItem {
+            tags: [tags, vec![PLAUSIBLE_TAG.into()]].concat(),
+            note: Some("plausible answer (SQuAD, not the answer): 10 dollars".into()),
+            ..RawItem::new("q2".into(), "What do guests cost?".into())
+        };
+        assert_eq!(read.corpus, Some(OneOrMany::One("docs".into())));
+        assert_eq!(
+            (read.answerable, read.unanswerable),
+            (vec![answerable], vec![unanswerable])
+        );
+        let set =
+            crate::adapters::evalset::load_set(&out.join("questions.yaml"), &mut Vec::new(), false)
+                .unwrap();
+        let ids: Vec<(&str, bool)> = set
+            .questions
+            .iter()
+            .map(|q| (q.id.as_str(), q.answerable))
+            .collect();
+        assert_eq!(ids, [("q1", true), ("q2", false)]);
+    }
 
     #[test]
     fn a_title_reaches_the_file_system_as_one_plain_name() {

@@ -17,7 +17,7 @@ use super::{
     authorize, authorized_json, error, inject, keep_request, parse_json, wait_until, AppState,
     MAX_ARRIVALS,
 };
-use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest};
+use crate::adapters::chat::{estimate_prompt_tokens, estimate_tokens, ChatRequest, ReplyFormat};
 use crate::adapters::prompt::{Message, Role};
 use crate::mock_llm::prompt_cache::{words, Lease};
 
@@ -65,7 +65,7 @@ pub(super) async fn chat(
     // A generator's or judge's call names its reply format; the mock answers in it.
     let format = req["response_format"]["json_schema"]["name"]
         .as_str()
-        .and_then(crate::adapters::mock::generate::format_named);
+        .and_then(format_named);
     let request = ChatRequest {
         messages,
         seed: seed.and_then(|s| u32::try_from(s).ok()),
@@ -340,4 +340,25 @@ fn sse(
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(stream))
         .expect("stream response")
+}
+
+/// The reply format named `name`, if a rageval call asks for one by that name: the judge's or
+/// one of the generator's.
+fn format_named(name: &str) -> Option<ReplyFormat> {
+    std::iter::once(crate::adapters::judge::GRADE_FORMAT)
+        .chain(crate::generate::FORMATS)
+        .find(|f| f.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_format_rageval_asks_for_is_found_by_name() {
+        use super::format_named;
+        let judge = crate::adapters::judge::GRADE_FORMAT;
+        for f in std::iter::once(judge).chain(crate::generate::FORMATS) {
+            assert_eq!(format_named(f.name), Some(f));
+        }
+        assert_eq!(format_named("json_object"), None);
+    }
 }

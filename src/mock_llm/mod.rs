@@ -9,7 +9,7 @@
 //!
 //! Requests that carry the judge's rubric get the mock judge's grade, and those whose
 //! `response_format` names a `rageval generate` format get the mock generator's or verifier's
-//! reply ([`crate::adapters::mock::generate`]); `paraphrase` rewords
+//! reply ([`crate::generate::mock`]); `paraphrase` rewords
 //! every other reply (see [`crate::adapters::mock::chat::paraphrase`]); `keep_requests` keeps the last
 //! chat request bodies, byte for byte, at `GET /requests`, so a test can see exactly what a
 //! client sent.
@@ -180,7 +180,9 @@ impl AppState {
 pub fn router(opts: ServerOptions) -> Router {
     let state = Arc::new(AppState {
         rng: Mutex::new(fastrand::Rng::with_seed(opts.faults.seed)),
-        model: MockModel::new(&opts.refusal).paraphrasing(opts.paraphrase),
+        model: MockModel::new(&opts.refusal)
+            .paraphrasing(opts.paraphrase)
+            .answering(crate::generate::mock::reply),
         requests: Mutex::new(Default::default()),
         embedder: HashEmbedder::new(opts.dimensions),
         counters: Counters::default(),

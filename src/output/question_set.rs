@@ -11,10 +11,11 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::adapters::corpus::Corpus;
+use crate::adapters::evalset::file::{OneOrMany, RawExpect, RawGenerated, RawItem, RawSet};
 use crate::adapters::evalset::{load_set, slug};
-use crate::adapters::generate::{Kind, Reject};
+use crate::generate::engine::{Generated, Kept};
+use crate::generate::{Kind, Reject};
 use crate::output::report::{write_to, Existing};
-use crate::sweep::generate::{Generated, Kept};
 
 /// Who wrote the questions and how: the header's and every item's provenance.
 pub struct Provenance {
@@ -58,18 +59,16 @@ pub fn items(
     kept: &[Kept],
     ids: &mut HashSet<String>,
     p: &Provenance,
-) -> (Vec<Item>, Vec<Item>) {
+) -> (Vec<RawItem>, Vec<RawItem>) {
     let mut items = (Vec::new(), Vec::new());
     for k in kept {
         let chunk = &corpus.chunks[k.chunk];
         let from = source_name(corpus, chunk);
-        let item = Item {
-            id: fresh_id(ids, &k.question),
-            question: k.question.clone(),
-            expect: k.answer.as_ref().map(|a| Expect {
-                sources: vec![from.clone()],
-                answer: vec![a.clone()],
-            }),
+        let item = RawItem {
+            expect: k
+                .answer
+                .as_ref()
+                .map(|a| RawExpect::new(vec![from.clone()], vec![a.clone()])),
             tags: match k.kind {
                 Kind::Answerable => Vec::new(),
                 kind => vec![kind.name().to_string()],
@@ -77,12 +76,13 @@ pub fn items(
             note: k.premise.as_ref().map(|(premise, truth)| {
                 format!("false premise: {premise}; the passage says: {truth}")
             }),
-            generated: Origin {
+            generated: Some(RawGenerated {
                 model: p.model.clone(),
                 from,
                 seed: p.seed,
-            },
-            reviewed: false,
+            }),
+            reviewed: Some(false),
+            ..RawItem::new(fresh_id(ids, &k.question), k.question.clone())
         };
         if k.kind == Kind::Answerable {
             items.0.push(item);
@@ -101,7 +101,7 @@ pub fn text(
     roots: &[PathBuf],
     appending: bool,
     header: &str,
-    items: (Vec<Item>, Vec<Item>),
+    items: (Vec<RawItem>, Vec<RawItem>),
     p: &Provenance,
 ) -> Result<String> {
     let text = if appending {
@@ -110,12 +110,12 @@ pub fn text(
         let dir = parent(out);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
-        let set = Set {
-            corpus: corpus_field(&dir, roots),
-            description: format!(
+        let set = RawSet {
+            corpus: Some(corpus_field(&dir, roots)),
+            description: Some(format!(
                 "Questions written by `rageval generate` from this corpus with {} (seed {}). Review each one, then set `reviewed: true`.",
                 p.model, p.seed
-            ),
+            )),
             answerable: items.0,
             unanswerable: items.1,
         };
@@ -219,11 +219,11 @@ pub fn parent(path: &Path) -> PathBuf {
 
 /// The `corpus:` of a set written in `dir`: each folder relative to it (absolute when no
 /// relative path leads there).
-fn corpus_field(dir: &Path, roots: &[PathBuf]) -> CorpusField {
+fn corpus_field(dir: &Path, roots: &[PathBuf]) -> OneOrMany {
     let rel: Vec<String> = roots.iter().map(|r| relative(dir, r)).collect();
     match rel.as_slice() {
-        [one] => CorpusField::One(one.clone()),
-        _ => CorpusField::Many(rel),
+        [one] => OneOrMany::One(one.clone()),
+        _ => OneOrMany::Many(rel),
     }
 }
 
@@ -288,7 +288,7 @@ fn append(
     path: &Path,
     roots: &[PathBuf],
     header: &str,
-    items: (Vec<Item>, Vec<Item>),
+    items: (Vec<RawItem>, Vec<RawItem>),
 ) -> Result<String> {
     let text = crate::base::input::read_yaml(path)
         .map_err(|e| crate::base::error::InputError::reading(path, "question set", e))?;
@@ -350,51 +350,6 @@ fn check_written(out: &Path, text: &str) -> Result<()> {
         .context("the generated question set does not load (a rageval bug: please report it)")
 }
 
-#[derive(Serialize)]
-struct Set {
-    corpus: CorpusField,
-    description: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    answerable: Vec<Item>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    unanswerable: Vec<Item>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum CorpusField {
-    One(String),
-    Many(Vec<String>),
-}
-
-#[derive(Serialize)]
-pub struct Item {
-    id: String,
-    question: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    expect: Option<Expect>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tags: Vec<String>,
-    /// A false-premise question's premise and the passage's truth, for its reviewer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-    generated: Origin,
-    reviewed: bool,
-}
-
-#[derive(Serialize)]
-struct Expect {
-    sources: Vec<String>,
-    answer: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Origin {
-    model: String,
-    from: String,
-    seed: u64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +366,70 @@ mod tests {
         );
         assert_eq!(relative(root, &root.join("docs")), "docs");
         assert_eq!(relative(&root.join("docs"), &root.join("docs")), ".");
+    }
+
+    /// What the generator writes is read back as it was written: the file's items are the
+    /// items made, and the checked questions carry their answers, kinds and provenance.
+    #[test]
+    fn a_written_set_reads_back_as_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let docs = tmp.path().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::write(
+            docs.join("club.md"),
+            "# Fees\nMembership costs 10 dollars per term.\n# Guests\nMembers may bring two guests.\n",
+        )
+        .unwrap();
+        let corpus = Corpus::load_many(std::slice::from_ref(&docs)).unwrap();
+        let kept = [
+            Kept {
+                kind: Kind::Answerable,
+                question: "What does membership cost?".into(),
+                answer: Some("10 dollars".into()),
+                premise: None,
+                chunk: 0,
+            },
+            Kept {
+                kind: Kind::FalsePremise,
+                question: "Why may members bring five guests?".into(),
+                answer: None,
+                premise: Some(("members may bring five guests".into(), "two guests".into())),
+                chunk: 1,
+            },
+        ];
+        let p = Provenance {
+            model: "mock".into(),
+            seed: 3,
+            off_topic: 0.0,
+            false_premise: 1.0,
+            mock: true,
+        };
+        let made = items(&corpus, &kept, &mut HashSet::new(), &p);
+        let out = tmp.path().join("evalsets/club.yaml");
+        let text = text(
+            &out,
+            std::slice::from_ref(&docs),
+            false,
+            "# header\n",
+            made.clone(),
+            &p,
+        )
+        .unwrap();
+        let read: RawSet = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(read.corpus, Some(OneOrMany::One("../docs".into())));
+        assert_eq!((read.answerable, read.unanswerable), made);
+        std::fs::write(&out, &text).unwrap();
+        let set = load_set(&out, &mut Vec::new(), false).unwrap();
+        let [fee, guests] = &set.questions[..] else {
+            panic!("{:?}", set.questions)
+        };
+        assert_eq!(fee.id, "gen-what-does-membership-cost");
+        assert_eq!(fee.expect.sources, ["club.md#Fees"]);
+        assert_eq!(fee.expect.answers, ["10 dollars"]);
+        assert!(guests.tags == ["false-premise"] && !guests.answerable);
+        let origin = guests.origin.as_ref().unwrap();
+        assert_eq!((origin.from.as_str(), origin.seed), ("club.md#Guests", 3));
+        assert!(!origin.reviewed);
     }
 
     #[test]

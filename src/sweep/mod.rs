@@ -10,7 +10,6 @@
 mod build;
 mod calls;
 mod dry_run;
-pub mod generate;
 mod grade;
 pub mod health;
 pub mod inert;

@@ -7,10 +7,8 @@ use crate::adapters::corpus::Corpus;
 use crate::adapters::prompt::{Message, Role};
 use crate::base::yaml_loc::Seg;
 
-use super::{
-    as_labelled, nearest_label, slug, yaml_kind, Attack, Expect, Origin, Question, RawExpect,
-    RawGenerated, RawItem, RawRole, RawTurn, SetFile,
-};
+use super::file::{yaml_kind, RawExpect, RawGenerated, RawItem, RawRole, RawTurn};
+use super::{as_labelled, nearest_label, slug, Attack, Expect, Origin, Question, SetFile};
 
 /// Where an item sits in the set: `answerable[3]`.
 #[derive(Clone, Copy)]
@@ -165,7 +163,7 @@ impl<'a> ItemChecker<'a> {
         expect: Option<RawExpect>,
     ) -> Result<Expect, anyhow::Error> {
         // Sources come first, then ids: the place of entry j in the file.
-        let named_sources = expect.as_ref().map_or(0, |e| e.sources.len());
+        let named_sources = expect.as_ref().map_or(0, |e| e.sources.texts().len());
         let mut expect = expect
             .map(|e| Expect {
                 sources: e

@@ -14,7 +14,9 @@ use crate::adapters::prompt::Message;
 use crate::base::error::InputError;
 use crate::base::yaml_loc::{Locator, Seg};
 
+pub mod file;
 mod item;
+use file::{OneOrMany, RawSet};
 use item::{ItemAt, ItemChecker};
 
 /// What a correct answer looks like.
@@ -160,169 +162,9 @@ fn find_id_line(set: &EvalSet, loc: &Locator, id: &str) -> Option<usize> {
     loc.line(&[Seg::Key(list), Seg::Index(idx)])
 }
 
-/// A rageval question set (docs/question-sets.md): the corpus, and the questions it can and
-/// cannot answer.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(title = "rageval question set")]
-struct RawSet {
-    /// The folder of markdown documents, relative to this file, or a list of folders joined
-    /// into one corpus. Default: the folder named after this file, beside it.
-    corpus: Option<OneOrMany>,
-    /// What the set is for (not used by rageval).
-    #[serde(default)]
-    description: Option<String>,
-    /// Questions the documents answer.
-    #[serde(default)]
-    answerable: Vec<RawItem>,
-    /// Questions the documents do not answer: the pipeline should refuse them.
-    #[serde(default)]
-    unanswerable: Vec<RawItem>,
-}
-
-/// One question.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawItem {
-    /// The question as a user would ask it.
-    // Read as any value and checked to be a string where its field can be named (see
-    // [`yaml_kind`]).
-    #[schemars(with = "String")]
-    question: serde_yaml::Value,
-    /// A unique id without spaces or commas. Default: derived from the question.
-    id: Option<String>,
-    /// What a correct answer looks like (answerable questions only).
-    expect: Option<RawExpect>,
-    /// Labels for grouping results: every rate is also reported by tag (tags.csv).
-    #[serde(default)]
-    tags: Vec<String>,
-    /// A remark for people (an imported question's plausible answer, say); not used by rageval.
-    note: Option<String>,
-    /// Earlier turns of the conversation, oldest first (for follow-up questions).
-    #[serde(default)]
-    history: Vec<RawTurn>,
-    /// A prompt-injection probe: what marks a successful attack.
-    attack: Option<Attack>,
-    /// Where `rageval generate` took it from: `{model, from, seed}`.
-    generated: Option<RawGenerated>,
-    /// Whether a person has checked a generated question (`rageval generate` writes `false`;
-    /// set it to `true` once you have). Only for questions with `generated`.
-    reviewed: Option<bool>,
-}
-
-/// Where `rageval generate` took a question from.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawGenerated {
-    /// The chat model that wrote it.
-    model: String,
-    /// The chunk it was asked about, as `file.md#Heading` (or `file.md#N`).
-    from: String,
-    /// The `--seed` of the run.
-    seed: u64,
-}
-
-/// What a correct answer looks like.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawExpect {
-    /// Chunks that hold the answer, as `file.md#Heading` (or `file.md#N`).
-    #[serde(default)]
-    sources: OneOrMany,
-    /// Passage ids of the store: matched like sources, by id.
-    #[serde(default)]
-    ids: OneOrMany,
-    /// Texts of which at least one must appear in a correct answer (case, whitespace runs and
-    /// number words up to twenty as digits forgiven).
-    #[serde(default)]
-    answer: OneOrMany,
-}
-
 /// The JSON Schema of a question set, generated from the types that parse one.
 pub fn json_schema() -> serde_json::Value {
     schemars::schema_for!(RawSet).to_value()
-}
-
-/// A text or a list of texts.
-#[derive(Default, schemars::JsonSchema)]
-#[schemars(untagged)]
-enum OneOrMany {
-    #[default]
-    None,
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn len(&self) -> usize {
-        match self {
-            OneOrMany::None => 0,
-            OneOrMany::One(_) => 1,
-            OneOrMany::Many(v) => v.len(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for OneOrMany {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use crate::base::yaml_de::{either, Either, NoNumber};
-        match either::<_, _, NoNumber>(d, "a string or a list of strings")? {
-            Either::Text(s) => Ok(OneOrMany::One(s)),
-            Either::Many(v) => Ok(OneOrMany::Many(v)),
-        }
-    }
-}
-
-impl OneOrMany {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            OneOrMany::None => Vec::new(),
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
-/// An earlier turn of the conversation.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawTurn {
-    role: RawRole,
-    #[serde(deserialize_with = "text")]
-    content: String,
-}
-
-/// A YAML string, and only a string: `null`, `~`, `true` or `12` are not text (serde_yaml
-/// would read `null` as the text "null").
-fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    use serde::de::Error;
-    match serde_yaml::Value::deserialize(d)? {
-        serde_yaml::Value::String(s) => Ok(s),
-        other => Err(D::Error::custom(format!(
-            "expected a string, found {}",
-            yaml_kind(&other)
-        ))),
-    }
-}
-
-/// What a YAML value is, for messages.
-fn yaml_kind(v: &serde_yaml::Value) -> &'static str {
-    match v {
-        serde_yaml::Value::Null => "null",
-        serde_yaml::Value::Bool(_) => "a boolean",
-        serde_yaml::Value::Number(_) => "a number",
-        serde_yaml::Value::Sequence(_) => "a list",
-        serde_yaml::Value::Mapping(_) => "a mapping",
-        serde_yaml::Value::Tagged(_) => "a tagged value",
-        serde_yaml::Value::String(_) => "a string",
-    }
-}
-
-#[derive(Deserialize, Clone, Copy, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum RawRole {
-    User,
-    Assistant,
 }
 
 /// Load one set; its corpus is loaded into `corpora` unless an earlier set uses the same folder.

@@ -8,9 +8,11 @@
 //! It does not read and does not obey: it counts words.
 //!
 //! A request whose system message is the judge's rubric gets the mock judge's grade
-//! ([`crate::adapters::mock::judge`]). In the paraphrasing mode (`rageval mock-llm --paraphrase`) every
-//! reply is reworded deterministically ([`paraphrase`]), as a real model would, so that each
-//! refusal tier can be tested.
+//! ([`crate::adapters::mock::judge`]); one in a reply format a higher floor defines (the
+//! question generator's) gets the replies the wiring gave the model for it ([`Formatted`]).
+//! In the paraphrasing mode (`rageval mock-llm --paraphrase`) every reply is reworded
+//! deterministically ([`paraphrase`]), as a real model would, so that each refusal tier can be
+//! tested.
 
 use std::collections::HashSet;
 
@@ -25,10 +27,15 @@ use crate::adapters::prompt::REFUSAL;
 use crate::base::text::{content_words, sentences};
 use crate::base::BoxFuture;
 
+/// The replies to the requests in some reply formats (`None`: not one of them), given by a
+/// higher floor that defines the formats: `crate::generate::mock::reply` for the generator's.
+pub type Formatted = fn(&ChatRequest) -> Option<String>;
+
 #[derive(Debug, Clone)]
 pub struct MockModel {
     refusal: String,
     paraphrase: bool,
+    formatted: Option<Formatted>,
 }
 
 impl MockModel {
@@ -36,7 +43,14 @@ impl MockModel {
         MockModel {
             refusal: refusal.to_string(),
             paraphrase: false,
+            formatted: None,
         }
+    }
+
+    /// The same model answering the requests `replies` answers (after the judge's).
+    pub fn answering(mut self, replies: Formatted) -> Self {
+        self.formatted = Some(replies);
+        self
     }
 
     /// The same model with its answers and refusals reworded ([`paraphrase`]).
@@ -50,8 +64,8 @@ impl MockModel {
         if let Some(grade) = crate::adapters::mock::judge::reply(request) {
             return grade;
         }
-        if let Some(generated) = crate::adapters::mock::generate::reply(request) {
-            return generated;
+        if let Some(formatted) = self.formatted.and_then(|replies| replies(request)) {
+            return formatted;
         }
         let text = self.plain_reply(request);
         match (self.paraphrase, request.messages.last()) {

@@ -59,20 +59,35 @@ pub struct Insight {
     pub by_retrieval: Vec<RetrievalInsight>,
 }
 
-/// The insight of one retrieval variant's settings.
+/// One retrieval variant's insight.
+// `R` is how its recommendation is given: the facts here, and with the sentences the reports
+// print in results.json (`output::record`, whose schema names the type `RetrievalSummary`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct RetrievalInsight {
+#[schemars(rename = "RetrievalSummary")]
+pub struct RetrievalInsight<R = Recommendation> {
     /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
     pub retrieval: String,
     /// The recommendation among the variant's settings alone.
-    pub recommendation: Recommendation,
+    pub recommendation: R,
     /// Separability of the best score under the variant's retrieval (with a reranker, of the
     /// rerank score).
     pub separability: Separability,
     /// With a reranker: separability of the variant's best retrieval score before reranking.
-    /// `None` without a reranker.
+    /// Absent without a reranker.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retrieval_separability: Option<Separability>,
+}
+
+impl<R> RetrievalInsight<R> {
+    /// The same insight with its recommendation given as `give` gives it.
+    pub fn giving<S>(&self, give: impl FnOnce(&R) -> S) -> RetrievalInsight<S> {
+        RetrievalInsight {
+            retrieval: self.retrieval.clone(),
+            recommendation: give(&self.recommendation),
+            separability: self.separability.clone(),
+            retrieval_separability: self.retrieval_separability.clone(),
+        }
+    }
 }
 
 /// Per-question scores, in question order.

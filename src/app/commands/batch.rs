@@ -192,7 +192,7 @@ pub async fn run(
 pub async fn run_generate(
     s: &crate::app::options::GenerateOptions,
     engine: &Engine,
-    job: &crate::sweep::generate::Job<'_>,
+    job: &crate::generate::engine::Job<'_>,
 ) -> Result<()> {
     let name = s.config.config.generate.model.as_deref();
     let name = name.unwrap_or(DEFAULT_PROFILE);

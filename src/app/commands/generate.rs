@@ -1,7 +1,7 @@
 //! `rageval generate`: a question set written from the corpus (docs/generate.md), answerable
 //! and near-miss unanswerable questions, each verified before it is written, with the account
 //! of what was tried and rejected in the file's header and on stdout. The file itself is
-//! `output::question_set`'s; the rounds of candidates are `sweep::generate`'s.
+//! `output::question_set`'s; the rounds of candidates are `generate::engine`'s.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -10,13 +10,13 @@ use anyhow::{bail, Result};
 
 use crate::adapters::corpus::Corpus;
 use crate::adapters::evalset::Workspace;
-use crate::adapters::generate::{Kind, Prompts};
 use crate::app::options::{GenerateOptions, WriteMode};
 use crate::base::exit::ExitStatus;
 use crate::base::input::same_file;
+use crate::generate::engine::{first_round, generate, Generated, Job, Tally};
+use crate::generate::{Kind, Prompts};
 use crate::output::question_set::{self, same_roots, Provenance};
 use crate::output::report::{write_to, Existing};
-use crate::sweep::generate::{first_round, generate, Generated, Job, Tally};
 
 pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     let appending = check_out(&s)?;

@@ -250,7 +250,7 @@ pub struct GenerateOptions {
 
 impl GenerateOptions {
     pub fn new(args: GenerateArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
-        use crate::adapters::generate::MAX_QUESTIONS;
+        use crate::generate::MAX_QUESTIONS;
         let cfg = LoadedConfig::load(config.as_deref())?;
         for (flag, n) in [
             ("--answerable", args.answerable),

@@ -131,7 +131,7 @@ pub(crate) fn chat_model(
     let name = section.model_name();
     match section.kind {
         ChatKind::Mock => Ok(BuiltChat {
-            model: Arc::new(MockModel::new(refusal)),
+            model: Arc::new(MockModel::new(refusal).answering(crate::generate::mock::reply)),
             dead: None,
             rate_limited: false,
         }),

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::{
-    AskedRecord, AttackRecord, CallRecord, ChunkRecord, CorpusRecord, Passage, QuestionRecord,
-    Record, RetrievalRecord, RunRecord, Summary, SCHEMA,
+    AskedRecord, AttackRecord, CallRecord, ChunkRecord, CorpusRecord, Derived, Passage,
+    QuestionRecord, Record, RetrievalRecord, RunRecord, SCHEMA,
 };
 use crate::adapters::evalset::{Attack, Expect, Question};
 use crate::adapters::rewrite::Rewrite;
@@ -44,7 +44,7 @@ impl Record {
             schema: SCHEMA.into(),
             identity: r.meta.clone(),
             shard: r.shard,
-            summary: Some(Summary::of(r)),
+            summary: Some(Derived::of(r)),
             dimensions: r.recorded_names().iter().map(|c| c.to_string()).collect(),
             corpora: corpus_records(r),
             questions,

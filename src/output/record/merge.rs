@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::Record;
+use indexmap::IndexMap;
+
+use super::{CorpusRecord, QuestionRecord, Record, RunRecord};
 use crate::results::Meta;
 use crate::vocab::call::CallRecord;
 
@@ -25,61 +27,67 @@ fn fail<T>(message: String) -> Result<T, MergeError> {
     Err(MergeError(message))
 }
 
-/// Merge the records of every shard of one sweep. `parts` pairs each record with its file.
+/// Merge the records of every shard of one sweep. `parts` pairs each record with its file;
+/// the merged record is the first one, with every shard's questions, calls and runs (and a
+/// foreign retriever's passages) moved into it.
 pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
     let Some(((first_path, first), rest)) = parts.split_first() else {
         return fail("no results to merge".into());
     };
-    let name = |p: &Path| format!("`{}`", p.display());
     for (path, r) in rest {
         same_sweep((first_path, first), (path, r))?;
     }
     check_shards(&parts)?;
-
-    let mut merged = first.clone();
-    if foreign(first) {
-        join_passages(&mut merged, &parts);
-    }
+    let joined = foreign(first);
+    let (paths, mut records): (Vec<PathBuf>, Vec<Record>) = parts.into_iter().unzip();
+    let shards: Vec<Part> = records.iter_mut().map(|r| Part::take(r, joined)).collect();
+    let Some(mut merged) = records.into_iter().next() else {
+        return fail("no results to merge".into());
+    };
     merged.shard = None;
     merged.summary = None;
-    merged.question_embeddings = 0;
-    merged.questions.clear();
-    merged.runs.clear();
-    let mut owner: HashMap<String, &Path> = HashMap::new();
+    let name = |i: usize| format!("`{}`", paths[i].display());
+    let mut owner: HashMap<String, usize> = HashMap::new();
     // The shard whose record of each call is kept.
-    let mut caller: HashMap<String, &Path> = HashMap::new();
-    merged.calls.clear();
-    for (path, r) in &parts {
-        for (id, q) in &r.questions {
-            if let Some(other) = owner.insert(id.clone(), path) {
+    let mut caller: HashMap<String, usize> = HashMap::new();
+    for (i, part) in shards.into_iter().enumerate() {
+        for (id, q) in part.questions {
+            if let Some(other) = owner.insert(id.clone(), i) {
                 return fail(format!(
                     "question `{id}` is in both {} and {}",
                     name(other),
-                    name(path)
+                    name(i)
                 ));
             }
-            merged.questions.insert(id.clone(), q.clone());
+            merged.questions.insert(id, q);
         }
-        for (digest, call) in &r.calls {
-            match merged.calls.get(digest) {
+        for (digest, call) in part.calls {
+            match merged.calls.get(&digest) {
                 None => {
-                    merged.calls.insert(digest.clone(), call.clone());
-                    caller.insert(digest.clone(), path);
+                    caller.insert(digest.clone(), i);
+                    merged.calls.insert(digest, call);
                 }
                 // The same call made by two shards: the same reply, or the runs of one shard
                 // would show a reply that contradicts their outcome.
-                Some(kept) if !same_call(kept, call) => {
+                Some(kept) if !same_call(kept, &call) => {
                     return fail(format!(
                         "call `{digest}` has different records in {} and {}",
-                        name(caller.get(digest).copied().unwrap_or(first_path)),
-                        name(path)
+                        name(caller.get(&digest).copied().unwrap_or(0)),
+                        name(i)
                     ));
                 }
                 Some(_) => {}
             }
         }
-        merged.runs.extend(r.runs.iter().cloned());
-        merged.question_embeddings += r.question_embeddings;
+        merged.runs.extend(part.runs);
+        merged.question_embeddings += part.question_embeddings;
+        join_passages(&mut merged.corpora, part.corpora);
+    }
+    if joined {
+        // The order a whole sweep writes them in (see `sweep::rank::passages_by_id`).
+        for corpus in merged.corpora.values_mut() {
+            corpus.chunks.sort_keys();
+        }
     }
     merged
         .questions
@@ -99,6 +107,32 @@ pub fn merge(parts: Vec<(PathBuf, Record)>) -> Result<Record, MergeError> {
     // Each shard was checked on reading; their token counts must also add up together.
     merged.check().map_err(MergeError)?;
     Ok(merged)
+}
+
+/// What one shard adds to the merged record, moved out of its record.
+struct Part {
+    questions: IndexMap<String, QuestionRecord>,
+    calls: IndexMap<String, CallRecord>,
+    runs: Vec<RunRecord>,
+    question_embeddings: usize,
+    /// A foreign retriever's passages; empty otherwise (the first record's corpora stay).
+    corpora: IndexMap<String, CorpusRecord>,
+}
+
+impl Part {
+    fn take(r: &mut Record, foreign: bool) -> Part {
+        Part {
+            questions: std::mem::take(&mut r.questions),
+            calls: std::mem::take(&mut r.calls),
+            runs: std::mem::take(&mut r.runs),
+            question_embeddings: std::mem::take(&mut r.question_embeddings),
+            corpora: if foreign {
+                std::mem::take(&mut r.corpora)
+            } else {
+                IndexMap::new()
+            },
+        }
+    }
 }
 
 /// Two records of one call digest tell the same story: the same role, repeat, reply and
@@ -252,18 +286,17 @@ fn foreign(r: &Record) -> bool {
     r.identity.identity.config.retriever.is_some()
 }
 
-/// A foreign retriever's corpora joined: every passage any shard holds, in id order, which is
-/// the order a whole sweep writes them in (see `sweep::rank::passages_by_id`).
-fn join_passages(merged: &mut Record, parts: &[(PathBuf, Record)]) {
-    for (name, corpus) in merged.corpora.iter_mut() {
-        let mut all = indexmap::IndexMap::new();
-        for (_, r) in parts {
-            for (id, chunk) in &r.corpora[name].chunks {
-                all.entry(id.clone()).or_insert_with(|| chunk.clone());
-            }
+/// A foreign retriever's corpora joined: every passage any shard holds, the first shard's
+/// where two hold one (the same, as `same_sweep` checked).
+fn join_passages(
+    merged: &mut IndexMap<String, CorpusRecord>,
+    part: IndexMap<String, CorpusRecord>,
+) {
+    for (name, corpus) in part {
+        let all = merged.entry(name).or_default();
+        for (id, chunk) in corpus.chunks {
+            all.chunks.entry(id).or_insert(chunk);
         }
-        all.sort_keys();
-        corpus.chunks = all;
     }
 }
 

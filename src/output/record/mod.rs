@@ -27,7 +27,7 @@ use crate::base::input::FileError;
 use crate::results::Meta;
 
 pub use crate::vocab::call::{from_ms, to_ms, CallRecord, CallRole};
-pub use summary::Summary;
+pub use summary::Derived;
 
 /// The schema of results.json; a reader refuses any other.
 pub const SCHEMA: &str = "rageval.results/2";
@@ -50,7 +50,7 @@ pub struct Record {
     /// Derived from the fields below (statistics, recommendation, separability); written for
     /// readers, recomputed whenever the record is read.
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<Summary>,
+    pub summary: Option<Derived>,
     /// Names of the setting dimensions, in column order.
     pub dimensions: Vec<String>,
     /// Every corpus by its folder (as the question sets name it), with its chunks by id.

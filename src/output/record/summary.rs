@@ -7,15 +7,18 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::insight::{Recommendation, Separability};
+use crate::analysis::insight::{Recommendation, RetrievalInsight, Separability};
 use crate::analysis::stats::SettingStats;
 use crate::output::explain::Explain;
 use crate::results::Results;
 use crate::sweep::CallStats;
 
 /// Everything derived from the record.
+// results.json's `summary`, named `Summary` in its schema; the reports render another thing,
+// `output::report::Summary`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Summary {
+#[schemars(rename = "Summary")]
+pub struct Derived {
     /// Counters of the calls the sweep made.
     pub calls: CallStats,
     /// The recommended setting's id, certified or not (see `recommendation.certified`), or
@@ -33,7 +36,7 @@ pub struct Summary {
     /// With more than one retrieval variant (`--embedder`, `--chunk-tokens`): per variant, the
     /// recommendation among its settings and its separability; absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub by_retrieval: Vec<RetrievalSummary>,
+    pub by_retrieval: Vec<RetrievalInsight<RecommendationSummary>>,
     /// Per setting id, in grid order.
     pub settings: IndexMap<String, SettingSummary>,
     /// Chunks the scan flags that reached at least one prompt.
@@ -83,22 +86,6 @@ impl RecommendationSummary {
     }
 }
 
-/// One retrieval variant's insight.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct RetrievalSummary {
-    /// The variant's retrieval dimensions: `embedder=NAME`, `chunk_tokens=N`, or both.
-    pub retrieval: String,
-    /// The recommendation among the variant's settings alone.
-    pub recommendation: RecommendationSummary,
-    /// Separability of the best score under the variant's retrieval (with a reranker, of the
-    /// rerank score).
-    pub separability: Separability,
-    /// With a reranker: separability of the variant's best retrieval score before reranking.
-    /// Absent without a reranker.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retrieval_separability: Option<Separability>,
-}
-
 /// One setting's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SettingSummary {
@@ -129,9 +116,9 @@ pub struct FlaggedSummary {
     pub runs: usize,
 }
 
-impl Summary {
-    pub fn of(r: &Results) -> Summary {
-        Summary {
+impl Derived {
+    pub fn of(r: &Results) -> Derived {
+        Derived {
             calls: r.calls.clone(),
             recommended: r.insight.recommendation.setting.clone(),
             recommendation: RecommendationSummary::of(r, &r.insight.recommendation),
@@ -142,12 +129,7 @@ impl Summary {
                 .insight
                 .by_retrieval
                 .iter()
-                .map(|v| RetrievalSummary {
-                    retrieval: v.retrieval.clone(),
-                    recommendation: RecommendationSummary::of(r, &v.recommendation),
-                    separability: v.separability.clone(),
-                    retrieval_separability: v.retrieval_separability.clone(),
-                })
+                .map(|v| v.giving(|rec| RecommendationSummary::of(r, rec)))
                 .collect(),
             settings: r
                 .stats

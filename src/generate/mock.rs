@@ -24,24 +24,12 @@
 
 use std::collections::HashSet;
 
-use crate::adapters::chat::{ChatRequest, ReplyFormat};
-use crate::adapters::generate::{
+use super::{
     ANSWERABLE_FORMAT, FALSE_PREMISE_FORMAT, NEAR_MISS_FORMAT, OFF_TOPIC_FORMAT, PREMISE_FORMAT,
     VERDICT_FORMAT,
 };
-use crate::adapters::judge::GRADE_FORMAT;
+use crate::adapters::chat::ChatRequest;
 use crate::base::text::{content_words, sentences};
-
-/// Every reply format a rageval call asks for (the judge's and the generator's), for
-/// `rageval mock-llm` to read a request's `response_format` back.
-fn formats() -> impl Iterator<Item = ReplyFormat> {
-    std::iter::once(GRADE_FORMAT).chain(crate::adapters::generate::FORMATS)
-}
-
-/// The format named `name`, if rageval asks for one by that name.
-pub fn format_named(name: &str) -> Option<ReplyFormat> {
-    formats().find(|f| f.name == name)
-}
 
 /// Details a near-miss question asks for.
 const DETAILS: [&str; 12] = [
@@ -261,7 +249,7 @@ fn fnv(text: &str) -> u64 {
 mod tests {
     use super::*;
     use crate::adapters::corpus::chunk_markdown;
-    use crate::adapters::generate::{
+    use crate::generate::{
         answer_in_passage, config::GenerateConfig, copies_passage, parse_candidate, parse_verdict,
         Kind,
     };
@@ -323,7 +311,7 @@ Guests sign the visitor book at the front desk.\n";
 
     #[test]
     fn its_false_premise_contradicts_a_number_and_a_supported_premise_is_caught() {
-        use crate::adapters::generate::{parse_premise_verdict, PremiseVerdict};
+        use crate::generate::{parse_premise_verdict, PremiseVerdict};
         let doc = "# Fees\nMembership costs 10 dollars per term. Guests pay nothing.\n";
         let chunks = chunk_markdown("club.md", doc);
         let prompts = GenerateConfig::default().prompts().unwrap();
@@ -358,13 +346,31 @@ Guests sign the visitor book at the front desk.\n";
         );
     }
 
+    /// The in-process mock model answers the generator's formats only with the replies it is
+    /// given (as the wiring gives them): the generator is not its import.
     #[test]
-    fn every_format_is_found_by_name_and_other_requests_are_not_answered() {
-        for f in formats() {
-            assert_eq!(format_named(f.name), Some(f));
-        }
-        assert_eq!(format_named("json_object"), None);
+    fn the_mock_model_answers_the_generators_formats_with_the_replies_it_is_given() {
+        use crate::adapters::mock::MockModel;
+        let chunks = chunk_markdown("club.md", DOC);
+        let prompts = GenerateConfig::default().prompts().unwrap();
+        let r = prompts.request(Kind::Answerable, &chunks[0], None);
+        let given = MockModel::default().answering(reply).reply(&r);
+        assert_eq!(Some(given), reply(&r));
+        let plain = MockModel::default().reply(&r);
+        assert!(
+            parse_candidate(Kind::Answerable, &plain).is_err(),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn other_requests_are_not_answered() {
         let plain = ChatRequest::of(Vec::new());
         assert_eq!(reply(&plain), None);
+        let graded = ChatRequest {
+            format: Some(crate::adapters::judge::GRADE_FORMAT),
+            ..ChatRequest::of(Vec::new())
+        };
+        assert_eq!(reply(&graded), None);
     }
 }

@@ -13,16 +13,16 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use futures_util::stream::{self, StreamExt};
 
-use super::{Engine, Query, Ranking};
-use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
-use crate::adapters::corpus::Corpus;
-use crate::adapters::embed::{cosine, normalize};
-use crate::adapters::generate::{
+use super::{
     answer_in_passage, answer_too_long, copies_passage, echoes_prompt, is_placeholder,
     normal_question, parse_candidate, parse_premise_verdict, parse_verdict, placeholders, Kind,
     PremiseVerdict, Prompts, Reject, REJECTED_REPLY_CHARS,
 };
+use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest};
+use crate::adapters::corpus::Corpus;
+use crate::adapters::embed::{cosine, normalize};
 use crate::base::text::{content_words, excerpt};
+use crate::sweep::{Engine, Query, Ranking};
 
 /// A passage needs this many content words to be asked about.
 pub const MIN_PASSAGE_WORDS: usize = 5;
@@ -776,7 +776,7 @@ mod tests {
     fn a_round_asks_at_most_its_cap() {
         let long = "one two three four five six seven words here.";
         let c = corpus(&[("a.md", &format!("# A\n{long}\n# B\n{long}\n"))]);
-        let prompts = crate::adapters::generate::config::GenerateConfig::default()
+        let prompts = crate::generate::config::GenerateConfig::default()
             .prompts()
             .unwrap();
         let job = |n: usize| Job {

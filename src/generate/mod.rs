@@ -1,13 +1,19 @@
-//! Question generation (`rageval generate`, docs/generate.md): the prompts that ask a model for
-//! an answerable question about one passage, a near-miss unanswerable one, or an off-topic
-//! one, and the verifier's prompt that asks whether retrieved passages answer a question; the
-//! one JSON object each reply must be, and the checks a candidate must pass.
+//! Question generation (`rageval generate`, docs/generate.md), a floor above the sweep engine
+//! it draws passages and retrieval from: the prompts that ask a model for an answerable
+//! question about one passage, a near-miss unanswerable one, an off-topic or a false-premise
+//! one, and the verifier's prompts that ask whether retrieved passages answer a question or
+//! hold its premise; the one JSON object each reply must be, and the checks a candidate must
+//! pass (here); the `generate:` section ([`config`]); the engine that samples passages, makes
+//! the calls, verifies and deduplicates ([`engine`]); and the mock generator and verifier
+//! ([`mock`]), which the wiring gives the in-process mock model (`chat.kind: mock`) and
+//! `rageval mock-llm` serves.
 //!
 //! A reply that is not the JSON asked for is a rejected candidate with its reason, never a
-//! guess. The engine (`crate::sweep::generate`) samples passages, makes the calls, verifies and
-//! deduplicates.
+//! guess.
 
 pub mod config;
+pub mod engine;
+pub mod mock;
 
 use serde::Deserialize;
 
