@@ -318,14 +318,124 @@ fn an_adaptive_sweep_needs_sequential_tests_and_sane_flags() {
     keyed(&p, &["sweep", "--step", "5"])
         .fails("--step applies only with `--until-certified`")
         .run();
-    // A batch engine, of the chat model or of any swept section, is refused before a call.
+    assert_eq!(chat_requests(&mock), 0);
+}
+
+/// `chat.batch: true` in `p`'s config.
+fn batched(p: &Project) {
     let config = p.read("rageval.yaml");
     p.write(
         "rageval.yaml",
         &config.replace("model: mock,", "model: mock, batch: true,"),
     );
-    keyed(&p, &["sweep", "--until-certified", "--sequential"])
-        .fails("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep")
+}
+
+fn count(v: &Value, path: &[&str]) -> u64 {
+    path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
+}
+
+/// With `chat.batch: true` each round is one batch at the mock's Batches API and no call is
+/// made live: the stop, the rounds, the counts and runs.csv are the live adaptive sweep's
+/// with the same seed.
+#[test]
+fn a_batch_engine_sends_one_batch_per_round_and_ends_as_the_live_adaptive_sweep() {
+    let args = [
+        "sweep",
+        "--until-certified",
+        "--seed",
+        "7",
+        "--step",
+        "20",
+        "-q",
+        "--out",
+        "ad",
+    ];
+    let live = MockLlm::start(&[]);
+    let (p, _, _) = project(&live, 600, false);
+    keyed(&p, &args).run();
+    let want = adaptive_json(&p, "ad");
+    assert_eq!(want["stop"], "certified", "{want}");
+    assert!(want["rounds"].as_u64().unwrap() >= 2, "{want}");
+
+    let mock = MockLlm::start(&["--batch-delay", "100"]);
+    let (b, _, _) = project(&mock, 600, false);
+    batched(&b);
+    keyed(&b, &args).env("RAGEVAL_BATCH_POLL_MS", "20").run();
+    let got = adaptive_json(&b, "ad");
+    assert_eq!(got, want);
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        got["rounds"].as_u64().unwrap(),
+        "one batch per round"
+    );
+    assert_eq!(
+        count(&stats, &["batches", "lines"]),
+        got["calls"].as_u64().unwrap()
+    );
+    assert_eq!(
+        count(&stats, &["chat_requests"]),
+        count(&stats, &["batches", "lines"]),
+        "every call a batch line, none live"
+    );
+    assert_eq!(
+        runs_without_latency(&b.read("ad/runs.csv")),
+        runs_without_latency(&p.read("ad/runs.csv"))
+    );
+}
+
+/// A budget is checked before a round's batch is sent: a budget of the first round's calls
+/// sends one batch and stops as `budget`; `--max-cost` counts the calls at the batch price
+/// (`pricing.batch_discount` off).
+#[test]
+fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
+    let mock = MockLlm::start(&["--batch-delay", "50"]);
+    let (p, _, _) = project(&mock, 200, false);
+    let priced =
+        p.read("rageval.yaml") + "pricing: {prompt_per_million: 100000, batch_discount: 0.25}\n";
+    p.write("rageval.yaml", &priced);
+    let args = ["sweep", "--until-certified", "--step", "5", "-q"];
+    let needs = |flag: &str, budget: &str| -> String {
+        let out = keyed(&p, &args)
+            .args([flag, budget])
+            .unusable(&[&format!(
+                "error: invalid {flag}: the first round alone (5 questions of each class) needs "
+            )])
+            .run();
+        out.stderr
+            .split("needs ")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let live_cost = needs("--max-cost", "0.0001");
+    let first: u64 = needs("--max-calls", "1")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    batched(&p);
+    let batch_cost = needs("--max-cost", "0.0001");
+    let amount = |t: &str| -> f64 { t.split(' ').next().unwrap().parse().unwrap() };
+    assert!(
+        (amount(&batch_cost) - 0.75 * amount(&live_cost)).abs() < 2e-4,
+        "{batch_cost} at the batch price, {live_cost} live"
+    );
+    assert_eq!(chat_requests(&mock), 0, "no call for a refused budget");
+    keyed(&p, &args)
+        .args(["--max-calls", &first.to_string()])
+        .env("RAGEVAL_BATCH_POLL_MS", "20")
         .run();
-    assert_eq!(chat_requests(&mock), 0);
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "budget", "{report}");
+    assert_eq!(report["rounds"], 1);
+    assert_eq!(report["calls_made"].as_u64(), Some(first));
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["batches", "created"]), 1);
+    assert_eq!(count(&stats, &["batches", "lines"]), first);
+    assert_eq!(chat_requests(&mock), first);
 }

@@ -17,11 +17,6 @@ use crate::sweep::{RetrievalVariant, Sweep};
 use super::engine::{dry_engine, sweep_only, Retriever};
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
-    // Refused before anything is read or embedded: any batched section, `--batch` or
-    // `chat.batch` included.
-    if s.adaptive().is_some() && super::batch::any_batched(&s) {
-        anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
-    }
     let mut questions = load(&s)?;
     // A labels file that cannot be read is found before any model call is paid for.
     let labels = s.labels().map(LabelsFile::load).transpose()?;
@@ -40,7 +35,8 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     }
     if super::batch::any_batched(&s) {
         // The batches answer into the cache; the sweep below finishes from it.
-        super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
+        let all = super::batch::Sending::All;
+        super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone(), all).await?;
     }
     let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
     print_notes(&s, &mut sweep);
