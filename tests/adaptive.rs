@@ -439,3 +439,38 @@ fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
     assert_eq!(count(&stats, &["batches", "lines"]), first);
     assert_eq!(chat_requests(&mock), first);
 }
+
+/// With an embedder at a server, the adaptive sweep embeds the corpus and the questions it
+/// used, never the rest of the pool: its full-sweep figure is then an estimate, flagged, and
+/// close to what the full sweep makes.
+#[test]
+fn an_adaptive_sweep_embeds_only_the_questions_it_used() {
+    let mock = MockLlm::start(&[]);
+    let (p, _, _) = project(&mock, 300, false);
+    let config = p.read("rageval.yaml").replace(
+        "chat: ",
+        &format!(
+            "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}}}\nchat: ",
+            mock.url
+        ),
+    );
+    p.write("rageval.yaml", &config);
+    let args = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
+    keyed(&p, &args).args(["-q", "--out", "ad"]).run();
+    let report = adaptive_json(&p, "ad");
+    let used = report["used"][0].as_u64().unwrap() + report["used"][1].as_u64().unwrap();
+    assert!(used < 600, "{report}");
+    assert_eq!(
+        count(&mock.stats(), &["texts_embedded"]),
+        300 + used,
+        "the 300 sections and the questions used"
+    );
+    assert_eq!(report["full_calls_estimated"], true, "{report}");
+    keyed(&p, &["sweep", "-q", "--out", "full"]).run();
+    let full = chat_requests(&mock) as f64;
+    let estimate = report["full_calls"].as_f64().unwrap();
+    assert!(
+        (estimate - full).abs() <= 0.1 * full,
+        "estimated {estimate} of {full} calls"
+    );
+}
