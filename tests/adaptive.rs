@@ -263,7 +263,16 @@ fn a_killed_adaptive_sweep_resumes_from_the_cache_without_repeating_a_call() {
     }
     child.kill().unwrap(); // SIGKILL, mid-round
     child.wait().unwrap();
+    // A request the dead process had written is read by the server in a moment.
+    std::thread::sleep(Duration::from_millis(200));
     let before = chat_requests(&mock);
+    // The answers that reached the cache before the kill (a torn last record is none).
+    let cached: std::collections::HashSet<String> = p
+        .read(".rageval/cache/chat.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|r| r["key"].to_string())
+        .collect();
     keyed(&p, &args).run();
     let requests = mock.get("/requests")["requests"]
         .as_array()
@@ -275,12 +284,18 @@ fn a_killed_adaptive_sweep_resumes_from_the_cache_without_repeating_a_call() {
         chat_requests(&mock) > before,
         "the rerun finished the sweep"
     );
-    // Only a call in flight when the process died (two workers) may be sent again: its
-    // answer never reached the cache.
+    // No call whose answer reached the cache is made again: the only requests the server
+    // sees twice are those in flight when the process died (two workers), whose answers it
+    // sent to a dead process. Those no client can have; a batch engine keeps them instead.
+    let repeated = requests.len() - distinct.len();
+    let in_flight = before as usize - cached.len();
+    assert_eq!(
+        repeated, in_flight,
+        "{repeated} calls repeated, {in_flight} were in flight"
+    );
     assert!(
-        requests.len() - distinct.len() <= 2,
-        "{} calls repeated",
-        requests.len() - distinct.len()
+        in_flight <= 2,
+        "{in_flight} calls in flight with two workers"
     );
     assert_eq!(adaptive_json(&p, "reports/latest")["stop"], "certified");
 }
@@ -473,4 +488,62 @@ fn an_adaptive_sweep_embeds_only_the_questions_it_used() {
         (estimate - full).abs() <= 0.1 * full,
         "estimated {estimate} of {full} calls"
     );
+}
+
+/// A batch adaptive sweep killed while its first round's batch runs resumes that batch when
+/// run again with the same seed: no second batch for the round, no request sent twice, no
+/// live call, and the stop of the run that was never killed.
+#[test]
+fn a_killed_batch_adaptive_sweep_resumes_its_open_batch_and_repeats_nothing() {
+    let mock = MockLlm::start(&["--batch-delay", "2000"]);
+    let (p, _, _) = project(&mock, 600, false);
+    batched(&p);
+    let args = [
+        "sweep",
+        "--until-certified",
+        "--seed",
+        "7",
+        "--step",
+        "20",
+        "-q",
+    ];
+    let mut child = p
+        .process()
+        .args(args)
+        .env(KEY_ENV, "test-key")
+        .env("RAGEVAL_BATCH_POLL_MS", "50")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let open = p.path().join(".rageval/cache/batch/open.json");
+    let start = Instant::now();
+    while !open.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no batch was created"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL, while the first round's batch runs
+    child.wait().unwrap();
+    let killed = mock.stats();
+    assert_eq!(count(&killed, &["batches", "created"]), 1);
+    keyed(&p, &args).env("RAGEVAL_BATCH_POLL_MS", "50").run();
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "certified", "{report}");
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        report["rounds"].as_u64().unwrap(),
+        "the open batch resumed, one batch per round"
+    );
+    let calls = report["calls"].as_u64().unwrap();
+    assert_eq!(
+        count(&stats, &["batches", "lines"]),
+        calls,
+        "no line sent twice"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), calls, "no live call");
 }
