@@ -309,20 +309,13 @@ async fn round(
 }
 
 /// The dry-run planner's count of the calls a sweep of `ws` would make (those the response
-/// cache does not answer), and their estimated prompt cost: at the batch price
-/// (`pricing.batch_discount` off) for a chat profile whose calls go through batches.
+/// cache does not answer), and their estimated prompt cost, at the batch price for a chat
+/// profile whose calls go through batches (as `--dry-run` prices them).
 async fn price(s: &SweepOptions, dry: &Engine, ws: &Workspace) -> Result<(usize, f64)> {
-    let pricing = &s.pipeline().pricing;
-    let rows = dry.dry_run(ws, s.grid(), pricing).await?;
-    let share = |profile: &str| {
-        if super::batch::chat_batched(s, profile) {
-            1.0 - pricing.batch_discount
-        } else {
-            1.0
-        }
-    };
+    let mut rows = dry.dry_run(ws, s.grid(), &s.pipeline().pricing).await?;
+    super::batch::batch_priced(s, &mut rows);
     let calls = rows.iter().map(|r| r.calls).sum();
-    let cost = rows.iter().map(|r| r.prompt_cost * share(&r.profile)).sum();
+    let cost = rows.iter().map(|r| r.prompt_cost).sum();
     Ok((calls, cost))
 }
 

@@ -38,6 +38,33 @@ pub fn chat_batched(s: &SweepOptions, profile: &str) -> bool {
     batched(s, &Section::chat(profile))
 }
 
+/// Price a dry run's rows as the sweep will pay them: a chat profile whose calls go through
+/// batches at the batch price (`pricing.batch_discount` off), as `--batch-out` prices its
+/// file. The sections so priced, for the dry run's note.
+pub fn batch_priced(s: &SweepOptions, rows: &mut [crate::sweep::DryRun]) -> Vec<Section> {
+    let discount = s.pipeline().pricing.batch_discount;
+    rows.iter_mut()
+        .filter(|r| chat_batched(s, &r.profile))
+        .map(|r| {
+            r.prompt_cost *= 1.0 - discount;
+            Section::chat(&r.profile)
+        })
+        .collect()
+}
+
+/// The dry run's line for the sections [`batch_priced`] priced, if any.
+pub fn batch_price_note(s: &SweepOptions, sections: &[Section]) -> Option<String> {
+    if sections.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = sections.iter().map(|s| format!("`{s}`")).collect();
+    Some(format!(
+        "the calls of {} go through batches: their cost is at the batch price ({:.0}% off).\n",
+        names.join(", "),
+        s.pipeline().pricing.batch_discount * 100.0
+    ))
+}
+
 /// Whether the texts of any swept embedder profile go through batches.
 pub fn embeddings_batched(s: &SweepOptions) -> bool {
     s.grid()

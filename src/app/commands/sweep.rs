@@ -234,19 +234,20 @@ async fn dry_run(
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let p = s.pipeline();
-    let dry = dry_engine(s, retriever, retrieval)
+    let mut dry = dry_engine(s, retriever, retrieval)
         .dry_run(ws, s.grid(), &p.pricing)
         .await?;
+    let batched = super::batch::batch_priced(s, &mut dry);
     match s.output() {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": &dry, "currency": p.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&terminal::dry_run_text(
-            &dry,
-            &p.currency,
-            p.reranker.is_some(),
-        ))?,
+        OutputFormat::Table => {
+            let mut text = terminal::dry_run_text(&dry, &p.currency, p.reranker.is_some());
+            text.extend(super::batch::batch_price_note(s, &batched));
+            super::print(&text)?
+        }
     }
     Ok(ExitStatus::Success)
 }
