@@ -159,7 +159,11 @@ pub async fn run(
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<(Questions, Sweep, AdaptiveReport)> {
-    let dry = dry_engine(s, retriever.clone(), retrieval.clone());
+    let engines = Engines {
+        dry: dry_engine(s, retriever.clone(), retrieval.clone()),
+        retriever,
+        retrieval,
+    };
     let classes = seeded_order(&pool, plan.seed);
     let sizes = [classes[0].len(), classes[1].len()];
     let step = plan.step_for(sizes);
@@ -184,11 +188,6 @@ pub async fn run(
     loop {
         let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
         let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
-        let engines = Engines {
-            dry: &dry,
-            retriever: retriever.clone(),
-            retrieval: retrieval.clone(),
-        };
         let sweep = match round(s, plan, &engines, &questions, &mut spent).await? {
             Ok(sweep) => sweep,
             Err(Over { flag, what }) if last.is_none() => {
@@ -228,14 +227,14 @@ pub async fn run(
         }
     }
     let Round { questions, sweep } = last.expect("the first round ran or the loop bailed");
-    let (full, estimated) = full_calls(s, &dry, &pool, &report, &questions, &sweep).await?;
+    let (full, estimated) = full_calls(s, &engines.dry, &pool, &report, &questions, &sweep).await?;
     (report.full_calls, report.full_calls_estimated) = (full, estimated);
     Ok((questions, sweep, report))
 }
 
 /// The engines a round runs: the dry run's (for the budget) and the live one's parts.
-struct Engines<'a> {
-    dry: &'a Engine,
+struct Engines {
+    dry: Engine,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 }
@@ -260,7 +259,7 @@ struct Over {
 async fn round(
     s: &SweepOptions,
     plan: &AdaptivePlan,
-    engines: &Engines<'_>,
+    engines: &Engines,
     questions: &Questions,
     spent: &mut Spent,
 ) -> Result<Result<Sweep, Over>> {
@@ -274,7 +273,7 @@ async fn round(
             let only = super::batch::Sending::Embeddings;
             super::batch::run(s, ws, retriever.clone(), retrieval.clone(), only).await?;
         }
-        let (making, priced) = price(s, engines.dry, ws).await?;
+        let (making, priced) = price(s, &engines.dry, ws).await?;
         let over_calls = plan
             .max_calls
             .is_some_and(|m| (spent.calls + making) as u64 > m);
