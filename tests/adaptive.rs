@@ -547,3 +547,44 @@ fn a_killed_batch_adaptive_sweep_resumes_its_open_batch_and_repeats_nothing() {
     );
     assert_eq!(count(&stats, &["chat_requests"]), calls, "no live call");
 }
+
+/// With a budget and an embedder that batches too, each round sends its new texts as a batch
+/// of their own before its calls are counted, then its calls as a second batch: nothing is
+/// embedded or called live, and only the sections and the questions used are embedded.
+#[test]
+fn a_budget_with_a_batching_embedder_embeds_each_round_through_a_batch_first() {
+    let mock = MockLlm::start(&["--batch-delay", "50"]);
+    let (p, _, _) = project(&mock, 300, false);
+    batched(&p);
+    let config = p.read("rageval.yaml").replace(
+        "chat: ",
+        &format!(
+            "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}, batch: true}}\nchat: ",
+            mock.url
+        ),
+    );
+    p.write("rageval.yaml", &config);
+    let args = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
+    keyed(&p, &args)
+        .args(["--max-calls", "100000", "-q"])
+        .env("RAGEVAL_BATCH_POLL_MS", "20")
+        .run();
+    let report = adaptive_json(&p, "reports/latest");
+    let rounds = report["rounds"].as_u64().unwrap();
+    let used = report["used"][0].as_u64().unwrap() + report["used"][1].as_u64().unwrap();
+    let calls = report["calls"].as_u64().unwrap();
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["texts_embedded"]), 300 + used, "{report}");
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        300 + used,
+        "one batch line per text, no live request"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), calls, "no live call");
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        2 * rounds,
+        "{report}"
+    );
+    assert_eq!(count(&stats, &["batches", "lines"]), 300 + used + calls);
+}
