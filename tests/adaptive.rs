@@ -77,6 +77,9 @@ fn project(mock: &MockLlm, n: usize, answers: bool) -> (Project, Items, Items) {
     (p, answerable, unanswerable)
 }
 
+/// An adaptive sweep in rounds of 20 questions per class, in the order of seed 7.
+const SEEDED: [&str; 6] = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
+
 fn chat_requests(mock: &MockLlm) -> u64 {
     mock.stats()["chat_requests"].as_u64().unwrap()
 }
@@ -101,21 +104,7 @@ fn adaptive_json(p: &Project, out: &str) -> Value {
 fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_plain_sweep() {
     let mock = MockLlm::start(&[]);
     let (p, answerable, unanswerable) = project(&mock, 600, false);
-    keyed(
-        &p,
-        &[
-            "sweep",
-            "--until-certified",
-            "--seed",
-            "7",
-            "--step",
-            "20",
-            "-q",
-            "--out",
-            "ad",
-        ],
-    )
-    .run();
+    keyed(&p, &[&SEEDED[..], &["-q", "--out", "ad"]].concat()).run();
     let made = chat_requests(&mock);
     let report = adaptive_json(&p, "ad");
     assert_eq!(report["stop"], "certified", "{report}");
@@ -345,6 +334,19 @@ fn batched(p: &Project) {
     );
 }
 
+/// `p`'s questions and sections embedded by `mock`'s embedder (`extra`: more of its fields).
+fn embedded_at(p: &Project, mock: &MockLlm, extra: &str) {
+    let embedder = format!(
+        "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}{extra}}}\n",
+        mock.url
+    );
+    p.write(
+        "rageval.yaml",
+        &p.read("rageval.yaml")
+            .replace("chat: ", &(embedder + "chat: ")),
+    );
+}
+
 fn count(v: &Value, path: &[&str]) -> u64 {
     path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
 }
@@ -354,17 +356,7 @@ fn count(v: &Value, path: &[&str]) -> u64 {
 /// with the same seed.
 #[test]
 fn a_batch_engine_sends_one_batch_per_round_and_ends_as_the_live_adaptive_sweep() {
-    let args = [
-        "sweep",
-        "--until-certified",
-        "--seed",
-        "7",
-        "--step",
-        "20",
-        "-q",
-        "--out",
-        "ad",
-    ];
+    let args = [&SEEDED[..], &["-q", "--out", "ad"]].concat();
     let live = MockLlm::start(&[]);
     let (p, _, _) = project(&live, 600, false);
     keyed(&p, &args).run();
@@ -462,16 +454,8 @@ fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
 fn an_adaptive_sweep_embeds_only_the_questions_it_used() {
     let mock = MockLlm::start(&[]);
     let (p, _, _) = project(&mock, 300, false);
-    let config = p.read("rageval.yaml").replace(
-        "chat: ",
-        &format!(
-            "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}}}\nchat: ",
-            mock.url
-        ),
-    );
-    p.write("rageval.yaml", &config);
-    let args = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
-    keyed(&p, &args).args(["-q", "--out", "ad"]).run();
+    embedded_at(&p, &mock, "");
+    keyed(&p, &SEEDED).args(["-q", "--out", "ad"]).run();
     let report = adaptive_json(&p, "ad");
     let used = report["used"][0].as_u64().unwrap() + report["used"][1].as_u64().unwrap();
     assert!(used < 600, "{report}");
@@ -498,36 +482,9 @@ fn a_killed_batch_adaptive_sweep_resumes_its_open_batch_and_repeats_nothing() {
     let mock = MockLlm::start(&["--batch-delay", "2000"]);
     let (p, _, _) = project(&mock, 600, false);
     batched(&p);
-    let args = [
-        "sweep",
-        "--until-certified",
-        "--seed",
-        "7",
-        "--step",
-        "20",
-        "-q",
-    ];
-    let mut child = p
-        .process()
-        .args(args)
-        .env(KEY_ENV, "test-key")
-        .env("RAGEVAL_BATCH_POLL_MS", "50")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let open = p.path().join(".rageval/cache/batch/open.json");
-    let start = Instant::now();
-    while !open.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no batch was created"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    child.kill().unwrap(); // SIGKILL, while the first round's batch runs
-    child.wait().unwrap();
+    let args = [&SEEDED[..], &["-q"]].concat();
+    // SIGKILL while the first round's batch runs.
+    crate::batch::kill_while_a_batch_runs(&p, &args, "50");
     let killed = mock.stats();
     assert_eq!(count(&killed, &["batches", "created"]), 1);
     keyed(&p, &args).env("RAGEVAL_BATCH_POLL_MS", "50").run();
@@ -556,16 +513,8 @@ fn a_budget_with_a_batching_embedder_embeds_each_round_through_a_batch_first() {
     let mock = MockLlm::start(&["--batch-delay", "50"]);
     let (p, _, _) = project(&mock, 300, false);
     batched(&p);
-    let config = p.read("rageval.yaml").replace(
-        "chat: ",
-        &format!(
-            "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}, batch: true}}\nchat: ",
-            mock.url
-        ),
-    );
-    p.write("rageval.yaml", &config);
-    let args = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
-    keyed(&p, &args)
+    embedded_at(&p, &mock, ", batch: true");
+    keyed(&p, &SEEDED)
         .args(["--max-calls", "100000", "-q"])
         .env("RAGEVAL_BATCH_POLL_MS", "20")
         .run();
