@@ -393,7 +393,8 @@ fn a_batch_engine_sends_one_batch_per_round_and_ends_as_the_live_adaptive_sweep(
 
 /// A budget is checked before a round's batch is sent: a budget of the first round's calls
 /// sends one batch and stops as `budget`; `--max-cost` counts the calls at the batch price
-/// (`pricing.batch_discount` off).
+/// (`pricing.batch_discount` off). `--batch` sends the rounds through batches as
+/// `chat.batch: true` does.
 #[test]
 fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
     let mock = MockLlm::start(&["--batch-delay", "50"]);
@@ -401,9 +402,10 @@ fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
     let priced =
         p.read("rageval.yaml") + "pricing: {prompt_per_million: 100000, batch_discount: 0.25}\n";
     p.write("rageval.yaml", &priced);
-    let args = ["sweep", "--until-certified", "--step", "5", "-q"];
-    let needs = |flag: &str, budget: &str| -> String {
-        let out = keyed(&p, &args)
+    let live = ["sweep", "--until-certified", "--step", "5", "-q"];
+    let batch = [&live[..], &["--batch"]].concat();
+    let needs = |args: &[&str], flag: &str, budget: &str| -> String {
+        let out = keyed(&p, args)
             .args([flag, budget])
             .unusable(&[&format!(
                 "error: invalid {flag}: the first round alone (5 questions of each class) needs "
@@ -418,22 +420,21 @@ fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
             .unwrap()
             .to_string()
     };
-    let live_cost = needs("--max-cost", "0.0001");
-    let first: u64 = needs("--max-calls", "1")
+    let live_cost = needs(&live, "--max-cost", "0.0001");
+    let first: u64 = needs(&live, "--max-calls", "1")
         .split(' ')
         .next()
         .unwrap()
         .parse()
         .unwrap();
-    batched(&p);
-    let batch_cost = needs("--max-cost", "0.0001");
+    let batch_cost = needs(&batch, "--max-cost", "0.0001");
     let amount = |t: &str| -> f64 { t.split(' ').next().unwrap().parse().unwrap() };
     assert!(
         (amount(&batch_cost) - 0.75 * amount(&live_cost)).abs() < 2e-4,
         "{batch_cost} at the batch price, {live_cost} live"
     );
     assert_eq!(chat_requests(&mock), 0, "no call for a refused budget");
-    keyed(&p, &args)
+    keyed(&p, &batch)
         .args(["--max-calls", &first.to_string()])
         .env("RAGEVAL_BATCH_POLL_MS", "20")
         .run();
