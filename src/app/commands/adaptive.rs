@@ -357,7 +357,7 @@ fn plans_for_free(s: &SweepOptions) -> bool {
 
 /// The full sweep's calls estimated from the last round: the questions used of each class are
 /// a seeded random sample of it, so each class's answer calls per question used, times the
-/// class's pool, estimates its share without bias; rewrites and repeats are scaled with the
+/// class's pool, scale the sample up to the pool; rewrites and repeats are scaled with the
 /// answer calls. (A call two questions share is counted with the first.)
 fn estimate(questions: &Questions, sweep: &Sweep, used: [usize; 2], pool: [usize; 2]) -> usize {
     let answerable: Vec<bool> = questions.ws.questions().map(|q| q.answerable).collect();
