@@ -77,6 +77,9 @@ fn project(mock: &MockLlm, n: usize, answers: bool) -> (Project, Items, Items) {
     (p, answerable, unanswerable)
 }
 
+/// An adaptive sweep in rounds of 20 questions per class, in the order of seed 7.
+const SEEDED: [&str; 6] = ["sweep", "--until-certified", "--seed", "7", "--step", "20"];
+
 fn chat_requests(mock: &MockLlm) -> u64 {
     mock.stats()["chat_requests"].as_u64().unwrap()
 }
@@ -101,21 +104,7 @@ fn adaptive_json(p: &Project, out: &str) -> Value {
 fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_plain_sweep() {
     let mock = MockLlm::start(&[]);
     let (p, answerable, unanswerable) = project(&mock, 600, false);
-    keyed(
-        &p,
-        &[
-            "sweep",
-            "--until-certified",
-            "--seed",
-            "7",
-            "--step",
-            "20",
-            "-q",
-            "--out",
-            "ad",
-        ],
-    )
-    .run();
+    keyed(&p, &[&SEEDED[..], &["-q", "--out", "ad"]].concat()).run();
     let made = chat_requests(&mock);
     let report = adaptive_json(&p, "ad");
     assert_eq!(report["stop"], "certified", "{report}");
@@ -263,7 +252,16 @@ fn a_killed_adaptive_sweep_resumes_from_the_cache_without_repeating_a_call() {
     }
     child.kill().unwrap(); // SIGKILL, mid-round
     child.wait().unwrap();
+    // A request the dead process had written is read by the server in a moment.
+    std::thread::sleep(Duration::from_millis(200));
     let before = chat_requests(&mock);
+    // The answers that reached the cache before the kill (a torn last record is none).
+    let cached: std::collections::HashSet<String> = p
+        .read(".rageval/cache/chat.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|r| r["key"].to_string())
+        .collect();
     keyed(&p, &args).run();
     let requests = mock.get("/requests")["requests"]
         .as_array()
@@ -275,12 +273,18 @@ fn a_killed_adaptive_sweep_resumes_from_the_cache_without_repeating_a_call() {
         chat_requests(&mock) > before,
         "the rerun finished the sweep"
     );
-    // Only a call in flight when the process died (two workers) may be sent again: its
-    // answer never reached the cache.
+    // No call whose answer reached the cache is made again: the only requests the server
+    // sees twice are those in flight when the process died (two workers), whose answers it
+    // sent to a dead process. Those no client can have; a batch engine keeps them instead.
+    let repeated = requests.len() - distinct.len();
+    let in_flight = before as usize - cached.len();
+    assert_eq!(
+        repeated, in_flight,
+        "{repeated} calls repeated, {in_flight} were in flight"
+    );
     assert!(
-        requests.len() - distinct.len() <= 2,
-        "{} calls repeated",
-        requests.len() - distinct.len()
+        in_flight <= 2,
+        "{in_flight} calls in flight with two workers"
     );
     assert_eq!(adaptive_json(&p, "reports/latest")["stop"], "certified");
 }
@@ -318,14 +322,219 @@ fn an_adaptive_sweep_needs_sequential_tests_and_sane_flags() {
     keyed(&p, &["sweep", "--step", "5"])
         .fails("--step applies only with `--until-certified`")
         .run();
-    // A batch engine, of the chat model or of any swept section, is refused before a call.
+    assert_eq!(chat_requests(&mock), 0);
+}
+
+/// `chat.batch: true` in `p`'s config.
+fn batched(p: &Project) {
     let config = p.read("rageval.yaml");
     p.write(
         "rageval.yaml",
         &config.replace("model: mock,", "model: mock, batch: true,"),
     );
-    keyed(&p, &["sweep", "--until-certified", "--sequential"])
-        .fails("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep")
+}
+
+/// `p`'s questions and sections embedded by `mock`'s embedder (`extra`: more of its fields).
+fn embedded_at(p: &Project, mock: &MockLlm, extra: &str) {
+    let embedder = format!(
+        "embedder: {{kind: openai, base_url: \"{}\", model: hash-1024, api_key_env: {KEY_ENV}{extra}}}\n",
+        mock.url
+    );
+    p.write(
+        "rageval.yaml",
+        &p.read("rageval.yaml")
+            .replace("chat: ", &(embedder + "chat: ")),
+    );
+}
+
+fn count(v: &Value, path: &[&str]) -> u64 {
+    path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
+}
+
+/// With `chat.batch: true` each round is one batch at the mock's Batches API and no call is
+/// made live: the stop, the rounds, the counts and runs.csv are the live adaptive sweep's
+/// with the same seed.
+#[test]
+fn a_batch_engine_sends_one_batch_per_round_and_ends_as_the_live_adaptive_sweep() {
+    let args = [&SEEDED[..], &["-q", "--out", "ad"]].concat();
+    let live = MockLlm::start(&[]);
+    let (p, _, _) = project(&live, 600, false);
+    keyed(&p, &args).run();
+    let want = adaptive_json(&p, "ad");
+    assert_eq!(want["stop"], "certified", "{want}");
+    assert!(want["rounds"].as_u64().unwrap() >= 2, "{want}");
+
+    let mock = MockLlm::start(&["--batch-delay", "100"]);
+    let (b, _, _) = project(&mock, 600, false);
+    batched(&b);
+    keyed(&b, &args).env("RAGEVAL_BATCH_POLL_MS", "20").run();
+    let got = adaptive_json(&b, "ad");
+    assert_eq!(got, want);
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        got["rounds"].as_u64().unwrap(),
+        "one batch per round"
+    );
+    assert_eq!(
+        count(&stats, &["batches", "lines"]),
+        got["calls"].as_u64().unwrap()
+    );
+    assert_eq!(
+        count(&stats, &["chat_requests"]),
+        count(&stats, &["batches", "lines"]),
+        "every call a batch line, none live"
+    );
+    assert_eq!(
+        runs_without_latency(&b.read("ad/runs.csv")),
+        runs_without_latency(&p.read("ad/runs.csv"))
+    );
+}
+
+/// A budget is checked before a round's batch is sent: a budget of the first round's calls
+/// sends one batch and stops as `budget`; `--max-cost` counts the calls at the batch price
+/// (`pricing.batch_discount` off). `--batch` sends the rounds through batches as
+/// `chat.batch: true` does.
+#[test]
+fn a_batch_engine_checks_the_budget_before_each_batch_at_the_batch_price() {
+    let mock = MockLlm::start(&["--batch-delay", "50"]);
+    let (p, _, _) = project(&mock, 200, false);
+    let priced =
+        p.read("rageval.yaml") + "pricing: {prompt_per_million: 100000, batch_discount: 0.25}\n";
+    p.write("rageval.yaml", &priced);
+    let live = ["sweep", "--until-certified", "--step", "5", "-q"];
+    let batch = [&live[..], &["--batch"]].concat();
+    let needs = |args: &[&str], flag: &str, budget: &str| -> String {
+        let out = keyed(&p, args)
+            .args([flag, budget])
+            .unusable(&[&format!(
+                "error: invalid {flag}: the first round alone (5 questions of each class) needs "
+            )])
+            .run();
+        out.stderr
+            .split("needs ")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let live_cost = needs(&live, "--max-cost", "0.0001");
+    let first: u64 = needs(&live, "--max-calls", "1")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let batch_cost = needs(&batch, "--max-cost", "0.0001");
+    let amount = |t: &str| -> f64 { t.split(' ').next().unwrap().parse().unwrap() };
+    assert!(
+        (amount(&batch_cost) - 0.75 * amount(&live_cost)).abs() < 2e-4,
+        "{batch_cost} at the batch price, {live_cost} live"
+    );
+    assert_eq!(chat_requests(&mock), 0, "no call for a refused budget");
+    keyed(&p, &batch)
+        .args(["--max-calls", &first.to_string()])
+        .env("RAGEVAL_BATCH_POLL_MS", "20")
         .run();
-    assert_eq!(chat_requests(&mock), 0);
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "budget", "{report}");
+    assert_eq!(report["rounds"], 1);
+    assert_eq!(report["calls_made"].as_u64(), Some(first));
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["batches", "created"]), 1);
+    assert_eq!(count(&stats, &["batches", "lines"]), first);
+    assert_eq!(chat_requests(&mock), first);
+}
+
+/// With an embedder at a server, the adaptive sweep embeds the corpus and the questions it
+/// used, never the rest of the pool: its full-sweep figure is then an estimate, flagged, and
+/// close to what the full sweep makes.
+#[test]
+fn an_adaptive_sweep_embeds_only_the_questions_it_used() {
+    let mock = MockLlm::start(&[]);
+    let (p, _, _) = project(&mock, 300, false);
+    embedded_at(&p, &mock, "");
+    keyed(&p, &SEEDED).args(["-q", "--out", "ad"]).run();
+    let report = adaptive_json(&p, "ad");
+    let used = report["used"][0].as_u64().unwrap() + report["used"][1].as_u64().unwrap();
+    assert!(used < 600, "{report}");
+    assert_eq!(
+        count(&mock.stats(), &["texts_embedded"]),
+        300 + used,
+        "the 300 sections and the questions used"
+    );
+    assert_eq!(report["full_calls_estimated"], true, "{report}");
+    keyed(&p, &["sweep", "-q", "--out", "full"]).run();
+    let full = chat_requests(&mock) as f64;
+    let estimate = report["full_calls"].as_f64().unwrap();
+    assert!(
+        (estimate - full).abs() <= 0.1 * full,
+        "estimated {estimate} of {full} calls"
+    );
+}
+
+/// A batch adaptive sweep killed while its first round's batch runs resumes that batch when
+/// run again with the same seed: no second batch for the round, no request sent twice, no
+/// live call, and the stop of the run that was never killed.
+#[test]
+fn a_killed_batch_adaptive_sweep_resumes_its_open_batch_and_repeats_nothing() {
+    let mock = MockLlm::start(&["--batch-delay", "2000"]);
+    let (p, _, _) = project(&mock, 600, false);
+    batched(&p);
+    let args = [&SEEDED[..], &["-q"]].concat();
+    // SIGKILL while the first round's batch runs.
+    crate::batch::kill_while_a_batch_runs(&p, &args, "50");
+    let killed = mock.stats();
+    assert_eq!(count(&killed, &["batches", "created"]), 1);
+    keyed(&p, &args).env("RAGEVAL_BATCH_POLL_MS", "50").run();
+    let report = adaptive_json(&p, "reports/latest");
+    assert_eq!(report["stop"], "certified", "{report}");
+    let stats = mock.stats();
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        report["rounds"].as_u64().unwrap(),
+        "the open batch resumed, one batch per round"
+    );
+    let calls = report["calls"].as_u64().unwrap();
+    assert_eq!(
+        count(&stats, &["batches", "lines"]),
+        calls,
+        "no line sent twice"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), calls, "no live call");
+}
+
+/// With a budget and an embedder that batches too, each round sends its new texts as a batch
+/// of their own before its calls are counted, then its calls as a second batch: nothing is
+/// embedded or called live, and only the sections and the questions used are embedded.
+#[test]
+fn a_budget_with_a_batching_embedder_embeds_each_round_through_a_batch_first() {
+    let mock = MockLlm::start(&["--batch-delay", "50"]);
+    let (p, _, _) = project(&mock, 300, false);
+    batched(&p);
+    embedded_at(&p, &mock, ", batch: true");
+    keyed(&p, &SEEDED)
+        .args(["--max-calls", "100000", "-q"])
+        .env("RAGEVAL_BATCH_POLL_MS", "20")
+        .run();
+    let report = adaptive_json(&p, "reports/latest");
+    let rounds = report["rounds"].as_u64().unwrap();
+    let used = report["used"][0].as_u64().unwrap() + report["used"][1].as_u64().unwrap();
+    let calls = report["calls"].as_u64().unwrap();
+    let stats = mock.stats();
+    assert_eq!(count(&stats, &["texts_embedded"]), 300 + used, "{report}");
+    assert_eq!(
+        count(&stats, &["embedding_requests"]),
+        300 + used,
+        "one batch line per text, no live request"
+    );
+    assert_eq!(count(&stats, &["chat_requests"]), calls, "no live call");
+    assert_eq!(
+        count(&stats, &["batches", "created"]),
+        2 * rounds,
+        "{report}"
+    );
+    assert_eq!(count(&stats, &["batches", "lines"]), 300 + used + calls);
 }

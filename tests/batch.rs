@@ -198,21 +198,14 @@ fn an_import_refuses_a_broken_line_and_never_guesses_an_unknown_id() {
     );
 }
 
-/// `chat.batch: true` against the mock's Batch API (every seventh request failing, a few
-/// seconds a batch): a run killed by SIGKILL while its batch runs leaves the batch id in the
-/// cache folder; the next run resumes that same batch (no second one), calls live only the
-/// lines the batch failed, and every run's outcome equals the live sweep's.
-#[test]
-fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_sweep() {
-    let live = live_sweep();
-    let distinct = live.calls.len() as u64;
-    let mock = MockLlm::start(&["--fail-every", "7", "--batch-delay", "4000"]);
-    let p = http_project(&mock.url, false, "  batch: true\n");
+/// Run `rageval ARGS` in `p` with the mock's key (batches polled every `poll_ms`) and SIGKILL
+/// it a moment after its first batch is kept open in the cache folder.
+pub fn kill_while_a_batch_runs(p: &Project, args: &[&str], poll_ms: &str) {
     let mut child = p
         .process()
-        .args(["sweep", "--quiet"])
+        .args(args)
         .env(KEY_ENV, "test-key")
-        .env("RAGEVAL_BATCH_POLL_MS", "100")
+        .env("RAGEVAL_BATCH_POLL_MS", poll_ms)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -224,11 +217,24 @@ fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_swe
             start.elapsed() < Duration::from_secs(60),
             "no batch was created"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+}
+
+/// `chat.batch: true` against the mock's Batch API (every seventh request failing, a few
+/// seconds a batch): a run killed by SIGKILL while its batch runs leaves the batch id in the
+/// cache folder; the next run resumes that same batch (no second one), calls live only the
+/// lines the batch failed, and every run's outcome equals the live sweep's.
+#[test]
+fn a_batch_sweep_killed_mid_batch_resumes_the_same_batch_and_equals_the_live_sweep() {
+    let live = live_sweep();
+    let distinct = live.calls.len() as u64;
+    let mock = MockLlm::start(&["--fail-every", "7", "--batch-delay", "4000"]);
+    let p = http_project(&mock.url, false, "  batch: true\n");
+    kill_while_a_batch_runs(&p, &["sweep", "--quiet"], "100");
     let kept: Value = serde_json::from_str(&p.read(".rageval/cache/batch/open.json")).unwrap();
     let id = kept["batches"][0]["id"].as_str().unwrap().to_string();
     let before = mock.stats();

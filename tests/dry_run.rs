@@ -79,3 +79,39 @@ prompt tokens are estimated at four characters a token; completions are not know
         .absent("reports/latest")
         .run();
 }
+
+/// With `chat.batch: true` the dry run prices the calls at the batch price, as `--batch-out`
+/// and an adaptive sweep's budget do, and says so; everything else is the live plan's.
+#[test]
+fn a_dry_run_prices_batched_calls_at_the_batch_price() {
+    let server = MockLlm::start(&[]);
+    let priced = "pricing:\n  prompt_per_million: 1000\n  batch_discount: 0.25\n";
+    let run = |batch: &str| {
+        let p = http_project(&server.url, false, batch);
+        p.write("rageval.yaml", &(p.read("rageval.yaml") + priced));
+        let json = keyed(&p, &["sweep", "--dry-run", "--output", "json"])
+            .stdout_any("the plan is compared with the live-priced one's below")
+            .run()
+            .stdout_json();
+        let table = keyed(&p, &["sweep", "--dry-run"])
+            .stdout_any("the table is compared with the live-priced one's below")
+            .run()
+            .stdout;
+        (json["dry_run"][0].clone(), table)
+    };
+    let (live, live_table) = run("");
+    let (batch, batch_table) = run("  batch: true\n");
+    let cost = |row: &Value| row["prompt_cost"].as_f64().unwrap();
+    assert!(cost(&live) > 0.0);
+    assert_eq!(cost(&batch), cost(&live) * 0.75);
+    let mut same = batch.clone();
+    same["prompt_cost"] = live["prompt_cost"].clone();
+    assert_eq!(same, live, "only the cost differs");
+    let shown = |c: f64| format!("{c:.4} USD");
+    assert_eq!(
+        batch_table,
+        live_table.replace(&shown(cost(&live)), &shown(cost(&batch)))
+            + "the calls of `chat` go through batches: their cost is at the batch price (25% off).\n"
+    );
+    assert_eq!(server.stats()["chat_requests"], 0);
+}

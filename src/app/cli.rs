@@ -480,7 +480,7 @@ pub struct SweepArgs {
 #[command(next_help_heading = "Adaptive sweep")]
 pub struct AdaptiveArgs {
     /// Take the questions in seeded rounds and stop once the recommendation is certified, when no setting can be, or at a budget; settings already out get no more calls (needs `--sequential`; docs/adaptive.md)
-    #[arg(long, conflicts_with_all = ["dry_run", "batch_out", "batch", "shard", "no_cache"])]
+    #[arg(long, conflicts_with_all = ["dry_run", "batch_out", "shard", "no_cache"])]
     pub until_certified: bool,
 
     /// Seed of the order the questions of each class are taken in [default: 0]

@@ -132,7 +132,8 @@ fn workspace(docs: Vec<String>, qs: Vec<Q>) -> Workspace {
             root: ".".into(),
             roots: vec![".".into()],
             chunks,
-        }],
+        }]
+        .into(),
     }
 }
 

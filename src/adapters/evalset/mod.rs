@@ -97,7 +97,9 @@ pub struct EvalSet {
 #[derive(Debug, Clone)]
 pub struct Workspace {
     pub sets: Vec<EvalSet>,
-    pub corpora: Vec<Corpus>,
+    /// Shared, not copied, by the workspaces of some of the questions (an adaptive sweep's
+    /// rounds); changed in place only while the workspace is being loaded and fitted.
+    pub corpora: std::sync::Arc<Vec<Corpus>>,
 }
 
 impl Workspace {
@@ -105,7 +107,7 @@ impl Workspace {
     /// [`Corpus::split_long_sections`]. Expected sources still match: a part answers to its
     /// section's heading and id.
     pub fn split_long_sections(&mut self, max_tokens: usize) {
-        for corpus in &mut self.corpora {
+        for corpus in std::sync::Arc::make_mut(&mut self.corpora) {
             corpus.split_long_sections(max_tokens);
         }
     }
@@ -120,11 +122,11 @@ impl Workspace {
     pub fn load_for(paths: &[PathBuf], foreign: bool) -> Result<Self, anyhow::Error> {
         let mut ws = Workspace {
             sets: Vec::new(),
-            corpora: Vec::new(),
+            corpora: Default::default(),
         };
         let mut seen: HashMap<String, PathBuf> = HashMap::new();
         for path in paths {
-            let set = load_set(path, &mut ws.corpora, foreign)?;
+            let set = load_set(path, std::sync::Arc::make_mut(&mut ws.corpora), foreign)?;
             for q in &set.questions {
                 if let Some(first) = seen.insert(q.id.clone(), path.clone()) {
                     let loc = Locator::new(&set.text);

@@ -9,11 +9,12 @@
 use anyhow::{bail, Result};
 use serde::Serialize;
 
+use crate::adapters::evalset::Workspace;
 use crate::analysis::insight::adaptive::{self, Futile, Pool, Stop};
 use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::recommend;
 use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
-use crate::sweep::{DryRun, RetrievalVariant, Sweep};
+use crate::sweep::{DryRun, Engine, RetrievalVariant, Sweep};
 use crate::vocab::limit::Limit;
 
 use super::engine::{dry_engine, sweep_only, Retriever};
@@ -33,8 +34,13 @@ pub struct AdaptiveReport {
     pub pool: [usize; 2],
     /// Distinct model calls the questions used need (answers and rewrites, cached or not).
     pub calls: usize,
-    /// Distinct model calls the full sweep of the pool needs.
+    /// Distinct model calls the full sweep of the pool needs: from the dry-run planner when
+    /// planning the pool costs nothing, else estimated from the questions used
+    /// (`full_calls_estimated`; docs/adaptive.md).
     pub full_calls: usize,
+    /// `full_calls` is an estimate: the questions not used were never embedded, searched or
+    /// reranked to count their prompts.
+    pub full_calls_estimated: bool,
     /// Model calls this run made (the rest came from the response cache).
     pub calls_made: usize,
     /// With `futile`: the setting closest to being certified, the rate that keeps it out, and
@@ -79,8 +85,13 @@ impl AdaptiveReport {
         };
         let share = 100.0 * self.calls as f64 / self.full_calls.max(1) as f64;
         let rounds = plural(self.rounds, "round");
+        let about = if self.full_calls_estimated {
+            "about "
+        } else {
+            ""
+        };
         let mut line = format!(
-            "{} after {used} ({rounds}); {} model calls of {} ({share:.0}%)",
+            "{} after {used} ({rounds}); {} model calls of {about}{} ({share:.0}%)",
             self.stop.name(),
             thousands(self.calls),
             thousands(self.full_calls),
@@ -148,14 +159,16 @@ pub async fn run(
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<(Questions, Sweep, AdaptiveReport)> {
-    let dry = dry_engine(s, retriever.clone(), retrieval.clone());
+    let engines = Engines {
+        dry: dry_engine(s, retriever.clone(), retrieval.clone()),
+        retriever,
+        retrieval,
+    };
     let classes = seeded_order(&pool, plan.seed);
     let sizes = [classes[0].len(), classes[1].len()];
     let step = plan.step_for(sizes);
-    let pricing = &s.pipeline().pricing;
-    let full = needed(&dry.dry_run(&pool.ws, s.grid(), pricing).await?);
     let counted = count_pool(&pool);
-    let (mut spent_calls, mut spent_cost) = (0usize, 0.0f64);
+    let mut spent = Spent::default();
     let mut last: Option<Round> = None;
     let mut report = AdaptiveReport {
         stop: Stop::Exhausted,
@@ -165,7 +178,8 @@ pub async fn run(
         used: [0, 0],
         pool: sizes,
         calls: 0,
-        full_calls: full,
+        full_calls: 0,
+        full_calls_estimated: false,
         calls_made: 0,
         closest: None,
         out: Vec::new(),
@@ -174,31 +188,20 @@ pub async fn run(
     loop {
         let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
         let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
-        let rows = dry.dry_run(&questions.ws, s.grid(), pricing).await?;
-        let making: usize = rows.iter().map(|r| r.calls).sum();
-        let cost: f64 = rows.iter().map(|r| r.prompt_cost).sum();
-        let over_calls = plan
-            .max_calls
-            .is_some_and(|m| (spent_calls + making) as u64 > m);
-        let over_cost = plan.max_cost.is_some_and(|m| spent_cost + cost > m);
-        if over_calls || over_cost {
-            if last.is_none() {
-                let (flag, what) = if over_calls {
-                    ("--max-calls", format!("{making} model calls"))
-                } else {
-                    ("--max-cost", format!("{cost:.4} {}", s.pipeline().currency))
-                };
-                bail!("invalid {flag}: the first round alone ({step} questions of each class) needs {what}; raise the budget or lower `--step`");
+        let sweep = match round(s, plan, &engines, &questions, &mut spent).await? {
+            Ok(sweep) => sweep,
+            Err(Over { flag, what }) if last.is_none() => {
+                bail!("invalid {flag}: the first round alone ({step} questions of each class) needs {what}; raise the budget or lower `--step`")
             }
-            report.stop = Stop::Budget;
-            break;
-        }
-        let sweep = sweep_only(s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
-        (spent_calls, spent_cost) = (spent_calls + making, spent_cost + cost);
+            Err(_) => {
+                report.stop = Stop::Budget;
+                break;
+            }
+        };
         report.rounds += 1;
         report.used = used;
-        report.calls = needed(&rows);
-        report.calls_made = spent_calls;
+        report.calls = needed_by(&sweep);
+        report.calls_made = spent.calls;
         let (stop, out) = decide(s, &questions, &sweep, counted, used == sizes);
         for (i, limit) in out.iter().enumerate() {
             let known = report.out.iter().any(|o| o.setting == settings[i].id());
@@ -224,7 +227,160 @@ pub async fn run(
         }
     }
     let Round { questions, sweep } = last.expect("the first round ran or the loop bailed");
+    let (full, estimated) = full_calls(s, &engines.dry, &pool, &report, &questions, &sweep).await?;
+    (report.full_calls, report.full_calls_estimated) = (full, estimated);
     Ok((questions, sweep, report))
+}
+
+/// The engines a round runs: the dry run's (for the budget) and the live one's parts.
+struct Engines {
+    dry: Engine,
+    retriever: Retriever,
+    retrieval: Vec<RetrievalVariant>,
+}
+
+/// What the rounds so far made: model calls, and their estimated prompt cost.
+#[derive(Default)]
+struct Spent {
+    calls: usize,
+    cost: f64,
+}
+
+/// A round the budget has no room for: the flag it would break, and what the round needs.
+struct Over {
+    flag: &'static str,
+    what: String,
+}
+
+/// One round over `questions`: with a budget, its calls counted by the dry-run planner first
+/// (none made if the round would break the budget: [`Over`]); with a batch engine, its uncached
+/// calls sent as one batch per section and imported into the response cache; then the sweep
+/// (from the cache, for what the batches answered). What it made is added to `spent`.
+async fn round(
+    s: &SweepOptions,
+    plan: &AdaptivePlan,
+    engines: &Engines,
+    questions: &Questions,
+    spent: &mut Spent,
+) -> Result<Result<Sweep, Over>> {
+    let (ws, retriever, retrieval) = (&questions.ws, &engines.retriever, &engines.retrieval);
+    let batched = super::batch::any_batched(s);
+    let mut cost = 0.0;
+    if plan.max_calls.is_some() || plan.max_cost.is_some() {
+        if super::batch::embeddings_batched(s) {
+            // The prompts are known once the texts are embedded; the batch embeds them, so
+            // the count below embeds nothing live.
+            let only = super::batch::Sending::Embeddings;
+            super::batch::run(s, ws, retriever.clone(), retrieval.clone(), only).await?;
+        }
+        let (making, priced) = price(s, &engines.dry, ws).await?;
+        let over_calls = plan
+            .max_calls
+            .is_some_and(|m| (spent.calls + making) as u64 > m);
+        let over_cost = plan.max_cost.is_some_and(|m| spent.cost + priced > m);
+        if over_calls {
+            let what = format!("{making} model calls");
+            return Ok(Err(Over {
+                flag: "--max-calls",
+                what,
+            }));
+        }
+        if over_cost {
+            let what = format!("{priced:.4} {}", s.pipeline().currency);
+            return Ok(Err(Over {
+                flag: "--max-cost",
+                what,
+            }));
+        }
+        cost = priced;
+    }
+    let mut made = 0;
+    if batched {
+        let all = super::batch::Sending::All;
+        made = super::batch::run(s, ws, retriever.clone(), retrieval.clone(), all).await?;
+    }
+    let sweep = sweep_only(s, ws, retriever.clone(), retrieval.clone()).await?;
+    // Called live: the calls the cache did not answer (a failed batch line, or no batch).
+    made += needed_by(&sweep).saturating_sub(sweep.calls.cache_hits);
+    spent.calls += made;
+    spent.cost += cost;
+    Ok(Ok(sweep))
+}
+
+/// The dry-run planner's count of the calls a sweep of `ws` would make (those the response
+/// cache does not answer), and their estimated prompt cost, at the batch price for a chat
+/// profile whose calls go through batches (as `--dry-run` prices them).
+async fn price(s: &SweepOptions, dry: &Engine, ws: &Workspace) -> Result<(usize, f64)> {
+    let mut rows = dry.dry_run(ws, s.grid(), &s.pipeline().pricing).await?;
+    super::batch::batch_priced(s, &mut rows);
+    let calls = rows.iter().map(|r| r.calls).sum();
+    let cost = rows.iter().map(|r| r.prompt_cost).sum();
+    Ok((calls, cost))
+}
+
+/// The distinct model calls the full sweep of the pool needs, and whether that is an estimate.
+/// Exact when the last round used the whole pool, or when planning the pool costs nothing
+/// (every embedder the builtin `hash`, no HTTP retriever, no reranker: the dry-run planner
+/// embeds, searches and reranks every question it plans). Otherwise estimated from the
+/// questions used, which never pays a server for a question the sweep did not use
+/// ([`estimate`]).
+async fn full_calls(
+    s: &SweepOptions,
+    dry: &Engine,
+    pool: &Questions,
+    report: &AdaptiveReport,
+    questions: &Questions,
+    sweep: &Sweep,
+) -> Result<(usize, bool)> {
+    if report.used == report.pool {
+        return Ok((report.calls, false));
+    }
+    if plans_for_free(s) {
+        let rows = dry
+            .dry_run(&pool.ws, s.grid(), &s.pipeline().pricing)
+            .await?;
+        return Ok((needed(&rows), false));
+    }
+    Ok((estimate(questions, sweep, report.used, report.pool), true))
+}
+
+/// Whether the dry-run planner can plan any question without a server: every swept embedder
+/// is the builtin `hash`, the retriever is not an HTTP endpoint, and there is no reranker.
+fn plans_for_free(s: &SweepOptions) -> bool {
+    use crate::adapters::embed::config::EmbedderKind;
+    !s.retriever().kind.is_http()
+        && s.pipeline().reranker.is_none()
+        && s.grid()
+            .embedders()
+            .all(|p| s.embedder(p).is_some_and(|e| e.kind == EmbedderKind::Hash))
+}
+
+/// The full sweep's calls estimated from the last round: the questions used of each class are
+/// a seeded random sample of it, so each class's answer calls per question used, times the
+/// class's pool, scale the sample up to the pool; rewrites and repeats are scaled with the
+/// answer calls. (A call two questions share is counted with the first.)
+fn estimate(questions: &Questions, sweep: &Sweep, used: [usize; 2], pool: [usize; 2]) -> usize {
+    let answerable: Vec<bool> = questions.ws.questions().map(|q| q.answerable).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut per_class = [0usize; 2];
+    for run in &sweep.runs {
+        if let Some(call) = run.call {
+            if seen.insert(call) {
+                per_class[usize::from(!answerable[run.question])] += 1;
+            }
+        }
+    }
+    let needed = needed_by(sweep) as f64;
+    let answers: usize = per_class.iter().sum();
+    if answers == 0 {
+        let share = used.iter().sum::<usize>() as f64 / pool.iter().sum::<usize>().max(1) as f64;
+        return (needed / share.max(f64::MIN_POSITIVE)).round() as usize;
+    }
+    let scaled: f64 = (0..2)
+        .filter(|&c| used[c] > 0)
+        .map(|c| per_class[c] as f64 * pool[c] as f64 / used[c] as f64)
+        .sum();
+    (scaled * needed / answers as f64).round() as usize
 }
 
 /// Why to stop, if at all, with the closest setting when nothing can be certified.
@@ -273,6 +429,12 @@ fn needed(rows: &[DryRun]) -> usize {
     rows.iter()
         .map(|r| r.distinct_prompts + r.rewrite_calls)
         .sum()
+}
+
+/// The distinct model calls a sweep needed (answers and rewrites), cached or not: what the
+/// dry-run planner counts for it ([`needed`]).
+fn needed_by(sweep: &Sweep) -> usize {
+    sweep.calls.distinct_prompts + sweep.calls.rewrite_calls
 }
 
 /// Per class (answerable, unanswerable), the questions' positions in a seeded random order.
@@ -325,6 +487,7 @@ mod tests {
             pool: [600, 600],
             calls: 2140,
             full_calls: 9800,
+            full_calls_estimated: false,
             calls_made: 2140,
             closest: None,
             out: Vec::new(),

@@ -33,6 +33,45 @@ fn batched(s: &SweepOptions, section: &Section) -> bool {
     }
 }
 
+/// Whether the calls of chat profile `profile` go through batches (and cost the batch price).
+pub fn chat_batched(s: &SweepOptions, profile: &str) -> bool {
+    batched(s, &Section::chat(profile))
+}
+
+/// Price a dry run's rows as the sweep will pay them: a chat profile whose calls go through
+/// batches at the batch price (`pricing.batch_discount` off), as `--batch-out` prices its
+/// file. The sections so priced, for the dry run's note.
+pub fn batch_priced(s: &SweepOptions, rows: &mut [crate::sweep::DryRun]) -> Vec<Section> {
+    let discount = s.pipeline().pricing.batch_discount;
+    rows.iter_mut()
+        .filter(|r| chat_batched(s, &r.profile))
+        .map(|r| {
+            r.prompt_cost *= 1.0 - discount;
+            Section::chat(&r.profile)
+        })
+        .collect()
+}
+
+/// The dry run's line for the sections [`batch_priced`] priced, if any.
+pub fn batch_price_note(s: &SweepOptions, sections: &[Section]) -> Option<String> {
+    if sections.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = sections.iter().map(|s| format!("`{s}`")).collect();
+    Some(format!(
+        "the calls of {} go through batches: their cost is at the batch price ({:.0}% off).\n",
+        names.join(", "),
+        s.pipeline().pricing.batch_discount * 100.0
+    ))
+}
+
+/// Whether the texts of any swept embedder profile go through batches.
+pub fn embeddings_batched(s: &SweepOptions) -> bool {
+    s.grid()
+        .embedders()
+        .any(|p| batched(s, &Section::embedder(p)))
+}
+
 /// Whether any request of the sweep goes through batches (`batch: true` somewhere).
 pub fn any_batched(s: &SweepOptions) -> bool {
     s.grid().chats().any(|p| batched(s, &Section::chat(p)))
@@ -59,6 +98,16 @@ fn job<'a>(
         grid: s.grid(),
         batched: Box::new(move |section| batched(s, section)),
     }
+}
+
+/// Which sections of a `batch: true` sweep a cycle sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sending {
+    /// Every section that batches.
+    All,
+    /// Only the embedder sections that batch: the texts a round must embed before its calls
+    /// can be counted (an adaptive sweep's budget).
+    Embeddings,
 }
 
 /// `sweep --batch-out FILE`.
@@ -171,15 +220,22 @@ pub fn import(args: &BatchImportArgs, config: Option<PathBuf>, quiet: bool) -> R
 }
 
 /// `batch: true`: the sweep's requests through the batch cycle
-/// ([`crate::batch::cycle::Cycle::sweep`]), its events rendered as they come.
+/// ([`crate::batch::cycle::Cycle::sweep`]), its events rendered as they come; the answer and
+/// rewrite calls its batches answered (an adaptive sweep counts them as made).
 pub async fn run(
     s: &SweepOptions,
     ws: &Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
-) -> Result<()> {
+    sending: Sending,
+) -> Result<usize> {
     let cache = CacheFiles::required(s.pipeline().batch_cache())?;
-    let job = job(s, ws, retriever, retrieval);
+    let mut job = job(s, ws, retriever, retrieval);
+    if sending == Sending::Embeddings {
+        job.batched = Box::new(move |section| {
+            matches!(section, Section::Embedder | Section::Embedders(_)) && batched(s, section)
+        });
+    }
     rendered(s.quiet(), async |events| {
         Cycle::new(s, cache, events).sweep(&job).await
     })
@@ -206,23 +262,59 @@ pub async fn run_generate(
             .await
     })
     .await
+    .map(|_| ())
 }
 
 /// Run `cycle` with its events rendered on stderr (see [`super::batch_view`]) as they come,
-/// on a thread of their own: nothing of the app runs inside the cycle.
-async fn rendered(quiet: bool, cycle: impl AsyncFnOnce(Sender<Event>) -> Result<()>) -> Result<()> {
+/// on a thread of their own: nothing of the app runs inside the cycle. The chat lines its
+/// batches answered ([`Answered`]).
+async fn rendered(
+    quiet: bool,
+    cycle: impl AsyncFnOnce(Sender<Event>) -> Result<()>,
+) -> Result<usize> {
     let (events, received) = std::sync::mpsc::channel();
     let view = std::thread::spawn(move || {
         let view = super::batch_view::View::new(quiet);
+        let mut answered = Answered::default();
         for event in received {
+            answered.see(&event);
             view.show(event);
         }
+        answered.calls
     });
     let done = cycle(events).await;
     // The renderer ends once the cycle (and its sender) is gone; it only panics on a bug.
-    view.join()
+    let answered = view
+        .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    done
+    done.map(|()| answered)
+}
+
+/// The lines that batches this cycle sent to a chat section (`chat:`, `models.NAME`) answered:
+/// the model calls it made. A batch a killed run sent (resumed) was that run's; the judge's
+/// grades and embeddings are no model calls of the sweep's count.
+#[derive(Default)]
+struct Answered {
+    chat: std::collections::HashSet<String>,
+    calls: usize,
+}
+
+impl Answered {
+    fn see(&mut self, event: &Event) {
+        match event {
+            Event::Submitted {
+                id,
+                section: Section::Chat | Section::Model(_),
+                ..
+            } => {
+                self.chat.insert(id.clone());
+            }
+            Event::Finished { id, answered, .. } if self.chat.contains(id) => {
+                self.calls += answered;
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Sections for SweepOptions {

@@ -31,10 +31,11 @@ pub fn run(
             .iter()
             .map(|f| Corpus::load(f))
             .collect::<Result<Vec<_>>>()?
+            .into()
     };
     let mut out = String::new();
     let (mut flagged, mut total) = (0, 0);
-    for corpus in &corpora {
+    for corpus in corpora.iter() {
         total += corpus.chunks.len();
         for (i, pattern) in scanner.flag(corpus) {
             flagged += 1;

@@ -17,11 +17,6 @@ use crate::sweep::{RetrievalVariant, Sweep};
 use super::engine::{dry_engine, sweep_only, Retriever};
 
 pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
-    // Refused before anything is read or embedded: any batched section, `--batch` or
-    // `chat.batch` included.
-    if s.adaptive().is_some() && super::batch::any_batched(&s) {
-        anyhow::bail!("`--until-certified` does not send its rounds through a batch engine yet: set `batch: false` on the swept chat models and embedders for an adaptive sweep");
-    }
     let mut questions = load(&s)?;
     // A labels file that cannot be read is found before any model call is paid for.
     let labels = s.labels().map(LabelsFile::load).transpose()?;
@@ -40,7 +35,8 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     }
     if super::batch::any_batched(&s) {
         // The batches answer into the cache; the sweep below finishes from it.
-        super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
+        let all = super::batch::Sending::All;
+        super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone(), all).await?;
     }
     let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
     print_notes(&s, &mut sweep);
@@ -238,19 +234,20 @@ async fn dry_run(
     retrieval: Vec<RetrievalVariant>,
 ) -> Result<ExitStatus> {
     let p = s.pipeline();
-    let dry = dry_engine(s, retriever, retrieval)
+    let mut dry = dry_engine(s, retriever, retrieval)
         .dry_run(ws, s.grid(), &p.pricing)
         .await?;
+    let batched = super::batch::batch_priced(s, &mut dry);
     match s.output() {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": &dry, "currency": p.currency });
             super::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         }
-        OutputFormat::Table => super::print(&terminal::dry_run_text(
-            &dry,
-            &p.currency,
-            p.reranker.is_some(),
-        ))?,
+        OutputFormat::Table => {
+            let mut text = terminal::dry_run_text(&dry, &p.currency, p.reranker.is_some());
+            text.extend(super::batch::batch_price_note(s, &batched));
+            super::print(&text)?
+        }
     }
     Ok(ExitStatus::Success)
 }

@@ -83,7 +83,7 @@ impl Questions {
 
     /// These questions with only those at the positions `keep` holds (in sweep order), laid
     /// out as a sweep of the kept questions alone would be: how an adaptive sweep's round
-    /// runs a part of the pool through the same engine.
+    /// runs a part of the pool through the same engine. The corpora are shared, not copied.
     pub fn subset(&self, keep: &[bool]) -> Questions {
         let mut ws = Workspace {
             sets: self.ws.sets.clone(),
@@ -149,7 +149,7 @@ fn fit_chunks(s: &SweepOptions, ws: &mut Workspace) -> Option<Vec<Vec<Vec<usize>
     }
     let sizes: Vec<Option<usize>> = grid.chunk_tokens().map(|t| t.map(fit)).collect();
     let (joined, members) = crate::sweep::chunk_union(&ws.corpora, max_chunk_tokens, &sizes);
-    ws.corpora = joined;
+    ws.corpora = joined.into();
     Some(members)
 }
 
@@ -186,4 +186,42 @@ fn check_folds(k: usize, from: &str, ws: &Workspace) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round of an adaptive sweep keeps the questions asked for, in sweep order, with their
+    /// places among all, and shares the pool's corpora instead of copying them.
+    #[test]
+    fn a_subset_keeps_its_questions_and_shares_the_corpora() {
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evalsets/club.yaml");
+        let ws = Workspace::load(&[sample]).unwrap();
+        let evalsets = set_meta(&ws);
+        let (ws, positions, sets) = shard_workspace(ws, None);
+        let pool = Questions {
+            ws,
+            chunk_members: None,
+            evalsets,
+            shape: Shape { positions, sets },
+        };
+        let n = pool.ws.questions().count();
+        let keep: Vec<bool> = (0..n).map(|i| i % 3 == 1).collect();
+        let round = pool.subset(&keep);
+        assert!(std::sync::Arc::ptr_eq(&pool.ws.corpora, &round.ws.corpora));
+        let ids = |q: &Questions| q.ws.questions().map(|q| q.id.clone()).collect::<Vec<_>>();
+        let want: Vec<String> = ids(&pool)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep[*i])
+            .map(|(_, id)| id)
+            .collect();
+        assert_eq!(ids(&round), want);
+        let places: Vec<usize> = (0..n)
+            .filter(|&i| keep[i])
+            .map(|i| pool.shape.positions[i])
+            .collect();
+        assert_eq!(round.shape.positions, places);
+    }
 }
