@@ -6,6 +6,7 @@ mod support;
 mod adaptive;
 mod audit;
 mod batch;
+mod batch_shards;
 mod batch_untrusted;
 mod bridge;
 mod browser;

@@ -146,10 +146,8 @@ fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
 /// `rageval batch import FILE...`.
 pub fn import(args: &BatchImportArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
     let cfg = crate::app::config::LoadedConfig::load(config.as_deref())?;
-    let dir = match &args.cache_dir {
-        Some(d) => std::path::absolute(d)?,
-        None => cfg.resolve(&cfg.config.cache.dir),
-    };
+    let base = crate::app::wiring::cache_folder(&cfg, args.cache_dir.as_deref(), None)?;
+    let dir = batch::import::cache_folder(&base, &args.files)?;
     let ledger = Ledger::open(&dir)?;
     if ledger.is_empty() {
         bail!(
