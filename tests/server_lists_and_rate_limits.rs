@@ -184,13 +184,13 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
 
 #[test]
 fn the_config_schema_takes_a_list_of_urls_and_rate_limits() {
-    let config = crate::terminal_output::validator("config");
+    let config = crate::editor_and_shell_support::validator("config");
     let good: Value = serde_yaml::from_str(
         "chat:\n  kind: openai\n  base_url: [http://a/v1, http://b/v1]\n  requests_per_minute: 500\n  tokens_per_minute: 200000\nembedder:\n  kind: openai\n  base_url: http://a/v1\n  requests_per_minute: 3000\n",
     )
     .unwrap();
     assert_eq!(
-        crate::terminal_output::errors(&config, &good),
+        crate::editor_and_shell_support::errors(&config, &good),
         Vec::<String>::new()
     );
     let bad: Value = serde_yaml::from_str("chat:\n  base_url: 5\n").unwrap();
