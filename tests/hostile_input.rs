@@ -152,7 +152,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .stdout_snapshot("hardening__control_characters_and_bidi_overrides_are_shown_escaped")
+        .stdout_snapshot("hostile_input__control_characters_and_bidi_overrides_are_shown_escaped")
         .run()
         .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");

@@ -20,7 +20,7 @@ fn init_then_sweep_in_an_empty_folder() {
     let sweep = p
         .rageval(["sweep"])
         .stdout_contains("5 questions x 20 settings = 100 runs;")
-        .stdout_snapshot("first_hour__init_then_sweep_in_an_empty_folder")
+        .stdout_snapshot("init__init_then_sweep_in_an_empty_folder")
         // The starter corpus is short: no question has more than 2 passages to send.
         .stderr("warning: k 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 2): each group measures one setting; sweep values that differ\n")
         .run();
@@ -126,7 +126,7 @@ fn init_over_existing_markdown_lists_its_headings() {
     // Two short sections: no minScore of the default grid falls between the scores the hash
     // embedder gives some pairs of them, and no question has a second passage to send.
     p.rageval(["sweep"])
-        .stdout_snapshot("first_hour__init_over_existing_markdown_lists_its_headings")
+        .stdout_snapshot("init__init_over_existing_markdown_lists_its_headings")
         .stderr(concat!(
             "warning: min_score 0.1 and 0.2 send the same prompts for every question (no score the retriever returned lies between them); min_score 0.3, 0.4 and 0.5 send the same prompts for every question (no score the retriever returned lies between them): each group measures one setting; sweep values that differ\n",
             "warning: k 1, 2, 4 and 8 send the same prompts for every question (no question has more passages passing minScore than 1): each group measures one setting; sweep values that differ\n",

@@ -2,7 +2,7 @@
 //! the line (no serde internals), counts and flags in plain grammar, and gate inputs checked
 //! before the first call.
 
-use crate::harness::{write_results, Record, Test};
+use crate::harness::{write_results, Record, Test, SAMPLE_SWEEP_TABLE};
 use crate::http::{MockLlm, KEY_ENV};
 use crate::support::{repo, Project};
 
@@ -179,7 +179,7 @@ fn gate_inputs_are_checked_before_the_first_call() {
 
 #[test]
 fn a_gate_without_limits_says_so() {
-    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let p = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let text = p
         .project()
         .rageval(["gate", "--setting", "min_score=0.2,k=4"])

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::harness::results;
+use crate::harness::{results, SAMPLE_SWEEP_TABLE};
 use crate::http::{builtin, comparable, http_project, keyed, MockLlm};
 use crate::support::Project;
 
@@ -39,7 +39,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     );
     p.write("rageval.yaml", &config);
     keyed(&p, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
 
@@ -70,7 +70,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     );
     let single = http_project(&a.url, true, "");
     let out = keyed(&single, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(out.results().identity.identity.digest, fleet.digest);
 }
@@ -86,7 +86,7 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
     );
     p.write("rageval.yaml", &config);
     keyed(&p, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(
         comparable(&p, "reports/latest"),
@@ -141,7 +141,9 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
         &["sweep", "--no-cache", "--k", "2", "--min-score", "0.1"],
     )
     .env("RAGEVAL_PROGRESS_INTERVAL_MS", "300")
-    .stdout_snapshot("fleet__requests_per_minute_paces_the_calls_the_server_sees")
+    .stdout_snapshot(
+        "server_lists_and_rate_limits__requests_per_minute_paces_the_calls_the_server_sees",
+    )
     .stderr_any("the progress lines show the measured rate, which wobbles around 20.0 calls/s")
     .stderr_contains("calls/s, eta")
     .run();

@@ -1,6 +1,7 @@
 //! What a sweep shows on a terminal and in CI logs: a settings table that fits the width
 //! (`--wide` and `$COLUMNS` aside), and plain progress lines when stderr is piped.
 
+use crate::harness::SAMPLE_SWEEP_TABLE;
 use crate::http::{MockLlm, KEY_ENV};
 use crate::support::{repo, Project};
 
@@ -21,7 +22,7 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
     let p = Project::sample();
     // Piped with no COLUMNS the table is 100 wide: the snapshot `sample_sweep`, which tests
     // of the same sweep share.
-    let piped = p.sample_sweep().stdout_snapshot("sample_sweep").run();
+    let piped = p.sample_sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     // Under COLUMNS=100 the output is the same.
     let text = p
         .sample_sweep()
@@ -49,25 +50,34 @@ fn the_table_fits_100_columns_when_piped_and_under_columns_100() {
 fn wide_shows_every_column_and_a_wide_terminal_needs_no_cuts() {
     let p = Project::sample();
     let full = "│ min_score ┆ k ┆ answer ┆     false ref ┆ early ref ┆ model ref ┆ unwanted ┆ wrong ┆ error ┆ false ref % ┆  unwanted % ┆ prompt tok/q ┆ calls ┆ pick                │";
-    let table = |columns: &str, extra: &[&str]| {
+    let table = |columns: &str, extra: &[&str], snapshot: &str| {
         p.sample_sweep()
             .args(extra)
             .env("COLUMNS", columns)
-            .stdout_snapshot(&format!(
-                "sample_sweep_{columns}_columns{}",
-                if extra.is_empty() { "" } else { "_wide" }
-            ))
+            .stdout_snapshot(snapshot)
             .run()
             .stdout
     };
-    let wide = table("60", &["--wide"]);
+    let wide = table(
+        "60",
+        &["--wide"],
+        "terminal_output__wide_shows_every_column_and_a_wide_terminal_needs_no_cuts",
+    );
     assert_eq!(header(&wide), full);
     assert!(!wide.contains("(hidden to fit"), "{wide}");
-    let roomy = table("200", &[]);
+    let roomy = table(
+        "200",
+        &[],
+        "terminal_output__wide_shows_every_column_and_a_wide_terminal_needs_no_cuts_2",
+    );
     assert_eq!(header(&roomy), full);
     assert!(!roomy.contains("(hidden to fit"), "{roomy}");
     // At 80 the counts go, but not the wrong answers, which have no rate column.
-    let narrow = table("80", &[]);
+    let narrow = table(
+        "80",
+        &[],
+        "terminal_output__wide_shows_every_column_and_a_wide_terminal_needs_no_cuts_3",
+    );
     assert_eq!(
         header(&narrow),
         "│ min_score ┆ k ┆ wrong ┆ false ref % ┆  unwanted % ┆ tok/q ┆ pick        │"
@@ -115,7 +125,7 @@ fn a_piped_stderr_gets_a_plain_progress_line_every_interval() {
             .env("RAGEVAL_PROGRESS_INTERVAL_MS", "400")
     };
     let err = progress(&[])
-        .stdout_snapshot("progress_sweep")
+        .stdout_snapshot("terminal_output__a_piped_stderr_gets_a_plain_progress_line_every_interval")
         .stderr_any("how many calls end before each tick depends on the machine's load; the lines' shape is checked below")
         .run()
         .stderr;
