@@ -1,6 +1,7 @@
 //! Batch engines with sharded sweeps: `sweep --shard I/N --batch-out FILE` records its
 //! requests in the shard's own cache folder, and `batch import` finds that folder from the
-//! answers' `custom_id`s, with no `--cache-dir`, so the shard's sweep runs from the cache.
+//! answers' `custom_id`s, with no `--cache-dir`, and names the shard's sweep, which runs from
+//! the cache.
 
 use crate::batch::{answer, count};
 use crate::http::{http_project, keyed, MockLlm};
@@ -42,7 +43,7 @@ fn batch_import_feeds_the_cache_of_the_shard_that_wrote_the_requests() {
             .stdout(format!(
                 "imported {requests} answers (0 already in the cache), 0 failed, 0 unknown.\n\
                  the cache answers {requests} of the {requests} requests this project wrote into batch files.\n\
-                 next: `rageval sweep` finishes from the cache with no call.\n"
+                 next: `rageval sweep --shard {shard}/2` finishes from the cache with no call.\n"
             ))
             .run();
         assert!(p

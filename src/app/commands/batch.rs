@@ -160,6 +160,10 @@ pub fn import(s: &BatchImportOptions) -> Result<ExitStatus> {
             &done,
             unanswered,
             ledger.len(),
+            &match s.shard() {
+                Some(shard) => format!("rageval sweep --shard {shard}"),
+                None => "rageval sweep".to_string(),
+            },
         ))?;
     }
     Ok(ExitStatus::Success)

@@ -437,6 +437,12 @@ impl BatchImportOptions {
         &self.cache_dir
     }
 
+    /// The shard whose cache folder that is (`shard-I-of-N`), if it is one.
+    pub fn shard(&self) -> Option<crate::sweep::Shard> {
+        let name = self.cache_dir.file_name()?.to_str()?;
+        crate::sweep::Shard::from_folder(name)
+    }
+
     pub fn quiet(&self) -> bool {
         self.quiet
     }
