@@ -40,7 +40,6 @@ mod insight;
 mod label_page;
 mod labels;
 mod labels_certify;
-mod messages_say_what_is_true;
 mod mistakes_caught_before_any_call;
 mod models;
 mod no_temporary_is_left;
