@@ -65,12 +65,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::ask::prompt(options::AskOptions::new(args, cli.config)?).await
         }
         Command::Validate(args) => {
-            commands::validate::run(args.files, cli.config, cli.quiet, args.connect).await
+            let s = options::ValidateOptions::new(args.files, cli.config, cli.quiet, args.connect)?;
+            commands::validate::run(s).await
         }
         Command::MockLlm(args) => commands::mock_llm::run(args).await,
-        Command::Scan(args) => {
-            commands::scan::run(args.folders, cli.config, args.fail_on_match, cli.quiet)
-        }
+        Command::Scan(args) => commands::scan::run(&options::ScanOptions::new(
+            args.folders,
+            cli.config,
+            args.fail_on_match,
+            cli.quiet,
+        )?),
         Command::Generate(args) => {
             commands::generate::run(options::GenerateOptions::new(args, cli.config, cli.quiet)?)
                 .await
@@ -90,14 +94,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             )?)
             .await
         }
-        Command::Batch(app::cli::BatchCommand::Import(args)) => {
-            commands::batch::import(&args, cli.config, cli.quiet)
+        Command::Batch(app::cli::BatchCommand::Import(args)) => commands::batch::import(
+            &options::BatchImportOptions::new(args, cli.config, cli.quiet)?,
+        ),
+        Command::Index(args) => {
+            commands::index::run(options::IndexOptions::new(args, cli.config, cli.quiet)?).await
         }
-        Command::Index(args) => commands::index::run(args, cli.config, cli.quiet).await,
         Command::Compare(args) => commands::compare::run(&args, cli.quiet),
-        Command::History(args) => commands::history::run(&args, cli.config.as_deref(), cli.quiet),
+        Command::History(args) => commands::history::run(&options::HistoryOptions::new(
+            &args,
+            cli.config.as_deref(),
+            cli.quiet,
+        )?),
         Command::Merge(args) => commands::merge::run(&args.inputs, &args.out, cli.quiet),
-        Command::Label(args) => commands::label::run(args, cli.config, cli.quiet).await,
+        Command::Label(args) => {
+            commands::label::run(options::LabelOptions::new(args, cli.config, cli.quiet)?).await
+        }
         Command::Import(cmd) => commands::import::run(cmd, cli.quiet),
     }
 }

@@ -40,13 +40,13 @@ fn live_sweep_embedded() -> (Record, u64) {
     (record, count(&mock.stats(), &["texts_embedded"]))
 }
 
-fn count(v: &Value, path: &[&str]) -> u64 {
+pub(crate) fn count(v: &Value, path: &[&str]) -> u64 {
     path.iter().fold(v, |v, k| &v[*k]).as_u64().unwrap_or(0)
 }
 
 /// What an engine of one's own does with a batch input file: each line sent to `mock`'s chat
 /// (or embeddings) endpoint, the answers written as output lines and the failures as error lines.
-fn answer(mock: &MockLlm, input: &str) -> (String, String) {
+pub(crate) fn answer(mock: &MockLlm, input: &str) -> (String, String) {
     let addr = mock
         .url
         .trim_start_matches("http://")

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::Test;
+use crate::harness::{Test, SAMPLE_SWEEP_TABLE};
 use crate::insight::{chart_data, figure, markers, xss_project, PAYLOADS};
 use crate::support::{repo, require_tool};
 
@@ -119,7 +119,7 @@ fn report_loads_without_console_errors_and_draws_every_chart() {
     if !have_chromium() {
         return;
     }
-    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let p = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let page = p.path().join("reports/latest/report.html");
     let dom = loaded_dom(&page);
 

@@ -354,3 +354,31 @@ fn bad_certification_input_names_the_field() {
         .stdout_snapshot("certify__bad_certification_input_names_the_field")
         .run();
 }
+
+/// A confidence that is neither 0 nor 1 never reads as `0%` or `100%` in the certificate's
+/// line or in report.md.
+#[test]
+fn a_confidence_near_1_or_near_0_is_printed_apart_from_the_bounds() {
+    for (confidence, shown) in [
+        ("0.9999999999999999", "99.99999999999999%"),
+        ("1e-300", "1.0e-298%"),
+    ] {
+        let p = Project::sample();
+        p.write(
+            "rageval.yaml",
+            &format!("evalsets: [evalsets/club.yaml]\nrecommend:\n  confidence: {confidence}\n"),
+        );
+        Test::at(&p)
+            .args(["sweep", "--min-score", "0.1..0.5", "--k", "1,2"])
+            .stdout_any("the table is the sample sweep's; this test reads the certificate's words")
+            .stdout_contains(format!(" at {shown} by ordered tests"))
+            .stdout_lacks(" at 100% by")
+            .stdout_lacks(" at 0% by")
+            .run();
+        let md = p.read("reports/latest/report.md");
+        assert!(
+            md.contains(&format!(" at {shown} by ordered tests")),
+            "{md}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! `prompt`, `ask` and `validate`: the format is the contract, pinned by golden files.
 
-use crate::harness::Test;
+use crate::harness::{assert_snapshot, Test};
 use crate::support::{repo, run_ok, Project};
 
 #[test]
@@ -14,9 +14,12 @@ fn prompt_format_is_pinned_character_for_character() {
             "--min-score",
             "0.1",
         ])
-        .stdout_any("compared with the snapshot prompt_fee_k3 below")
+        .stdout_any("compared with the snapshot below")
         .run();
-    insta::assert_snapshot!("prompt_fee_k3", out.stdout);
+    assert_snapshot(
+        "commands__prompt_format_is_pinned_character_for_character",
+        &out.stdout,
+    );
 }
 
 #[test]
@@ -48,7 +51,10 @@ fn ask_labels_citations_and_marks_cited_sources() {
             "tokens: prompt 368, completion 17\n",
         ))
         .run();
-    insta::assert_snapshot!("ask_showcase", out.stdout);
+    assert_snapshot(
+        "commands__ask_labels_citations_and_marks_cited_sources",
+        &out.stdout,
+    );
 }
 
 #[test]
@@ -132,7 +138,10 @@ fn the_sample_config_is_valid_and_runs_offline() {
     assert_eq!(stderr, "", "validate warns about nothing");
     // Each set and what a set of its size can certify over the configured grid: the plan a
     // user reads before the first sweep.
-    insta::assert_snapshot!("repo_validate_plan", String::from_utf8_lossy(&out.stdout));
+    assert_snapshot(
+        "commands__the_sample_config_is_valid_and_runs_offline",
+        &String::from_utf8_lossy(&out.stdout),
+    );
 }
 
 #[test]

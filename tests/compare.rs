@@ -103,8 +103,13 @@ fn the_changed_questions_and_p_values_equal_a_hand_count_of_the_two_runs() {
             "--markdown",
             "cmp.md",
         ])
-        .stdout_snapshot("compare_two_runs")
-        .file_snapshot("cmp.md", "compare_two_runs_markdown")
+        .stdout_snapshot(
+            "compare__the_changed_questions_and_p_values_equal_a_hand_count_of_the_two_runs",
+        )
+        .file_snapshot(
+            "cmp.md",
+            "compare__the_changed_questions_and_p_values_equal_a_hand_count_of_the_two_runs_2",
+        )
         .run();
     let (before, after) = (runs(&p, "base"), runs(&p, "now"));
     // By hand: every (setting, question) whose label differs.
@@ -188,7 +193,7 @@ fn different_question_sets_compare_on_the_questions_both_ask() {
         .run();
     let out = p
         .rageval(["compare", "base", "now"])
-        .stdout_snapshot("compare_different_question_sets")
+        .stdout_snapshot("compare__different_question_sets_compare_on_the_questions_both_ask")
         .run();
     assert!(
         out.stdout.contains(

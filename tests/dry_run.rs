@@ -19,7 +19,10 @@ fn dry(p: &crate::support::Project, snapshot: &str) -> Value {
 fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let plan = dry(&p, "dry_run_json_cold");
+    let plan = dry(
+        &p,
+        "dry_run__a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls",
+    );
     let stats = server.stats();
     assert_eq!(stats["chat_requests"], 0, "no chat call: {stats}");
     assert!(
@@ -49,7 +52,10 @@ fn a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls() {
     assert_eq!(plan["early_refusals"].as_u64(), Some(early as u64));
 
     // Now every prompt is cached: nothing left to call, nothing called.
-    let again = dry(&p, "dry_run_json_warm");
+    let again = dry(
+        &p,
+        "dry_run__a_dry_run_makes_no_chat_call_and_predicts_the_sweeps_calls_2",
+    );
     assert_eq!(again["cached_prompts"].as_u64(), Some(predicted));
     assert_eq!(again["calls"], 0);
     assert_eq!(again["prompt_tokens"], 0);

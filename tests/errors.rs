@@ -204,3 +204,15 @@ fn a_failed_run_leaves_the_previous_report_intact() {
         .run();
     assert_eq!(p.read("reports/latest/results.json"), before);
 }
+
+/// A `--batch-out` file whose folder is missing is named with its folder, not a temporary
+/// path, and nothing is written.
+#[test]
+fn a_missing_batch_out_folder_is_named() {
+    // No call is made: the server is never reached.
+    let p = crate::http::http_project("http://127.0.0.1:9/v1", false, "");
+    crate::http::keyed(&p, &["sweep", "--batch-out", "missing/calls.jsonl"])
+        .fails("cannot write `missing/calls.jsonl`: its folder `missing` does not exist")
+        .absent("missing")
+        .run();
+}

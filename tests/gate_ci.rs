@@ -269,7 +269,7 @@ fn three_runs_leave_one_comment_updated_twice() {
     assert_eq!(issue.patches, BTreeMap::from([(OTHERS + 1, 2)]));
     let body = ours[0].1.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
     assert!(!body.contains(TOKEN));
-    insta::assert_snapshot!("gate_comment_body", body);
+    crate::harness::assert_snapshot("gate_ci__three_runs_leave_one_comment_updated_twice", &body);
     token_in_no_file(&p);
 }
 

@@ -17,7 +17,10 @@ fn junit_is_well_formed_with_one_failure_per_failed_check() {
     )
     .status(1)
     .stdout_snapshot("gate_output__junit_is_well_formed_with_one_failure_per_failed_check")
-    .file_snapshot("ci/gate.xml", "gate_junit")
+    .file_snapshot(
+        "ci/gate.xml",
+        "gate_output__junit_is_well_formed_with_one_failure_per_failed_check_2",
+    )
     .run();
     let failed_lines = out
         .stdout
@@ -75,7 +78,10 @@ fn markdown_tables_and_the_github_step_summary() {
         gate_now(&p, &["--markdown", "gate.md"])
             .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
             .status(1)
-            .file_snapshot("gate.md", "gate_markdown")
+            .file_snapshot(
+                "gate.md",
+                "gate_output__markdown_tables_and_the_github_step_summary",
+            )
             .stdout(regressed_failure("base/results.json"))
             .run()
     };

@@ -61,7 +61,7 @@ fn a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks() {
             "generate: 14 generation and 6 verification calls, 0 answered from the cache\n",
         ))
         // The written set whole: the same seed, corpus and model write the same file.
-        .file_snapshot("evalsets/generated.yaml", "generate_mock_sample_set")
+        .file_snapshot("evalsets/generated.yaml", "generate__a_generated_set_validates_sweeps_and_its_answers_are_in_their_chunks")
         .run();
     let written = p.read("evalsets/generated.yaml");
     assert!(written.starts_with("# Written by `rageval generate` with mock, seed 0"));
@@ -780,7 +780,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         .stderr_contains(account)
         .stderr_contains("pass `--rejected FILE` to read each rejected candidate and its reason\n")
         .absent("evalsets/generated.yaml")
-        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_stderr")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed")
         .run();
     p.rageval(args)
         .args(["--rejected", "out/rejected.jsonl"])
@@ -790,7 +790,7 @@ fn a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_l
         )
         .stderr_contains(account)
         .stderr_contains("each rejected candidate and its reason: `out/rejected.jsonl`\n")
-        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_2_stderr")
+        .stderr_snapshot("generate__a_question_echoing_the_prompt_and_an_answer_past_its_limit_are_rejected_and_listed_2")
         .run();
     let lines: Vec<Value> = p
         .read("out/rejected.jsonl")

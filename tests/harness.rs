@@ -368,7 +368,7 @@ impl<'p> Test<'p> {
             snapshots.push((name.clone(), norm(&text)));
         }
         for (name, text) in snapshots {
-            snapshot(&name, &text);
+            assert_snapshot(&name, &text);
         }
         let out_dir = self
             .args
@@ -489,15 +489,46 @@ impl Project {
     }
 }
 
-/// Compare `text` with the insta snapshot `tests/snapshots/NAME.snap` (no module prefix, so
-/// tests in several files may share one); insta shows the diff and writes `NAME.snap.new`.
+/// The snapshot of the sample sweep's table, which every run of the sample sweep prints: the
+/// one snapshot that tests of several files compare with (it belongs to the test it names).
+pub const SAMPLE_SWEEP_TABLE: &str =
+    "sweep__sample_sweep_prints_twenty_settings_and_writes_three_files";
+
+/// Compare `text` with the insta snapshot `tests/snapshots/NAME.snap`; insta shows the diff
+/// and writes `NAME.snap.new`. NAME is `FILE__TEST[_N]`: the test file (its module, no
+/// `cli__`), the test that pins it, and from the second snapshot of one test on, its number.
+/// The stream and file snapshots of [`Test`] come here; a test that pins a text it builds
+/// itself calls this.
 #[track_caller]
-fn snapshot(name: &str, text: &str) {
+pub fn assert_snapshot(name: &str, text: &str) {
+    if let Err(why) = snapshot_name_problem(name) {
+        panic!("snapshot `{name}`: {why}");
+    }
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
+/// Why `name` is no snapshot name of the form [`assert_snapshot`] asks for, if it is not.
+fn snapshot_name_problem(name: &str) -> Result<(), String> {
+    let Some((file, test)) = name.split_once("__") else {
+        return Err("a snapshot is named FILE__TEST[_N] (no `__` here)".into());
+    };
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    };
+    if !word(file) || !word(test) || test.contains("__") {
+        return Err("a snapshot is named FILE__TEST[_N] in lower case, digits and `_`".into());
+    }
+    let source = crate::support::repo().join(format!("tests/{file}.rs"));
+    if !source.is_file() {
+        return Err(format!("there is no test file tests/{file}.rs"));
+    }
+    Ok(())
 }
 
 /// `text` with what differs from run to run replaced by a placeholder: the project's path
@@ -655,5 +686,47 @@ fn a_failed_run_shows_every_stream_at_once() {
         "--- stderr:\n---",
     ] {
         assert!(message.contains(part), "{part:?} not in:\n{message}");
+    }
+}
+
+/// Every snapshot in tests/snapshots is named FILE__TEST[_N] after a test file that exists,
+/// and its name is written out in a test file (no stale snapshot is left behind a rename).
+#[test]
+fn every_snapshot_is_named_after_its_file_and_test_and_is_used() {
+    let tests = crate::support::repo().join("tests");
+    let mut sources = String::new();
+    for entry in std::fs::read_dir(&tests).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "rs") {
+            sources.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(tests.join("snapshots"))
+        .unwrap()
+        .flatten()
+    {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(name) = file.strip_suffix(".snap") else {
+            problems.push(format!(
+                "{file}: not a .snap file (fixtures go in tests/fixtures)"
+            ));
+            continue;
+        };
+        if let Err(why) = snapshot_name_problem(name) {
+            problems.push(format!("{file}: {why}"));
+        } else if !sources.contains(&format!("\"{name}\"")) {
+            problems.push(format!("{file}: no test names it"));
+        }
+    }
+    problems.sort();
+    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(snapshot_name_problem("sweep__x_2"), Ok(()));
+    for bad in [
+        "sample_sweep",
+        "cli__sweep__x",
+        "Sweep__x",
+        "no_such_file__x",
+    ] {
+        assert!(snapshot_name_problem(bad).is_err(), "{bad}");
     }
 }

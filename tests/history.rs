@@ -229,11 +229,11 @@ fn history_shows_the_last_entries_as_a_table_csv_and_json() {
     let p = Project::sample();
     handmade(&p);
     p.rageval(["history"])
-        .stdout_snapshot("history_table")
+        .stdout_snapshot("history__history_shows_the_last_entries_as_a_table_csv_and_json")
         .stderr(CUT_WARNING)
         .run();
     p.rageval(["history", "--csv", "-n", "3"])
-        .stdout_snapshot("history_csv")
+        .stdout_snapshot("history__history_shows_the_last_entries_as_a_table_csv_and_json_2")
         .stderr(CUT_WARNING)
         .run();
     let out = p

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{results, Record, RunRecord, Test, Usage};
+use crate::harness::{results, Record, RunRecord, Test, Usage, SAMPLE_SWEEP_TABLE};
 use crate::support::{col, read_csv, spawn_announced, Project};
 
 pub const KEY_ENV: &str = "RAGEVAL_TEST_KEY";
@@ -170,7 +170,9 @@ pub fn builtin_with(p: &Project, args: &[&str]) -> (Vec<RunAnswer>, Value) {
 fn http_sweep_equals_builtin_with_one_call_per_prompt_and_a_free_rerun() {
     let server = MockLlm::start(&[]);
     let p = http_project(&server.url, true, "");
-    let out = keyed(&p, &["sweep"]).stdout_snapshot("sample_sweep").run();
+    let out = keyed(&p, &["sweep"])
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
+        .run();
     assert_eq!(
         comparable(&p, "reports/latest"),
         builtin(&p),
@@ -226,7 +228,7 @@ fn small_embedding_batches_in_parallel_keep_their_order() {
         .replace("batch_size: 64", "batch_size: 5\n  concurrency: 3");
     p.write("rageval.yaml", &config);
     keyed(&p, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     // 23 chunks and 26 questions in batches of 5: 5 + 6 requests.
     assert_eq!(server.stats()["embedding_requests"].as_u64(), Some(11));
@@ -265,7 +267,7 @@ fn injected_500s_and_429s_are_retried_to_identical_results() {
         ]);
         let p = http_project(&server.url, false, "  max_retries: 12\n  backoff_ms: 1\n");
         keyed(&p, &["sweep", "--no-cache"])
-            .stdout_snapshot("sample_sweep")
+            .stdout_snapshot(SAMPLE_SWEEP_TABLE)
             .run();
         assert_eq!(comparable(&p, "reports/latest"), builtin(&p), "{status}");
         assert!(

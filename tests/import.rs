@@ -201,7 +201,10 @@ fn a_squad_file_becomes_a_set_and_a_corpus_with_ids_tags_and_notes_kept() {
         "# Beyoncé, paragraph 1\n\nBeyoncé Giselle Knowles-Carter (born September 4, 1981) is an American singer. She rose to fame in the late 1990s as lead singer of Destiny's Child.\n\n# Beyoncé, paragraph 2\n\nHer debut album, Dangerously in Love (2003), sold 11 million copies.\n\n"
     );
     let written = p.read("squad/questions.yaml");
-    assert_eq!(written, include_str!("snapshots/import-small.yaml"));
+    crate::harness::assert_snapshot(
+        "import__a_squad_file_becomes_a_set_and_a_corpus_with_ids_tags_and_notes_kept",
+        &written,
+    );
     let all = items(&written);
     let (answerable, unanswerable): (Vec<_>, Vec<_>) =
         all.iter().partition(|(l, _)| l == "answerable");

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{Record, Test};
+use crate::harness::{Record, Test, SAMPLE_SWEEP_TABLE};
 use crate::support::Project;
 
 /// The `<script type="application/json" id="chart-data">` block of report.html.
@@ -221,7 +221,7 @@ fn a_bad_policy_is_an_input_error() {
 
 #[test]
 fn chart_values_match_results_json() {
-    let out = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let out = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let (record, summary) = (out.results(), out.summary());
     let html = out.read("reports/latest/report.html");
     let charts = chart_data(&html);
@@ -392,7 +392,7 @@ pub fn xss_project() -> Project {
         "--k",
         "1,3",
     ])
-    .stdout_snapshot("insight__xss_project")
+    .stdout_snapshot("insight__corpus_markup_reaches_report_html_only_as_text")
     .run();
     p
 }

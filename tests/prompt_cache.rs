@@ -60,7 +60,7 @@ fn swept(
         let out = sweep
             .stdout_any("measured times and cache reuse: compared below with them masked")
             .run();
-        insta::assert_snapshot!(table, mask_measured(&out.stdout));
+        crate::harness::assert_snapshot(table, &mask_measured(&out.stdout));
         out
     } else {
         sweep.stdout_snapshot(table).run()
@@ -145,7 +145,14 @@ fn mask_measured(stdout: &str) -> String {
 #[test]
 fn one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound() {
     let server = MockLlm::start(&["--prompt-cache-slots", "1"]);
-    let (p, record) = swept(&server, "1", &[], 1.15, "prompt_cache_one_slot", false);
+    let (p, record) = swept(
+        &server,
+        "1",
+        &[],
+        1.15,
+        "prompt_cache__one_slot_at_concurrency_one_evaluates_within_1_15x_of_the_bound",
+        false,
+    );
 
     // The order the calls were made in changes no result: the runs, their replies and the
     // call log's order are the builtin sweep's (whose calls are made in plan order). Tokens
@@ -178,7 +185,7 @@ fn four_slots_at_concurrency_four_evaluate_within_1_3x_of_the_bound() {
         "4",
         &["--stream"],
         1.3,
-        "prompt_cache_four_slots_streamed",
+        "prompt_cache__four_slots_at_concurrency_four_evaluate_within_1_3x_of_the_bound",
         true,
     );
     assert_eq!(

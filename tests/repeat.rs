@@ -20,17 +20,26 @@ fn refused(outcome: Outcome) -> Outcome {
 fn repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_rates() {
     let server = MockLlm::start(&["--vary-per-repeat"]);
     let p = http_project(&server.url, false, "");
-    let dry = |repeat: &str| -> u64 {
+    let dry = |repeat: &str, snapshot: &str| -> u64 {
         let doc = keyed(
             &p,
             &["sweep", "--dry-run", "--repeat", repeat, "--output", "json"],
         )
-        .stdout_snapshot(&format!("repeat_{repeat}_dry_run_json"))
+        .stdout_snapshot(snapshot)
         .run()
         .stdout_json();
         doc["dry_run"][0]["calls"].as_u64().unwrap()
     };
-    let (once, thrice) = (dry("1"), dry("3"));
+    let (once, thrice) = (
+        dry(
+            "1",
+            "repeat__repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_rates",
+        ),
+        dry(
+            "3",
+            "repeat__repeat_three_against_a_mock_that_varies_per_repeat_gives_the_expected_flip_rates_2",
+        ),
+    );
     assert_eq!(thrice, 3 * once, "the dry run predicts N x the calls");
     let out = keyed(&p, &["sweep", "-q", "--repeat", "3"]).run();
     assert_eq!(

@@ -397,7 +397,10 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
             .to_string()
     };
     assert_eq!(
-        context(&project(&servers, ""), "rerank_prompt_plain"),
+        context(
+            &project(&servers, ""),
+            "rerank__ask_and_prompt_rerank_as_the_sweep_does"
+        ),
         "[1] (source: hours.md) The shop opens at nine on weekdays."
     );
     let reranked = project(
@@ -405,7 +408,10 @@ fn ask_and_prompt_rerank_as_the_sweep_does() {
         &format!("reranker:\n  base_url: {}\n  candidates: 3\n", mock.url),
     );
     assert_eq!(
-        context(&reranked, "rerank_prompt_reranked"),
+        context(
+            &reranked,
+            "rerank__ask_and_prompt_rerank_as_the_sweep_does_2"
+        ),
         "[1] (source: sunday.md) On Sunday the shop does open when the market is on."
     );
     assert_eq!(mock.stats()["rerank_requests"], 1);
@@ -521,7 +527,7 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
     // distinct question text: the repeated question shares one.
     let dry = run(
         &["sweep", "--dry-run", "--output", "json"],
-        "rerank_dry_run_json",
+        "rerank__rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run",
     )
     .stdout_json();
     let plan = &dry["dry_run"][0];
@@ -533,7 +539,11 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         (Some(2), Some(0))
     );
     assert_eq!(requests(), 2, "the dry run's calls are the server's");
-    let table = run(&["sweep", "--dry-run"], "rerank_dry_run_table").stdout;
+    let table = run(
+        &["sweep", "--dry-run"],
+        "rerank__rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run_2",
+    )
+    .stdout;
     assert_eq!(
         table.lines().next().unwrap(),
         "dry run: no chat call was made and no report written; the corpus and 2 question texts were embedded to plan the prompts, and their passages reranked (2 rerank calls: 2 from the cache, 0 made); the sweep reranks from the cache."
@@ -541,7 +551,10 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
     assert_eq!(requests(), 2, "the second dry run reranks from the cache");
 
     // A sweep without the cache makes the calls the dry run counted.
-    let out = run(&["sweep", "--no-cache", "--out", "out"], "rerank_sweep");
+    let out = run(
+        &["sweep", "--no-cache", "--out", "out"],
+        "rerank__rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run_3",
+    );
     assert_eq!(requests(), 2 + 2);
     let doc = out.results();
     assert_eq!(rerank_counters(&out.summary()), [2, 0, 0]);
@@ -586,7 +599,10 @@ fn rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run() {
         .contains(&format!("<p class=\"meta\">{line}.</p>\n</header>\n")));
 
     // With the cache (the dry run filled it): no call made, every one a cache hit.
-    let again = run(&["sweep", "--out", "again"], "rerank_sweep_again");
+    let again = run(
+        &["sweep", "--out", "again"],
+        "rerank__rerank_calls_are_counted_in_the_record_the_reports_and_the_dry_run_4",
+    );
     assert_eq!(requests(), 4, "the cached sweep makes no rerank call");
     assert_eq!(rerank_counters(&again.summary()), [2, 2, 0]);
     let cached: Vec<(String, u64, bool, bool)> = rerank_calls(&again.results());

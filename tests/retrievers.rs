@@ -435,11 +435,20 @@ fn ask_and_prompt_go_through_the_same_retriever() {
     let server = SearchServer::start();
     p.write("builtin.yaml", "evalsets: [evalsets/club.yaml]\n");
     p.write("http.yaml", &http_config(&server.url("ok")));
-    for verb in ["ask", "prompt"] {
+    for (verb, snapshot) in [
+        (
+            "ask",
+            "retrievers__ask_and_prompt_go_through_the_same_retriever",
+        ),
+        (
+            "prompt",
+            "retrievers__ask_and_prompt_go_through_the_same_retriever_2",
+        ),
+    ] {
         let q = "How much does membership cost per term?";
         let run = |config: &str| {
             p.rageval(["--config", config, verb, q, "--k", "2"])
-                .stdout_snapshot(&format!("retrievers_{verb}_membership"))
+                .stdout_snapshot(snapshot)
                 .run()
                 .stdout
         };

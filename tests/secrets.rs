@@ -151,7 +151,7 @@ fn no_canary_reaches_any_output_file_cache_or_message() {
     let got = (ask.status, ask.stdout.clone(), ask.stderr.clone());
     assert!(got == answered || got == failed, "ask: {got:?}");
     let out = run(&["prompt", question], "rageval.yaml")
-        .stdout_snapshot("secrets_prompt")
+        .stdout_snapshot("secrets__no_canary_reaches_any_output_file_cache_or_message")
         .run();
     assert_clean("prompt", &(out.stdout + &out.stderr));
     // The gate's setting and its count of error runs follow which prompts failed.

@@ -1,13 +1,13 @@
 //! The main job: the sample sweep, its files and the invariants every setting must keep.
 
-use crate::harness::Test;
+use crate::harness::{assert_snapshot, Test, SAMPLE_SWEEP_TABLE};
 use crate::support::{col, read_csv, require_tool, run_ok, Project};
 
 #[test]
 fn sample_sweep_prints_twenty_settings_and_writes_three_files() {
     let out = Test::sweep()
         .stdout_contains("26 questions x 20 settings = 520 runs")
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     // One table row per setting: each starts with the minScore and k cells.
     let rows = out
@@ -85,19 +85,22 @@ fn report_body(html: &str) -> String {
 
 #[test]
 fn the_sample_reports_are_pinned() {
-    let out = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let out = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let html = out.read("reports/latest/report.html");
     let body = report_body(&html);
     // The cuts keep every chart: four drawings and the data block.
     assert_eq!(body.matches("[drawing]</svg>").count(), 4, "{body}");
     assert_eq!(body.matches("[chart data]</script>").count(), 1);
-    insta::assert_snapshot!("sample_report_html_body", body);
-    insta::assert_snapshot!("sample_report_md", out.read("reports/latest/report.md"));
+    assert_snapshot("sweep__the_sample_reports_are_pinned", &body);
+    assert_snapshot(
+        "sweep__the_sample_reports_are_pinned_2",
+        &out.read("reports/latest/report.md"),
+    );
 }
 
 #[test]
 fn every_setting_keeps_the_outcome_invariants() {
-    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let p = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let n = |r: &[String], c: &str| col(&h, r, c).parse::<usize>().unwrap();
     for r in &rows {
@@ -126,7 +129,7 @@ fn every_setting_keeps_the_outcome_invariants() {
 
 #[test]
 fn runs_agree_with_the_summary_and_the_chapter() {
-    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let p = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let find = |id: &str, min: &str, k: &str| {
         runs.iter()
@@ -165,7 +168,7 @@ fn python_csv_module_reads_both_files() {
     if !require_tool("python3", "python3") {
         return;
     }
-    let p = Test::sweep().stdout_snapshot("sample_sweep").run();
+    let p = Test::sweep().stdout_snapshot(SAMPLE_SWEEP_TABLE).run();
     let script = "import csv,sys\nfor name, want in (('summary.csv', 20), ('runs.csv', 520)):\n    with open('reports/latest/' + name, newline='', encoding='utf-8') as f:\n        rows = list(csv.DictReader(f))\n    assert len(rows) == want, (name, len(rows))\n    assert all(None not in r for r in rows), name\nprint('ok')\n";
     run_ok(
         std::process::Command::new("python3")

@@ -182,3 +182,57 @@ fn the_gate_holds_a_tag_to_its_own_limits() {
         ))
         .run();
 }
+
+/// report.md's table by tag stays well inside a pull-request comment (65,536 characters)
+/// however many tags there are: the worst tags are listed and the rest counted.
+#[test]
+fn report_md_lists_the_worst_tags_and_counts_the_rest() {
+    // Two questions with 5,000 tags each: 10,000 tags.
+    let tags = |prefix: &str| -> String {
+        (0..5000)
+            .map(|i| format!("{prefix}-{i:04}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let set = format!(
+        "corpus: docs\nanswerable:\n  - question: What is the fee?\n    expect: {{sources: [\"a.md#Fee\"]}}\n    tags: [{}]\nunanswerable:\n  - question: Who founded the club?\n    tags: [{}]\n",
+        tags("a"),
+        tags("u")
+    );
+    let p = Project::one_doc(&set);
+    // Nothing certified on two questions: choose on the measured rates, so the table shows.
+    p.write(
+        "rageval.yaml",
+        "evalsets: [set.yaml]\nrecommend:\n  confidence: 0\n  max_false_refusal_rate: 1\n",
+    );
+    // One relevant section over the default minScores: they change nothing, and it says so.
+    Test::at(&p)
+        .args(["sweep", "-q", "--k", "1"])
+        .stderr(
+            crate::support::TINY_CORPUS_WARNINGS
+                .split_inclusive('\n')
+                .next()
+                .unwrap(),
+        )
+        .run();
+    let md = p.read("reports/latest/report.md");
+    assert!(
+        md.chars().count() < 32_768,
+        "report.md holds {} characters",
+        md.chars().count()
+    );
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| a-") || l.starts_with("| u-"))
+        .count();
+    assert_eq!(rows, 30);
+    assert!(
+        md.contains(
+            "The 30 tags furthest above the setting's rates are shown; 9970 more are in tags.csv."
+        ),
+        "{md}"
+    );
+    // tags.csv keeps every one.
+    let csv = p.read("reports/latest/tags.csv");
+    assert!(csv.contains(",u-4999,") && csv.contains(",a-0000,"));
+}

@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(read("~"), many(&[]), "null: as if left out");
         assert_eq!(read("''"), Ok(BaseUrls::One(String::new())));
         // serde_yaml reads a scalar list item as its text; the config check then refuses
-        // each for not starting with http:// (tests/fleet.rs).
+        // each for not starting with http:// (tests/server_lists_and_rate_limits.rs).
         assert_eq!(read("[1, ~]"), many(&["1", "~"]));
         let expected = "expected a URL or a list of URLs";
         for (yaml, error) in [

@@ -232,6 +232,73 @@ pub fn import_into(files: &[PathBuf], cache_dir: &Path, stores: &Stores) -> Resu
     Ok(out)
 }
 
+/// The cache folder the answers in `files` feed, under `base` (the folder `--cache-dir` or
+/// `cache.dir` names). A sweep with `--shard I/N` records its requests in its shard's own
+/// folder (`shard-I-of-N`), so when `base` holds shard folders, the folder is the one whose
+/// ledger wrote the files' `custom_id`s; with none, or when no shard wrote any of them,
+/// `base` itself. Answers to the requests of two folders are refused: which cache a line
+/// feeds is no guess.
+pub fn cache_folder(base: &Path, files: &[PathBuf]) -> Result<PathBuf> {
+    let shards = shard_ledgers(base)?;
+    if shards.is_empty() {
+        return Ok(base.to_path_buf());
+    }
+    let mut folders = vec![(base.to_path_buf(), Ledger::open(base)?)];
+    folders.extend(shards);
+    let mut fed = vec![false; folders.len()];
+    for file in files {
+        each_json(file, |_, _, id| {
+            for (fed, (_, ledger)) in fed.iter_mut().zip(&folders) {
+                *fed |= ledger.store_of(id).is_some();
+            }
+            Ok(())
+        })?;
+    }
+    let fed: Vec<PathBuf> = folders
+        .into_iter()
+        .zip(fed)
+        .filter_map(|((dir, _), fed)| fed.then_some(dir))
+        .collect();
+    match fed.as_slice() {
+        [] => Ok(base.to_path_buf()),
+        [dir] => Ok(dir.clone()),
+        _ => anyhow::bail!(
+            "these files answer the requests of more than one cache folder ({}): import each shard's files on their own",
+            fed.iter()
+                .map(|d| format!("`{}`", d.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The ledgers of the shard folders (`shard-I-of-N`) under the cache folder `base` that hold
+/// requests, by folder name.
+fn shard_ledgers(base: &Path) -> Result<Vec<(PathBuf, Ledger)>> {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return Ok(Vec::new());
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| crate::sweep::Shard::from_folder(n).is_some())
+        })
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let ledger = Ledger::open(&dir)?;
+        if !ledger.is_empty() {
+            out.push((dir, ledger));
+        }
+    }
+    Ok(out)
+}
+
 /// How many of the requests in `ledger` the cache folder `cache_dir` holds no answer to: what
 /// the sweep that wrote them would still call.
 pub fn unanswered(cache_dir: &Path, ledger: &Ledger) -> Result<usize> {
@@ -314,6 +381,14 @@ fn each_line(
     ledger: &Ledger,
     mut each: impl FnMut(At, Line) -> Result<()>,
 ) -> Result<()> {
+    each_json(file, |at, v, custom_id| {
+        each(at, read_line(v, custom_id, ledger))
+    })
+}
+
+/// Hand `each` every line of the batch file `file` as JSON, with its `custom_id`, checked as
+/// [`each_line`] says.
+fn each_json(file: &Path, mut each: impl FnMut(At, &Value, &str) -> Result<()>) -> Result<()> {
     let cannot = |e: &dyn std::fmt::Display| {
         InputError::new(file, format!("cannot read the batch file: {e}"))
     };
@@ -360,7 +435,7 @@ fn each_line(
             file: file.to_path_buf(),
             line: n,
         };
-        each(at, read_line(&v, custom_id, ledger))?;
+        each(at, &v, custom_id)?;
     }
     Ok(())
 }

@@ -31,6 +31,19 @@ impl Shard {
     pub fn contains(&self, id: &str) -> bool {
         shard_of(id, self.count) == self.index
     }
+
+    /// The folder of the response cache this shard keeps its files in, under the cache
+    /// folder (`shard-2-of-4`), so shards on one machine never share a cache file.
+    pub fn folder(&self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+
+    /// The shard whose cache folder is named `name`, when it is one.
+    pub fn from_folder(name: &str) -> Option<Shard> {
+        let (i, n) = name.strip_prefix("shard-")?.split_once("-of-")?;
+        let shard: Shard = format!("{i}/{n}").parse().ok()?;
+        (shard.folder() == name).then_some(shard)
+    }
 }
 
 impl FromStr for Shard {
@@ -64,6 +77,22 @@ impl fmt::Display for Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shard_reads_back_from_its_cache_folder_and_nothing_else_does() {
+        let shard = Shard { index: 2, count: 4 };
+        assert_eq!(shard.folder(), "shard-2-of-4");
+        assert_eq!(Shard::from_folder("shard-2-of-4"), Some(shard));
+        for other in [
+            "shard-5-of-4",
+            "shard-02-of-4",
+            "shard-2-of-4x",
+            "batch",
+            "shard-2/4",
+        ] {
+            assert_eq!(Shard::from_folder(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn specs_parse_or_name_the_problem() {

@@ -21,47 +21,47 @@ struct Retrieved {
 /// The sweep's retrieval step for one question: the same boundary, builtin or foreign.
 async fn retrieve(s: &AskOptions) -> Result<Retrieved> {
     let retriever =
-        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
-            .await?;
-    let mut corpus = match (&s.corpus, &retriever) {
+        crate::adapters::retriever::open(s.retriever(), s.pipeline().embedder.clone()).await?;
+    let mut corpus = match (s.corpus(), &retriever) {
         // A foreign retriever brings its own passages.
         (None, Some(_)) => Corpus {
             root: ".".into(),
             roots: Vec::new(),
             chunks: Vec::new(),
         },
-        (Some(dir), _) => Corpus::load_many(std::slice::from_ref(dir))?,
+        (Some(dir), _) => Corpus::load_many(&[dir.to_path_buf()])?,
         (None, None) => {
-            let sets = s.config.evalsets();
-            let Some(first) = sets.first() else {
+            let Some(first) = s.first_evalset() else {
                 bail!("no corpus: pass `--corpus DIR`, or list a question set in rageval.yaml");
             };
-            let ws = Workspace::load(std::slice::from_ref(first))?;
+            let ws = Workspace::load(&[first.to_path_buf()])?;
             Corpus::load_many(&ws.sets[0].corpus_paths)?
         }
     };
     corpus.split_long_sections(crate::adapters::corpus::chunk_limit(
-        s.config.config.corpus.max_chunk_tokens,
-        s.pipeline.embedder.max_input_tokens(),
+        s.max_chunk_tokens(),
+        s.pipeline().embedder.max_input_tokens(),
     ));
     let engine = Engine {
         chat_variants: Vec::new(),
         judge: None,
-        ..s.pipeline.engine(retriever, Vec::new(), 1)
+        ..s.pipeline().engine(retriever, Vec::new(), 1)
     };
     let query = Query {
         corpus: 0,
         variant: 0,
-        text: &s.question,
-        question: &s.question,
+        text: s.question(),
+        question: s.question(),
     };
     let Ranking {
         mut corpora,
         mut ranked,
         ..
-    } = engine.rank(&[corpus], &[query], s.k).await?;
+    } = engine.rank(&[corpus], &[query], s.k()).await?;
     let top_k = ranked.remove(0);
-    let sent = s.order.apply(passing(&top_k, s.k, s.min_score.to_f64()));
+    let sent = s
+        .order()
+        .apply(passing(&top_k, s.k(), s.min_score().to_f64()));
     Ok(Retrieved {
         corpus: corpora.remove(0),
         top_k,
@@ -71,19 +71,19 @@ async fn retrieve(s: &AskOptions) -> Result<Retrieved> {
 
 fn messages(s: &AskOptions, r: &Retrieved) -> Vec<prompt::Message> {
     let chunks: Vec<_> = r.sent.iter().map(|h| &r.corpus.chunks[h.chunk]).collect();
-    s.pipeline
+    s.pipeline()
         .rules
         .prompt
-        .build(&s.question, &chunks, s.format)
+        .build(s.question(), &chunks, s.format())
 }
 
 /// The request the configured model is sent: the prompt, or the question and passages for a
 /// generation endpoint (`chat.kind: http`).
 fn request(s: &AskOptions, r: &Retrieved) -> ChatRequest {
-    if s.pipeline.model.takes_passages() {
+    if s.pipeline().model.takes_passages() {
         let passages = r.sent.iter().map(|h| (&r.corpus.chunks[h.chunk], h.score));
         return ChatRequest {
-            grounded: Some(crate::adapters::chat::Grounded::of(&s.question, passages)),
+            grounded: Some(crate::adapters::chat::Grounded::of(s.question(), passages)),
             ..ChatRequest::of(Vec::new())
         };
     }
@@ -98,14 +98,14 @@ fn early_note(s: &AskOptions, r: &Retrieved) -> String {
         .unwrap_or_else(|| "none".into());
     format!(
         "no passage scored at least {} (best: {best}), so the pipeline refuses before the model",
-        s.min_score
+        s.min_score()
     )
 }
 
 /// Print what the models gathered as warnings (a response that could not be cached).
 fn print_warnings(s: &AskOptions) {
-    let mut warnings = s.pipeline.embedder.warnings();
-    warnings.extend(s.pipeline.model.warnings());
+    let mut warnings = s.pipeline().embedder.warnings();
+    warnings.extend(s.pipeline().model.warnings());
     for w in warnings {
         super::eprint_line(&format!("warning: {w}"));
     }
@@ -124,7 +124,7 @@ pub async fn prompt(s: AskOptions) -> Result<ExitStatus> {
         // A generation endpoint builds its own prompt: what it is sent is the body.
         Some(g) => out.push_str(&format!(
             "--- POST {}\n{}\n",
-            s.pipeline
+            s.pipeline()
                 .chat_servers
                 .first()
                 .map_or("", |c| c.shown.as_str()),
@@ -148,21 +148,21 @@ pub async fn ask(s: AskOptions) -> Result<ExitStatus> {
     if r.sent.is_empty() {
         super::print(&format!(
             "{}\n\n({})\n",
-            s.pipeline.rules.refusal,
+            s.pipeline().rules.refusal,
             early_note(&s, &r)
         ))?;
         return Ok(ExitStatus::Success);
     }
     let request = request(&s, &r);
-    let reply = match s.pipeline.model.complete(&request).await {
+    let reply = match s.pipeline().model.complete(&request).await {
         Ok(reply) => reply,
-        Err(e) => match s.pipeline.chat_servers.first() {
+        Err(e) => match s.pipeline().chat_servers.first() {
             Some(server) => bail!("the model call to {} failed: {e}", server.shown),
             None => bail!("the model call failed: {e}"),
         },
     };
     print_warnings(&s);
-    if s.pipeline.rules.refusal_tier(&reply.text).is_some() {
+    if s.pipeline().rules.refusal_tier(&reply.text).is_some() {
         super::print(&format!(
             "{}\n\n(the model refused; {} passages were sent, none is shown as evidence)\n",
             reply.text.trim(),

@@ -1,16 +1,15 @@
 //! Batch engines from the command line: `sweep --batch-out FILE` (the requests a sweep needs,
 //! for any engine) and `rageval batch import FILE...` (the engine's answers, into the cache).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
 use crate::adapters::evalset::Workspace;
-use crate::app::cli::BatchImportArgs;
-use crate::app::config::{ChatConfig, Config, EmbedderConfig, JudgeConfig};
-use crate::app::options::SweepOptions;
+use crate::app::config::{ChatConfig, EmbedderConfig, JudgeConfig};
+use crate::app::options::{BatchImportOptions, GenerateOptions, SweepOptions};
 use crate::base::exit::ExitStatus;
 use crate::batch::collect::SweepJob;
 use crate::batch::cycle::{Cycle, Event, Sections};
@@ -193,27 +192,27 @@ fn export_text(s: &SweepOptions, pending: &[Pending], file: &Path) -> String {
 }
 
 /// `rageval batch import FILE...`.
-pub fn import(args: &BatchImportArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
-    let cfg = crate::app::config::LoadedConfig::load(config.as_deref())?;
-    let dir = match &args.cache_dir {
-        Some(d) => std::path::absolute(d)?,
-        None => cfg.resolve(&cfg.config.cache.dir),
-    };
-    let ledger = Ledger::open(&dir)?;
+pub fn import(s: &BatchImportOptions) -> Result<ExitStatus> {
+    let (dir, quiet) = (s.cache_dir(), s.quiet());
+    let ledger = Ledger::open(dir)?;
     if ledger.is_empty() {
         bail!(
             "the cache folder `{}` holds no batch requests: write them with `rageval sweep --batch-out FILE` (with the same `--cache-dir`) first",
             dir.display()
         );
     }
-    let done = batch::import::import(&args.files, &dir)?;
-    let unanswered = batch::import::unanswered(&dir, &ledger)?;
+    let done = batch::import::import(s.files(), dir)?;
+    let unanswered = batch::import::unanswered(dir, &ledger)?;
     if !quiet {
         super::batch_view::warn_lines(&done);
         super::print(&super::batch_view::import_text(
             &done,
             unanswered,
             ledger.len(),
+            &match s.shard() {
+                Some(shard) => format!("rageval sweep --shard {shard}"),
+                None => "rageval sweep".to_string(),
+            },
         ))?;
     }
     Ok(ExitStatus::Success)
@@ -246,19 +245,18 @@ pub async fn run(
 /// `batch: true`: its calls through the batch cycle ([`crate::batch::cycle::Cycle::generate`]).
 /// Without `batch: true`, nothing.
 pub async fn run_generate(
-    s: &crate::app::options::GenerateOptions,
+    s: &GenerateOptions,
     engine: &Engine,
     job: &crate::generate::engine::Job<'_>,
 ) -> Result<()> {
-    let name = s.config.config.generate.model.as_deref();
-    let name = name.unwrap_or(DEFAULT_PROFILE);
-    if !crate::app::wiring::profiles::chat_profile(&s.config, name)?.batch {
+    let name = s.generator_profile();
+    if !s.chat(name).is_some_and(|c| c.batch) {
         return Ok(());
     }
-    let cache = CacheFiles::required(s.pipeline.batch_cache())?;
-    rendered(s.quiet, async |events| {
-        Cycle::new(&s.config.config, cache, events)
-            .generate(engine, &s.generator, job, Section::chat(name))
+    let cache = CacheFiles::required(s.pipeline().batch_cache())?;
+    rendered(s.quiet(), async |events| {
+        Cycle::new(s, cache, events)
+            .generate(engine, s.generator(), job, Section::chat(name))
             .await
     })
     .await
@@ -329,20 +327,15 @@ impl Sections for SweepOptions {
     }
 }
 
-impl Sections for Config {
+/// `rageval generate` sends batches to its generator's section only.
+impl Sections for GenerateOptions {
     fn chat(&self, profile: &str) -> Option<&ChatConfig> {
-        match profile {
-            DEFAULT_PROFILE => Some(&self.chat),
-            name => self.models.get(name),
-        }
+        GenerateOptions::chat(self, profile)
     }
-    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig> {
-        match profile {
-            DEFAULT_PROFILE => Some(&self.embedder),
-            name => self.embedders.get(name),
-        }
+    fn embedder(&self, _: &str) -> Option<&EmbedderConfig> {
+        None
     }
     fn judge(&self) -> Option<&JudgeConfig> {
-        self.judge.as_ref()
+        None
     }
 }

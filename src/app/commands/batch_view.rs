@@ -167,12 +167,14 @@ pub fn warn_lines(done: &crate::batch::import::Imported) {
     }
 }
 
-/// What the import did, and what the sweep that wrote the requests will do next: it finishes
-/// with no call only when the cache answers every request this project wrote into batch files.
+/// What the import did, and what the sweep that wrote the requests (`sweep`: `rageval sweep`,
+/// with its `--shard`) will do next: it finishes with no call only when the cache answers
+/// every request this project wrote into batch files.
 pub fn import_text(
     done: &crate::batch::import::Imported,
     unanswered: usize,
     requests: usize,
+    sweep: &str,
 ) -> String {
     let mut text = format!(
         "imported {} answers ({} already in the cache), {} failed, {} unknown.\n",
@@ -185,12 +187,12 @@ pub fn import_text(
     text.push_str(&format!(
         "the cache answers {answered} of the {requests} requests this project wrote into batch files.\n"
     ));
-    text.push_str(if done.vectors > 0 {
-        "next: `rageval sweep --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`rageval sweep` makes them live, and embeds live what failed).\n"
+    text.push_str(&if done.vectors > 0 {
+        format!("next: `{sweep} --batch-out FILE` writes the chat requests, whose prompts depend on what these embeddings retrieve (`{sweep}` makes them live, and embeds live what failed).\n")
     } else if unanswered == 0 {
-        "next: `rageval sweep` finishes from the cache with no call.\n"
+        format!("next: `{sweep}` finishes from the cache with no call.\n")
     } else {
-        "next: `rageval sweep` finishes from the cache and calls the unanswered requests live; `rageval sweep --batch-out FILE` writes them into a new batch file instead.\n"
+        format!("next: `{sweep}` finishes from the cache and calls the unanswered requests live; `{sweep} --batch-out FILE` writes them into a new batch file instead.\n")
     });
     text
 }

@@ -23,7 +23,7 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
     let mut input = Input::load(&s, appending)?;
     let prompts = prompts(&s)?;
     let job = input.job(&s, &prompts);
-    if s.dry_run {
+    if s.dry_run() {
         return dry_run(&s, &job);
     }
     let generated = generate_questions(&s, &job).await?;
@@ -39,28 +39,28 @@ pub async fn run(s: GenerateOptions) -> Result<ExitStatus> {
 /// `--rejected` cannot be `--out`; whether this run appends to `--out`.
 fn check_out(s: &GenerateOptions) -> Result<bool> {
     let exists = |path: &std::path::Path| std::fs::symlink_metadata(path).is_ok();
-    if let Some(rejected) = &s.rejected {
-        if same_file(rejected, &s.out) {
+    if let Some(rejected) = &s.rejected() {
+        if same_file(rejected, s.out()) {
             bail!(
                 "`--rejected {}` names the `--out` file: the rejected candidates would replace the question set; choose another file",
                 rejected.display()
             );
         }
-        if exists(rejected) && s.write == WriteMode::New {
+        if exists(rejected) && s.write() == WriteMode::New {
             bail!(
                 "`{}` (`--rejected`) exists: pass --force to overwrite it, or --append to add to it",
                 rejected.display()
             );
         }
     }
-    let out_exists = exists(&s.out);
-    if out_exists && s.write == WriteMode::New {
+    let out_exists = exists(s.out());
+    if out_exists && s.write() == WriteMode::New {
         bail!(
             "`{}` exists: pass --force to overwrite it, or --append to add to it",
-            s.out.display()
+            s.out().display()
         );
     }
-    Ok(out_exists && s.write == WriteMode::Append)
+    Ok(out_exists && s.write() == WriteMode::Append)
 }
 
 /// What the generator asks about and must not repeat: the corpus, and the questions (and ids)
@@ -75,15 +75,15 @@ struct Input {
 impl Input {
     fn load(s: &GenerateOptions, appending: bool) -> Result<Input> {
         // The configured sets, but not the file about to be replaced.
-        let foreign = !s.config.config.retriever.kind.chunks_itself();
+        let foreign = !s.retriever().kind.chunks_itself();
         let mut set_paths: Vec<PathBuf> = s
-            .config
             .evalsets()
-            .into_iter()
-            .filter(|p| !same_file(p, &s.out))
+            .iter()
+            .filter(|p| !same_file(p, s.out()))
+            .cloned()
             .collect();
         if appending {
-            set_paths.push(s.out.clone());
+            set_paths.push(s.out().to_path_buf());
         }
         let ws = if set_paths.is_empty() {
             None
@@ -93,8 +93,8 @@ impl Input {
         let roots = corpus_roots(s, ws.as_ref())?;
         let mut corpus = Corpus::load_many(&roots)?;
         corpus.split_long_sections(crate::adapters::corpus::chunk_limit(
-            s.config.config.corpus.max_chunk_tokens,
-            s.pipeline.embedder.max_input_tokens(),
+            s.max_chunk_tokens(),
+            s.pipeline().embedder.max_input_tokens(),
         ));
         let questions = || ws.iter().flat_map(|w| w.questions());
         Ok(Input {
@@ -107,13 +107,13 @@ impl Input {
 
     /// The generator's job: how many of each kind, within what budget of candidates.
     fn job<'a>(&'a self, s: &GenerateOptions, prompts: &'a Prompts) -> Job<'a> {
-        let g = &s.config.config.generate;
-        let off_topic = (s.unanswerable as f64 * s.off_topic).round() as usize;
-        let false_premise = ((s.unanswerable as f64 * s.false_premise).round() as usize)
-            .min(s.unanswerable - off_topic);
+        let g = s.generate();
+        let off_topic = (s.unanswerable() as f64 * s.off_topic()).round() as usize;
+        let false_premise = ((s.unanswerable() as f64 * s.false_premise()).round() as usize)
+            .min(s.unanswerable() - off_topic);
         let wanted = [
-            s.answerable,
-            s.unanswerable - off_topic - false_premise,
+            s.answerable(),
+            s.unanswerable() - off_topic - false_premise,
             off_topic,
             false_premise,
         ];
@@ -122,7 +122,7 @@ impl Input {
             existing: &self.existing,
             wanted,
             budget: wanted.map(|n| g.max_candidates.unwrap_or(n.saturating_mul(4))),
-            seed: s.seed,
+            seed: s.seed(),
             prompts,
             verify_k: g.verify_k,
             max_similarity: g.max_similarity,
@@ -132,9 +132,7 @@ impl Input {
 
 /// The prompts of `generate:`, checked.
 fn prompts(s: &GenerateOptions) -> Result<Prompts> {
-    s.config
-        .config
-        .generate
+    s.generate()
         .prompts()
         .map_err(|e| anyhow::anyhow!("`generate.{}`: {}", e.field, e.error))
 }
@@ -142,15 +140,14 @@ fn prompts(s: &GenerateOptions) -> Result<Prompts> {
 /// Round after round of candidates (through batches first with `batch: true`), a progress
 /// line after each unless `--quiet`; then the generator's warnings.
 async fn generate_questions(s: &GenerateOptions, job: &Job<'_>) -> Result<Generated> {
-    let engine = s.pipeline.engine(
-        crate::adapters::retriever::open(&s.config.config.retriever, s.pipeline.embedder.clone())
-            .await?,
+    let engine = s.pipeline().engine(
+        crate::adapters::retriever::open(s.retriever(), s.pipeline().embedder.clone()).await?,
         Vec::new(),
-        s.concurrency,
+        s.concurrency(),
     );
     // With `batch: true`, the batches answer into the cache; the run below reads it.
     super::batch::run_generate(s, &engine, job).await?;
-    let quiet = s.quiet;
+    let quiet = s.quiet();
     // The false-premise kind is named only when asked for.
     let shown = if job.wanted[3] > 0 { 4 } else { 3 };
     let progress = move |g: &Generated, round: usize| {
@@ -172,8 +169,8 @@ async fn generate_questions(s: &GenerateOptions, job: &Job<'_>) -> Result<Genera
             part(|t| t.kept)
         ));
     };
-    let generated = generate(&engine, &s.generator, job, Some(&progress)).await?;
-    for w in s.generator.warnings() {
+    let generated = generate(&engine, s.generator(), job, Some(&progress)).await?;
+    for w in s.generator().warnings() {
         super::eprint_line(&format!("warning: {w}"));
     }
     for (kind, pass) in Kind::ALL.iter().zip(generated.repeated) {
@@ -197,14 +194,14 @@ fn keep_rejected(
     generated: &Generated,
     account: &[String],
 ) -> Result<()> {
-    if let Some(path) = &s.rejected {
-        question_set::write_rejected(path, corpus, generated, s.write == WriteMode::Append)?;
+    if let Some(path) = &s.rejected() {
+        question_set::write_rejected(path, corpus, generated, s.write() == WriteMode::Append)?;
     }
     if !generated.kept.is_empty() {
         return Ok(());
     }
     print_calls(s, generated);
-    let rejected = match &s.rejected {
+    let rejected = match &s.rejected() {
         Some(path) => format!(
             "each rejected candidate and its reason: `{}`",
             path.display()
@@ -213,7 +210,7 @@ fn keep_rejected(
     };
     bail!(
         "no candidate passed, so `{}` was not written:\n{}\n{rejected}",
-        s.out.display(),
+        s.out().display(),
         account.join("\n")
     );
 }
@@ -227,26 +224,26 @@ fn set_text(
     account: &[String],
 ) -> Result<String> {
     let p = Provenance {
-        model: s.generator.model(),
-        seed: s.seed,
-        off_topic: s.off_topic,
-        false_premise: s.false_premise,
-        mock: s.generator.is_mock(),
+        model: s.generator().model(),
+        seed: s.seed(),
+        off_topic: s.off_topic(),
+        false_premise: s.false_premise(),
+        mock: s.generator().is_mock(),
     };
     let items = question_set::items(&input.corpus, &generated.kept, &mut input.ids, &p);
     let header = question_set::header(&p, account);
-    question_set::text(&s.out, &input.roots, appending, &header, items, &p)
+    question_set::text(s.out(), &input.roots, appending, &header, items, &p)
 }
 
 /// Write the set. A file absent at the start is created exclusively: one that appeared
 /// meanwhile (another run, or the user) is kept, not replaced without --force.
 fn write_set(s: &GenerateOptions, text: &str, appending: bool) -> Result<()> {
-    let existing = if appending || s.write == WriteMode::Force {
+    let existing = if appending || s.write() == WriteMode::Force {
         Existing::Replace
     } else {
         Existing::Keep
     };
-    write_to(&s.out, existing, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|e| {
+    write_to(s.out(), existing, |w| Ok(w.write_all(text.as_bytes())?)).map_err(|e| {
         let appeared = e
             .chain()
             .filter_map(|c| c.downcast_ref::<std::io::Error>())
@@ -254,7 +251,7 @@ fn write_set(s: &GenerateOptions, text: &str, appending: bool) -> Result<()> {
         match appeared && existing == Existing::Keep {
             true => anyhow::anyhow!(
                 "`{}` was created while the questions were generated: pass --force to overwrite it, or --append to add to it",
-                s.out.display()
+                s.out().display()
             ),
             false => e,
         }
@@ -272,7 +269,7 @@ fn print_written(
     let asked: usize = generated.tallies.iter().map(|t| t.wanted).sum();
     let mut lines = vec![format!(
         "wrote {kept} of {asked} questions asked for to {}{}",
-        s.out.display(),
+        s.out().display(),
         if appending { " (appended)" } else { "" }
     )];
     lines.extend(account.iter().map(|l| format!("  {l}")));
@@ -287,13 +284,13 @@ fn print_written(
             ));
         }
     }
-    if let Some(path) = &s.rejected {
+    if let Some(path) = &s.rejected() {
         lines.push(format!(
             "rejected candidates, each with its reason: {}",
             path.display()
         ));
     }
-    if s.generator.is_mock() {
+    if s.generator().is_mock() {
         lines.push(MOCK_NOTE.into());
     }
     lines.push("next: review them (set `reviewed: true`), then `rageval validate` and `rageval sweep --only reviewed`".into());
@@ -306,7 +303,7 @@ const MOCK_NOTE: &str = "note: these questions are placeholders: the offline moc
 
 /// The calls made, on stderr (unless `--quiet`).
 fn print_calls(s: &GenerateOptions, g: &Generated) {
-    if !s.quiet {
+    if !s.quiet() {
         let c = g.calls;
         super::eprint_line(&format!(
             "generate: {} generation and {} verification calls, {} answered from the cache",
@@ -317,8 +314,8 @@ fn print_calls(s: &GenerateOptions, g: &Generated) {
 
 /// The corpus folders to ask about: `--corpus`, else the one corpus of the question sets.
 fn corpus_roots(s: &GenerateOptions, ws: Option<&Workspace>) -> Result<Vec<PathBuf>> {
-    if let Some(dir) = &s.corpus {
-        return Ok(vec![dir.clone()]);
+    if let Some(dir) = &s.corpus() {
+        return Ok(vec![dir.to_path_buf()]);
     }
     let mut distinct: Vec<&Vec<PathBuf>> = Vec::new();
     for set in ws.iter().flat_map(|w| &w.sets) {
@@ -341,7 +338,7 @@ fn corpus_roots(s: &GenerateOptions, ws: Option<&Workspace>) -> Result<Vec<PathB
 /// `--dry-run`: the first round's calls, counted, and the first one shown.
 fn dry_run(s: &GenerateOptions, job: &Job<'_>) -> Result<ExitStatus> {
     let calls = first_round(job);
-    let cached = calls.iter().filter(|r| s.generator.is_cached(r)).count();
+    let cached = calls.iter().filter(|r| s.generator().is_cached(r)).count();
     let unanswerable: usize = job.wanted[1..].iter().sum();
     let most: usize = job.budget.iter().sum();
     let mut out = format!(

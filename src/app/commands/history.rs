@@ -3,10 +3,9 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 
-use crate::app::cli::HistoryArgs;
-use crate::app::config::LoadedConfig;
+use crate::app::options::HistoryOptions;
 use crate::base::exit::ExitStatus;
 use crate::base::input::FileError;
 use crate::output::history::view::{self, Changes, Row};
@@ -31,20 +30,10 @@ pub fn append(history: &Path, results: &Results, results_json: &Path, base: &Pat
     Ok(())
 }
 
-pub fn run(args: &HistoryArgs, config: Option<&Path>, quiet: bool) -> Result<ExitStatus> {
-    let cfg = LoadedConfig::load(config)?;
-    let path = args.file.clone().unwrap_or_else(|| cfg.history_file());
-    let spec = args
-        .setting
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(|e| anyhow!("invalid --setting: {e}"))?;
-    if args.last == 0 {
-        bail!("invalid --last: show at least 1 entry");
-    }
+pub fn run(s: &HistoryOptions) -> Result<ExitStatus> {
+    let path = s.file();
     let mut changes = Changes::default();
-    let read = file::read_last(&path, args.last, |line, entry| {
+    let read = file::read_last(path, s.last(), |line, entry| {
         Some(view::Line {
             line,
             changed: changes.next(&entry),
@@ -62,11 +51,11 @@ pub fn run(args: &HistoryArgs, config: Option<&Path>, quiet: bool) -> Result<Exi
         super::eprint_line(warning);
     }
     let reads: Vec<view::Line> = read.kept.into_iter().collect();
-    let setting = view::chosen_setting(&reads, spec.as_ref())
+    let setting = view::chosen_setting(&reads, s.setting())
         .map_err(|e| anyhow!("`{}`: {e}", path.display()))?;
     let rows: Vec<Row> = reads.iter().map(|r| Row::new(r, Some(&setting))).collect();
     let shown = path.display().to_string();
-    if let Some(out) = &args.html {
+    if let Some(out) = s.html() {
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create folder `{}`", dir.display()))?;
@@ -74,18 +63,18 @@ pub fn run(args: &HistoryArgs, config: Option<&Path>, quiet: bool) -> Result<Exi
         write_atomic(out, |w| {
             Ok(w.write_all(page::page(&shown, &setting, &rows).as_bytes())?)
         })?;
-        if !quiet {
+        if !s.quiet() {
             super::print(&format!(
                 "history: wrote {} ({} entries at {setting})\n",
                 out.display(),
                 rows.len()
             ))?;
         }
-    } else if args.csv {
+    } else if s.csv() {
         super::print_raw(&view::csv(&rows)?)?;
-    } else if args.json {
+    } else if s.json() {
         super::print_raw(&view::json(&rows)?)?;
-    } else if !quiet {
+    } else if !s.quiet() {
         super::print(&view::table(&shown, read.entries, &setting, &rows))?;
     }
     Ok(ExitStatus::Success)

@@ -75,7 +75,7 @@ pub async fn run(
         let options = match options {
             Some(mut o) => {
                 // The sample document exists only now.
-                o.corpus.get_or_insert(corpus_dir);
+                o.default_corpus(corpus_dir);
                 o
             }
             None => generate_options(Path::new(CONFIG), None, quiet)?,

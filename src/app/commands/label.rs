@@ -6,30 +6,28 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use crate::app::cli::LabelArgs;
-use crate::app::config::LoadedConfig;
+use crate::app::options::LabelOptions;
 use crate::base::exit::ExitStatus;
 use crate::base::text::plural;
 use crate::output::labels::sample::{self, Size};
 use crate::output::labels::{self, LabelsFile};
 use crate::results::Results;
 
-pub async fn run(args: LabelArgs, config: Option<PathBuf>, quiet: bool) -> Result<ExitStatus> {
-    let size = size(&args)?;
-    let (results, dir) = load(args.results.clone(), config)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| labels::default_path(&dir));
+pub async fn run(s: LabelOptions) -> Result<ExitStatus> {
+    let quiet = s.quiet();
+    let (results, dir) = load(s.results())?;
+    let out = s
+        .out()
+        .map_or_else(|| labels::default_path(&dir), Path::to_path_buf);
     let existing = match std::fs::symlink_metadata(&out) {
         Ok(_) => LabelsFile::read(&out, &results)?,
         Err(_) => LabelsFile::default(),
     };
-    let seed = seed(&existing, args.seed, &out)?;
+    let seed = seed(&existing, s.seed(), &out)?;
     // The page with neither size: the file as it is, or every reply when there is none.
-    let size = match size {
-        None if args.serve && existing.rows.is_empty() => Some(Size::All),
-        None if args.serve => None,
+    let size = match s.size() {
+        None if s.serve() && existing.rows.is_empty() => Some(Size::All),
+        None if s.serve() => None,
         None => bail!("say how many replies to sample: `--sample N` (about N) or `--share P` (each reply with probability P)"),
         some => some,
     };
@@ -46,32 +44,16 @@ pub async fn run(args: LabelArgs, config: Option<PathBuf>, quiet: bool) -> Resul
         }
         None => existing,
     };
-    if args.serve {
-        serve(file, &out, args.addr.as_deref(), quiet).await?;
+    if s.serve() {
+        serve(file, &out, s.addr(), quiet).await?;
     }
     Ok(ExitStatus::Success)
 }
 
-/// `--sample N` or `--share P`, checked.
-fn size(args: &LabelArgs) -> Result<Option<Size>> {
-    match (args.sample, args.share) {
-        (Some(0), _) => bail!("invalid --sample: must be at least 1"),
-        (Some(n), _) => Ok(Some(Size::Sample(n))),
-        (_, Some(p)) if !(p > 0.0 && p <= 1.0) => {
-            bail!("invalid --share: must be above 0 and at most 1, got {p}")
-        }
-        (_, Some(p)) => Ok(Some(Size::Share(p))),
-        (None, None) => Ok(None),
-    }
-}
-
 /// The results of `--results` (a folder or its results.json; default the config's `out`
 /// folder) and the folder they are in.
-fn load(results: Option<PathBuf>, config: Option<PathBuf>) -> Result<(Results, PathBuf)> {
-    let given = match results {
-        Some(p) => p,
-        None => LoadedConfig::load(config.as_deref())?.out_dir(),
-    };
+fn load(given: &Path) -> Result<(Results, PathBuf)> {
+    let given = given.to_path_buf();
     let (file, dir) = if given.is_dir() || given.extension().is_none() {
         (given.join("results.json"), given)
     } else {

@@ -1,44 +1,20 @@
 //! `rageval validate`: check question sets (and the configured retriever) without running them.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
 use crate::adapters::evalset::Workspace;
-use crate::app::config::LoadedConfig;
+use crate::app::options::{Connect, ValidateOptions};
 use crate::base::exit::ExitStatus;
 use crate::output::explain::SetSize;
 
-/// Check `files` (default: the config's question sets). The config is read when no file is
-/// named or `--config` is given: with an `http` or `pgvector` retriever a set then needs no
-/// corpus folder, as in a sweep. `connect` also opens the retriever and asks it for the first
-/// question's best passage, and probes the reranker if there is one; without it no service is
-/// contacted.
-pub async fn run(
-    files: Vec<PathBuf>,
-    config: Option<PathBuf>,
-    quiet: bool,
-    connect: bool,
-) -> Result<ExitStatus> {
-    let cfg = if files.is_empty() || config.is_some() || connect {
-        Some(LoadedConfig::load(config.as_deref())?)
-    } else {
-        None
-    };
-    let kind = cfg
-        .as_ref()
-        .map(|c| c.config.retriever.kind)
-        .unwrap_or_default();
+/// Check the question sets of `s`. `--connect` also opens the retriever and asks it for the
+/// first question's best passage, and probes the reranker if there is one; without it no
+/// service is contacted.
+pub async fn run(s: ValidateOptions) -> Result<ExitStatus> {
+    let (files, kind, quiet) = (s.files(), s.kind(), s.quiet());
     let foreign = !kind.chunks_itself();
-    let files = match (&cfg, files.is_empty()) {
-        (Some(c), true) => c.evalsets(),
-        _ => files,
-    };
-    if files.is_empty() {
-        anyhow::bail!("no question sets to check: name files, or list `evalsets:` in rageval.yaml");
-    }
     let mut failed = 0;
-    for file in &files {
+    for file in files {
         match Workspace::load_for(std::slice::from_ref(file), foreign) {
             Ok(ws) => {
                 if !quiet {
@@ -67,7 +43,7 @@ pub async fn run(
                         unanswerable: (set.questions.len() - answerable) as u64,
                         probes: set.questions.iter().filter(|q| q.attack.is_some()).count() as u64,
                     };
-                    let sizes: String = size_lines(cfg.as_ref(), size)
+                    let sizes: String = size_lines(&s, size)
                         .iter()
                         .map(|l| format!("      {l}\n"))
                         .collect();
@@ -87,8 +63,8 @@ pub async fn run(
     }
     // Ids must also be unique across the sets that run together.
     let mut ws = None;
-    if failed == 0 && (files.len() > 1 || connect) {
-        match Workspace::load_for(&files, foreign) {
+    if failed == 0 && (files.len() > 1 || s.connect().is_some()) {
+        match Workspace::load_for(files, foreign) {
             Ok(w) => ws = Some(w),
             Err(e) => {
                 failed += 1;
@@ -96,8 +72,8 @@ pub async fn run(
             }
         }
     }
-    if let (true, Some(cfg), Some(ws)) = (connect && failed == 0, &cfg, &ws) {
-        match probe(cfg, ws).await {
+    if let (0, Some(connect), Some(ws)) = (failed, s.connect(), &ws) {
+        match probe(connect, ws).await {
             Ok(lines) if !quiet => {
                 for line in lines {
                     super::print(&format!("ok    {line}\n"))?;
@@ -120,15 +96,11 @@ pub async fn run(
 /// What a set of this size can certify and how many questions the policy's limits need, at
 /// the config's confidence and under its procedure over its grid (one setting without a
 /// config).
-fn size_lines(cfg: Option<&LoadedConfig>, size: SetSize) -> Vec<String> {
+fn size_lines(s: &ValidateOptions, size: SetSize) -> Vec<String> {
     use crate::analysis::insight::certifier::Certifier;
-    let policy = cfg.map(|c| c.config.recommend.clone()).unwrap_or_default();
-    let settings = cfg
-        .and_then(|c| crate::app::config::sweep_grid(&c.config).ok())
-        .map(|g| g.settings())
-        .unwrap_or_default();
-    let procedure = Certifier::new(&policy, &settings).procedure();
-    crate::output::explain::size_lines(size, &policy, procedure.as_ref(), settings.len())
+    let (policy, settings) = (s.policy(), s.settings());
+    let procedure = Certifier::new(policy, settings).procedure();
+    crate::output::explain::size_lines(size, policy, procedure.as_ref(), settings.len())
 }
 
 /// Two fixed documents for the reranker probe: one about the query, one not.
@@ -141,9 +113,12 @@ const PROBE_DOCUMENTS: [&str; 2] = [
 /// `--connect`: open the configured retriever (pgvector: connect, find the table and its
 /// columns, compare dimensions) and retrieve the first question at k = 1 under the contract;
 /// with a `reranker:`, send it one request of two fixed documents. One line per service.
-async fn probe(cfg: &LoadedConfig, ws: &Workspace) -> Result<Vec<String>> {
-    let r = &cfg.config.retriever;
-    let pipeline = crate::app::wiring::Pipeline::from_config(cfg, &Default::default())?;
+async fn probe(connect: &Connect, ws: &Workspace) -> Result<Vec<String>> {
+    let r = &connect.retriever;
+    let pipeline = match &connect.pipeline {
+        Ok(p) => p,
+        Err(e) => anyhow::bail!("{e:#}"),
+    };
     let mut lines = Vec::new();
     if r.kind.chunks_itself() {
         lines.push(format!("retriever `{}`: nothing to connect to", r.kind));

@@ -2,25 +2,31 @@
 //! (flags win), the way ripgrep turns its low-level arguments into high-level ones.
 
 mod adaptive;
+mod ask;
+mod commands;
+mod generate;
 mod questions;
 mod sweep;
 
 pub use adaptive::AdaptivePlan;
+pub use ask::AskOptions;
+pub use commands::{
+    BatchImportOptions, Connect, CorpusSource, HistoryOptions, IndexOptions, LabelOptions,
+    ScanOptions, ValidateOptions,
+};
+pub use generate::{GenerateOptions, WriteMode};
 pub use questions::Questions;
 pub use sweep::SweepOptions;
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-use crate::adapters::cache::CacheMode;
-use crate::app::cli::{AskArgs, GateArgs, GenerateArgs};
+use crate::app::cli::GateArgs;
 use crate::app::config::LoadedConfig;
-use crate::app::wiring::{Pipeline, Wiring};
 use crate::output::gate::github::PullRequest;
 use crate::output::gate::policy::{self, Policy};
 use crate::output::gate::trend::TrendPolicy;
-use crate::vocab::grid::Decimal;
 use crate::vocab::limit::{Limits, Scope};
 
 /// Where the gate's summary for people goes.
@@ -159,161 +165,4 @@ fn trend_policy(flag: Option<usize>, cfg: &LoadedConfig) -> Result<Option<TrendP
         rates: t.rates.clone(),
         history: cfg.history_file(),
     }))
-}
-
-/// Everything `rageval ask` and `rageval prompt` need, checked.
-pub struct AskOptions {
-    pub config: LoadedConfig,
-    pub question: String,
-    pub k: usize,
-    pub min_score: Decimal,
-    pub order: crate::adapters::prompt::Order,
-    pub format: crate::adapters::prompt::Format,
-    /// A corpus folder given on the command line; else the first question set's.
-    pub corpus: Option<PathBuf>,
-    pub pipeline: Pipeline,
-}
-
-impl AskOptions {
-    pub fn new(args: AskArgs, config: Option<PathBuf>) -> Result<Self> {
-        let cfg = LoadedConfig::load(config.as_deref())?;
-        if args.question.trim().is_empty() {
-            bail!("the question is empty");
-        }
-        if args.k == 0 {
-            bail!("invalid --k: must be at least 1");
-        }
-        let min_score: Decimal = args
-            .min_score
-            .parse()
-            .map_err(|e| anyhow::anyhow!("invalid --min-score: {e}"))?;
-        let pipeline = Pipeline::from_config(
-            &cfg,
-            &Wiring {
-                strict_refusal: args.strict_refusal,
-                cache: Some(CacheMode::Use),
-                ..Wiring::default()
-            },
-        )?;
-        let order = args
-            .order
-            .parse()
-            .map_err(|e| anyhow::anyhow!("invalid --order: {e}"))?;
-        let format = args
-            .format
-            .parse()
-            .map_err(|e| anyhow::anyhow!("invalid --format: {e}"))?;
-        Ok(AskOptions {
-            order,
-            format,
-            question: args.question,
-            k: args.k,
-            min_score,
-            corpus: args.corpus,
-            pipeline,
-            config: cfg,
-        })
-    }
-}
-
-/// What `rageval generate` does with an `--out` that exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteMode {
-    /// Refuse to touch it.
-    New,
-    /// `--force`: replace it.
-    Force,
-    /// `--append`: add to it.
-    Append,
-}
-
-/// Everything `rageval generate` needs, checked.
-pub struct GenerateOptions {
-    pub config: LoadedConfig,
-    pub pipeline: Pipeline,
-    /// The model that writes and verifies the questions.
-    pub generator: std::sync::Arc<dyn crate::adapters::chat::ChatModel>,
-    pub answerable: usize,
-    pub unanswerable: usize,
-    pub off_topic: f64,
-    pub false_premise: f64,
-    pub out: PathBuf,
-    pub corpus: Option<PathBuf>,
-    pub seed: u64,
-    pub write: WriteMode,
-    pub dry_run: bool,
-    /// `--rejected`: where every rejected candidate is written.
-    pub rejected: Option<PathBuf>,
-    pub concurrency: usize,
-    pub quiet: bool,
-}
-
-impl GenerateOptions {
-    pub fn new(args: GenerateArgs, config: Option<PathBuf>, quiet: bool) -> Result<Self> {
-        use crate::generate::MAX_QUESTIONS;
-        let cfg = LoadedConfig::load(config.as_deref())?;
-        for (flag, n) in [
-            ("--answerable", args.answerable),
-            ("--unanswerable", args.unanswerable),
-        ] {
-            if n > MAX_QUESTIONS {
-                bail!("invalid {flag}: at most {MAX_QUESTIONS} questions per run, got {n}");
-            }
-        }
-        if args.answerable == 0 && args.unanswerable == 0 {
-            bail!("nothing to generate: --answerable and --unanswerable are both 0");
-        }
-        if !(0.0..=1.0).contains(&args.off_topic) {
-            bail!(
-                "invalid --off-topic: must be a share from 0 to 1, got {}",
-                args.off_topic
-            );
-        }
-        if !(0.0..=1.0).contains(&args.false_premise) {
-            bail!(
-                "invalid --false-premise: must be a share from 0 to 1, got {}",
-                args.false_premise
-            );
-        }
-        if args.off_topic + args.false_premise > 1.0 + 1e-9 {
-            bail!(
-                "invalid --false-premise: with --off-topic {} the shares add up to more than 1",
-                args.off_topic
-            );
-        }
-        let concurrency = args.concurrency.unwrap_or(cfg.config.sweep.concurrency);
-        if let Some(why) = crate::sweep::concurrency_problem(concurrency) {
-            bail!("invalid --concurrency: {why}");
-        }
-        let cache = (!args.no_cache).then_some(CacheMode::Use);
-        let mut pipeline = Pipeline::from_config(
-            &cfg,
-            &Wiring {
-                cache,
-                ..Wiring::default()
-            },
-        )?;
-        let generator = pipeline.generator(&cfg)?;
-        Ok(GenerateOptions {
-            write: match (args.force, args.append) {
-                (true, _) => WriteMode::Force,
-                (_, true) => WriteMode::Append,
-                _ => WriteMode::New,
-            },
-            answerable: args.answerable,
-            unanswerable: args.unanswerable,
-            off_topic: args.off_topic,
-            false_premise: args.false_premise,
-            out: args.out,
-            corpus: args.corpus,
-            seed: args.seed,
-            dry_run: args.dry_run,
-            rejected: args.rejected,
-            concurrency,
-            quiet,
-            generator,
-            pipeline,
-            config: cfg,
-        })
-    }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use super::{GateOptions, GateSummaryTo};
 use crate::adapters::cache::CacheMode;
@@ -358,12 +358,7 @@ fn wiring(
     args: &SweepArgs,
     shard: Option<crate::sweep::Shard>,
 ) -> Result<Wiring> {
-    let dir = match &args.cache_dir {
-        // Relative to the current folder, as every other flag's path is.
-        Some(dir) => std::path::absolute(dir)
-            .with_context(|| format!("invalid --cache-dir `{}`", dir.display()))?,
-        None => cfg.resolve(&cfg.config.cache.dir),
-    };
+    let dir = crate::app::wiring::cache_folder(cfg, args.cache_dir.as_deref(), shard)?;
     let mode = if args.refresh_cache {
         CacheMode::Refresh
     } else {
@@ -373,10 +368,7 @@ fn wiring(
         strict_refusal: args.strict_refusal,
         stream: args.stream,
         cache: (!args.no_cache).then_some(mode),
-        cache_dir: Some(match shard {
-            Some(sh) => dir.join(format!("shard-{}-of-{}", sh.index, sh.count)),
-            None => dir,
-        }),
+        cache_dir: Some(dir),
     })
 }
 

@@ -77,6 +77,27 @@ pub struct Wiring {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// The response cache's folder, worked out here for every command: `--cache-dir` (relative
+/// to the current folder, as every other flag's path is) else the config's `cache.dir`, and
+/// under it the folder of `shard` when the sweep runs one (each shard keeps its own cache
+/// files, so shards on one machine never share one).
+pub fn cache_folder(
+    cfg: &LoadedConfig,
+    flag: Option<&std::path::Path>,
+    shard: Option<crate::sweep::Shard>,
+) -> Result<PathBuf> {
+    use anyhow::Context;
+    let dir = match flag {
+        Some(dir) => std::path::absolute(dir)
+            .with_context(|| format!("invalid --cache-dir `{}`", dir.display()))?,
+        None => cfg.resolve(&cfg.config.cache.dir),
+    };
+    Ok(match shard {
+        Some(sh) => dir.join(sh.folder()),
+        None => dir,
+    })
+}
+
 /// The servers of one chat model: which profile they serve, as messages show them, and
 /// whether they are dead.
 #[derive(Clone)]
@@ -221,7 +242,7 @@ impl Pipeline {
             c,
             cache_dir: match &wiring.cache_dir {
                 Some(dir) => dir.clone(),
-                None => cfg.resolve(&c.cache.dir),
+                None => cache_folder(cfg, None, None)?,
             },
             cache: wiring.cache.filter(|_| c.cache.enabled),
             stream: wiring.stream,

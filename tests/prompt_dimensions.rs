@@ -37,7 +37,9 @@ fn all_dimensions_combine_with_one_call_per_distinct_prompt() {
         .stdout_contains("order")
         .stdout_contains("tagged")
         .stdout_contains("edge")
-        .stdout_snapshot("scenarios__all_dimensions_combine_with_one_call_per_distinct_prompt")
+        .stdout_snapshot(
+            "prompt_dimensions__all_dimensions_combine_with_one_call_per_distinct_prompt",
+        )
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 24);
@@ -75,10 +77,13 @@ fn prompt_shows_edge_order_and_tagged_passages() {
             .run()
             .stdout
     };
-    let by_score = prompt(&["--k", "5", "--min-score", "0"], "prompt_by_score");
+    let by_score = prompt(
+        &["--k", "5", "--min-score", "0"],
+        "prompt_dimensions__prompt_shows_edge_order_and_tagged_passages",
+    );
     let edge = prompt(
         &["--k", "5", "--min-score", "0", "--order", "edge"],
-        "prompt_edge_order",
+        "prompt_dimensions__prompt_shows_edge_order_and_tagged_passages_2",
     );
     let sources = |text: &str| -> Vec<String> {
         text.lines()
@@ -101,7 +106,10 @@ fn prompt_shows_edge_order_and_tagged_passages() {
         ],
         "A C E D B"
     );
-    let tagged = prompt(&["--format", "tagged"], "prompt_tagged");
+    let tagged = prompt(
+        &["--format", "tagged"],
+        "prompt_dimensions__prompt_shows_edge_order_and_tagged_passages_3",
+    );
     assert!(
         tagged
             .contains("<passage n=\"1\" source=\"projects.md#Showcase Day\" trust=\"untrusted\">"),
@@ -130,7 +138,7 @@ fn injection_set_reports_attack_success_per_setting() {
         ])
         // Every report names the flagged chunks that reached a prompt.
         .stdout_contains("scan: 2 flagged chunk(s) reached a prompt: payments-update.md#1")
-        .stdout_snapshot("scenarios__injection_set_reports_attack_success_per_setting")
+        .stdout_snapshot("prompt_dimensions__injection_set_reports_attack_success_per_setting")
         .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     assert_eq!(rows.len(), 4);
@@ -267,7 +275,9 @@ fn follow_ups_retrieve_the_right_chunk_with_the_heuristic_only() {
         "--rewrite",
         "none,heuristic,model",
     ])
-    .stdout_snapshot("scenarios__follow_ups_retrieve_the_right_chunk_with_the_heuristic_only")
+    .stdout_snapshot(
+        "prompt_dimensions__follow_ups_retrieve_the_right_chunk_with_the_heuristic_only",
+    )
     .run();
     let (h, runs) = read_csv(&p.read("reports/latest/runs.csv"));
     let run = |rewrite: &str| {
@@ -313,7 +323,7 @@ fn streaming_records_time_to_first_token() {
     ])
     .env("RAGEVAL_TEST_KEY", "test-key")
     .stdout_contains("ttft p50/p95 ms")
-    .stdout_snapshot("scenarios__streaming_records_time_to_first_token")
+    .stdout_snapshot("prompt_dimensions__streaming_records_time_to_first_token")
     .run();
     let (h, rows) = read_csv(&p.read("reports/latest/summary.csv"));
     let p50: f64 = col(&h, &rows[0], "ttft_p50_ms").parse().unwrap();

@@ -196,7 +196,7 @@ fn a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note() {
             "/v1/embeddings: 400 Bad Request: input (194 tokens) is larger than the max context \
              size (128 tokens)): split into 3 parts, `guide.md#1.1` to `guide.md#1.3`",
         )
-        .stdout_snapshot("quirks__a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note")
+        .stdout_snapshot("embedding_server_quirks__a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note")
         .stderr(
             "note: chunk `guide.md#1` (`guide.md#Long section`) is longer than the embedder reads, by its count (client at http://127.0.0.1:[PORT]/v1/embeddings: 400 Bad Request: input (194 tokens) is larger than the max context size (128 tokens)): split into 3 parts, `guide.md#1.1` to `guide.md#1.3`\n",
         )
@@ -229,7 +229,7 @@ fn a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note() {
     // The split is the same on a rerun: the parts come from the cache, and only the whole
     // chunk is asked again (and refused again).
     sweep()
-        .stdout_snapshot("quirks__a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note")
+        .stdout_snapshot("embedding_server_quirks__a_chunk_the_server_counts_too_long_is_split_embedded_and_named_in_a_note")
         .stderr(
             "note: chunk `guide.md#1` (`guide.md#Long section`) is longer than the embedder reads, by its count (client at http://127.0.0.1:[PORT]/v1/embeddings: 400 Bad Request: input (194 tokens) is larger than the max context size (128 tokens)): split into 3 parts, `guide.md#1.1` to `guide.md#1.3`\n",
         )

@@ -1,4 +1,4 @@
-//! Hostile and odd input (issue 9): links out of the corpus, FIFOs, limits, BOMs, non-string
+//! Hostile and odd input: links out of the corpus, FIFOs, limits, BOMs, non-string
 //! questions. Each case exits 2 with one exact line, in milliseconds, and writes no report.
 
 use std::path::Path;
@@ -152,7 +152,7 @@ fn control_characters_and_bidi_overrides_are_shown_escaped() {
             "--min-score",
             "0",
         ])
-        .stdout_snapshot("hardening__control_characters_and_bidi_overrides_are_shown_escaped")
+        .stdout_snapshot("hostile_input__control_characters_and_bidi_overrides_are_shown_escaped")
         .run()
         .stdout;
     assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
@@ -344,127 +344,6 @@ fn a_byte_order_mark_is_accepted_in_every_file() {
             "What is the fee?",
         ))
         .run();
-}
-
-/// Every `.rs` file below `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// Whether `file` is a module its parent declares under `#[cfg(test)]` (unit tests kept in a
-/// file of their own, such as `sweep/tests.rs`).
-fn test_only(file: &std::path::Path) -> bool {
-    let (Some(dir), Some(name)) = (file.parent(), file.file_stem()) else {
-        return false;
-    };
-    let parent = dir.join("mod.rs");
-    let declared = format!("#[cfg(test)]\nmod {};", name.to_string_lossy());
-    std::fs::read_to_string(parent).is_ok_and(|text| text.contains(&declared))
-}
-
-#[test]
-fn library_code_returns_notes_and_never_prints() {
-    let src = crate::support::repo().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let printing: Vec<String> = files
-        .iter()
-        .filter(|f| !f.starts_with(src.join("app/commands")) && !f.ends_with("main.rs"))
-        .filter(|f| !test_only(f))
-        .filter(|f| {
-            let text = std::fs::read_to_string(f).unwrap();
-            // Unit tests may print (a measurement prints its figures); the code above them may not.
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            ["eprintln!", "eprint!(", "println!", "print!("]
-                .iter()
-                .any(|m| code.contains(m))
-        })
-        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
-        .collect();
-    assert_eq!(
-        printing,
-        Vec::<String>::new(),
-        "print from src/app/commands only"
-    );
-}
-
-#[test]
-fn a_sweep_removes_stale_temporaries_of_its_own_naming_only() {
-    let p = Project::sample();
-    // A process id above any pid_max: its writer is gone.
-    let stale = p.write(
-        "reports/latest/.rageval-tmp-4294967295-AbC123",
-        "half a report",
-    );
-    let foreign = p.write("reports/latest/.tmpXyZ789", "someone else's");
-    p.sweep::<_, &str>([]).run();
-    assert!(!stale.exists(), "a stale temporary of ours is removed");
-    assert!(foreign.exists(), "files of other naming are kept");
-    let mut left: Vec<String> = std::fs::read_dir(p.path().join("reports/latest"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
-    assert_eq!(
-        left,
-        [
-            ".tmpXyZ789",
-            "report.html",
-            "report.md",
-            "results.json",
-            "runs.csv",
-            "summary.csv",
-            "tags.csv"
-        ]
-    );
-}
-
-#[test]
-fn ctrl_c_while_reports_are_written_leaves_no_temporary() {
-    if !require_tool("sh", "a POSIX shell") {
-        return;
-    }
-    let p = Project::sample();
-    // The first temporary file is held open for a minute, so the signal always arrives while
-    // reports are being written, however loaded the machine is.
-    let mut child = p
-        .process()
-        .env("RAGEVAL_TEST_HOLD_TEMPORARY_MS", "60000")
-        .args(["sweep", "-q", "--min-score", "0.1..0.5", "--k", "1,2"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = p.path().join("reports/latest");
-    let temporaries = || -> Vec<String> {
-        std::fs::read_dir(&out)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(".rageval-tmp-"))
-            .collect()
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while temporaries().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    assert!(!temporaries().is_empty(), "the sweep began writing reports");
-    let kill = std::process::Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "exits as SIGINT would");
-    assert_eq!(temporaries(), Vec::<String>::new());
 }
 
 /// `gate`, `gate --baseline`, `sweep --gate` and `merge` read results files: a FIFO (which

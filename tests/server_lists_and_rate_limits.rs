@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::harness::results;
+use crate::harness::{results, SAMPLE_SWEEP_TABLE};
 use crate::http::{builtin, comparable, http_project, keyed, MockLlm};
 use crate::support::Project;
 
@@ -39,7 +39,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     );
     p.write("rageval.yaml", &config);
     keyed(&p, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(comparable(&p, "reports/latest"), builtin(&p));
 
@@ -70,7 +70,7 @@ fn calls_spread_over_both_servers_of_a_list_with_builtin_results() {
     );
     let single = http_project(&a.url, true, "");
     let out = keyed(&single, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(out.results().identity.identity.digest, fleet.digest);
 }
@@ -86,7 +86,7 @@ fn a_dead_server_first_in_the_list_leaves_its_calls_to_the_other() {
     );
     p.write("rageval.yaml", &config);
     keyed(&p, &["sweep", "--no-cache"])
-        .stdout_snapshot("sample_sweep")
+        .stdout_snapshot(SAMPLE_SWEEP_TABLE)
         .run();
     assert_eq!(
         comparable(&p, "reports/latest"),
@@ -141,7 +141,9 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
         &["sweep", "--no-cache", "--k", "2", "--min-score", "0.1"],
     )
     .env("RAGEVAL_PROGRESS_INTERVAL_MS", "300")
-    .stdout_snapshot("fleet__requests_per_minute_paces_the_calls_the_server_sees")
+    .stdout_snapshot(
+        "server_lists_and_rate_limits__requests_per_minute_paces_the_calls_the_server_sees",
+    )
     .stderr_any("the progress lines show the measured rate, which wobbles around 20.0 calls/s")
     .stderr_contains("calls/s, eta")
     .run();
@@ -184,13 +186,13 @@ fn requests_per_minute_paces_the_calls_the_server_sees() {
 
 #[test]
 fn the_config_schema_takes_a_list_of_urls_and_rate_limits() {
-    let config = crate::first_hour::validator("config");
+    let config = crate::editor_and_shell_support::validator("config");
     let good: Value = serde_yaml::from_str(
         "chat:\n  kind: openai\n  base_url: [http://a/v1, http://b/v1]\n  requests_per_minute: 500\n  tokens_per_minute: 200000\nembedder:\n  kind: openai\n  base_url: http://a/v1\n  requests_per_minute: 3000\n",
     )
     .unwrap();
     assert_eq!(
-        crate::first_hour::errors(&config, &good),
+        crate::editor_and_shell_support::errors(&config, &good),
         Vec::<String>::new()
     );
     let bad: Value = serde_yaml::from_str("chat:\n  base_url: 5\n").unwrap();
