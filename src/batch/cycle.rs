@@ -50,6 +50,39 @@ pub enum Event {
     },
 }
 
+/// The lines that batches this cycle sent to a chat section (`chat:`, `models.NAME`) answered:
+/// the model calls it made. A batch a killed run sent (resumed) was that run's; the judge's
+/// grades and embeddings are no model calls of the sweep's count.
+#[derive(Debug, Default)]
+pub struct Answered {
+    chat: std::collections::HashSet<String>,
+    calls: usize,
+}
+
+impl Answered {
+    /// Count what `event` says.
+    pub fn see(&mut self, event: &Event) {
+        match event {
+            Event::Submitted {
+                id,
+                section: Section::Chat | Section::Model(_),
+                ..
+            } => {
+                self.chat.insert(id.clone());
+            }
+            Event::Finished { id, answered, .. } if self.chat.contains(id) => {
+                self.calls += answered;
+            }
+            _ => {}
+        }
+    }
+
+    /// The chat lines answered so far.
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+}
+
 /// The config sections a batch cycle sends to: each chat and embedder profile's (`default`:
 /// `chat:` and `embedder:`) and the judge's; the sweep's plan has them, and so has the config.
 pub trait Sections {

@@ -264,10 +264,10 @@ async fn round(
     spent: &mut Spent,
 ) -> Result<Result<Sweep, Over>> {
     let (ws, retriever, retrieval) = (&questions.ws, &engines.retriever, &engines.retrieval);
-    let batched = super::batch::any_batched(s);
+    let batched = s.any_batched();
     let mut cost = 0.0;
     if plan.max_calls.is_some() || plan.max_cost.is_some() {
-        if super::batch::embeddings_batched(s) {
+        if s.embeddings_batched() {
             // The prompts are known once the texts are embedded; the batch embeds them, so
             // the count below embeds nothing live.
             let only = super::batch::Sending::Embeddings;
@@ -312,7 +312,7 @@ async fn round(
 /// profile whose calls go through batches (as `--dry-run` prices them).
 async fn price(s: &SweepOptions, dry: &Engine, ws: &Workspace) -> Result<(usize, f64)> {
     let mut rows = dry.dry_run(ws, s.grid(), &s.pipeline().pricing).await?;
-    super::batch::batch_priced(s, &mut rows);
+    s.batch_priced(&mut rows);
     let calls = rows.iter().map(|r| r.calls).sum();
     let cost = rows.iter().map(|r| r.prompt_cost).sum();
     Ok((calls, cost))

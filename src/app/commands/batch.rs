@@ -8,77 +8,15 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 
 use crate::adapters::evalset::Workspace;
-use crate::app::config::{ChatConfig, EmbedderConfig, JudgeConfig};
 use crate::app::options::{BatchImportOptions, GenerateOptions, SweepOptions};
 use crate::base::exit::ExitStatus;
 use crate::batch::collect::SweepJob;
-use crate::batch::cycle::{Cycle, Event, Sections};
+use crate::batch::cycle::{Cycle, Event};
 use crate::batch::{self, CacheFiles, Ledger, Pending, Section, StoreKind};
 use crate::sweep::{Engine, RetrievalVariant};
-use crate::vocab::grid::DEFAULT_PROFILE;
 
 /// The sweep's retriever, as `sweep` opens it.
 type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
-
-/// Whether the requests of config section `section` go through batches in a `batch: true`
-/// sweep: the chat section's and the judge's with `chat.batch` (or `--batch`), a profile's and
-/// an embedder's with their own `batch` (or `--batch-embeddings`).
-fn batched(s: &SweepOptions, section: &Section) -> bool {
-    match section {
-        Section::Chat | Section::Judge => s.batch(),
-        Section::Model(name) => s.chat(name).is_some_and(|m| m.batch),
-        Section::Embedder => s.embedder(DEFAULT_PROFILE).is_some_and(|e| e.batch),
-        Section::Embedders(name) => s.embedder(name).is_some_and(|e| e.batch),
-    }
-}
-
-/// Whether the calls of chat profile `profile` go through batches (and cost the batch price).
-pub fn chat_batched(s: &SweepOptions, profile: &str) -> bool {
-    batched(s, &Section::chat(profile))
-}
-
-/// Price a dry run's rows as the sweep will pay them: a chat profile whose calls go through
-/// batches at the batch price (`pricing.batch_discount` off), as `--batch-out` prices its
-/// file. The sections so priced, for the dry run's note.
-pub fn batch_priced(s: &SweepOptions, rows: &mut [crate::sweep::DryRun]) -> Vec<Section> {
-    let discount = s.pipeline().pricing.batch_discount;
-    rows.iter_mut()
-        .filter(|r| chat_batched(s, &r.profile))
-        .map(|r| {
-            r.prompt_cost *= 1.0 - discount;
-            Section::chat(&r.profile)
-        })
-        .collect()
-}
-
-/// The dry run's line for the sections [`batch_priced`] priced, if any.
-pub fn batch_price_note(s: &SweepOptions, sections: &[Section]) -> Option<String> {
-    if sections.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = sections.iter().map(|s| format!("`{s}`")).collect();
-    Some(format!(
-        "the calls of {} go through batches: their cost is at the batch price ({:.0}% off).\n",
-        names.join(", "),
-        s.pipeline().pricing.batch_discount * 100.0
-    ))
-}
-
-/// Whether the texts of any swept embedder profile go through batches.
-pub fn embeddings_batched(s: &SweepOptions) -> bool {
-    s.grid()
-        .embedders()
-        .any(|p| batched(s, &Section::embedder(p)))
-}
-
-/// Whether any request of the sweep goes through batches (`batch: true` somewhere).
-pub fn any_batched(s: &SweepOptions) -> bool {
-    s.grid().chats().any(|p| batched(s, &Section::chat(p)))
-        || s.grid()
-            .embedders()
-            .any(|p| batched(s, &Section::embedder(p)))
-        || s.batch()
-}
 
 /// The sweep as the batch cycle sees it: the engine the live sweep runs (its models behind the
 /// response cache, with `--repeat`), what it sweeps, and which sections send batches.
@@ -95,7 +33,7 @@ fn job<'a>(
         },
         ws,
         grid: s.grid(),
-        batched: Box::new(move |section| batched(s, section)),
+        batched: Box::new(move |section| s.batched(section)),
     }
 }
 
@@ -232,7 +170,7 @@ pub async fn run(
     let mut job = job(s, ws, retriever, retrieval);
     if sending == Sending::Embeddings {
         job.batched = Box::new(move |section| {
-            matches!(section, Section::Embedder | Section::Embedders(_)) && batched(s, section)
+            matches!(section, Section::Embedder | Section::Embedders(_)) && s.batched(section)
         });
     }
     rendered(s.quiet(), async |events| {
@@ -265,7 +203,7 @@ pub async fn run_generate(
 
 /// Run `cycle` with its events rendered on stderr (see [`super::batch_view`]) as they come,
 /// on a thread of their own: nothing of the app runs inside the cycle. The chat lines its
-/// batches answered ([`Answered`]).
+/// batches answered ([`crate::batch::cycle::Answered`]).
 async fn rendered(
     quiet: bool,
     cycle: impl AsyncFnOnce(Sender<Event>) -> Result<()>,
@@ -273,12 +211,12 @@ async fn rendered(
     let (events, received) = std::sync::mpsc::channel();
     let view = std::thread::spawn(move || {
         let view = super::batch_view::View::new(quiet);
-        let mut answered = Answered::default();
+        let mut answered = crate::batch::cycle::Answered::default();
         for event in received {
             answered.see(&event);
             view.show(event);
         }
-        answered.calls
+        answered.calls()
     });
     let done = cycle(events).await;
     // The renderer ends once the cycle (and its sender) is gone; it only panics on a bug.
@@ -286,56 +224,4 @@ async fn rendered(
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     done.map(|()| answered)
-}
-
-/// The lines that batches this cycle sent to a chat section (`chat:`, `models.NAME`) answered:
-/// the model calls it made. A batch a killed run sent (resumed) was that run's; the judge's
-/// grades and embeddings are no model calls of the sweep's count.
-#[derive(Default)]
-struct Answered {
-    chat: std::collections::HashSet<String>,
-    calls: usize,
-}
-
-impl Answered {
-    fn see(&mut self, event: &Event) {
-        match event {
-            Event::Submitted {
-                id,
-                section: Section::Chat | Section::Model(_),
-                ..
-            } => {
-                self.chat.insert(id.clone());
-            }
-            Event::Finished { id, answered, .. } if self.chat.contains(id) => {
-                self.calls += answered;
-            }
-            _ => {}
-        }
-    }
-}
-
-impl Sections for SweepOptions {
-    fn chat(&self, profile: &str) -> Option<&ChatConfig> {
-        SweepOptions::chat(self, profile)
-    }
-    fn embedder(&self, profile: &str) -> Option<&EmbedderConfig> {
-        SweepOptions::embedder(self, profile)
-    }
-    fn judge(&self) -> Option<&JudgeConfig> {
-        SweepOptions::judge(self)
-    }
-}
-
-/// `rageval generate` sends batches to its generator's section only.
-impl Sections for GenerateOptions {
-    fn chat(&self, profile: &str) -> Option<&ChatConfig> {
-        GenerateOptions::chat(self, profile)
-    }
-    fn embedder(&self, _: &str) -> Option<&EmbedderConfig> {
-        None
-    }
-    fn judge(&self) -> Option<&JudgeConfig> {
-        None
-    }
 }

@@ -33,7 +33,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         print_notes(&s, &mut sweep);
         return finish(&s, questions, sweep, labels.as_ref(), Some(adaptive)).await;
     }
-    if super::batch::any_batched(&s) {
+    if s.any_batched() {
         // The batches answer into the cache; the sweep below finishes from it.
         let all = super::batch::Sending::All;
         super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone(), all).await?;
@@ -237,7 +237,7 @@ async fn dry_run(
     let mut dry = dry_engine(s, retriever, retrieval)
         .dry_run(ws, s.grid(), &p.pricing)
         .await?;
-    let batched = super::batch::batch_priced(s, &mut dry);
+    let batched = s.batch_priced(&mut dry);
     match s.output() {
         OutputFormat::Json => {
             let doc = serde_json::json!({ "dry_run": &dry, "currency": p.currency });
@@ -245,9 +245,22 @@ async fn dry_run(
         }
         OutputFormat::Table => {
             let mut text = terminal::dry_run_text(&dry, &p.currency, p.reranker.is_some());
-            text.extend(super::batch::batch_price_note(s, &batched));
+            text.extend(batch_price_note(s, &batched));
             super::print(&text)?
         }
     }
     Ok(ExitStatus::Success)
+}
+
+/// The dry run's line for the sections [`SweepOptions::batch_priced`] priced, if any.
+fn batch_price_note(s: &SweepOptions, sections: &[crate::batch::Section]) -> Option<String> {
+    if sections.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = sections.iter().map(|s| format!("`{s}`")).collect();
+    Some(format!(
+        "the calls of {} go through batches: their cost is at the batch price ({:.0}% off).\n",
+        names.join(", "),
+        s.pipeline().pricing.batch_discount * 100.0
+    ))
 }

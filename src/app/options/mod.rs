@@ -3,6 +3,7 @@
 
 mod adaptive;
 mod ask;
+mod batching;
 mod commands;
 mod generate;
 mod questions;
