@@ -19,6 +19,9 @@ enum Replies {
     Plain,
     /// The first line: usage no call can have; the second: a 2 MiB answer; the rest plain.
     Absurd,
+    /// Plain, but every answer sent again and again to the letter, for an output file of
+    /// 400 MB.
+    Huge,
 }
 
 /// A batch server that answers every uploaded line at once, under the batch and file ids
@@ -89,6 +92,9 @@ fn output(input: &str, replies: Replies) -> String {
         let line = json!({"id": "r", "custom_id": id, "error": null,
             "response": {"status_code": 200, "body": body}});
         out.push_str(&format!("{line}\n"));
+    }
+    if matches!(replies, Replies::Huge) && !out.is_empty() {
+        out = out.repeat((400 << 20) / out.len() + 1);
     }
     out
 }
@@ -356,4 +362,30 @@ fn a_large_import_runs_in_bounded_memory() {
     let (code, stderr) = p.run_bounded(&["batch", "import", "-q", "big.jsonl"], 256, 300);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(p.read(".rageval/cache/chat.jsonl").lines().count(), 104);
+}
+
+/// A batch's output file is written to disk as it arrives, never held whole: a 400 MB output
+/// file downloads and imports under a 384 MiB limit on the address space (`ulimit -v`), where
+/// a client that read the file into memory before writing it could not.
+#[test]
+fn a_large_batch_output_downloads_in_bounded_memory() {
+    let (url, server) = scripted("batch_1", "file-out", Replies::Huge);
+    let p = http_project(&url, false, "  batch: true\n");
+    let env = [
+        (crate::http::KEY_ENV, "test-key"),
+        ("RAGEVAL_BATCH_POLL_MS", "10"),
+    ];
+    let (code, stderr) = p.run_bounded_env(&["sweep", "-q"], &env, 384, 300);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        server.live_calls.load(Ordering::Relaxed),
+        0,
+        "every answer came from the batch"
+    );
+    let record = crate::harness::results(&p, "reports/latest");
+    assert!(!record.calls.is_empty());
+    assert!(
+        record.calls.values().all(|c| c.batch),
+        "every call is the batch's"
+    );
 }

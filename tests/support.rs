@@ -155,8 +155,20 @@ impl Project {
     /// through `sh`, which then becomes rageval) and its wall-clock time to `secs` seconds: the
     /// exit status and stderr. A run that outlives the bound is killed and fails the test.
     pub fn run_bounded(&self, args: &[&str], mib: u64, secs: u64) -> (Option<i32>, String) {
+        self.run_bounded_env(args, &[], mib, secs)
+    }
+
+    /// [`Project::run_bounded`] with `env` set too.
+    pub fn run_bounded_env(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        mib: u64,
+        secs: u64,
+    ) -> (Option<i32>, String) {
         use std::io::Read as _;
         let mut c = self.other("sh");
+        c.envs(env.iter().copied());
         c.arg("-c")
             .arg(format!("ulimit -v {} && exec \"$@\"", mib * 1024))
             .arg("sh")

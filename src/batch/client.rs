@@ -3,6 +3,7 @@
 //! and error files. Every request goes to the section's own base URL with its key and headers
 //! ([`Endpoint`]), with its retries; a message never quotes a secret.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{anyhow, bail, Result};
@@ -149,8 +150,8 @@ pub trait Server: Send + Sync {
     fn create<'a>(&'a self, input_file_id: &'a str, url: &'a str) -> BoxFuture<'a, Result<Status>>;
     /// Where a batch is.
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Status>>;
-    /// The content of an output or error file.
-    fn content<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<u8>>>;
+    /// Download an output or error file into `dest` (created or truncated): its size.
+    fn download<'a>(&'a self, id: &'a str, dest: &'a Path) -> BoxFuture<'a, Result<u64>>;
 }
 
 impl Server for Client {
@@ -166,8 +167,8 @@ impl Server for Client {
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Status>> {
         Box::pin(Client::get(self, id))
     }
-    fn content<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<u8>>> {
-        Box::pin(Client::content(self, id))
+    fn download<'a>(&'a self, id: &'a str, dest: &'a Path) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(Client::download(self, id, dest))
     }
 }
 
@@ -206,6 +207,27 @@ impl Client {
         limit: usize,
     ) -> Result<Vec<u8>> {
         let e = &self.endpoint;
+        self.send_with(method, path, body, |response| {
+            e.reply_body(response, path, limit)
+        })
+        .await
+    }
+
+    /// One request with the endpoint's key, headers and retries; what `read` makes of each
+    /// attempt's reply (a success's body, or the failure its status gives).
+    async fn send_with<T, R, Fut>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, String)>,
+        read: R,
+    ) -> Result<T>
+    where
+        R: Fn(reqwest::Response) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Failure>>,
+    {
+        let e = &self.endpoint;
+        let read = &read;
         // Whether the server answered 404 (not retried: the last attempt's answer).
         let not_found = AtomicBool::new(false);
         let not_found = &not_found;
@@ -239,7 +261,7 @@ impl Client {
                     response.status() == reqwest::StatusCode::NOT_FOUND,
                     Ordering::Relaxed,
                 );
-                e.reply_body(response, path, limit).await
+                read(response).await
             }
         })
         .await;
@@ -321,14 +343,21 @@ impl Client {
         .await
     }
 
-    /// The content of file `id` (at most [`MAX_FILE_BYTES`]).
-    pub async fn content(&self, id: &str) -> Result<Vec<u8>> {
-        self.send(
-            Method::GET,
-            &format!("files/{}/content", segment(id)),
-            None,
-            MAX_FILE_BYTES,
-        )
+    /// File `id` (at most [`MAX_FILE_BYTES`]) written into `dest` as it arrives, so a large
+    /// output file is never held in memory; its size.
+    pub async fn download(&self, id: &str, dest: &Path) -> Result<u64> {
+        let path = format!("files/{}/content", segment(id));
+        let (e, url) = (&self.endpoint, path.as_str());
+        self.send_with(Method::GET, url, None, |response| async move {
+            let mut file = std::fs::File::create(dest).map_err(|err| {
+                Failure::fatal(
+                    ErrorKind::Client,
+                    format!("cannot create `{}`: {err}", dest.display()),
+                )
+            })?;
+            e.reply_to_file(response, url, MAX_FILE_BYTES, &mut file)
+                .await
+        })
         .await
     }
 }

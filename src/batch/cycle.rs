@@ -408,7 +408,8 @@ impl<'a> Cycle<'a> {
             ("errors", &status.error_file_id),
         ] {
             if let Some(id) = id {
-                let bytes = client.content(id).await.with_context(|| {
+                let path = tmp.path().join(format!("{name}.jsonl"));
+                client.download(id, &path).await.with_context(|| {
                     format!(
                         "cannot download the {name} file of batch {}; the batch stays in `{}`, so running the command again retries it, and `rm {}` starts new batches instead",
                         one_line(&b.id),
@@ -416,8 +417,6 @@ impl<'a> Cycle<'a> {
                         Open::path(dir).display()
                     )
                 })?;
-                let path = tmp.path().join(format!("{name}.jsonl"));
-                std::fs::write(&path, bytes)?;
                 files.push(path);
             }
         }

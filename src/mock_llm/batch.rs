@@ -437,6 +437,16 @@ mod tests {
             + "\n"
     }
 
+    /// File `id` downloaded the way the batch cycle does, into a file, and read back.
+    async fn downloaded(client: &Client, id: &str) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("file.jsonl");
+        let size = client.download(id, &dest).await.unwrap();
+        let bytes = std::fs::read(&dest).unwrap();
+        assert_eq!(size, bytes.len() as u64);
+        bytes
+    }
+
     async fn until_done(client: &Client, id: &str) -> crate::batch::client::Status {
         loop {
             let st = client.get(id).await.unwrap();
@@ -464,14 +474,8 @@ mod tests {
             (st.status.as_str(), st.completed, st.failed),
             ("completed", 5, 2)
         );
-        let out = client
-            .content(st.output_file_id.as_deref().unwrap())
-            .await
-            .unwrap();
-        let err = client
-            .content(st.error_file_id.as_deref().unwrap())
-            .await
-            .unwrap();
+        let out = downloaded(&client, st.output_file_id.as_deref().unwrap()).await;
+        let err = downloaded(&client, st.error_file_id.as_deref().unwrap()).await;
         let ids = |bytes: &[u8]| -> Vec<String> {
             String::from_utf8_lossy(bytes)
                 .lines()
@@ -515,10 +519,7 @@ mod tests {
         let created = client.create(&file, "/v1/embeddings").await.unwrap();
         let st = until_done(&client, &created.id).await;
         assert_eq!((st.completed, st.failed), (2, 0));
-        let out = client
-            .content(st.output_file_id.as_deref().unwrap())
-            .await
-            .unwrap();
+        let out = downloaded(&client, st.output_file_id.as_deref().unwrap()).await;
         let batched: Vec<Vec<f32>> = String::from_utf8_lossy(&out)
             .lines()
             .map(|l| {
@@ -585,10 +586,7 @@ mod tests {
         let st = until_done(&client, &created.id).await;
         assert_eq!(st.status.as_str(), "cancelled");
         assert!(st.completed > 0 && st.completed < 20, "{st:?}");
-        let out = client
-            .content(st.output_file_id.as_deref().unwrap())
-            .await
-            .unwrap();
+        let out = downloaded(&client, st.output_file_id.as_deref().unwrap()).await;
         assert_eq!(
             String::from_utf8_lossy(&out).lines().count() as u64,
             st.completed

@@ -48,10 +48,63 @@ impl Endpoint {
     /// [`Endpoint::read_body`] up to `limit` bytes (a whole number of MiB) instead.
     pub async fn read_body_within(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         path: &str,
         limit: usize,
     ) -> Result<Vec<u8>, Failure> {
+        let mut body = Vec::new();
+        self.stream_body(response, path, limit, |chunk| {
+            body.extend_from_slice(chunk);
+            Ok(())
+        })
+        .await?;
+        Ok(body)
+    }
+
+    /// A success reply's body written into `file` as it comes, chunk by chunk (a download of
+    /// any size holds one chunk in memory), up to `limit` bytes; the bytes written. `file` is
+    /// truncated first, so a retried download starts over.
+    pub async fn reply_to_file(
+        &self,
+        response: reqwest::Response,
+        path: &str,
+        limit: usize,
+        file: &mut std::fs::File,
+    ) -> Result<u64, Failure> {
+        use std::io::{Seek, Write};
+        if !response.status().is_success() {
+            return Err(self.error_reply(response).await);
+        }
+        let local = |err: std::io::Error| {
+            Failure::fatal(
+                ErrorKind::Client,
+                format!(
+                    "cannot write the reply from {}: {err}",
+                    self.shown_url(path)
+                ),
+            )
+        };
+        file.set_len(0).map_err(local)?;
+        file.rewind().map_err(local)?;
+        let mut written = 0u64;
+        self.stream_body(response, path, limit, |chunk| {
+            written += chunk.len() as u64;
+            file.write_all(chunk).map_err(local)
+        })
+        .await?;
+        file.flush().map_err(local)?;
+        Ok(written)
+    }
+
+    /// Each chunk of a reply's body handed to `take` as it arrives, refusing a body larger
+    /// than `limit` (announced or sent) before more of it is taken, naming the URL.
+    async fn stream_body(
+        &self,
+        mut response: reqwest::Response,
+        path: &str,
+        limit: usize,
+        mut take: impl FnMut(&[u8]) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
         let too_large = || {
             Failure::fatal(
                 ErrorKind::Malformed,
@@ -65,18 +118,19 @@ impl Endpoint {
         if response.content_length().is_some_and(|n| n > limit as u64) {
             return Err(too_large());
         }
-        let mut body = Vec::new();
+        let mut taken = 0usize;
         while let Some(chunk) = response
             .chunk()
             .await
             .map_err(|e| transport_failure(&e, self))?
         {
-            if body.len() + chunk.len() > limit {
+            if taken + chunk.len() > limit {
                 return Err(too_large());
             }
-            body.extend_from_slice(&chunk);
+            taken += chunk.len();
+            take(&chunk)?;
         }
-        Ok(body)
+        Ok(())
     }
 
     /// The failure of a reply whose status is not a success. Only the first

@@ -92,7 +92,11 @@ impl Server for Script {
             Ok(self.status(n))
         })
     }
-    fn content<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<u8>>> {
+    fn download<'a>(
+        &'a self,
+        id: &'a str,
+        dest: &'a std::path::Path,
+    ) -> BoxFuture<'a, Result<u64>> {
         Box::pin(async move {
             let ids = self.batches.lock().unwrap()[Script::batch(id)].0.clone();
             let mut failed = self.failed.lock().unwrap();
@@ -119,7 +123,8 @@ impl Server for Script {
                     .collect();
                 failed.extend(ids);
             }
-            Ok(text.into_bytes())
+            std::fs::write(dest, &text)?;
+            Ok(text.len() as u64)
         })
     }
 }
