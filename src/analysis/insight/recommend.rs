@@ -73,7 +73,8 @@ pub fn recommend(
         counts: &counts[..n],
         labelled: labelled.as_deref(),
     };
-    decide_on(&settings[..n], e, table.labels(), policy)
+    let dropped: Vec<bool> = (0..n).map(|s| !table.complete(s)).collect();
+    decide_on(&settings[..n], e, table.labels(), policy, &dropped)
 }
 
 /// The recommendation from each setting's counts (parallel to `settings`).
@@ -86,28 +87,36 @@ pub fn decide(
         counts,
         labelled: None,
     };
-    decide_on(settings, e, 0, policy)
+    decide_on(settings, e, 0, policy, &[])
 }
 
 /// The recommendation from each setting's counts and, with `labels` labelled replies, its
-/// labelled samples (parallel to `settings`).
+/// labelled samples (parallel to `settings`). A setting an adaptive sweep dropped (`dropped[s]`;
+/// a shorter slice: the rest were not) is tested like any other, which can only stop an
+/// ordered chain early, and is never certified: dropping can take a certificate away, never
+/// give one.
 pub fn decide_on(
     settings: &[Setting],
     e: Evidence<'_>,
     labels: u64,
     policy: &RecommendConfig,
+    dropped: &[bool],
 ) -> (Recommendation, Vec<bool>) {
     let n = settings.len().min(e.counts.len());
     let (settings, counts) = (&settings[..n], &e.counts[..n]);
     let mut certifier = Certifier::new(policy, settings);
     certifier.certification = certifier.certification.with_labels(labels);
-    let verdicts = certifier.verdicts_of(e);
+    let mut verdicts = certifier.verdicts_of(e);
+    for (certified, &dropped) in verdicts.certified.iter_mut().zip(dropped) {
+        *certified &= !dropped;
+    }
     let choice = choose(
         settings,
         counts,
         policy,
         &certifier.limits,
         verdicts.certified.clone(),
+        dropped,
     );
     let certification = certifier.certification;
     let mut rec = Recommendation {
@@ -493,6 +502,33 @@ mod certification {
         p: &RecommendConfig,
     ) -> (Recommendation, Vec<bool>) {
         decide(settings, counts, p)
+    }
+
+    /// A setting an adaptive sweep dropped is never certified nor chosen, even with counts
+    /// that would certify it: dropping takes a certificate away, never gives one.
+    #[test]
+    fn a_dropped_setting_is_never_certified_nor_chosen() {
+        let settings = [
+            Setting::new("0.3".parse().unwrap(), 1),
+            Setting::new("0.5".parse().unwrap(), 1),
+        ];
+        let counts = [one_setting_counts(100, 0), one_setting_counts(100, 1)];
+        let e = |c| Evidence {
+            counts: c,
+            labelled: None,
+        };
+        let p = RecommendConfig::default();
+        let (kept, certified) = decide_on(&settings, e(&counts), 0, &p, &[]);
+        assert_eq!(certified, [true, true]);
+        assert_eq!(kept.setting.as_deref(), Some("min_score=0.3,k=1"));
+        let (r, certified) = decide_on(&settings, e(&counts), 0, &p, &[true]);
+        assert_eq!(certified, [false, true]);
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.5,k=1"));
+        assert!(r.certified);
+        let (r, certified) = decide_on(&settings, e(&counts), 0, &p, &[true, true]);
+        assert_eq!(certified, [false, false]);
+        assert!(!r.certified);
+        assert_eq!(r.feasible, 0);
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn resample_choices(
                 counts: &counts,
                 labelled: labelled.as_deref(),
             });
-            let c = choose(settings, &counts, policy, &certifier.limits, certified);
+            let c = choose(settings, &counts, policy, &certifier.limits, certified, &[]);
             (c.best, c.certified)
         })
         .collect()
@@ -172,7 +172,7 @@ pub fn cross_validate(
             counts: &counts,
             labelled: labelled.as_deref(),
         });
-        let c = choose(settings, &counts, policy, &certifier.limits, certified);
+        let c = choose(settings, &counts, policy, &certifier.limits, certified, &[]);
         certified_folds += usize::from(c.certified);
         match chose.iter_mut().find(|(s, _)| *s == c.best) {
             Some((_, n)) => *n += 1,

@@ -13,7 +13,7 @@ use crate::analysis::insight::adaptive::{self, Futile, Pool, Stop};
 use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::recommend;
 use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
-use crate::sweep::{DryRun, RetrievalVariant, Sweep};
+use crate::sweep::{Coverage, DryRun, Engine, RetrievalVariant, Sweep};
 use crate::vocab::limit::Limit;
 
 use super::engine::{dry_engine, sweep_only, Retriever};
@@ -43,9 +43,9 @@ pub struct AdaptiveReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest: Option<Closest>,
     /// Settings whose anytime-valid lower bound on a rate rose above its limit (at the
-    /// family's level), in grid order, with the questions per class at which it first did.
-    /// Such a setting can no longer be certified; it still gets calls in later rounds (not
-    /// yet dropped: docs/adaptive.md).
+    /// family's level), in the order they were found, with the questions per class at which
+    /// it first did. Such a setting can no longer be certified: it is dropped, and later
+    /// rounds run it only on the questions it already had (docs/adaptive.md).
     pub out: Vec<Out>,
 }
 
@@ -53,8 +53,12 @@ pub struct AdaptiveReport {
 pub struct Out {
     pub setting: String,
     pub limit: String,
-    /// Questions used, answerable and unanswerable, when it was first out.
+    /// Questions used, answerable and unanswerable, when it was first out: the questions it
+    /// ran, since it got no call after.
     pub after: [usize; 2],
+    /// Its position in the grid.
+    #[serde(skip)]
+    index: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -173,8 +177,16 @@ pub async fn run(
     let settings = s.grid().settings();
     loop {
         let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
-        let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
-        let rows = dry.dry_run(&questions.ws, s.grid(), pricing).await?;
+        let kept = keep(&classes, used, pool.ws.questions().count());
+        let questions = pool.subset(&kept);
+        let coverage = coverage(&report.out, &classes, &kept);
+        // The planner counts what the round will make: nothing for a dropped setting's new
+        // questions.
+        let planner = Engine {
+            coverage: coverage.clone(),
+            ..dry.clone()
+        };
+        let rows = planner.dry_run(&questions.ws, s.grid(), pricing).await?;
         let making: usize = rows.iter().map(|r| r.calls).sum();
         let cost: f64 = rows.iter().map(|r| r.prompt_cost).sum();
         let over_calls = plan
@@ -193,7 +205,14 @@ pub async fn run(
             report.stop = Stop::Budget;
             break;
         }
-        let sweep = sweep_only(s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
+        let sweep = sweep_only(
+            s,
+            &questions.ws,
+            retriever.clone(),
+            retrieval.clone(),
+            coverage,
+        )
+        .await?;
         (spent_calls, spent_cost) = (spent_calls + making, spent_cost + cost);
         report.rounds += 1;
         report.used = used;
@@ -207,6 +226,7 @@ pub async fn run(
                     setting: settings[i].id(),
                     limit: limit.key().to_string(),
                     after: used,
+                    index: i,
                 });
             }
         }
@@ -241,11 +261,7 @@ fn decide(
     exhausted: bool,
 ) -> (Stopping, Vec<Option<Limit>>) {
     let qs: Vec<_> = questions.ws.questions().cloned().collect();
-    let n = qs.len();
-    let table = RunTable::new(
-        (0..sweep.settings.len()).map(|i| &sweep.runs[i * n..(i + 1) * n]),
-        &qs,
-    );
+    let table = RunTable::new((0..sweep.settings.len()).map(|i| sweep.runs_of(i)), &qs);
     let counts = table.all_counts(None);
     let out = adaptive::out(s.policy(), &counts);
     let (rec, _) = recommend::recommend(&sweep.settings, &table, s.policy());
@@ -283,6 +299,25 @@ fn seeded_order(pool: &Questions, seed: u64) -> [Vec<usize>; 2] {
         rng.shuffle(class);
     }
     classes
+}
+
+/// The pairs a round over the pool's questions `kept` runs: a setting out after an earlier
+/// round keeps the questions it had then (the first `after[c]` of each class's order, which
+/// `kept` holds), the others every question `kept` holds; masks are over the round's
+/// questions, which keep the pool's order.
+fn coverage(out: &[Out], classes: &[Vec<usize>; 2], kept: &[bool]) -> Coverage {
+    let mut coverage = Coverage::all();
+    for o in out {
+        let had = keep(classes, o.after, kept.len());
+        let mask = kept
+            .iter()
+            .zip(&had)
+            .filter(|(&k, _)| k)
+            .map(|(_, &h)| h)
+            .collect();
+        coverage.restrict(o.index, mask);
+    }
+    coverage
 }
 
 /// Which of `total` questions the first `used[c]` of each class's order keep.

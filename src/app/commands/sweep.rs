@@ -12,7 +12,7 @@ use crate::output::labels::LabelsFile;
 use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
-use crate::sweep::{RetrievalVariant, Sweep};
+use crate::sweep::{Coverage, RetrievalVariant, Sweep};
 
 use super::engine::{dry_engine, sweep_only, Retriever};
 
@@ -42,7 +42,7 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
         // The batches answer into the cache; the sweep below finishes from it.
         super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone()).await?;
     }
-    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
+    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval, Coverage::all()).await?;
     print_notes(&s, &mut sweep);
     finish(&s, questions, sweep, labels.as_ref(), None).await
 }

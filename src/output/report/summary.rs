@@ -34,6 +34,8 @@ pub struct Summary {
     pub grader_warning: Option<String>,
     /// The grader's checks on its own grades, when one counted something.
     pub checks: Option<String>,
+    /// The settings an adaptive sweep dropped, with the questions each ran.
+    pub dropped: Option<String>,
 }
 
 /// How well the best retrieval score tells answerable from unanswerable questions.
@@ -74,8 +76,30 @@ impl Summary {
             grader_warning: grader.as_ref().and_then(grader_warning),
             grader,
             checks: r.grader_checks().line(),
+            dropped: dropped_line(r),
         }
     }
+}
+
+/// `dropped: min_score=0.1,k=8 after 40 questions (20 answerable, 20 unanswerable); ...` when
+/// an adaptive sweep dropped settings.
+fn dropped_line(r: &Results) -> Option<String> {
+    let each: Vec<String> = (0..r.settings.len())
+        .filter_map(|s| {
+            let [a, u] = r.dropped_after(s)?;
+            Some(format!(
+                "{} after {} ({a} answerable, {u} unanswerable)",
+                r.setting_id(s),
+                plural(a + u, "question")
+            ))
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "dropped: {}; each was out (a rate's anytime-valid lower bound above its limit), so it got no further model calls, its rates stand over the questions it ran, and it is never recommended",
+            each.join("; ")
+        )
+    })
 }
 
 /// `2/4 (50% [15%, 85%])`, or `-` when nothing was read.
