@@ -92,9 +92,10 @@ pub fn decide(
 
 /// The recommendation from each setting's counts and, with `labels` labelled replies, its
 /// labelled samples (parallel to `settings`). A setting an adaptive sweep dropped (`dropped[s]`;
-/// a shorter slice: the rest were not) is tested like any other, which can only stop an
-/// ordered chain early, and is never certified: dropping can take a certificate away, never
-/// give one.
+/// a shorter slice: the rest were not) is tested on the questions it ran, a confidence
+/// sequence read at the round it was dropped (its own stopping time, which the anytime-valid
+/// tests allow), so an ordered chain goes on past it as the test says; it is never certified
+/// nor chosen.
 pub fn decide_on(
     settings: &[Setting],
     e: Evidence<'_>,
@@ -106,10 +107,7 @@ pub fn decide_on(
     let (settings, counts) = (&settings[..n], &e.counts[..n]);
     let mut certifier = Certifier::new(policy, settings);
     certifier.certification = certifier.certification.with_labels(labels);
-    let mut verdicts = certifier.verdicts_of(e);
-    for (certified, &dropped) in verdicts.certified.iter_mut().zip(dropped) {
-        *certified &= !dropped;
-    }
+    let verdicts = certify(&mut certifier, e, dropped);
     let choice = choose(
         settings,
         counts,
@@ -149,6 +147,15 @@ pub fn decide_on(
         None => no_feasible(&mut rec, settings, counts, policy, choice.closest),
     }
     (rec, choice.certified_flags)
+}
+
+/// The verdicts on `e`, with no setting an adaptive sweep dropped (`dropped[s]`) certified.
+pub(crate) fn certify(certifier: &mut Certifier, e: Evidence<'_>, dropped: &[bool]) -> Verdicts {
+    let mut verdicts = certifier.verdicts_of(e);
+    for (certified, &dropped) in verdicts.certified.iter_mut().zip(dropped) {
+        *certified &= !dropped;
+    }
+    verdicts
 }
 
 /// What the bounds are read from: the procedure, its verdicts and the evidence it tested.
@@ -488,7 +495,7 @@ mod tests {
 #[cfg(test)]
 mod certification {
     use super::*;
-    use crate::analysis::insight::config::RecommendConfig;
+    use crate::analysis::insight::config::{Method, RecommendConfig};
     use crate::analysis::insight::counts::Tally;
     use crate::vocab::grid::Decimal;
 
@@ -517,7 +524,11 @@ mod certification {
             counts: c,
             labelled: None,
         };
-        let p = RecommendConfig::default();
+        // Bonferroni: each setting's tests stand alone.
+        let mut p = RecommendConfig {
+            method: Method::Bonferroni,
+            ..RecommendConfig::default()
+        };
         let (kept, certified) = decide_on(&settings, e(&counts), 0, &p, &[]);
         assert_eq!(certified, [true, true]);
         assert_eq!(kept.setting.as_deref(), Some("min_score=0.3,k=1"));
@@ -528,6 +539,11 @@ mod certification {
         let (r, certified) = decide_on(&settings, e(&counts), 0, &p, &[true, true]);
         assert_eq!(certified, [false, false]);
         assert!(!r.certified);
+        // Ordered, minScore 0.3 leads the false-refusal chain: dropped, its test (which
+        // passes) lets the chain go on to 0.5.
+        p.method = Method::Ordered;
+        let (_, certified) = decide_on(&settings, e(&counts), 0, &p, &[true]);
+        assert_eq!(certified, [false, true]);
         assert_eq!(r.feasible, 0);
     }
 
