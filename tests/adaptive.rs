@@ -95,6 +95,12 @@ fn runs_without_latency(text: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// `sweep --until-certified --seed 7 --step STEP -q --out ad`, which must succeed quietly.
+fn adaptive_sweep(p: &Project, step: &str) {
+    let args = ["sweep", "--until-certified", "--seed", "7", "--step", step];
+    keyed(p, &args).args(["-q", "--out", "ad"]).run();
+}
+
 fn adaptive_json(p: &Project, out: &str) -> Value {
     serde_json::from_str(&p.read(&format!("{out}/adaptive.json"))).unwrap()
 }
@@ -103,21 +109,7 @@ fn adaptive_json(p: &Project, out: &str) -> Value {
 fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_plain_sweep() {
     let mock = MockLlm::start(&[]);
     let (p, answerable, unanswerable) = project(&mock, 600, false);
-    keyed(
-        &p,
-        &[
-            "sweep",
-            "--until-certified",
-            "--seed",
-            "7",
-            "--step",
-            "20",
-            "-q",
-            "--out",
-            "ad",
-        ],
-    )
-    .run();
+    adaptive_sweep(&p, "20");
     let made = chat_requests(&mock);
     let report = adaptive_json(&p, "ad");
     assert_eq!(report["stop"], "certified", "{report}");
@@ -368,21 +360,7 @@ fn rows_by_pair(text: &str) -> std::collections::BTreeMap<(String, String, Strin
 fn a_setting_that_is_out_gets_no_further_calls_and_keeps_its_rates_so_far() {
     let mock = MockLlm::start(&["--keep-requests", "100000"]);
     let (p, answerable, unanswerable) = project(&mock, 200, false);
-    keyed(
-        &p,
-        &[
-            "sweep",
-            "--until-certified",
-            "--seed",
-            "7",
-            "--step",
-            "10",
-            "-q",
-            "--out",
-            "ad",
-        ],
-    )
-    .run();
+    adaptive_sweep(&p, "10");
     let made = chat_requests(&mock) as usize;
     let report = adaptive_json(&p, "ad");
     assert_eq!(report["stop"], "certified", "{report}");

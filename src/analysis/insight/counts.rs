@@ -328,6 +328,11 @@ impl RunTable {
         !self.codes[s * n..(s + 1) * n].contains(&UNRUN)
     }
 
+    /// Per setting, whether an adaptive sweep dropped it (see [`RunTable::complete`]).
+    pub fn dropped(&self) -> Vec<bool> {
+        (0..self.settings()).map(|s| !self.complete(s)).collect()
+    }
+
     /// Whether question `q` is answerable.
     pub fn answerable(&self, q: usize) -> bool {
         self.classes[q] & ANSWERABLE != 0

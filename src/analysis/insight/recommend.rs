@@ -73,8 +73,7 @@ pub fn recommend(
         counts: &counts[..n],
         labelled: labelled.as_deref(),
     };
-    let dropped: Vec<bool> = (0..n).map(|s| !table.complete(s)).collect();
-    decide_on(&settings[..n], e, table.labels(), policy, &dropped)
+    decide_on(&settings[..n], e, table.labels(), policy, &table.dropped())
 }
 
 /// The recommendation from each setting's counts (parallel to `settings`).
