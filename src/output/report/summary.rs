@@ -193,4 +193,43 @@ mod tests {
             assert!(html.contains(mark), "report.html lacks {mark}");
         }
     }
+
+    /// A setting an adaptive sweep dropped is marked in every report for people: `dropped
+    /// after N` in the pick column, a line naming its questions per class, and its unrun cells
+    /// in the drill-down; a plain sweep's reports say none of it.
+    #[test]
+    fn a_dropped_setting_is_marked_in_every_report() {
+        let render = |e: &dyn Exporter, r: &Results| {
+            let mut buf = Vec::new();
+            e.write(r, &mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        };
+        let line = "dropped: min_score=0.2,k=2 after 2 questions (1 answerable, 1 unanswerable); each was out";
+        let r = fixture::dropped();
+        let s = Summary::of(&r);
+        assert!(s.dropped.as_deref().unwrap().starts_with(line));
+        let term = terminal::table_text(&r, &s, &[], true);
+        let md = render(&MarkdownReport, &r);
+        let html = render(&HtmlReport, &r);
+        for (name, text) in [
+            ("terminal", &term),
+            ("report.md", &md),
+            ("report.html", &html),
+        ] {
+            assert_eq!(
+                text.matches("dropped after 2").count(),
+                1,
+                "{name}:\n{text}"
+            );
+            assert!(text.contains(line), "{name}:\n{text}");
+        }
+        assert!(html.contains(
+            "title=\"min_score=0.2,k=2: not run: the adaptive sweep had dropped this setting\""
+        ));
+        let plain = fixture::results();
+        assert_eq!(Summary::of(&plain).dropped, None);
+        for e in [&MarkdownReport as &dyn Exporter, &HtmlReport] {
+            assert!(!render(e, &plain).contains("dropped"));
+        }
+    }
 }
