@@ -63,7 +63,7 @@ impl Engine {
     ) -> Result<Vec<DryRun>> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let rewrites = if grid.rewrites().any(|r| r == Rewrite::Model) {
-            rewrite_requests(&questions).requests
+            rewrite_requests(&questions, self.asked_by_model(grid)).requests
         } else {
             Vec::new()
         };
@@ -178,6 +178,38 @@ mod tests {
         assert_eq!((dry.cached_prompts, dry.calls), (0, dry.distinct_prompts));
         assert_eq!(dry.prompt_cost, dry.prompt_tokens as f64 * 2.0 / 1e6);
         assert!(dry.prompt_tokens > 0);
+    }
+
+    /// A follow-up's `model` rewrite is made only while some setting that asks it runs the
+    /// question: once every such setting is dropped before it, neither the sweep nor the
+    /// dry run makes it.
+    #[tokio::test]
+    async fn a_rewrite_only_dropped_settings_would_ask_is_not_made() {
+        use crate::vocab::dim::Dim;
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evalsets/club.yaml");
+        let ws = Workspace::load(&[sample]).unwrap();
+        let follow_up = ws.questions().position(|q| !q.history.is_empty()).unwrap();
+        let grid = Grid::new(parse_min_scores("0.1").unwrap(), vec![2])
+            .with(Dim::Rewrite, [Rewrite::None, Rewrite::Model]);
+        let full = crate::sweep::tests::engine();
+        let mut coverage = crate::sweep::Coverage::all();
+        coverage.restrict(
+            1,
+            (0..ws.questions().count()).map(|q| q < follow_up).collect(),
+        );
+        let dropped = Engine {
+            coverage,
+            ..full.clone()
+        };
+        let pricing = Pricing::default();
+        for (engine, calls) in [(&full, 1), (&dropped, 0)] {
+            let dry = engine.dry_run(&ws, &grid, &pricing).await.unwrap();
+            let sweep = engine.sweep(&ws, &grid).await.unwrap();
+            assert_eq!(
+                (dry[0].rewrite_calls, sweep.calls.rewrite_calls),
+                (calls, calls)
+            );
+        }
     }
 
     /// With settings dropped, the engine plans and calls nothing for their later questions,
