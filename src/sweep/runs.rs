@@ -151,6 +151,45 @@ mod tests {
         assert!(SettingRuns::of(&runs, 3).is_empty());
     }
 
+    /// No code reads a setting's runs by position (`runs[s * n + q]`, `runs[s * n..]`,
+    /// `runs_of(s)[q]`): with a dropped setting that is someone else's run.
+    #[test]
+    fn no_code_indexes_runs_by_setting_and_position() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut all = Vec::new();
+        files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut all,
+        );
+        let mut found = Vec::new();
+        for path in all.into_iter().filter(|p| !p.ends_with("sweep/runs.rs")) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let positional = line.split("runs[").skip(1).any(|rest| {
+                    let index = rest.split(']').next().unwrap_or("");
+                    index.contains(" * ")
+                });
+                if positional || line.contains(".runs_of(") && line.contains(")[") {
+                    found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "read through SettingRuns:\n{}",
+            found.join("\n")
+        );
+    }
+
     #[test]
     fn coverage_keeps_every_pair_but_a_dropped_settings_later_questions() {
         let mut c = Coverage::all();
