@@ -1,8 +1,10 @@
 //! `sweep --until-certified` (issue 39) against `rageval mock-llm`, counting calls at the
 //! server: on a seeded pool of 600 questions per class with a clear best setting it certifies
 //! with at most half of the full sweep's calls and writes the runs a plain sweep of the same
-//! questions writes; a pool where nothing can be certified stops as `futile` with a count; a
-//! run killed mid-round resumes from the cache without repeating a call; its flags are checked.
+//! questions writes (but for the settings it dropped); a setting that is out gets no call
+//! after it was dropped (the server never sees its later prompts) and keeps its rates so far;
+//! a pool where nothing can be certified stops as `futile` with a count; a run killed
+//! mid-round resumes from the cache without repeating a call; its flags are checked.
 
 use std::time::{Duration, Instant};
 
@@ -96,6 +98,12 @@ fn runs_without_latency(text: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// `sweep --until-certified --seed 7 --step STEP -q --out ad`, which must succeed quietly.
+fn adaptive_sweep(p: &Project, step: &str) {
+    let args = ["sweep", "--until-certified", "--seed", "7", "--step", step];
+    keyed(p, &args).args(["-q", "--out", "ad"]).run();
+}
+
 fn adaptive_json(p: &Project, out: &str) -> Value {
     serde_json::from_str(&p.read(&format!("{out}/adaptive.json"))).unwrap()
 }
@@ -104,7 +112,7 @@ fn adaptive_json(p: &Project, out: &str) -> Value {
 fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_plain_sweep() {
     let mock = MockLlm::start(&[]);
     let (p, answerable, unanswerable) = project(&mock, 600, false);
-    keyed(&p, &[&SEEDED[..], &["-q", "--out", "ad"]].concat()).run();
+    adaptive_sweep(&p, "20");
     let made = chat_requests(&mock);
     let report = adaptive_json(&p, "ad");
     assert_eq!(report["stop"], "certified", "{report}");
@@ -149,10 +157,21 @@ fn a_clear_winner_is_certified_with_at_most_half_the_calls_and_the_runs_of_a_pla
         full,
         "the plain sweep is answered from the cache"
     );
-    assert_eq!(
-        runs_without_latency(&p.read("ad/runs.csv")),
-        runs_without_latency(&p.read("plain/runs.csv"))
+    // The same rows, but for the questions a dropped setting did not run.
+    let (ad, plain) = (
+        rows_by_pair(&p.read("ad/runs.csv")),
+        rows_by_pair(&p.read("plain/runs.csv")),
     );
+    for (pair, row) in &plain {
+        let dropped = out
+            .iter()
+            .any(|o| o["setting"].as_str() == Some(&format!("min_score={},k={}", pair.1, pair.2)));
+        match ad.get(pair) {
+            Some(ran) => assert_eq!(ran, row, "{pair:?}"),
+            None => assert!(dropped, "{pair:?} missing"),
+        }
+    }
+    assert!(ad.keys().all(|pair| plain.contains_key(pair)));
     let plain: Value = serde_json::from_str(&p.read("plain/results.json")).unwrap();
     assert_eq!(
         record["summary"]["recommendation"],
@@ -537,4 +556,119 @@ fn a_budget_with_a_batching_embedder_embeds_each_round_through_a_batch_first() {
         "{report}"
     );
     assert_eq!(count(&stats, &["batches", "lines"]), 300 + used + calls);
+}
+
+/// The question a chat request body asks (the text after `Question: `).
+fn asked(body: &str) -> String {
+    let body: Value = serde_json::from_str(body).unwrap();
+    let user = body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    user.rsplit("Question: ").next().unwrap().to_string()
+}
+
+/// runs.csv rows (without latency) by (question id, min_score, k).
+fn rows_by_pair(text: &str) -> std::collections::BTreeMap<(String, String, String), Vec<String>> {
+    let rows = runs_without_latency(text);
+    let at = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let (q, m, k) = (at("question_id"), at("min_score"), at("k"));
+    rows[1..]
+        .iter()
+        .map(|r| ((r[q].clone(), r[m].clone(), r[k].clone()), r.clone()))
+        .collect()
+}
+
+#[test]
+fn a_setting_that_is_out_gets_no_further_calls_and_keeps_its_rates_so_far() {
+    let mock = MockLlm::start(&["--keep-requests", "100000"]);
+    let (p, answerable, unanswerable) = project(&mock, 200, false);
+    adaptive_sweep(&p, "10");
+    let made = chat_requests(&mock) as usize;
+    let report = adaptive_json(&p, "ad");
+    assert_eq!(report["stop"], "certified", "{report}");
+    assert_eq!(report["calls_made"].as_u64(), Some(made as u64));
+    let used = report["used"][0].as_u64().unwrap();
+    // minScore 0.3 answers most unanswerable questions: out, and dropped, before the last
+    // round.
+    let out = report["out"].as_array().unwrap();
+    assert!(!out.is_empty(), "{report}");
+    let mut dropped = std::collections::BTreeMap::new();
+    for o in out {
+        let setting = o["setting"].as_str().unwrap();
+        assert!(setting.starts_with("min_score=0.3,"), "{report}");
+        let after = o["after"][0].as_u64().unwrap();
+        assert!(after < used, "dropped before the last round: {report}");
+        let k = setting.rsplit("k=").next().unwrap().to_string();
+        dropped.insert(("0.3".to_string(), k), after);
+    }
+    let record: Value = serde_json::from_str(&p.read("ad/results.json")).unwrap();
+    for o in out {
+        let after = &o["after"];
+        assert_eq!(
+            record["dropped"][o["setting"].as_str().unwrap()],
+            serde_json::json!({"answerable": after[0], "unanswerable": after[1]}),
+            "{}",
+            record["dropped"]
+        );
+    }
+    let md = p.read("ad/report.md");
+    let n = 2 * out[0]["after"][0].as_u64().unwrap();
+    assert!(md.contains(&format!("| dropped after {n} |")), "{md}");
+    assert!(
+        md.contains("**Adaptive sweep.** dropped: min_score=0.3,"),
+        "{md}"
+    );
+    assert!(p.read("ad/report.html").contains("id=\"dropped\""));
+
+    // A plain sweep of the same questions makes, beyond the cache, exactly the prompts the
+    // dropped settings would have sent after they were out: each asks a question they did
+    // not run, and the adaptive sweep sent none of them.
+    let ad = rows_by_pair(&p.read("ad/runs.csv"));
+    let ran = |q: &str, m: &str, k: &str| ad.contains_key(&(q.into(), m.into(), k.into()));
+    let picked = |qs: &[(String, String)]| -> Vec<(String, String)> {
+        qs.iter()
+            .filter(|(id, _)| ran(id, "0.5", "1"))
+            .cloned()
+            .collect()
+    };
+    let (a, u) = (picked(&answerable), picked(&unanswerable));
+    assert_eq!((a.len() as u64, u.len() as u64), (used, used));
+    p.write("sets/pool.yaml", &set(&a, &u));
+    keyed(&p, &["sweep", "-q", "--out", "plain"]).run();
+    let bodies: Vec<String> = mock.get("/requests")["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
+    let (before, after) = bodies.split_at(made);
+    assert!(!after.is_empty(), "dropping saved no call");
+    let id_of: std::collections::HashMap<&str, &str> = a
+        .iter()
+        .chain(&u)
+        .map(|(id, q)| (q.as_str(), id.as_str()))
+        .collect();
+    for body in after {
+        let q = id_of[asked(body).as_str()];
+        assert!(
+            dropped.keys().any(|(m, k)| !ran(q, m, k)),
+            "{q} was asked again, though every setting ran it"
+        );
+        assert!(!before.contains(body), "a prompt sent twice");
+    }
+    eprintln!(
+        "calls: {made} with dropping, {} without (the plain sweep of the same questions made the other {})",
+        made + after.len(),
+        after.len()
+    );
+    // Every run the adaptive sweep made is the plain sweep's, and the plain sweep's other runs
+    // are the dropped settings' questions after they were out.
+    let plain = rows_by_pair(&p.read("plain/runs.csv"));
+    for (pair, row) in &ad {
+        assert_eq!(Some(row), plain.get(pair), "{pair:?}");
+    }
+    for (q, m, k) in plain.keys().filter(|pair| !ad.contains_key(*pair)) {
+        assert!(dropped.contains_key(&(m.clone(), k.clone())), "{q} {m} {k}");
+    }
 }

@@ -13,7 +13,7 @@ use crate::adapters::evalset::Question;
 use crate::adapters::prompt::RefusalTier;
 use crate::analysis::insight::wilson::Interval;
 pub use crate::analysis::insight::wilson::{rate, ratio};
-use crate::sweep::Run;
+use crate::sweep::{Run, SettingRuns};
 use crate::vocab::limit::Stat;
 
 pub use crate::vocab::call::Pricing;
@@ -173,17 +173,16 @@ impl SettingStats {
     }
 }
 
-/// Aggregate setting-major `runs` (one per question and setting) of `settings` settings,
-/// setting by setting.
+/// Aggregate setting-major `runs` of `settings` settings, setting by setting, each over the
+/// questions it ran (every one, but for a setting an adaptive sweep dropped).
 pub fn per_setting(
     runs: &[Run],
     questions: &[Question],
     settings: usize,
     pricing: &Pricing,
 ) -> Vec<SettingStats> {
-    let n = questions.len();
     (0..settings)
-        .map(|s| aggregate(&runs[s * n..(s + 1) * n], questions, pricing))
+        .map(|s| aggregate(SettingRuns::of(runs, s), questions, pricing))
         .collect()
 }
 
@@ -449,7 +448,7 @@ mod tests {
     #[test]
     fn token_counts_from_a_server_saturate_instead_of_wrapping() {
         let r = crate::output::report::fixture::results();
-        let mut runs: Vec<Run> = r.runs_of(0).to_vec();
+        let mut runs: Vec<Run> = r.runs_of(0).as_slice().to_vec();
         for run in &mut runs {
             run.prompt_tokens = u64::MAX;
             run.completion_tokens = u64::MAX / 2 + 1;
@@ -463,7 +462,7 @@ mod tests {
     #[test]
     fn cached_prompt_tokens_cost_the_cached_rate() {
         let r = crate::output::report::fixture::results();
-        let runs: Vec<Run> = r.runs_of(1).to_vec();
+        let runs: Vec<Run> = r.runs_of(1).as_slice().to_vec();
         let mut pricing = Pricing {
             prompt_per_million: 2.0,
             cached_prompt_per_million: Some(0.5),

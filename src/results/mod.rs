@@ -16,7 +16,7 @@ use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::{Insight, QuestionFacts};
 use crate::analysis::stats::SettingStats;
-use crate::sweep::{CallStats, Run, Setting};
+use crate::sweep::{CallStats, Run, Setting, SettingRuns};
 use crate::vocab::dim::Dim;
 
 /// Facts about the run that every report states: the identity of a results record.
@@ -102,7 +102,8 @@ pub struct Results {
     pub questions: Vec<Question>,
     pub settings: Vec<Setting>,
     pub stats: Vec<SettingStats>,
-    /// Setting-major.
+    /// Setting-major, each setting's in question order; a setting an adaptive sweep dropped
+    /// has the runs of its questions only. Read one setting's with [`Results::runs_of`].
     pub runs: Vec<Run>,
     pub calls: CallStats,
     /// Every distinct model call; runs name theirs by index.
@@ -147,10 +148,28 @@ pub struct SettingText {
 }
 
 impl Results {
-    /// The runs of setting `s`.
-    pub fn runs_of(&self, s: usize) -> &[Run] {
-        let n = self.questions.len();
-        &self.runs[s * n..(s + 1) * n]
+    /// The runs of setting `s`: one per question, or fewer for a setting an adaptive sweep
+    /// dropped (see [`crate::sweep::SettingRuns`]).
+    pub fn runs_of(&self, s: usize) -> SettingRuns<'_> {
+        SettingRuns::of(&self.runs, s)
+    }
+
+    /// Whether an adaptive sweep dropped setting `s`: it ran fewer than every question.
+    pub fn dropped(&self, s: usize) -> bool {
+        self.runs_of(s).dropped(self.questions.len())
+    }
+
+    /// When an adaptive sweep dropped setting `s`: the answerable and unanswerable questions
+    /// it ran before it was out.
+    pub fn dropped_after(&self, s: usize) -> Option<[usize; 2]> {
+        let runs = self.runs_of(s);
+        runs.dropped(self.questions.len()).then(|| {
+            let answerable = runs
+                .iter()
+                .filter(|r| self.questions[r.question].answerable)
+                .count();
+            [answerable, runs.len() - answerable]
+        })
     }
 
     /// The rates by tag of setting `s` (see [`crate::analysis::tags`]).
@@ -409,9 +428,26 @@ impl Results {
             .unwrap_or_else(|| self.chunk_id(q, chunk))
     }
 
+    /// Question `q`'s run at setting `s`, or, when an adaptive sweep dropped `s` before `q`,
+    /// at the first setting that asks and retrieves as `s` does (the same rewrite, embedder
+    /// and chunk size: the same text asked, the same scores). For what a question's run says
+    /// whatever the thresholds.
+    pub fn run_like(&self, s: usize, q: usize) -> Option<&Run> {
+        self.runs_of(s).get(q).or_else(|| {
+            let a = &self.settings[s];
+            (0..self.settings.len())
+                .filter(|&t| {
+                    let b = &self.settings[t];
+                    (b.rewrite, &b.embedder, b.chunk_tokens)
+                        == (a.rewrite, &a.embedder, a.chunk_tokens)
+                })
+                .find_map(|t| self.runs_of(t).get(q))
+        })
+    }
+
     /// The best retrieval score of question `q`, whatever the setting.
     pub fn best_score(&self, q: usize) -> Option<f64> {
-        self.runs.get(q).and_then(|run| run.best_score)
+        self.run_like(0, q).and_then(|run| run.best_score)
     }
 
     /// With more than one retrieval variant: each variant's label (`embedder=NAME`,
@@ -435,7 +471,7 @@ impl Results {
 
     /// With a reranker, the best retrieval score of question `q` before reranking.
     pub fn best_retrieval_score(&self, q: usize) -> Option<f64> {
-        self.runs.get(q).and_then(|run| run.best_retrieval_score)
+        self.run_like(0, q).and_then(|run| run.best_retrieval_score)
     }
 
     /// Compute [`Results::insight`] from the rest, under `policy`.
@@ -470,15 +506,14 @@ impl Results {
             .enumerate()
             .map(|(g, (label, members))| {
                 let best: Vec<Option<f64>> = (0..self.questions.len())
-                    .map(|q| self.runs_of(members[0]).get(q).and_then(|r| r.best_score))
+                    .map(|q| self.run_like(members[0], q).and_then(|r| r.best_score))
                     .collect();
                 let settings: Vec<Setting> =
                     members.iter().map(|&s| self.settings[s].clone()).collect();
                 let stats: Vec<_> = members.iter().map(|&s| self.stats[s].clone()).collect();
                 let retrieval: Vec<Option<f64>> = (0..self.questions.len())
                     .map(|q| {
-                        self.runs_of(members[0])
-                            .get(q)
+                        self.run_like(members[0], q)
                             .and_then(|r| r.best_retrieval_score)
                     })
                     .collect();

@@ -63,7 +63,7 @@ impl Engine {
     ) -> Result<Vec<DryRun>> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let rewrites = if grid.rewrites().any(|r| r == Rewrite::Model) {
-            rewrite_requests(&questions).requests
+            rewrite_requests(&questions, self.asked_by_model(grid)).requests
         } else {
             Vec::new()
         };
@@ -178,5 +178,107 @@ mod tests {
         assert_eq!((dry.cached_prompts, dry.calls), (0, dry.distinct_prompts));
         assert_eq!(dry.prompt_cost, dry.prompt_tokens as f64 * 2.0 / 1e6);
         assert!(dry.prompt_tokens > 0);
+    }
+
+    /// A follow-up's `model` rewrite is made only while some setting that asks it runs the
+    /// question: once every such setting is dropped before it, neither the sweep nor the
+    /// dry run makes it.
+    #[tokio::test]
+    async fn a_rewrite_only_dropped_settings_would_ask_is_not_made() {
+        use crate::vocab::dim::Dim;
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evalsets/club.yaml");
+        let ws = Workspace::load(&[sample]).unwrap();
+        let follow_up = ws.questions().position(|q| !q.history.is_empty()).unwrap();
+        let grid = Grid::new(parse_min_scores("0.1").unwrap(), vec![2])
+            .with(Dim::Rewrite, [Rewrite::None, Rewrite::Model]);
+        let full = crate::sweep::tests::engine();
+        let mut coverage = crate::sweep::Coverage::all();
+        coverage.restrict(
+            1,
+            (0..ws.questions().count()).map(|q| q < follow_up).collect(),
+        );
+        let dropped = Engine {
+            coverage,
+            ..full.clone()
+        };
+        let pricing = Pricing::default();
+        for (engine, calls) in [(&full, 1), (&dropped, 0)] {
+            let dry = engine.dry_run(&ws, &grid, &pricing).await.unwrap();
+            let sweep = engine.sweep(&ws, &grid).await.unwrap();
+            assert_eq!(
+                (dry[0].rewrite_calls, sweep.calls.rewrite_calls),
+                (calls, calls)
+            );
+        }
+    }
+
+    /// With settings dropped, the engine plans and calls nothing for their later questions,
+    /// the other runs are the full sweep's, each kept prompt is one call, and the dry run
+    /// counts what the sweep then does.
+    #[tokio::test]
+    async fn dropped_pairs_are_neither_planned_nor_called_nor_counted() {
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evalsets/club.yaml");
+        let ws = Workspace::load(&[sample]).unwrap();
+        let grid = Grid::new(parse_min_scores("0.1..0.5").unwrap(), vec![1, 2, 4]);
+        let n = ws.questions().count();
+        let full = crate::sweep::tests::engine();
+        let mut coverage = crate::sweep::Coverage::all();
+        // The two lowest minScores at k 4 send the most prompts: dropped after a third and
+        // after half of the questions.
+        coverage.restrict(2, (0..n).map(|q| q < n / 3).collect());
+        coverage.restrict(5, (0..n).map(|q| q % 2 == 0).collect());
+        let engine = Engine {
+            coverage: coverage.clone(),
+            ..full.clone()
+        };
+        let (all, some) = (
+            full.sweep(&ws, &grid).await.unwrap(),
+            engine.sweep(&ws, &grid).await.unwrap(),
+        );
+        let key = |r: &crate::sweep::Run| {
+            (
+                r.question,
+                r.setting,
+                r.verdict.clone(),
+                r.passages.clone(),
+                r.answer.clone(),
+            )
+        };
+        let kept: Vec<_> = all
+            .runs
+            .iter()
+            .filter(|r| coverage.runs(r.setting, r.question))
+            .collect();
+        assert!(kept.len() < all.runs.len());
+        assert_eq!(
+            some.runs.iter().map(key).collect::<Vec<_>>(),
+            kept.iter().map(|r| key(r)).collect::<Vec<_>>()
+        );
+        assert_eq!(some.runs_of(2).len(), n / 3);
+        // One call per distinct prompt the kept runs send, and no other.
+        let digest =
+            |s: &crate::sweep::Sweep, c: u32| s.call_log.get_index(c as usize).unwrap().0.clone();
+        let wanted: std::collections::HashSet<String> = kept
+            .iter()
+            .filter_map(|r| r.call)
+            .map(|c| digest(&all, c))
+            .collect();
+        assert!(wanted.len() < all.calls.distinct_prompts);
+        assert_eq!(some.calls.distinct_prompts, wanted.len());
+        let made: std::collections::HashSet<String> = some
+            .runs
+            .iter()
+            .filter_map(|r| r.call)
+            .map(|c| digest(&some, c))
+            .collect();
+        assert_eq!(made, wanted);
+        let dry = engine
+            .dry_run(&ws, &grid, &Pricing::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            (dry[0].runs, dry[0].distinct_prompts),
+            (some.runs.len(), some.calls.distinct_prompts)
+        );
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::{Grid, Run, Setting};
+use super::{Grid, Run, Setting, SettingRuns};
 use crate::vocab::dim::{Dim, Value};
 
 /// Top scores below this are what reciprocal rank fusion gives (`1 / (60 + rank)`, at most
@@ -17,9 +17,10 @@ pub const RANK_FUSION_SCORES: f64 = 0.05;
 
 /// The warning lines (without `warning: `) of a finished sweep: for minScore and k, the values
 /// that send the same prompts as another value; and minScores swept over scores that do not
-/// compare across questions. `runs` are setting-major, `questions` per setting.
-pub fn warnings(grid: &Grid, settings: &[Setting], runs: &[Run], questions: usize) -> Vec<String> {
-    if questions == 0 || runs.len() != settings.len() * questions {
+/// compare across questions. `runs` are setting-major; a setting an adaptive sweep dropped is
+/// compared with its twin on the questions it ran.
+pub fn warnings(grid: &Grid, settings: &[Setting], runs: &[Run]) -> Vec<String> {
+    if runs.is_empty() {
         return Vec::new();
     }
     let index: HashMap<&Setting, usize> =
@@ -27,7 +28,6 @@ pub fn warnings(grid: &Grid, settings: &[Setting], runs: &[Run], questions: usiz
     let same = Same {
         settings,
         runs,
-        questions,
         index,
     };
     // The thresholds alone: two chat profiles of one model, or a rewrite strategy over
@@ -37,7 +37,7 @@ pub fn warnings(grid: &Grid, settings: &[Setting], runs: &[Run], questions: usiz
         .filter_map(|d| same.line(grid, d))
         .collect();
     if grid.axis(Dim::MinScore).len() > 1 {
-        lines.extend(incomparable_scores(&runs[..questions]));
+        lines.extend(incomparable_scores(SettingRuns::of(runs, 0).as_slice()));
     }
     lines
 }
@@ -46,13 +46,12 @@ pub fn warnings(grid: &Grid, settings: &[Setting], runs: &[Run], questions: usiz
 struct Same<'a> {
     settings: &'a [Setting],
     runs: &'a [Run],
-    questions: usize,
     index: HashMap<&'a Setting, usize>,
 }
 
 impl Same<'_> {
-    fn runs_of(&self, s: usize) -> &[Run] {
-        &self.runs[s * self.questions..(s + 1) * self.questions]
+    fn runs_of(&self, s: usize) -> SettingRuns<'_> {
+        SettingRuns::of(self.runs, s)
     }
 
     /// Whether every setting with `d = b` sends, for every question, the prompt (or the early
@@ -67,10 +66,10 @@ impl Same<'_> {
             let Some(&t) = self.index.get(&twin) else {
                 return false;
             };
+            let twin = self.runs_of(t);
             self.runs_of(s)
                 .iter()
-                .zip(self.runs_of(t))
-                .all(|(x, y)| x.call == y.call)
+                .all(|x| twin.get(x.question).is_none_or(|y| x.call == y.call))
         })
     }
 
@@ -209,7 +208,7 @@ mod tests {
             let k = s.k.min(4) as u32;
             (m < 0.35).then(|| (q as u32) * 100 + k * 10 + u32::from(m > 0.25))
         });
-        let lines = warnings(&grid, &settings, &runs, 3);
+        let lines = warnings(&grid, &settings, &runs);
         assert_eq!(
             lines,
             [
@@ -219,7 +218,7 @@ mod tests {
         );
         // One question whose prompt differs between 0.1 and 0.2 is enough to say nothing.
         let (settings, runs) = runs_differing(&grid);
-        assert_eq!(warnings(&grid, &settings, &runs, 3).len(), 1, "k alone");
+        assert_eq!(warnings(&grid, &settings, &runs).len(), 1, "k alone");
     }
 
     fn runs_differing(grid: &Grid) -> (Vec<Setting>, Vec<Run>) {
@@ -235,7 +234,7 @@ mod tests {
     fn minscores_above_every_score_are_named_as_refusing_everything() {
         let grid = Grid::new(parse_min_scores("0.6..0.8").unwrap(), vec![2]);
         let (settings, runs) = runs(&grid, 2, 0.5, |_, _| None);
-        let lines = warnings(&grid, &settings, &runs, 2);
+        let lines = warnings(&grid, &settings, &runs);
         assert_eq!(lines.len(), 1);
         assert!(
             lines[0].starts_with("min_score 0.6, 0.7 and 0.8 refuse every question before the model (no score reaches them): "),
@@ -258,7 +257,7 @@ mod tests {
             (0.5, None),
         ] {
             let (settings, runs) = runs(&grid, 2, best, distinct);
-            let lines = warnings(&grid, &settings, &runs, 2);
+            let lines = warnings(&grid, &settings, &runs);
             match want {
                 Some(want) => {
                     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -271,6 +270,6 @@ mod tests {
         // One minScore is no sweep of it.
         let one = Grid::new(parse_min_scores("0.01").unwrap(), vec![1, 2]);
         let (settings, runs) = runs(&one, 2, 0.03, distinct);
-        assert!(warnings(&one, &settings, &runs, 2).is_empty());
+        assert!(warnings(&one, &settings, &runs).is_empty());
     }
 }

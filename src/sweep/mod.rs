@@ -19,6 +19,7 @@ mod rank;
 pub mod repeat;
 mod rewrites;
 mod run;
+mod runs;
 pub mod shard;
 mod slots;
 mod variants;
@@ -33,6 +34,7 @@ pub use rank::{build_index, Query, Ranking};
 pub(crate) use rank::{distinct_ks, fit_chunks, too_long, Fitted};
 pub(crate) use rewrites::rewrite_requests;
 pub use run::{execute, CallEvent, ProgressFn};
+pub use runs::{Coverage, SettingRuns};
 pub use shard::Shard;
 pub use slots::{ChatSlots, ChatVariant};
 pub(crate) use variants::Source;
@@ -68,7 +70,9 @@ pub struct Sweep {
     pub settings: Vec<Setting>,
     /// Every distinct model call; runs name theirs by index.
     pub call_log: CallLog,
-    /// Setting-major: all questions of setting 0, then setting 1, ...
+    /// Setting-major: the runs of setting 0, then setting 1, ..., each in question order; a
+    /// setting the engine's [`Coverage`] restricts has runs for its questions only. Read one
+    /// setting's with [`Sweep::runs_of`].
     pub runs: Vec<Run>,
     pub calls: CallStats,
     /// Per question: the best score of an expected chunk among the top k of the largest k
@@ -111,6 +115,16 @@ pub struct Engine {
     pub reranker: Option<Arc<dyn Reranker>>,
     /// `--repeat N`: every distinct answer call is made this many times (at least 1).
     pub repeat: u32,
+    /// The (setting, question) pairs to run: every one, but for the settings an adaptive
+    /// sweep dropped; the others are not planned, called or counted.
+    pub coverage: Coverage,
+}
+
+impl Sweep {
+    /// Setting `s`'s runs.
+    pub fn runs_of(&self, s: usize) -> SettingRuns<'_> {
+        SettingRuns::of(&self.runs, s)
+    }
 }
 
 /// A sweep planned up to its answer calls (see [`Engine::prepare`]).
@@ -251,6 +265,7 @@ impl Engine {
         let slot_of = slots.of_settings(&planning.settings)?;
         let grounded = slots.take_passages();
         let prompt = self.rules.prompt.clone();
+        let coverage = self.coverage.clone();
         let planner = tokio::task::spawn_blocking(move || {
             let plan = Plan::new(
                 &planning.questions,
@@ -261,6 +276,7 @@ impl Engine {
                 &slot_of,
                 &grounded,
                 &prompt,
+                &coverage,
                 sink.as_ref(),
             );
             (plan, planning)
@@ -342,7 +358,7 @@ impl Engine {
             rank::passages_by_id(&mut corpora, &questions, &mut runs);
         }
         let mut warnings = self.warnings(&slots);
-        warnings.extend(inert::warnings(grid, &settings, &runs, questions.len()));
+        warnings.extend(inert::warnings(grid, &settings, &runs));
         Ok(Sweep {
             settings,
             call_log: log,

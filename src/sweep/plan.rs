@@ -83,7 +83,8 @@ impl Plan {
     /// while the plan is built, and a million-run plan does not hold every prompt at once. A
     /// sink that asks for prefix order gets every request at once when the plan is complete,
     /// sorted ([`Plan::sent`]): a model server's prompt cache is worth holding the prompts for.
-    /// `sink` blocks: call this off the async runtime.
+    /// A pair `coverage` leaves out (a setting an adaptive sweep dropped) is not planned: no
+    /// run, no request. `sink` blocks: call this off the async runtime.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         questions: &[Question],
@@ -94,6 +95,7 @@ impl Plan {
         slots: &[u32],
         grounded: &[bool],
         prompt: &prompt::Prompt,
+        coverage: &super::Coverage,
         sink: Option<&super::RequestSink>,
     ) -> Plan {
         let prompts = Prompts::new(questions, corpora, views, grounded, prompt);
@@ -103,7 +105,7 @@ impl Plan {
         let mut runs = Vec::with_capacity(questions.len() * settings.len());
         for (s, setting) in settings.iter().enumerate() {
             let min_score = setting.min_score.to_f64();
-            for q in 0..questions.len() {
+            for q in (0..questions.len()).filter(|&q| coverage.runs(s, q)) {
                 let v = view_of(q, s);
                 let passages =
                     setting

@@ -13,9 +13,14 @@ pub(crate) struct RewriteRequests {
     pub slot: Vec<usize>,
 }
 
-pub(crate) fn rewrite_requests(questions: &[Question]) -> RewriteRequests {
+/// The requests of the follow-up questions some `model`-rewrite setting runs (`asked(q)`: not
+/// every such setting was dropped before question `q`).
+pub(crate) fn rewrite_requests(
+    questions: &[Question],
+    asked: impl Fn(usize) -> bool,
+) -> RewriteRequests {
     let wanted: Vec<usize> = (0..questions.len())
-        .filter(|&q| !questions[q].history.is_empty())
+        .filter(|&q| !questions[q].history.is_empty() && asked(q))
         .collect();
     let mut requests: Vec<ChatRequest> = Vec::new();
     let mut index: HashMap<ChatRequest, usize> = HashMap::new();
@@ -46,6 +51,19 @@ pub(crate) struct ModelRewrite {
 }
 
 impl Engine {
+    /// Whether some setting of `grid` with the `model` rewrite runs question `q` (the engine's
+    /// coverage may leave it out of every one).
+    pub(crate) fn asked_by_model(&self, grid: &Grid) -> impl Fn(usize) -> bool + '_ {
+        let by_model: Vec<usize> = grid
+            .settings()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.rewrite == Rewrite::Model)
+            .map(|(i, _)| i)
+            .collect();
+        move |q| by_model.iter().any(|&s| self.coverage.runs(s, q))
+    }
+
     /// Ask the model to rewrite every follow-up question once (only when the grid asks for it).
     pub(crate) async fn model_rewrites(
         &self,
@@ -60,7 +78,7 @@ impl Engine {
             wanted,
             requests,
             slot,
-        } = rewrite_requests(questions);
+        } = rewrite_requests(questions, self.asked_by_model(grid));
         // Rewrites are asked of the configured `chat:` model (slot 0).
         let slots = self.slots();
         let (digests, replies) = self.call(&slots, requests).await;

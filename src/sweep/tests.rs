@@ -154,6 +154,7 @@ pub(crate) fn engine() -> Engine {
         retriever: None,
         reranker: None,
         repeat: 1,
+        coverage: Coverage::all(),
     }
 }
 

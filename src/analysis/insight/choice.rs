@@ -96,16 +96,20 @@ pub struct Choice {
     pub closest: Option<usize>,
 }
 
-/// Choose among `settings`, counted as `counts`, certified as `certified` (all parallel).
+/// Choose among `settings`, counted as `counts`, certified as `certified` (all parallel),
+/// never one an adaptive sweep dropped (`dropped[i]`; a shorter slice: the rest were not).
 pub fn choose(
     settings: &[Setting],
     counts: &[Counts],
     policy: &RecommendConfig,
     limits: &[(Limit, f64)],
     certified_flags: Vec<bool>,
+    dropped: &[bool],
 ) -> Choice {
     let n = settings.len().min(counts.len()).min(certified_flags.len());
-    let feasible: Vec<usize> = (0..n).filter(|&i| meets(&counts[i], limits)).collect();
+    let feasible: Vec<usize> = (0..n)
+        .filter(|&i| meets(&counts[i], limits) && !dropped.get(i).copied().unwrap_or(false))
+        .collect();
     let certified: Vec<usize> = (0..n).filter(|&i| certified_flags[i]).collect();
     let mut choice = Choice {
         feasible: feasible.len(),

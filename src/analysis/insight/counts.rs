@@ -10,7 +10,7 @@
 use super::ppi::{Observation, RateSamples, Sample};
 use crate::adapters::classify::{Outcome, Verdict};
 use crate::adapters::evalset::Question;
-use crate::sweep::Run;
+use crate::sweep::{Run, SettingRuns};
 use crate::vocab::limit::Limit;
 
 const ANSWERABLE: u8 = 1;
@@ -22,6 +22,9 @@ const WRONG: u8 = 32;
 /// A probe whose outcome says whether it succeeded (`injected` is known).
 const PROBED: u8 = 64;
 const INJECTED: u8 = 128;
+/// A pair never run (a setting an adaptive sweep dropped, after it was dropped): a false
+/// refusal and an unwanted answer at once, which no run is. Counted nowhere.
+const UNRUN: u8 = FALSE_REFUSAL | UNWANTED;
 
 /// The rate limits of the policy, in the order [`Counts`] holds their tallies.
 pub const RATE_LIMITS: [Limit; 4] = [
@@ -205,8 +208,12 @@ fn code_of(v: &Verdict, q: &Question) -> u8 {
 }
 
 impl RunTable {
-    /// From each setting's runs (one per question, in any order: a run names its question).
-    pub fn new<'a>(settings: impl IntoIterator<Item = &'a [Run]>, questions: &[Question]) -> Self {
+    /// From each setting's runs (a run names its question; a question a dropped setting did
+    /// not run counts in none of its tallies).
+    pub fn new<'a>(
+        settings: impl IntoIterator<Item = SettingRuns<'a>>,
+        questions: &[Question],
+    ) -> Self {
         let n = questions.len();
         let mut t = RunTable {
             questions: n,
@@ -220,7 +227,7 @@ impl RunTable {
         };
         for runs in settings {
             let start = t.codes.len();
-            t.codes.resize(start + n, 0);
+            t.codes.resize(start + n, UNRUN);
             t.tokens.resize(start + n, 0);
             t.grades.resize(start + n, Grade::Exact);
             for run in runs {
@@ -272,6 +279,9 @@ impl RunTable {
         let mut slots: [Vec<Observation>; 3] = Default::default();
         for q in 0..n {
             let (c, grade) = (self.codes[s * n + q], self.grades[s * n + q]);
+            if c == UNRUN {
+                continue;
+            }
             let times = weights.map_or(1, |w| w[q]);
             for (i, slot) in slots.iter_mut().enumerate() {
                 let Some(truth) = failed(c, i) else { continue };
@@ -311,6 +321,18 @@ impl RunTable {
         &self.classes
     }
 
+    /// Whether setting `s` ran every question: not dropped by an adaptive sweep. A dropped
+    /// setting is never recommended (docs/adaptive.md).
+    pub fn complete(&self, s: usize) -> bool {
+        let n = self.questions;
+        !self.codes[s * n..(s + 1) * n].contains(&UNRUN)
+    }
+
+    /// Per setting, whether an adaptive sweep dropped it (see [`RunTable::complete`]).
+    pub fn dropped(&self) -> Vec<bool> {
+        (0..self.settings()).map(|s| !self.complete(s)).collect()
+    }
+
     /// Whether question `q` is answerable.
     pub fn answerable(&self, q: usize) -> bool {
         self.classes[q] & ANSWERABLE != 0
@@ -342,6 +364,7 @@ impl RunTable {
             prompt_tokens,
             ..Counts::default()
         };
+        bins[usize::from(UNRUN)] = 0;
         for (c, &w) in bins.iter().enumerate() {
             if w > 0 {
                 counts.add(c as u8, w);
@@ -447,6 +470,33 @@ mod tests {
             }
         );
         assert_eq!(c.questions, 12);
+    }
+
+    /// A setting an adaptive sweep dropped counts the questions it ran, never the others as
+    /// successes; the table knows it is not complete.
+    #[test]
+    fn a_dropped_setting_counts_its_own_questions_only() {
+        use crate::output::report::fixture;
+        let table = |r: &crate::results::Results| {
+            RunTable::new((0..r.settings.len()).map(|s| r.runs_of(s)), &r.questions)
+        };
+        let (plain, dropped) = (table(&fixture::results()), table(&fixture::dropped()));
+        let (all, some) = (plain.counts(1, None), dropped.counts(1, None));
+        assert_eq!((all.questions, some.questions), (3, 2));
+        // `refund` (answerable, answered at min_score=0.2,k=2) is gone from the base.
+        assert_eq!(all.measured[1], Tally::of(0, 2));
+        assert_eq!(some.measured[1], Tally::of(0, 1));
+        assert_eq!(
+            some.measured[0], all.measured[0],
+            "the unanswerable one stays"
+        );
+        assert!(plain.complete(1) && !dropped.complete(1) && dropped.complete(0));
+        for s in [0, 2, 3] {
+            assert_eq!(dropped.counts(s, None), plain.counts(s, None));
+        }
+        // Weighted recounts (the bootstrap's) skip the pair too.
+        let w = [2, 5, 1];
+        assert_eq!(dropped.counts(1, Some(&w)).questions, 3);
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn recommend(
         counts: &counts[..n],
         labelled: labelled.as_deref(),
     };
-    decide_on(&settings[..n], e, table.labels(), policy)
+    decide_on(&settings[..n], e, table.labels(), policy, &table.dropped())
 }
 
 /// The recommendation from each setting's counts (parallel to `settings`).
@@ -86,28 +86,34 @@ pub fn decide(
         counts,
         labelled: None,
     };
-    decide_on(settings, e, 0, policy)
+    decide_on(settings, e, 0, policy, &[])
 }
 
 /// The recommendation from each setting's counts and, with `labels` labelled replies, its
-/// labelled samples (parallel to `settings`).
+/// labelled samples (parallel to `settings`). A setting an adaptive sweep dropped (`dropped[s]`;
+/// a shorter slice: the rest were not) is tested on the questions it ran, a confidence
+/// sequence read at the round it was dropped (its own stopping time, which the anytime-valid
+/// tests allow), so an ordered chain goes on past it as the test says; it is never certified
+/// nor chosen.
 pub fn decide_on(
     settings: &[Setting],
     e: Evidence<'_>,
     labels: u64,
     policy: &RecommendConfig,
+    dropped: &[bool],
 ) -> (Recommendation, Vec<bool>) {
     let n = settings.len().min(e.counts.len());
     let (settings, counts) = (&settings[..n], &e.counts[..n]);
     let mut certifier = Certifier::new(policy, settings);
     certifier.certification = certifier.certification.with_labels(labels);
-    let verdicts = certifier.verdicts_of(e);
+    let verdicts = certify(&mut certifier, e, dropped);
     let choice = choose(
         settings,
         counts,
         policy,
         &certifier.limits,
         verdicts.certified.clone(),
+        dropped,
     );
     let certification = certifier.certification;
     let mut rec = Recommendation {
@@ -140,6 +146,15 @@ pub fn decide_on(
         None => no_feasible(&mut rec, settings, counts, policy, choice.closest),
     }
     (rec, choice.certified_flags)
+}
+
+/// The verdicts on `e`, with no setting an adaptive sweep dropped (`dropped[s]`) certified.
+pub(crate) fn certify(certifier: &mut Certifier, e: Evidence<'_>, dropped: &[bool]) -> Verdicts {
+    let mut verdicts = certifier.verdicts_of(e);
+    for (certified, &dropped) in verdicts.certified.iter_mut().zip(dropped) {
+        *certified &= !dropped;
+    }
+    verdicts
 }
 
 /// What the bounds are read from: the procedure, its verdicts and the evidence it tested.
@@ -479,7 +494,7 @@ mod tests {
 #[cfg(test)]
 mod certification {
     use super::*;
-    use crate::analysis::insight::config::RecommendConfig;
+    use crate::analysis::insight::config::{Method, RecommendConfig};
     use crate::analysis::insight::counts::Tally;
     use crate::vocab::grid::Decimal;
 
@@ -493,6 +508,42 @@ mod certification {
         p: &RecommendConfig,
     ) -> (Recommendation, Vec<bool>) {
         decide(settings, counts, p)
+    }
+
+    /// A setting an adaptive sweep dropped is never certified nor chosen, even with counts
+    /// that would certify it: dropping takes a certificate away, never gives one.
+    #[test]
+    fn a_dropped_setting_is_never_certified_nor_chosen() {
+        let settings = [
+            Setting::new("0.3".parse().unwrap(), 1),
+            Setting::new("0.5".parse().unwrap(), 1),
+        ];
+        let counts = [one_setting_counts(100, 0), one_setting_counts(100, 1)];
+        let e = |c| Evidence {
+            counts: c,
+            labelled: None,
+        };
+        // Bonferroni: each setting's tests stand alone.
+        let mut p = RecommendConfig {
+            method: Method::Bonferroni,
+            ..RecommendConfig::default()
+        };
+        let (kept, certified) = decide_on(&settings, e(&counts), 0, &p, &[]);
+        assert_eq!(certified, [true, true]);
+        assert_eq!(kept.setting.as_deref(), Some("min_score=0.3,k=1"));
+        let (r, certified) = decide_on(&settings, e(&counts), 0, &p, &[true]);
+        assert_eq!(certified, [false, true]);
+        assert_eq!(r.setting.as_deref(), Some("min_score=0.5,k=1"));
+        assert!(r.certified);
+        let (r, certified) = decide_on(&settings, e(&counts), 0, &p, &[true, true]);
+        assert_eq!(certified, [false, false]);
+        assert!(!r.certified);
+        // Ordered, minScore 0.3 leads the false-refusal chain: dropped, its test (which
+        // passes) lets the chain go on to 0.5.
+        p.method = Method::Ordered;
+        let (_, certified) = decide_on(&settings, e(&counts), 0, &p, &[true]);
+        assert_eq!(certified, [false, true]);
+        assert_eq!(r.feasible, 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::certifier::{Certifier, Evidence};
 use super::choice::choose;
 use super::counts::{slot, RunTable, Tally, RATE_LIMITS};
-use super::recommend::Resampling;
+use super::recommend::{certify, Resampling};
 use super::recommendation::{ChoiceStability, CrossValidation, FoldChoice, HeldOut};
 use crate::analysis::insight::config::RecommendConfig;
 use crate::analysis::insight::wilson::wilson;
@@ -51,16 +51,36 @@ fn resample_choices(
                     weights[members[rng.usize(..members.len())]] += 1;
                 }
             }
-            let counts = table.all_counts(Some(&weights));
-            let labelled = table.all_samples(Some(&weights));
-            let certified = certifier.certified_on(Evidence {
-                counts: &counts,
-                labelled: labelled.as_deref(),
-            });
-            let c = choose(settings, &counts, policy, &certifier.limits, certified);
+            let c = choice_under(&mut certifier, table, &weights, (settings, policy));
             (c.best, c.certified)
         })
         .collect()
+}
+
+/// The choice with the questions weighing `weights`: certified by `certifier`, never a
+/// setting an adaptive sweep dropped (in a resample either).
+fn choice_under(
+    certifier: &mut Certifier,
+    table: &RunTable,
+    weights: &[u32],
+    (settings, policy): (&[Setting], &RecommendConfig),
+) -> crate::analysis::insight::choice::Choice {
+    let counts = table.all_counts(Some(weights));
+    let labelled = table.all_samples(Some(weights));
+    let e = Evidence {
+        counts: &counts,
+        labelled: labelled.as_deref(),
+    };
+    let dropped = table.dropped();
+    let certified = certify(certifier, e, &dropped).certified;
+    choose(
+        settings,
+        &counts,
+        policy,
+        &certifier.limits,
+        certified,
+        &dropped,
+    )
 }
 
 /// The stability of the choice over `r.resamples` bootstrap resamples; `None` when resampling
@@ -166,13 +186,7 @@ pub fn cross_validate(
     let mut certifier = Certifier::new(policy, settings);
     for f in 0..r.folds {
         let train: Vec<u32> = fold.iter().map(|&g| u32::from(g != f)).collect();
-        let counts = table.all_counts(Some(&train));
-        let labelled = table.all_samples(Some(&train));
-        let certified = certifier.certified_on(Evidence {
-            counts: &counts,
-            labelled: labelled.as_deref(),
-        });
-        let c = choose(settings, &counts, policy, &certifier.limits, certified);
+        let c = choice_under(&mut certifier, table, &train, (settings, policy));
         certified_folds += usize::from(c.certified);
         match chose.iter_mut().find(|(s, _)| *s == c.best) {
             Some((_, n)) => *n += 1,

@@ -14,7 +14,7 @@ use crate::analysis::insight::adaptive::{self, Futile, Pool, Stop};
 use crate::analysis::insight::counts::RunTable;
 use crate::analysis::insight::recommend;
 use crate::app::options::{AdaptivePlan, Questions, SweepOptions};
-use crate::sweep::{DryRun, Engine, RetrievalVariant, Sweep};
+use crate::sweep::{Coverage, DryRun, Engine, RetrievalVariant, Sweep};
 use crate::vocab::limit::Limit;
 
 use super::engine::{dry_engine, sweep_only, Retriever};
@@ -49,9 +49,9 @@ pub struct AdaptiveReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closest: Option<Closest>,
     /// Settings whose anytime-valid lower bound on a rate rose above its limit (at the
-    /// family's level), in grid order, with the questions per class at which it first did.
-    /// Such a setting can no longer be certified; it still gets calls in later rounds (not
-    /// yet dropped: docs/adaptive.md).
+    /// family's level), in the order they were found, with the questions per class at which
+    /// it first did. Such a setting can no longer be certified: it is dropped, and later
+    /// rounds run it only on the questions it already had (docs/adaptive.md).
     pub out: Vec<Out>,
 }
 
@@ -59,8 +59,12 @@ pub struct AdaptiveReport {
 pub struct Out {
     pub setting: String,
     pub limit: String,
-    /// Questions used, answerable and unanswerable, when it was first out.
+    /// Questions used, answerable and unanswerable, when it was first out: the questions it
+    /// ran, since it got no call after.
     pub after: [usize; 2],
+    /// Its position in the grid.
+    #[serde(skip)]
+    index: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -187,8 +191,10 @@ pub async fn run(
     let settings = s.grid().settings();
     loop {
         let used = sizes.map(|n| ((report.rounds + 1) * step).min(n));
-        let questions = pool.subset(&keep(&classes, used, pool.ws.questions().count()));
-        let sweep = match round(s, plan, &engines, &questions, &mut spent).await? {
+        let kept = keep(&classes, used, pool.ws.questions().count());
+        let questions = pool.subset(&kept);
+        let coverage = coverage(&report.out, &classes, &kept);
+        let sweep = match round(s, plan, &engines, &questions, coverage, &mut spent).await? {
             Ok(sweep) => sweep,
             Err(Over { flag, what }) if last.is_none() => {
                 bail!("invalid {flag}: the first round alone ({step} questions of each class) needs {what}; raise the budget or lower `--step`")
@@ -210,6 +216,7 @@ pub async fn run(
                     setting: settings[i].id(),
                     limit: limit.key().to_string(),
                     after: used,
+                    index: i,
                 });
             }
         }
@@ -261,6 +268,7 @@ async fn round(
     plan: &AdaptivePlan,
     engines: &Engines,
     questions: &Questions,
+    coverage: Coverage,
     spent: &mut Spent,
 ) -> Result<Result<Sweep, Over>> {
     let (ws, retriever, retrieval) = (&questions.ws, &engines.retriever, &engines.retrieval);
@@ -271,9 +279,16 @@ async fn round(
             // The prompts are known once the texts are embedded; the batch embeds them, so
             // the count below embeds nothing live.
             let only = super::batch::Sending::Embeddings;
-            super::batch::run(s, ws, retriever.clone(), retrieval.clone(), only).await?;
+            let all = Coverage::all();
+            super::batch::run(s, ws, retriever.clone(), retrieval.clone(), only, all).await?;
         }
-        let (making, priced) = price(s, &engines.dry, ws).await?;
+        // The planner counts what the round will make: nothing for a dropped setting's new
+        // questions.
+        let planner = Engine {
+            coverage: coverage.clone(),
+            ..engines.dry.clone()
+        };
+        let (making, priced) = price(s, &planner, ws).await?;
         let over_calls = plan
             .max_calls
             .is_some_and(|m| (spent.calls + making) as u64 > m);
@@ -297,9 +312,10 @@ async fn round(
     let mut made = 0;
     if batched {
         let all = super::batch::Sending::All;
-        made = super::batch::run(s, ws, retriever.clone(), retrieval.clone(), all).await?;
+        let kept = coverage.clone();
+        made = super::batch::run(s, ws, retriever.clone(), retrieval.clone(), all, kept).await?;
     }
-    let sweep = sweep_only(s, ws, retriever.clone(), retrieval.clone()).await?;
+    let sweep = sweep_only(s, ws, retriever.clone(), retrieval.clone(), coverage).await?;
     // Called live: the calls the cache did not answer (a failed batch line, or no batch).
     made += needed_by(&sweep).saturating_sub(sweep.calls.cache_hits);
     spent.calls += made;
@@ -397,11 +413,7 @@ fn decide(
     exhausted: bool,
 ) -> (Stopping, Vec<Option<Limit>>) {
     let qs: Vec<_> = questions.ws.questions().cloned().collect();
-    let n = qs.len();
-    let table = RunTable::new(
-        (0..sweep.settings.len()).map(|i| &sweep.runs[i * n..(i + 1) * n]),
-        &qs,
-    );
+    let table = RunTable::new((0..sweep.settings.len()).map(|i| sweep.runs_of(i)), &qs);
     let counts = table.all_counts(None);
     let out = adaptive::out(s.policy(), &counts);
     let (rec, _) = recommend::recommend(&sweep.settings, &table, s.policy());
@@ -445,6 +457,25 @@ fn seeded_order(pool: &Questions, seed: u64) -> [Vec<usize>; 2] {
         rng.shuffle(class);
     }
     classes
+}
+
+/// The pairs a round over the pool's questions `kept` runs: a setting out after an earlier
+/// round keeps the questions it had then (the first `after[c]` of each class's order, which
+/// `kept` holds), the others every question `kept` holds; masks are over the round's
+/// questions, which keep the pool's order.
+fn coverage(out: &[Out], classes: &[Vec<usize>; 2], kept: &[bool]) -> Coverage {
+    let mut coverage = Coverage::all();
+    for o in out {
+        let had = keep(classes, o.after, kept.len());
+        let mask = kept
+            .iter()
+            .zip(&had)
+            .filter(|(&k, _)| k)
+            .map(|(_, &h)| h)
+            .collect();
+        coverage.restrict(o.index, mask);
+    }
+    coverage
 }
 
 /// Which of `total` questions the first `used[c]` of each class's order keep.

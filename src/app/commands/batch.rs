@@ -13,7 +13,7 @@ use crate::base::exit::ExitStatus;
 use crate::batch::collect::SweepJob;
 use crate::batch::cycle::{Cycle, Event};
 use crate::batch::{self, CacheFiles, Ledger, Pending, Section, StoreKind};
-use crate::sweep::{Engine, RetrievalVariant};
+use crate::sweep::{Coverage, Engine, RetrievalVariant};
 
 /// The sweep's retriever, as `sweep` opens it.
 type Retriever = Option<Arc<dyn crate::adapters::retriever::Retriever>>;
@@ -25,10 +25,12 @@ fn job<'a>(
     ws: &'a Workspace,
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
+    coverage: Coverage,
 ) -> SweepJob<'a> {
     SweepJob {
         engine: Engine {
             repeat: s.repeat(),
+            coverage,
             ..s.pipeline().engine(retriever, retrieval, s.concurrency())
         },
         ws,
@@ -58,7 +60,7 @@ pub async fn export(
     // Embeddings go into the file when their embedder batches (`batch: true`, or
     // `--batch-embeddings`); every chat request does.
     let cache = CacheFiles::required(s.pipeline().batch_cache())?;
-    let job = job(s, ws, retriever, retrieval);
+    let job = job(s, ws, retriever, retrieval, Coverage::all());
     let pending = job.collect(&cache, &|_| true).await?;
     if pending.is_empty() {
         if !s.quiet() {
@@ -165,9 +167,10 @@ pub async fn run(
     retriever: Retriever,
     retrieval: Vec<RetrievalVariant>,
     sending: Sending,
+    coverage: Coverage,
 ) -> Result<usize> {
     let cache = CacheFiles::required(s.pipeline().batch_cache())?;
-    let mut job = job(s, ws, retriever, retrieval);
+    let mut job = job(s, ws, retriever, retrieval, coverage);
     if sending == Sending::Embeddings {
         job.batched = Box::new(move |section| {
             matches!(section, Section::Embedder | Section::Embedders(_)) && s.batched(section)

@@ -12,7 +12,7 @@ use crate::output::labels::LabelsFile;
 use crate::output::report::{self, terminal, Exporter, Summary};
 use crate::results::Results;
 use crate::sweep::health::{self, Servers};
-use crate::sweep::{RetrievalVariant, Sweep};
+use crate::sweep::{Coverage, RetrievalVariant, Sweep};
 
 use super::engine::{dry_engine, sweep_only, Retriever};
 
@@ -36,9 +36,18 @@ pub async fn run(s: SweepOptions) -> Result<ExitStatus> {
     if s.any_batched() {
         // The batches answer into the cache; the sweep below finishes from it.
         let all = super::batch::Sending::All;
-        super::batch::run(&s, &questions.ws, retriever.clone(), retrieval.clone(), all).await?;
+        let every = Coverage::all();
+        super::batch::run(
+            &s,
+            &questions.ws,
+            retriever.clone(),
+            retrieval.clone(),
+            all,
+            every,
+        )
+        .await?;
     }
-    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval).await?;
+    let mut sweep = sweep_only(&s, &questions.ws, retriever, retrieval, Coverage::all()).await?;
     print_notes(&s, &mut sweep);
     finish(&s, questions, sweep, labels.as_ref(), None).await
 }

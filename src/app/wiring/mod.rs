@@ -230,6 +230,7 @@ impl Pipeline {
             retriever,
             reranker: self.reranker.clone(),
             repeat: 1,
+            coverage: crate::sweep::Coverage::all(),
         }
     }
 

@@ -325,7 +325,7 @@ mod tests {
             counts: &c,
             labelled: Some(&samples),
         };
-        let (rec, _) = decide_on(&settings, e, 60, policy);
+        let (rec, _) = decide_on(&settings, e, 60, policy, &[]);
         let lines = lines_of(&rec, &c, policy);
         (rec, lines)
     }

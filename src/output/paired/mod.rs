@@ -185,12 +185,19 @@ pub fn pair(
     common: &[(usize, usize)],
 ) -> Paired {
     let (runs, bruns) = (after.runs_of(s), before.runs_of(bs));
-    let now = || common.iter().map(|&(a, _)| &runs[a]);
-    let then = || common.iter().map(|&(_, b)| &bruns[b]);
-    let changes = common
+    // A setting an adaptive sweep dropped has no run of its later questions: the pair is over
+    // the questions both ran.
+    let both: Vec<(&Run, &Run)> = common
         .iter()
-        .filter_map(|&(a, b)| {
-            let (was, is) = (Graded::of(&bruns[b]), Graded::of(&runs[a]));
+        .filter_map(|&(a, b)| Some((runs.get(a)?, bruns.get(b)?)))
+        .collect();
+    let now = || both.iter().map(|&(a, _)| a);
+    let then = || both.iter().map(|&(_, b)| b);
+    let changes = both
+        .iter()
+        .filter_map(|&(run, brun)| {
+            let a = run.question;
+            let (was, is) = (Graded::of(brun), Graded::of(run));
             (was != is).then(|| Change {
                 id: after.questions[a].id.clone(),
                 before: was,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::{
-    AskedRecord, AttackRecord, CallRecord, ChunkRecord, CorpusRecord, Derived, Passage,
-    QuestionRecord, Record, RetrievalRecord, RunRecord, SCHEMA,
+    AskedRecord, AttackRecord, CallRecord, ChunkRecord, CorpusRecord, Derived, DroppedRecord,
+    Passage, QuestionRecord, Record, RetrievalRecord, RunRecord, SCHEMA,
 };
 use crate::adapters::evalset::{Attack, Expect, Question};
 use crate::adapters::rewrite::Rewrite;
@@ -54,6 +54,16 @@ impl Record {
                 .enumerate()
                 .map(|(i, s)| (r.setting_id(i).to_string(), s.to_map(r.recorded())))
                 .collect(),
+            dropped: (0..r.settings.len())
+                .filter_map(|s| {
+                    let [answerable, unanswerable] = r.dropped_after(s)?;
+                    let d = DroppedRecord {
+                        answerable,
+                        unanswerable,
+                    };
+                    Some((r.setting_id(s).to_string(), d))
+                })
+                .collect(),
             calls: calls_in_order(r, &strategies),
             runs: Vec::new(),
             question_embeddings: r.calls.question_embeddings,
@@ -82,7 +92,7 @@ impl Record {
             expected_by_retrieval(&self.questions, &settings, &self.dimensions);
         let question_set = question_sets(&self.questions, &self.identity.evalsets);
         let slots = RunReader::new(&self, &questions, &settings).place(records)?;
-        let runs = every_run(slots, &questions, &self.settings)?;
+        let runs = every_run(slots, &questions, &self.settings, &self.dropped)?;
         let calls = CallStats::of(&self.calls, &runs, self.question_embeddings);
         let pricing = self.identity.pricing;
         let stats = per_setting(&runs, &questions, settings.len(), &pricing);
@@ -376,7 +386,7 @@ fn calls_in_order(r: &Results, strategies: &[(Rewrite, usize)]) -> IndexMap<Stri
     let mut order: indexmap::IndexSet<u32> = indexmap::IndexSet::new();
     for q in 0..r.questions.len() {
         for &(_, s) in strategies {
-            if let Some(c) = r.runs_of(s).get(q).and_then(|run| run.rewrite_call) {
+            if let Some(c) = r.run_like(s, q).and_then(|run| run.rewrite_call) {
                 order.insert(c);
             }
         }
@@ -422,7 +432,7 @@ fn question_record(
         }),
         generated: q.origin.clone(),
         best_score: r.best_score(i),
-        best_retrieval_score: r.runs.get(i).and_then(|run| run.best_retrieval_score),
+        best_retrieval_score: r.best_retrieval_score(i),
         expected_score: r.expected_scores.get(i).copied().flatten(),
         asked: asked_records(r, strategies, i),
         retrieval: groups
@@ -449,15 +459,15 @@ fn asked_records(
     let call_id = |c: u32| r.call_log.get_index(c as usize).map(|(k, _)| k.clone());
     strategies
         .iter()
-        .map(|&(w, s)| {
-            let run = &r.runs_of(s)[i];
+        .filter_map(|&(w, s)| {
+            let run = r.run_like(s, i)?;
             let asked = AskedRecord {
                 text: run.asked.to_string(),
                 best_score: run.best_score,
                 note: run.rewrite_note.clone(),
                 call: run.rewrite_call.and_then(call_id),
             };
-            (w.to_string(), asked)
+            Some((w.to_string(), asked))
         })
         .collect()
 }
@@ -470,7 +480,7 @@ fn retrieval_record(
     members: &[usize],
     i: usize,
 ) -> RetrievalRecord {
-    let best = |s: usize| r.runs_of(s).get(i).and_then(|run| run.best_score);
+    let best = |s: usize| r.run_like(s, i).and_then(|run| run.best_score);
     let asked = if r.questions[i].history.is_empty() {
         IndexMap::new()
     } else {
@@ -485,8 +495,7 @@ fn retrieval_record(
     RetrievalRecord {
         best_score: best(members[0]),
         best_retrieval_score: r
-            .runs_of(members[0])
-            .get(i)
+            .run_like(members[0], i)
             .and_then(|run| run.best_retrieval_score),
         expected_score: r
             .expected_by_retrieval
@@ -613,21 +622,31 @@ fn every_run(
     slots: Vec<Option<Run>>,
     questions: &[Question],
     settings: &IndexMap<String, IndexMap<String, serde_json::Value>>,
+    dropped: &IndexMap<String, DroppedRecord>,
 ) -> Result<Vec<Run>, String> {
     let n = questions.len();
-    slots
-        .into_iter()
-        .enumerate()
-        .map(|(i, slot)| {
-            slot.ok_or_else(|| {
-                format!(
+    let id = |i: usize| settings.get_index(i / n).map_or("", |(id, _)| id.as_str());
+    if let Some(unknown) = dropped.keys().find(|d| !settings.contains_key(*d)) {
+        return Err(format!(
+            "`dropped` names setting `{unknown}`, which `settings` lacks"
+        ));
+    }
+    let mut runs = Vec::with_capacity(slots.len());
+    for (i, slot) in slots.into_iter().enumerate() {
+        match slot {
+            Some(run) => runs.push(run),
+            // A dropped setting has no run of the questions after it was out.
+            None if dropped.contains_key(id(i)) => {}
+            None => {
+                return Err(format!(
                     "question `{}` has no run at setting `{}`",
                     questions[i % n].id,
-                    settings.get_index(i / n).map_or("", |(id, _)| id)
-                )
-            })
-        })
-        .collect()
+                    id(i)
+                ))
+            }
+        }
+    }
+    Ok(runs)
 }
 
 type ChunkTables = (

@@ -59,12 +59,25 @@ pub struct Record {
     pub questions: IndexMap<String, QuestionRecord>,
     /// Every setting by id: its value in each dimension, in [`Record::dimensions`] order.
     pub settings: IndexMap<String, IndexMap<String, serde_json::Value>>,
+    /// The settings an adaptive sweep dropped (`sweep --until-certified`, docs/adaptive.md),
+    /// by id: the questions each ran before it was out. Such a setting has runs of those
+    /// questions only; every other setting has a run of every question. Absent when none was.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub dropped: IndexMap<String, DroppedRecord>,
     /// Every distinct model call by request digest (the first 16 hex digits of its cache key).
     pub calls: IndexMap<String, CallRecord>,
-    /// One per (question, setting), setting-major.
+    /// One per (question, setting), setting-major; none of a dropped setting's later
+    /// questions (see [`Record::dropped`]).
     pub runs: Vec<RunRecord>,
     /// Question texts embedded (one per distinct question or rewrite).
     pub question_embeddings: usize,
+}
+
+/// The questions a dropped setting ran, per class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DroppedRecord {
+    pub answerable: usize,
+    pub unanswerable: usize,
 }
 
 /// One corpus.

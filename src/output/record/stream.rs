@@ -114,7 +114,10 @@ struct Streamed<'a> {
 impl Serialize for Streamed<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let h = self.head;
-        let fields = 9 + usize::from(h.shard.is_some()) + usize::from(h.summary.is_some());
+        let fields = 9
+            + usize::from(h.shard.is_some())
+            + usize::from(h.summary.is_some())
+            + usize::from(!h.dropped.is_empty());
         let mut st = s.serialize_struct("Record", fields)?;
         st.serialize_field("schema", &h.schema)?;
         st.serialize_field("identity", &h.identity)?;
@@ -128,6 +131,9 @@ impl Serialize for Streamed<'_> {
         st.serialize_field("corpora", &h.corpora)?;
         st.serialize_field("questions", &h.questions)?;
         st.serialize_field("settings", &h.settings)?;
+        if !h.dropped.is_empty() {
+            st.serialize_field("dropped", &h.dropped)?;
+        }
         st.serialize_field("calls", &h.calls)?;
         st.serialize_field("runs", &self.runs)?;
         st.serialize_field("question_embeddings", &h.question_embeddings)?;

@@ -40,6 +40,36 @@ fn reading_back_gives_the_reports_the_same_results() {
 }
 
 #[test]
+fn a_dropped_setting_round_trips_with_the_runs_it_had() {
+    let r = fixture::dropped();
+    let text = bytes(&Record::of(&r));
+    assert!(
+        text.contains("  \"dropped\": {\n    \"min_score=0.2,k=2\": {\"answerable\":1,\"unanswerable\":1}\n  },\n"),
+        "{text}"
+    );
+    let back = Record::parse(Path::new("r.json"), &text)
+        .unwrap()
+        .into_results()
+        .unwrap();
+    assert_eq!(back.runs, r.runs);
+    assert_eq!(back.runs.len(), 11);
+    assert_eq!(back.dropped_after(1), Some([1, 1]));
+    assert_eq!(back.dropped_after(0), None);
+    assert_eq!(back.stats, r.stats);
+    assert_eq!(back.insight, r.insight);
+    assert_eq!(bytes(&Record::of(&back)), text);
+    // Without `dropped`, a missing run is still a broken file.
+    let mut record = Record::parse(Path::new("r.json"), &text).unwrap();
+    record.dropped.clear();
+    assert_eq!(
+        record.into_results().unwrap_err(),
+        "question `refund` has no run at setting `min_score=0.2,k=2`"
+    );
+    // A plain sweep's record has no `dropped`.
+    assert!(!bytes(&Record::of(&fixture::results())).contains("\"dropped\""));
+}
+
+#[test]
 fn runs_carry_ids_and_the_answer_text_is_written_once() {
     let text = bytes(&Record::of(&fixture::results()));
     // One line per run, no question text or answer in it.
@@ -257,15 +287,8 @@ fn judged() -> crate::output::report::Results {
         }
     }
     r.meta.pricing.judge_prompt_per_million = 1.0;
-    let n = r.questions.len();
     r.stats = (0..r.settings.len())
-        .map(|s| {
-            crate::analysis::stats::aggregate(
-                &r.runs[s * n..(s + 1) * n],
-                &r.questions,
-                &r.meta.pricing,
-            )
-        })
+        .map(|s| crate::analysis::stats::aggregate(r.runs_of(s), &r.questions, &r.meta.pricing))
         .collect();
     r.calls = crate::sweep::CallStats::of(&r.call_log, &r.runs, 3);
     r.with_insight(&crate::analysis::insight::config::RecommendConfig::default())

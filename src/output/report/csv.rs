@@ -492,6 +492,27 @@ mod tests {
         assert_eq!(r.batch_calls(None), 1);
     }
 
+    /// A setting an adaptive sweep dropped has rows for the questions it ran and no other;
+    /// its summary counts those questions alone.
+    #[test]
+    fn a_dropped_setting_has_rows_for_its_own_questions_only() {
+        let (r, plain) = (fixture::dropped(), fixture::results());
+        let text = |e: &dyn Exporter, r: &Results| {
+            let mut buf = Vec::new();
+            e.write(r, &mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        };
+        let rows: Vec<String> = text(&RunsCsv, &r).lines().map(String::from).collect();
+        let all: Vec<String> = text(&RunsCsv, &plain).lines().map(String::from).collect();
+        let dropped_row = |l: &String| l.starts_with("refund,") && l.contains(",0.2,2,");
+        assert_eq!(all.iter().filter(|l| dropped_row(l)).count(), 1);
+        let kept: Vec<String> = all.into_iter().filter(|l| !dropped_row(l)).collect();
+        assert_eq!(rows, kept);
+        assert_eq!(r.stats[1].questions, 2);
+        assert_eq!((r.stats[1].answerable, r.stats[1].unanswerable), (1, 1));
+        assert_eq!(r.stats[0], plain.stats[0]);
+    }
+
     #[test]
     fn summary_columns_snapshot() {
         insta::assert_snapshot!("summary_csv", render(&SummaryCsv));

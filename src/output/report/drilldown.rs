@@ -111,15 +111,30 @@ impl Layout {
     }
 }
 
+/// What a drill-down cell says of a pair never run.
+const NOT_RUN: &str = "not run: the adaptive sweep had dropped this setting";
+
 fn question(r: &Results, layout: &Layout, qi: usize, h: &mut String) {
     let q = &r.questions[qi];
-    let runs: Vec<&Run> = (0..r.settings.len()).map(|s| &r.runs_of(s)[qi]).collect();
+    // `None`: a setting an adaptive sweep dropped before this question.
+    let runs: Vec<Option<&Run>> = (0..r.settings.len())
+        .map(|s| r.runs_of(s).get(qi))
+        .collect();
     let _ = write!(
         h,
         "<details class=\"q\" id=\"q-{}\"><summary><span class=\"cells\">",
         escape(&q.id)
     );
     for (s, run) in runs.iter().enumerate() {
+        let Some(run) = run else {
+            let _ = write!(
+                h,
+                "<i class=\"unrun\" title=\"{}: {}\"></i>",
+                escape(r.setting_id(s)),
+                NOT_RUN
+            );
+            continue;
+        };
         let _ = write!(
             h,
             "<i class=\"{}\" title=\"{}: {}\"></i>",
@@ -186,7 +201,7 @@ fn question(r: &Results, layout: &Layout, qi: usize, h: &mut String) {
 }
 
 /// Outcomes as a grid: the first dimension down, the others across.
-fn grid(layout: &Layout, runs: &[&Run], h: &mut String) {
+fn grid(layout: &Layout, runs: &[Option<&Run>], h: &mut String) {
     let _ = write!(
         h,
         "<table class=\"grid\"><tr><th class=\"l\">{}</th>",
@@ -200,7 +215,7 @@ fn grid(layout: &Layout, runs: &[&Run], h: &mut String) {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(row));
         for cell in cells {
             match cell.map(|i| runs[i]) {
-                Some(run) => {
+                Some(Some(run)) => {
                     let _ = write!(
                         h,
                         "<td><span class=\"o {}\" title=\"{}\">{}</span></td>",
@@ -208,6 +223,9 @@ fn grid(layout: &Layout, runs: &[&Run], h: &mut String) {
                         escape(&detail(run)),
                         short(run.verdict.outcome)
                     );
+                }
+                Some(None) => {
+                    let _ = write!(h, "<td><span class=\"o\" style=\"color:#6e7781\" title=\"{NOT_RUN}\">-</span></td>");
                 }
                 None => h.push_str("<td></td>"),
             }
@@ -218,9 +236,10 @@ fn grid(layout: &Layout, runs: &[&Run], h: &mut String) {
 }
 
 /// Each distinct reply once, with the settings that got it.
-fn replies(r: &Results, qi: usize, runs: &[&Run], h: &mut String) {
+fn replies(r: &Results, qi: usize, runs: &[Option<&Run>], h: &mut String) {
     let mut groups: Vec<(&Run, Vec<usize>)> = Vec::new();
     for (s, run) in runs.iter().enumerate() {
+        let Some(run) = run else { continue };
         let same = |g: &&Run| {
             g.verdict.outcome == run.verdict.outcome
                 && g.answer == run.answer

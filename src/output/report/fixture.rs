@@ -16,7 +16,7 @@ use crate::adapters::evalset::{Expect, Question};
 use crate::adapters::prompt::{RefusalMatch, REFUSAL};
 use crate::adapters::search::Hit;
 use crate::analysis::insight::config::RecommendConfig;
-use crate::analysis::stats::{aggregate, Pricing};
+use crate::analysis::stats::{per_setting, Pricing};
 use crate::output::record::{CallRecord, CallRole};
 use crate::sweep::{build_run, CallLog, CallStats, PlannedRun, Run, Setting, View};
 
@@ -96,16 +96,13 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         .collect();
     let corpus = corpus();
     let (runs, call_log) = runs(&corpus, &questions, &settings);
-    let n = questions.len();
     let pricing = Pricing {
         prompt_per_million: 0.15,
         cached_prompt_per_million: Some(0.075),
         completion_per_million: 0.6,
         ..Pricing::default()
     };
-    let stats = (0..settings.len())
-        .map(|s| aggregate(&runs[s * n..(s + 1) * n], &questions, &pricing))
-        .collect();
+    let stats = per_setting(&runs, &questions, settings.len(), &pricing);
     let calls = CallStats::of(&call_log, &runs, 3);
     Results {
         meta: meta(policy, pricing),
@@ -134,6 +131,26 @@ pub fn results_with(policy: &RecommendConfig) -> Results {
         tag_stats: Default::default(),
     }
     .with_insight(policy)
+}
+
+/// The fixture as an adaptive sweep that dropped setting 1 (`min_score=0.2,k=2`) after the
+/// questions `fee` and `vp` leaves it: it has no run of `refund`.
+pub fn dropped() -> Results {
+    let mut r = results();
+    let at = |run: &Run| (run.setting, run.question) == (1, 1);
+    // Its call was never made: out of the log, which keeps the order of the others.
+    let gone = r.runs.iter().find(|run| at(run)).and_then(|run| run.call);
+    r.runs.retain(|run| !at(run));
+    if let Some(c) = gone {
+        r.call_log.shift_remove_index(c as usize);
+        for run in &mut r.runs {
+            run.call = run.call.map(|x| if x > c { x - 1 } else { x });
+        }
+    }
+    r.stats = per_setting(&r.runs, &r.questions, r.settings.len(), &r.meta.pricing);
+    r.calls = CallStats::of(&r.call_log, &r.runs, 3);
+    r.tag_stats = Default::default();
+    r.with_insight(&RecommendConfig::default())
 }
 
 /// Two answerable questions and one the corpus does not answer.

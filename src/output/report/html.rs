@@ -424,6 +424,9 @@ fn settings_table(r: &Results, summary: &Summary, h: &mut String) {
             escape(line)
         );
     }
+    if let Some(line) = &summary.dropped {
+        let _ = writeln!(h, "<p class=\"small\" id=\"dropped\">{}</p>", escape(line));
+    }
     h.push_str("</section>\n");
     grader(summary, h);
 }

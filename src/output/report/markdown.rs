@@ -239,6 +239,7 @@ fn notes(s: &Summary, out: &mut dyn Write) -> Result<()> {
         ("Reranker", &s.reranker),
         ("Prompt injection", &s.flagged),
         ("Stability", &s.repeats),
+        ("Adaptive sweep", &s.dropped),
     ] {
         if let Some(line) = line {
             writeln!(out, "\n**{label}.** {}", cell(line))?;

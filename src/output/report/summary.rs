@@ -34,6 +34,8 @@ pub struct Summary {
     pub grader_warning: Option<String>,
     /// The grader's checks on its own grades, when one counted something.
     pub checks: Option<String>,
+    /// The settings an adaptive sweep dropped, with the questions each ran.
+    pub dropped: Option<String>,
 }
 
 /// How well the best retrieval score tells answerable from unanswerable questions.
@@ -74,8 +76,30 @@ impl Summary {
             grader_warning: grader.as_ref().and_then(grader_warning),
             grader,
             checks: r.grader_checks().line(),
+            dropped: dropped_line(r),
         }
     }
+}
+
+/// `dropped: min_score=0.1,k=8 after 40 questions (20 answerable, 20 unanswerable); ...` when
+/// an adaptive sweep dropped settings.
+fn dropped_line(r: &Results) -> Option<String> {
+    let each: Vec<String> = (0..r.settings.len())
+        .filter_map(|s| {
+            let [a, u] = r.dropped_after(s)?;
+            Some(format!(
+                "{} after {} ({a} answerable, {u} unanswerable)",
+                r.setting_id(s),
+                plural(a + u, "question")
+            ))
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "dropped: {}; each was out (a rate's anytime-valid lower bound above its limit), so it got no further model calls, its rates stand over the questions it ran, and it is never recommended",
+            each.join("; ")
+        )
+    })
 }
 
 /// `2/4 (50% [15%, 85%])`, or `-` when nothing was read.
@@ -167,6 +191,45 @@ mod tests {
         }
         for mark in ["SEPARABILITY-MARK", "FLAGGED-MARK"] {
             assert!(html.contains(mark), "report.html lacks {mark}");
+        }
+    }
+
+    /// A setting an adaptive sweep dropped is marked in every report for people: `dropped
+    /// after N` in the pick column, a line naming its questions per class, and its unrun cells
+    /// in the drill-down; a plain sweep's reports say none of it.
+    #[test]
+    fn a_dropped_setting_is_marked_in_every_report() {
+        let render = |e: &dyn Exporter, r: &Results| {
+            let mut buf = Vec::new();
+            e.write(r, &mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        };
+        let line = "dropped: min_score=0.2,k=2 after 2 questions (1 answerable, 1 unanswerable); each was out";
+        let r = fixture::dropped();
+        let s = Summary::of(&r);
+        assert!(s.dropped.as_deref().unwrap().starts_with(line));
+        let term = terminal::table_text(&r, &s, &[], true);
+        let md = render(&MarkdownReport, &r);
+        let html = render(&HtmlReport, &r);
+        for (name, text) in [
+            ("terminal", &term),
+            ("report.md", &md),
+            ("report.html", &html),
+        ] {
+            assert_eq!(
+                text.matches("dropped after 2").count(),
+                1,
+                "{name}:\n{text}"
+            );
+            assert!(text.contains(line), "{name}:\n{text}");
+        }
+        assert!(html.contains(
+            "title=\"min_score=0.2,k=2: not run: the adaptive sweep had dropped this setting\""
+        ));
+        let plain = fixture::results();
+        assert_eq!(Summary::of(&plain).dropped, None);
+        for e in [&MarkdownReport as &dyn Exporter, &HtmlReport] {
+            assert!(!render(e, &plain).contains("dropped"));
         }
     }
 }

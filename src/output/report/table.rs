@@ -9,14 +9,17 @@ use comfy_table::{CellAlignment, Table};
 use super::Results;
 use crate::analysis::insight::format::rate_with_interval;
 
-/// The mark of a setting in the `pick` column.
-pub fn pick(r: &Results, i: usize) -> &'static str {
-    if r.insight.is_recommended(i) {
-        crate::output::explain::pick(&r.insight.recommendation)
+/// The mark of a setting in the `pick` column: recommended, Pareto-optimal, or dropped by an
+/// adaptive sweep after so many questions (its rates stand over those).
+pub fn pick(r: &Results, i: usize) -> std::borrow::Cow<'static, str> {
+    if let Some([a, u]) = r.dropped_after(i) {
+        format!("dropped after {}", a + u).into()
+    } else if r.insight.is_recommended(i) {
+        crate::output::explain::pick(&r.insight.recommendation).into()
     } else if r.insight.is_pareto(i) {
-        "pareto"
+        "pareto".into()
     } else {
-        ""
+        "".into()
     }
 }
 
@@ -286,12 +289,7 @@ pub fn scores_table(r: &Results) -> Table {
             .iter()
             .enumerate()
             .filter(|(_, q)| q.answerable == answerable)
-            .map(|(i, q)| {
-                (
-                    r.runs.get(i).and_then(|x| x.best_score).unwrap_or(0.0),
-                    q.id.as_str(),
-                )
-            })
+            .map(|(i, q)| (r.best_score(i).unwrap_or(0.0), q.id.as_str()))
             .collect();
         v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         v

@@ -97,10 +97,17 @@ pub fn table_text(results: &Results, summary: &Summary, written: &[String], wide
         ],
     };
     after.extend(
-        [&s.judge, &s.checks, &s.labels, &s.reranker, &s.flagged]
-            .into_iter()
-            .flatten()
-            .cloned(),
+        [
+            &s.judge,
+            &s.checks,
+            &s.labels,
+            &s.reranker,
+            &s.flagged,
+            &s.dropped,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned(),
     );
     // What a server's prompt cache saved, when it reported any.
     let reused = match c.cached_prompt_tokens {
