@@ -348,7 +348,8 @@ async fn full_calls(
     questions: &Questions,
     sweep: &Sweep,
 ) -> Result<(usize, bool)> {
-    if report.used == report.pool {
+    if report.used == report.pool && report.out.is_empty() {
+        // Every question at every setting: the last round was the full sweep.
         return Ok((report.calls, false));
     }
     if plans_for_free(s) {
@@ -357,7 +358,7 @@ async fn full_calls(
             .await?;
         return Ok((needed(&rows), false));
     }
-    Ok((estimate(questions, sweep, report.used, report.pool), true))
+    Ok((estimate(questions, sweep, report.pool), true))
 }
 
 /// Whether the dry-run planner can plan any question without a server: every swept embedder
@@ -374,29 +375,43 @@ fn plans_for_free(s: &SweepOptions) -> bool {
 /// The full sweep's calls estimated from the last round: the questions used of each class are
 /// a seeded random sample of it, so each class's answer calls per question used, times the
 /// class's pool, scale the sample up to the pool; rewrites and repeats are scaled with the
-/// answer calls. (A call two questions share is counted with the first.)
-fn estimate(questions: &Questions, sweep: &Sweep, used: [usize; 2], pool: [usize; 2]) -> usize {
+/// answer calls. (A call two questions share is counted with the first.) Only the questions
+/// every setting ran make the sample: a dropped setting's calls stop at its drop, and the full
+/// sweep makes them for every question.
+fn estimate(questions: &Questions, sweep: &Sweep, pool: [usize; 2]) -> usize {
     let answerable: Vec<bool> = questions.ws.questions().map(|q| q.answerable).collect();
+    let settings = sweep.settings.len();
+    let everywhere: Vec<bool> = (0..answerable.len())
+        .map(|q| (0..settings).all(|s| sweep.runs_of(s).get(q).is_some()))
+        .collect();
+    let mut sample = [0usize; 2];
+    for (q, &all) in everywhere.iter().enumerate() {
+        sample[usize::from(!answerable[q])] += usize::from(all);
+    }
     let mut seen = std::collections::HashSet::new();
-    let mut per_class = [0usize; 2];
+    let (mut per_class, mut answers) = ([0usize; 2], 0usize);
     for run in &sweep.runs {
         if let Some(call) = run.call {
             if seen.insert(call) {
-                per_class[usize::from(!answerable[run.question])] += 1;
+                answers += 1;
+                if everywhere[run.question] {
+                    per_class[usize::from(!answerable[run.question])] += 1;
+                }
             }
         }
     }
-    let needed = needed_by(sweep) as f64;
-    let answers: usize = per_class.iter().sum();
-    if answers == 0 {
-        let share = used.iter().sum::<usize>() as f64 / pool.iter().sum::<usize>().max(1) as f64;
-        return (needed / share.max(f64::MIN_POSITIVE)).round() as usize;
+    // Rewrites and repeats per answer call, over the whole sweep.
+    let per_answer = needed_by(sweep) as f64 / answers.max(1) as f64;
+    let sampled: usize = sample.iter().sum();
+    if per_class.iter().sum::<usize>() == 0 || sampled == 0 {
+        let share = sampled.max(1) as f64 / pool.iter().sum::<usize>().max(1) as f64;
+        return (needed_by(sweep) as f64 / share).round() as usize;
     }
     let scaled: f64 = (0..2)
-        .filter(|&c| used[c] > 0)
-        .map(|c| per_class[c] as f64 * pool[c] as f64 / used[c] as f64)
+        .filter(|&c| sample[c] > 0)
+        .map(|c| per_class[c] as f64 * pool[c] as f64 / sample[c] as f64)
         .sum();
-    (scaled * needed / answers as f64).round() as usize
+    (scaled * per_answer).round() as usize
 }
 
 /// Why to stop, if at all, with the closest setting when nothing can be certified.
