@@ -17,7 +17,13 @@ fn main() {
             std::process::exit(ExitStatus::Error.code());
         }
     };
-    runtime.spawn(exit_on_signal());
+    // The handlers are in place before the command starts: a signal that comes as soon as a
+    // temporary exists (a spawned task might not have run yet) still removes it.
+    let signals = {
+        let _entered = runtime.enter();
+        Signals::listen()
+    };
+    runtime.spawn(exit_on_signal(signals));
     let status = match runtime.block_on(rageval::run(cli)) {
         Ok(status) => status,
         Err(e) if is_broken_pipe(&e) => ExitStatus::Success,
@@ -39,16 +45,38 @@ fn main() {
     std::process::exit(status.code());
 }
 
+/// SIGINT and SIGTERM, caught from the moment [`Signals::listen`] returns.
+struct Signals {
+    #[cfg(unix)]
+    caught: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    /// Catch SIGINT and SIGTERM now (inside the runtime's context).
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let caught = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(int), Ok(term)) => Some((int, term)),
+                _ => None,
+            };
+            Signals { caught }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+}
+
 /// On Ctrl-C (SIGINT) or SIGTERM, remove the report files and import folders being written,
 /// then exit as the signal would (128 + its number): nothing half-written stays.
-async fn exit_on_signal() {
+async fn exit_on_signal(signals: Signals) {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
+        let Some((mut int, mut term)) = signals.caught else {
             return;
         };
         let code = tokio::select! {
@@ -58,6 +86,8 @@ async fn exit_on_signal() {
         rageval::base::in_flight::remove_all();
         std::process::exit(code);
     }
+    #[cfg(not(unix))]
+    drop(signals);
 }
 
 /// One line on stderr. A closed stderr loses it: the standard macros would panic and exit

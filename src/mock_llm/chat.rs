@@ -326,17 +326,17 @@ fn sse(
         chunk(json!({}), json!("stop"), Some((usage, timings))),
     ));
     events.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
-    // The lease goes along with the events and is dropped before the last one is sent: a
-    // client that sends its next prompt as soon as it reads `[DONE]` finds the slot idle
-    // (dropped after it, the slot could still look busy then, and the next prompt go to
-    // another slot, as load on the machine decided).
+    // The lease goes along with the events and is dropped before the final chunk (the one
+    // with `finish_reason` and `usage`) is sent: a client that sends its next prompt as soon
+    // as it reads that chunk finds the slot idle (dropped later, the slot could still look
+    // busy then, and the next prompt go to another slot, as timing decided).
     let stream =
         futures_util::stream::unfold((events.into_iter(), lease), |(mut it, lease)| async move {
             let (wait, bytes) = it.next()?;
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            let lease = if it.len() == 0 {
+            let lease = if it.len() <= 1 {
                 drop(lease);
                 None
             } else {
