@@ -59,7 +59,7 @@ pub(crate) fn swept(server: &MockLlm) -> Project {
 }
 
 /// The labels file with every row labelled by its reply's true meaning.
-fn label_truly(text: &str) -> String {
+pub(crate) fn label_truly(text: &str) -> String {
     let (header, rows) = read_csv(text);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
