@@ -100,7 +100,7 @@ fn padded(text: &str, rem: usize) -> String {
 /// unanswerable questions are refused in the exact sentence. The hidden refusals are spread
 /// through the set (every third question), so no prefix of the questions certifies the limit
 /// on the truth either.
-fn hiding(url: &str) -> (crate::support::Project, usize) {
+pub(crate) fn hiding(url: &str) -> (crate::support::Project, usize) {
     let p = crate::support::Project::empty();
     let mut doc = String::from("# Glossary\n\n");
     let mut set = String::from("corpus: kb\nanswerable:\n");
