@@ -195,3 +195,79 @@ fn labels_by_true_meaning_take_back_a_certificate_the_grader_gave() {
     assert!(bound["upper_bound"].as_f64().unwrap() > 0.2, "{bound}");
     assert_eq!(s["settings"][setting]["certified"], false, "{s}");
 }
+
+/// `text` (a labels file) with every row labelled as the grader read it: a person who agrees.
+fn label_as_graded(text: &str) -> String {
+    let (header, rows) = crate::support::read_csv(text);
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for mut row in rows {
+        row[at("refused")] = row[at("graded_refused")].clone();
+        row[at("correct")] = row[at("graded_correct")].clone();
+        w.write_record(&row).unwrap();
+    }
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+/// The flip of [`labels_by_true_meaning_take_back_a_certificate_the_grader_gave`] with a
+/// stratified sample instead of every reply: about 40 of the 56 replies, the graded wrong
+/// answers (where the hidden refusals are) drawn twice as often, so every one of them is
+/// labelled and the others with probability 7/11. The same rows labelled as the grader read
+/// them keep the certificate (so the sample is large enough to certify); labelled by their
+/// true meaning, each weighed by its own probability, they take it back.
+#[test]
+fn a_stratified_sample_labelled_by_true_meaning_takes_it_back_too() {
+    let server = crate::http::MockLlm::start(&["--paraphrase"]);
+    let (p, hidden) = hiding(&server.url);
+    let key = (crate::http::KEY_ENV, "test-key");
+    let graded = p.sweep::<_, &str>([]).env(key.0, key.1).run().summary();
+    assert_eq!(graded["recommendation"]["certified"], true);
+    p.rageval([
+        "label",
+        "--sample",
+        "40",
+        "--oversample",
+        "wrong_answer=2",
+        "--seed",
+        "3",
+    ])
+    .stdout_any("the sampling line is compared in labels.rs")
+    .run();
+    let sampled = p.read("reports/latest/labels.csv");
+    let (h, rows) = crate::support::read_csv(&sampled);
+    let col = |r: &Vec<String>, name: &str| crate::support::col(&h, r, name).to_string();
+    // 12 × min(1, 2b) + 44 × b = 40: 2b > 1, so the wrong answers are drawn at 1 (all of
+    // them) and 12 + 44b = 40, b = 7/11.
+    let wrong = rows
+        .iter()
+        .filter(|r| col(r, "graded_correct") == "no")
+        .inspect(|r| assert_eq!(col(r, "inclusion"), "1"))
+        .count();
+    assert_eq!(wrong, hidden);
+    for r in rows.iter().filter(|r| col(r, "graded_correct") != "no") {
+        let p: f64 = col(r, "inclusion").parse().unwrap();
+        assert!((p - 7.0 / 11.0).abs() < 1e-12, "{p}");
+    }
+    assert!(rows.len() < ANSWERABLE + 20, "{} rows", rows.len());
+    let sweep = |labels: &str| {
+        p.write("labels.csv", labels);
+        p.sweep(["--labels", "labels.csv"])
+            .env(key.0, key.1)
+            .stderr_any("the grader's disagreement warning is compared in labels.rs")
+            .run()
+            .summary()
+    };
+    let agreeing = sweep(&label_as_graded(&sampled));
+    let rec = &agreeing["recommendation"];
+    assert_eq!(rec["certified"], true, "{rec}");
+    assert_eq!(rec["procedure"]["labels"], rows.len(), "{rec}");
+    let truly = sweep(&crate::labels::label_truly(&sampled));
+    let rec = &truly["recommendation"];
+    assert_eq!(rec["certified"], false, "{rec}");
+    assert_eq!(rec["procedure"]["labels"], rows.len(), "{rec}");
+    assert_eq!(
+        truly["settings"]["min_score=0,k=1"]["false_refusal"], hidden,
+        "every hidden refusal was drawn"
+    );
+}
