@@ -137,6 +137,14 @@ pub(crate) fn hiding(url: &str) -> (crate::support::Project, usize) {
     (p, hidden)
 }
 
+/// `rageval sweep` of `p` with the mock's key: the summary of its results.json.
+fn swept(p: &crate::support::Project) -> serde_json::Value {
+    p.sweep::<_, &str>([])
+        .env(crate::http::KEY_ENV, "test-key")
+        .run()
+        .summary()
+}
+
 /// Issue 37's end-to-end flip on `mock-llm --paraphrase`: without labels the grader's reading
 /// (no false refusal) certifies a setting whose true false-refusal rate (1/3) breaks the 20%
 /// limit; with every sampled reply labelled by its true meaning, the setting is certified no
@@ -146,7 +154,7 @@ fn labels_by_true_meaning_take_back_a_certificate_the_grader_gave() {
     let server = crate::http::MockLlm::start(&["--paraphrase"]);
     let (p, hidden) = hiding(&server.url);
     let key = (crate::http::KEY_ENV, "test-key");
-    let graded = p.sweep::<_, &str>([]).env(key.0, key.1).run().summary();
+    let graded = swept(&p);
     let setting = "min_score=0,k=1";
     let rec = &graded["recommendation"];
     assert_eq!(rec["certified"], true, "{rec}");
@@ -221,7 +229,7 @@ fn a_stratified_sample_labelled_by_true_meaning_takes_it_back_too() {
     let server = crate::http::MockLlm::start(&["--paraphrase"]);
     let (p, hidden) = hiding(&server.url);
     let key = (crate::http::KEY_ENV, "test-key");
-    let graded = p.sweep::<_, &str>([]).env(key.0, key.1).run().summary();
+    let graded = swept(&p);
     assert_eq!(graded["recommendation"]["certified"], true);
     p.rageval([
         "label",

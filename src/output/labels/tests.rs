@@ -136,31 +136,24 @@ fn bad_files_are_refused_naming_line_and_field() {
     );
 }
 
+/// [`extend`] to a share under the uniform design.
+fn extend_uniform(r: &Results, file: LabelsFile, share: f64, seed: u64) -> sample::Sampled {
+    extend(r, file, Size::Share(share), seed, &Oversample::default())
+}
+
 #[test]
 fn a_larger_share_draws_a_superset_and_keeps_every_label() {
     let r = fixture::results();
     let all = sample::distinct_replies(&r);
     assert!(all.len() >= 4, "{}", all.len());
-    let small = extend(
-        &r,
-        LabelsFile::default(),
-        Size::Share(0.5),
-        11,
-        &Oversample::default(),
-    );
+    let small = extend_uniform(&r, LabelsFile::default(), 0.5, 11);
     assert_eq!(small.added, small.file.rows.len());
     let mut labelled = small.file.clone();
     for (i, row) in labelled.rows.iter_mut().enumerate() {
         row.refused = if i % 2 == 0 { "yes" } else { "no" }.into();
     }
     let before = text(&labelled);
-    let large = extend(
-        &r,
-        labelled.clone(),
-        Size::Share(1.0),
-        11,
-        &Oversample::default(),
-    );
+    let large = extend_uniform(&r, labelled.clone(), 1.0, 11);
     assert_eq!(large.file.rows.len(), all.len());
     assert_eq!(large.added, all.len() - small.file.rows.len());
     assert_eq!(large.raised, small.file.rows.len());
@@ -176,17 +169,11 @@ fn a_larger_share_draws_a_superset_and_keeps_every_label() {
         assert_eq!(new.inclusion, "1");
     }
     // The same share again adds nothing and changes no byte.
-    let again = extend(&r, labelled, Size::Share(0.5), 11, &Oversample::default());
+    let again = extend_uniform(&r, labelled, 0.5, 11);
     assert_eq!((again.added, again.raised), (0, 0));
     assert_eq!(text(&again.file), before);
     // Every reply is drawn with its own uniform: another seed draws another sample.
-    let other = extend(
-        &r,
-        LabelsFile::default(),
-        Size::Share(0.5),
-        12,
-        &Oversample::default(),
-    );
+    let other = extend_uniform(&r, LabelsFile::default(), 0.5, 12);
     let ids = |f: &LabelsFile| {
         f.rows
             .iter()
