@@ -59,7 +59,7 @@ pub(crate) fn swept(server: &MockLlm) -> Project {
 }
 
 /// The labels file with every row labelled by its reply's true meaning.
-fn label_truly(text: &str) -> String {
+pub(crate) fn label_truly(text: &str) -> String {
     let (header, rows) = read_csv(text);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
@@ -515,4 +515,85 @@ fn each_shard_takes_the_labels_of_its_own_questions_and_the_merge_counts_them_al
             ("false_refusal", "1"),
         ],
     );
+}
+
+/// The rows of a labels file as (reply id, is a wrong answer as graded, inclusion).
+fn strata(text: &str) -> Vec<(String, bool, f64)> {
+    let (h, rows) = read_csv(text);
+    rows.iter()
+        .map(|r| {
+            let wrong = col(&h, r, "answerable") == "yes"
+                && col(&h, r, "graded_refused") == "no"
+                && col(&h, r, "graded_correct") == "no";
+            let p: f64 = col(&h, r, "inclusion").parse().unwrap();
+            (col(&h, r, "reply_id").to_string(), wrong, p)
+        })
+        .collect()
+}
+
+#[test]
+fn oversampling_draws_more_of_a_stratum_and_writes_each_rows_probability() {
+    let server = MockLlm::start(&["--paraphrase"]);
+    let (p, hidden) = crate::labels_certify::hiding(&server.url);
+    p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
+    // 56 replies, 12 of them wrong answers as graded (the hidden refusals): 10 rows expected,
+    // 12 × 4b + 44 × b = 10.
+    let (replies, base) = (56, 10.0 / (hidden as f64 * 4.0 + 44.0));
+    assert_eq!(hidden, 12);
+    p.rageval(["label", "--sample", "10", "--out", "plain.csv"])
+        .stdout_any("the uniform line is compared in the tests above")
+        .run();
+    let out = p
+        .rageval(["label", "--sample", "10", "--oversample", "wrong_answer=4"])
+        .stdout_any("compared below, once the file's values are known")
+        .run();
+    let rows = strata(&p.read("reports/latest/labels.csv"));
+    let plain = strata(&p.read("plain.csv"));
+    for (id, wrong, inclusion) in &rows {
+        let want = if *wrong { 4.0 * base } else { base };
+        assert!(
+            (inclusion - want).abs() < 1e-12,
+            "{id}: {inclusion} against {want}"
+        );
+    }
+    let wrong = |rows: &[(String, bool, f64)]| rows.iter().filter(|r| r.1).count();
+    assert!(
+        wrong(&rows) > wrong(&plain),
+        "{} wrong answers oversampled against {} in the uniform sample",
+        wrong(&rows),
+        wrong(&plain)
+    );
+    // Every wrong answer of the uniform sample is in the oversampled one (U < b' < 4b).
+    for r in plain.iter().filter(|r| r.1) {
+        assert!(rows.iter().any(|o| o.0 == r.0), "{} lost", r.0);
+    }
+    let share = rows.iter().find(|r| !r.1).map(|r| r.2).unwrap();
+    assert_eq!(
+        out.stdout,
+        format!(
+            "label: {n} of {replies} distinct model replies sampled (share {share}, wrong_answer x4, seed 0), {n} new, in reports/latest/labels.csv; 0 of {n} labelled\n",
+            n = rows.len()
+        )
+    );
+    // A larger sample at the same strata keeps every row (raised) and adds to them.
+    let before: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    p.rageval(["label", "--sample", "20", "--oversample", "wrong_answer=4"])
+        .stdout_any("the counts follow from the seed; the file is checked")
+        .run();
+    let larger = strata(&p.read("reports/latest/labels.csv"));
+    let base = 20.0 / (hidden as f64 * 4.0 + 44.0);
+    assert!(larger.len() > rows.len());
+    for (i, (id, wrong, inclusion)) in larger.iter().enumerate() {
+        if i < before.len() {
+            assert_eq!(id, &before[i], "row {i} moved");
+        }
+        let want = if *wrong { (4.0 * base).min(1.0) } else { base };
+        assert!(
+            (inclusion - want).abs() < 1e-12,
+            "{id}: {inclusion} against {want}"
+        );
+    }
+    p.rageval(["label", "--sample", "10", "--oversample", "wrong=4"])
+        .fails("invalid --oversample: `wrong` is not one of `unwanted_answer`, `model_refusal`, `false_refusal`, `wrong_answer`, `answer`")
+        .run();
 }

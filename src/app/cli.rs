@@ -160,6 +160,10 @@ pub struct LabelArgs {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
+    /// Draw the replies of a stratum (the grader's outcome: unwanted_answer, model_refusal, false_refusal, wrong_answer, answer) with FACTOR times the probability, at most 1; repeatable
+    #[arg(long, value_name = "STRATUM=FACTOR")]
+    pub oversample: Vec<String>,
+
     /// The labels file [default: labels.csv in the results folder]
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

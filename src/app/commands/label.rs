@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use crate::app::options::LabelOptions;
 use crate::base::exit::ExitStatus;
 use crate::base::text::plural;
-use crate::output::labels::sample::{self, Size};
+use crate::output::labels::sample::{self, Oversample, Size};
 use crate::output::labels::{self, LabelsFile};
 use crate::results::Results;
 
@@ -33,12 +33,15 @@ pub async fn run(s: LabelOptions) -> Result<ExitStatus> {
     };
     let file = match size {
         Some(size) => {
-            let sampled = sample::extend(&results, existing, size, seed);
+            let sampled = sample::extend(&results, existing, size, seed, s.oversample());
             if sampled.added > 0 || !out.exists() || sampled.raised > 0 {
                 sampled.file.write(&out)?;
             }
             if !quiet {
-                super::print(&format!("{}\n", sampled_line(&sampled, seed, &out)))?;
+                super::print(&format!(
+                    "{}\n",
+                    sampled_line(&sampled, s.oversample(), seed, &out)
+                ))?;
             }
             sampled.file
         }
@@ -78,18 +81,24 @@ fn seed(existing: &LabelsFile, flag: Option<u64>, out: &Path) -> Result<u64> {
 
 /// `label: 12 of 48 distinct model replies sampled (share 0.25, seed 0), 12 new, in FILE; 0 of
 /// 12 labelled`.
-fn sampled_line(s: &sample::Sampled, seed: u64, out: &Path) -> String {
+fn sampled_line(s: &sample::Sampled, design: &Oversample, seed: u64, out: &Path) -> String {
     let mut line = format!(
-        "label: {} of {} distinct model replies sampled (share {}, seed {seed}), {} new, in {}; {} of {} labelled",
+        "label: {} of {} distinct model replies sampled (share {}{}, seed {seed}), {} new, in {}; {} of {} labelled",
         s.file.rows.len(),
         s.replies,
         s.share,
+        design.describe(),
         s.added,
         out.display(),
         s.file.labelled(),
         s.file.rows.len()
     );
-    if s.raised > 0 {
+    if s.raised > 0 && !design.is_uniform() {
+        line.push_str(&format!(
+            "; {} drawn before now at a higher inclusion (the larger sample holds them too)",
+            plural(s.raised, "row")
+        ));
+    } else if s.raised > 0 {
         line.push_str(&format!(
             "; {} drawn before now at inclusion {} (the larger sample holds them too)",
             plural(s.raised, "row"),

@@ -17,7 +17,7 @@ use crate::app::cli::{BatchImportArgs, HistoryArgs, IndexArgs, LabelArgs};
 use crate::app::config::LoadedConfig;
 use crate::app::wiring::{Pipeline, Wiring};
 use crate::output::gate::SettingSpec;
-use crate::output::labels::sample::Size;
+use crate::output::labels::sample::{Oversample, Size};
 use crate::vocab::grid::Setting;
 
 /// Everything `rageval index` needs, checked.
@@ -343,6 +343,7 @@ impl HistoryOptions {
 pub struct LabelOptions {
     args: LabelArgs,
     size: Option<Size>,
+    oversample: Oversample,
     results: PathBuf,
     quiet: bool,
 }
@@ -359,6 +360,11 @@ impl LabelOptions {
             (_, Some(p)) => Some(Size::Share(p)),
             (None, None) => None,
         };
+        let oversample = Oversample::parse(&args.oversample)
+            .map_err(|e| anyhow::anyhow!("invalid --oversample: {e}"))?;
+        if size.is_none() && !args.oversample.is_empty() {
+            bail!("--oversample raises the probability of a sample: say its size with `--sample N` or `--share P`");
+        }
         let results = match args.results.clone() {
             Some(p) => p,
             None => LoadedConfig::load(config.as_deref())?.out_dir(),
@@ -366,6 +372,7 @@ impl LabelOptions {
         Ok(LabelOptions {
             args,
             size,
+            oversample,
             results,
             quiet,
         })
@@ -379,6 +386,11 @@ impl LabelOptions {
     /// `--results` (a folder or its results.json), else the config's `out` folder.
     pub fn results(&self) -> &Path {
         &self.results
+    }
+
+    /// `--oversample`: the strata drawn with a raised probability.
+    pub fn oversample(&self) -> &Oversample {
+        &self.oversample
     }
 
     /// `--out`: the labels file, when given.

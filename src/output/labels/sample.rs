@@ -5,10 +5,16 @@
 //! and the reply id. `U_r` is fixed for a seed, so a larger share draws a superset of a smaller
 //! one: a file is extended by adding rows, its labels never touched. Early refusals and failed
 //! calls have no reply to label: their grade is exact.
+//!
+//! A stratified design (`--oversample STRATUM=FACTOR`) draws the replies of a stratum (the
+//! grader's outcome, [`Stratum`]) with probability `min(1, p × factor)` instead of `p`: still
+//! Poisson sampling with a known probability per reply, written in its row's `inclusion`, which
+//! the statistics weigh each label by. Every reply's probability grows with `p`, so a larger
+//! sample at the same factors is still a superset.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::adapters::classify::Verdict;
+use crate::adapters::classify::{Outcome, Verdict};
 use crate::results::Results;
 use crate::sweep::Run;
 
@@ -26,6 +32,15 @@ pub enum Size {
 }
 
 impl Size {
+    /// The base inclusion probability over the replies of `strata` (one per distinct reply)
+    /// under `design`: [`Size::share`] when no stratum is raised.
+    pub fn base(self, strata: &[Stratum], design: &Oversample) -> f64 {
+        match self {
+            Size::Sample(n) if !design.is_uniform() => design.base_for(n, strata),
+            _ => self.share(strata.len()),
+        }
+    }
+
     /// The inclusion probability over `replies` distinct replies.
     pub fn share(self, replies: usize) -> f64 {
         match self {
@@ -40,6 +55,122 @@ impl Size {
             Size::Sample(n) => (n as f64 / replies as f64).min(1.0),
             Size::All => 1.0,
         }
+    }
+}
+
+/// A stratum of the replies: the grader's outcome of the run holding it (before any label),
+/// with a wrong answer apart from a right (or unchecked) one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stratum {
+    /// An answer to an unanswerable question.
+    UnwantedAnswer,
+    /// A refusal of an unanswerable question.
+    ModelRefusal,
+    /// A refusal of an answerable question.
+    FalseRefusal,
+    /// An answer to an answerable question, graded wrong.
+    WrongAnswer,
+    /// An answer to an answerable question, graded right or not checked.
+    Answer,
+}
+
+crate::base::text_enum!(Stratum {
+    UnwantedAnswer => "unwanted_answer",
+    ModelRefusal => "model_refusal",
+    FalseRefusal => "false_refusal",
+    WrongAnswer => "wrong_answer",
+    Answer => "answer"
+});
+
+impl Stratum {
+    /// The stratum of a model reply the grader read as `graded`.
+    pub fn of(graded: &Verdict) -> Stratum {
+        match graded.outcome {
+            Outcome::UnwantedAnswer => Stratum::UnwantedAnswer,
+            Outcome::ModelRefusal => Stratum::ModelRefusal,
+            Outcome::FalseRefusal => Stratum::FalseRefusal,
+            _ if graded.is_wrong_answer() => Stratum::WrongAnswer,
+            _ => Stratum::Answer,
+        }
+    }
+}
+
+/// The largest factor a stratum's probability may be raised by.
+pub const MAX_FACTOR: f64 = 1000.0;
+
+/// By how much each stratum's inclusion probability is raised (1 for a stratum not named).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Oversample {
+    factors: BTreeMap<Stratum, f64>,
+}
+
+impl Oversample {
+    /// From `STRATUM=FACTOR` texts (the `--oversample` flags); a stratum named twice is refused.
+    pub fn parse<S: AsRef<str>>(texts: &[S]) -> Result<Oversample, String> {
+        let mut o = Oversample::default();
+        for text in texts {
+            let text = text.as_ref();
+            let (name, factor) = text.split_once('=').ok_or_else(|| {
+                format!("`{text}` is not STRATUM=FACTOR (e.g. unwanted_answer=4)")
+            })?;
+            let stratum: Stratum = name.parse()?;
+            let factor = match factor.trim().parse::<f64>() {
+                Ok(f) if (1.0..=MAX_FACTOR).contains(&f) => f,
+                _ => {
+                    return Err(format!(
+                        "`{text}`: the factor must be a number from 1 to {MAX_FACTOR}"
+                    ))
+                }
+            };
+            if o.factors.insert(stratum, factor).is_some() {
+                return Err(format!("`{stratum}` is oversampled twice"));
+            }
+        }
+        Ok(o)
+    }
+
+    /// A stratum's factor.
+    pub fn factor(&self, s: Stratum) -> f64 {
+        self.factors.get(&s).copied().unwrap_or(1.0)
+    }
+
+    /// Whether no stratum is raised.
+    pub fn is_uniform(&self) -> bool {
+        self.factors.values().all(|&f| f == 1.0)
+    }
+
+    /// The inclusion probability of a reply in `s` when the base probability is `base`.
+    pub fn inclusion(&self, base: f64, s: Stratum) -> f64 {
+        (base * self.factor(s)).min(1.0)
+    }
+
+    /// `, unwanted_answer x4`: what the sampling line says of the design (empty when uniform).
+    pub fn describe(&self) -> String {
+        self.factors
+            .iter()
+            .filter(|(_, &f)| f != 1.0)
+            .map(|(s, f)| format!(", {s} x{f}"))
+            .collect()
+    }
+
+    /// The base probability at which the replies of `strata` are expected to give `n` rows:
+    /// `sum min(1, p × factor) = n` (every reply once `n` reaches their number). The sum grows
+    /// with `p`, so a larger `n` gives a larger `p`.
+    fn base_for(&self, n: usize, strata: &[Stratum]) -> f64 {
+        let expected = |p: f64| -> f64 { strata.iter().map(|&s| self.inclusion(p, s)).sum() };
+        if strata.is_empty() || n >= strata.len() {
+            return 1.0;
+        }
+        let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+        for _ in 0..64 {
+            let mid = (lo + hi) / 2.0;
+            if expected(mid) >= n as f64 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
     }
 }
 
@@ -72,7 +203,8 @@ pub struct Sampled {
     pub file: LabelsFile,
     /// Distinct model replies in the results.
     pub replies: usize,
-    /// The inclusion probability of the sample now.
+    /// The inclusion probability of the sample now: every row's with a uniform design, the
+    /// base one (of the strata not raised) with an oversampled one.
     pub share: f64,
     /// Rows added by this sampling.
     pub added: usize,
@@ -80,36 +212,62 @@ pub struct Sampled {
     pub raised: usize,
 }
 
-/// `existing` (or a new file) extended to the sample `size` asks for with `seed`: rows whose
-/// reply the sample draws and the file lacks are added after the others; a row whose inclusion
-/// is below the new share gets the new share (it is in the larger sample too); nothing else of
-/// a row changes. A smaller share than the file's adds nothing and lowers nothing.
-pub fn extend(r: &Results, existing: LabelsFile, size: Size, seed: u64) -> Sampled {
+/// `existing` (or a new file) extended to the sample `size` asks for with `seed` under
+/// `design`: rows whose reply the sample draws and the file lacks are added after the others; a
+/// row whose inclusion is below its reply's new probability gets that probability (it is in
+/// the larger sample too); nothing else of a row changes. A smaller sample than the file's adds
+/// nothing and lowers nothing.
+pub fn extend(
+    r: &Results,
+    existing: LabelsFile,
+    size: Size,
+    seed: u64,
+    design: &Oversample,
+) -> Sampled {
     let replies = distinct_replies(r);
-    let share = size.share(replies.len());
+    let strata: Vec<Stratum> = replies
+        .iter()
+        .map(|(_, run)| {
+            let run = &r.runs[*run];
+            Stratum::of(run.labelled.as_ref().map_or(&run.verdict, |l| &l.graded))
+        })
+        .collect();
+    let share = size.base(&strata, design);
+    let inclusion: HashMap<&str, f64> = replies
+        .iter()
+        .zip(&strata)
+        .map(|((id, _), &s)| (id.as_str(), design.inclusion(share, s)))
+        .collect();
     let mut file = existing;
     file.seed = Some(seed);
     let have: HashSet<String> = file.rows.iter().map(|row| row.reply_id.clone()).collect();
-    let text = super::probability(share);
     let mut raised = 0;
     for row in &mut file.rows {
-        if super::inclusion(&row.inclusion).is_ok_and(|p| p < share) {
-            row.inclusion = text.clone();
+        let Some(&p) = inclusion.get(row.reply_id.as_str()) else {
+            continue;
+        };
+        if super::inclusion(&row.inclusion).is_ok_and(|had| had < p) {
+            row.inclusion = super::probability(p);
             raised += 1;
         }
     }
     let mut added = 0;
     for (id, run) in &replies {
-        if uniform(seed, id) < share && !have.contains(id) {
+        let p = inclusion[id.as_str()];
+        if uniform(seed, id) < p && !have.contains(id) {
+            let text = super::probability(p);
             file.rows.push(row(r, &r.runs[*run], id, &text, seed));
             added += 1;
         }
     }
-    let share = file
-        .rows
-        .iter()
-        .filter_map(|row| super::inclusion(&row.inclusion).ok())
-        .fold(share, f64::max);
+    let share = if design.is_uniform() {
+        file.rows
+            .iter()
+            .filter_map(|row| super::inclusion(&row.inclusion).ok())
+            .fold(share, f64::max)
+    } else {
+        share
+    };
     Sampled {
         file,
         replies: replies.len(),

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::sample::{extend, Size};
+use super::sample::{extend, Oversample, Size, Stratum};
 use super::*;
 use crate::output::report::fixture;
 
@@ -136,19 +136,24 @@ fn bad_files_are_refused_naming_line_and_field() {
     );
 }
 
+/// [`extend`] to a share under the uniform design.
+fn extend_uniform(r: &Results, file: LabelsFile, share: f64, seed: u64) -> sample::Sampled {
+    extend(r, file, Size::Share(share), seed, &Oversample::default())
+}
+
 #[test]
 fn a_larger_share_draws_a_superset_and_keeps_every_label() {
     let r = fixture::results();
     let all = sample::distinct_replies(&r);
     assert!(all.len() >= 4, "{}", all.len());
-    let small = extend(&r, LabelsFile::default(), Size::Share(0.5), 11);
+    let small = extend_uniform(&r, LabelsFile::default(), 0.5, 11);
     assert_eq!(small.added, small.file.rows.len());
     let mut labelled = small.file.clone();
     for (i, row) in labelled.rows.iter_mut().enumerate() {
         row.refused = if i % 2 == 0 { "yes" } else { "no" }.into();
     }
     let before = text(&labelled);
-    let large = extend(&r, labelled.clone(), Size::Share(1.0), 11);
+    let large = extend_uniform(&r, labelled.clone(), 1.0, 11);
     assert_eq!(large.file.rows.len(), all.len());
     assert_eq!(large.added, all.len() - small.file.rows.len());
     assert_eq!(large.raised, small.file.rows.len());
@@ -164,11 +169,11 @@ fn a_larger_share_draws_a_superset_and_keeps_every_label() {
         assert_eq!(new.inclusion, "1");
     }
     // The same share again adds nothing and changes no byte.
-    let again = extend(&r, labelled, Size::Share(0.5), 11);
+    let again = extend_uniform(&r, labelled, 0.5, 11);
     assert_eq!((again.added, again.raised), (0, 0));
     assert_eq!(text(&again.file), before);
     // Every reply is drawn with its own uniform: another seed draws another sample.
-    let other = extend(&r, LabelsFile::default(), Size::Share(0.5), 12);
+    let other = extend_uniform(&r, LabelsFile::default(), 0.5, 12);
     let ids = |f: &LabelsFile| {
         f.rows
             .iter()
@@ -176,4 +181,97 @@ fn a_larger_share_draws_a_superset_and_keeps_every_label() {
             .collect::<Vec<_>>()
     };
     assert!(ids(&other.file) != ids(&small.file) || all.len() < 4);
+}
+
+#[test]
+fn oversampling_parses_strata_and_factors_and_refuses_the_rest() {
+    let o = Oversample::parse(&["unwanted_answer=4", "false_refusal=2.5"]).unwrap();
+    assert_eq!(o.factor(Stratum::UnwantedAnswer), 4.0);
+    assert_eq!(o.factor(Stratum::FalseRefusal), 2.5);
+    assert_eq!(o.factor(Stratum::Answer), 1.0);
+    assert_eq!(o.describe(), ", unwanted_answer x4, false_refusal x2.5");
+    assert!(Oversample::parse::<&str>(&[]).unwrap().is_uniform());
+    for (bad, message) in [
+        ("unwanted", "`unwanted` is not STRATUM=FACTOR (e.g. unwanted_answer=4)"),
+        ("refusals=2", "`refusals` is not one of `unwanted_answer`, `model_refusal`, `false_refusal`, `wrong_answer`, `answer`"),
+        ("answer=0.5", "`answer=0.5`: the factor must be a number from 1 to 1000"),
+        ("answer=NaN", "`answer=NaN`: the factor must be a number from 1 to 1000"),
+    ] {
+        assert_eq!(Oversample::parse(&[bad]).unwrap_err(), message);
+    }
+    assert_eq!(
+        Oversample::parse(&["answer=2", "answer=3"]).unwrap_err(),
+        "`answer` is oversampled twice"
+    );
+}
+
+#[test]
+fn a_stratum_is_drawn_with_its_factor_and_the_sample_size_is_kept() {
+    let o = Oversample::parse(&["unwanted_answer=4"]).unwrap();
+    assert_eq!(o.inclusion(0.1, Stratum::UnwantedAnswer), 0.4);
+    assert_eq!(o.inclusion(0.1, Stratum::Answer), 0.1);
+    assert_eq!(o.inclusion(0.3, Stratum::UnwantedAnswer), 1.0);
+    // 10 unwanted answers and 90 others, 20 rows: 10 × 4p + 90p = 20, p = 2/13.
+    let strata: Vec<Stratum> = (0..100)
+        .map(|i| {
+            if i < 10 {
+                Stratum::UnwantedAnswer
+            } else {
+                Stratum::Answer
+            }
+        })
+        .collect();
+    let p = Size::Sample(20).base(&strata, &o);
+    assert!((p - 2.0 / 13.0).abs() < 1e-12, "{p}");
+    // 40 rows: the unwanted answers saturate at 1, 10 + 90p = 40, p = 1/3.
+    let p = Size::Sample(40).base(&strata, &o);
+    assert!((p - 1.0 / 3.0).abs() < 1e-12, "{p}");
+    assert_eq!(Size::Sample(100).base(&strata, &o), 1.0);
+    // A share is the base itself; a uniform design is the old share.
+    assert_eq!(Size::Share(0.2).base(&strata, &o), 0.2);
+    assert_eq!(Size::Sample(20).base(&strata, &Oversample::default()), 0.2);
+}
+
+#[test]
+fn an_oversampled_sample_writes_each_rows_probability_and_a_larger_one_is_a_superset() {
+    let r = fixture::results();
+    let strata: std::collections::HashMap<String, Stratum> = sample::distinct_replies(&r)
+        .into_iter()
+        .map(|(id, run)| (id, Stratum::of(&r.runs[run].verdict)))
+        .collect();
+    // The fixture holds answers and refusals both: raise the answers.
+    let counts = |s: Stratum| strata.values().filter(|&&x| x == s).count();
+    assert!(counts(Stratum::Answer) > 0 && strata.len() > counts(Stratum::Answer));
+    let o = Oversample::parse(&["answer=3"]).unwrap();
+    for seed in 0..40 {
+        let small = extend(&r, LabelsFile::default(), Size::Share(0.2), seed, &o);
+        for row in &small.file.rows {
+            let want = if strata[&row.reply_id] == Stratum::Answer {
+                "0.6000000000000001"
+            } else {
+                "0.2"
+            };
+            assert_eq!(row.inclusion, want, "{}", row.reply_id);
+            assert!(sample::uniform(seed, &row.reply_id) < want.parse::<f64>().unwrap());
+        }
+        // Every reply below its probability is drawn, none above it.
+        let drawn = strata
+            .iter()
+            .filter(|(id, &s)| sample::uniform(seed, id) < o.inclusion(0.2, s))
+            .count();
+        assert_eq!(small.file.rows.len(), drawn);
+        // A larger share at the same strata: a superset, the earlier rows first and raised.
+        let large = extend(&r, small.file.clone(), Size::Share(0.3), seed, &o);
+        for (old, new) in small.file.rows.iter().zip(&large.file.rows) {
+            assert_eq!(old.reply_id, new.reply_id);
+        }
+        assert_eq!(large.raised, small.file.rows.len());
+        let fresh = extend(&r, LabelsFile::default(), Size::Share(0.3), seed, &o);
+        let ids = |f: &LabelsFile| {
+            let mut v: Vec<String> = f.rows.iter().map(|r| r.reply_id.clone()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(ids(&large.file), ids(&fresh.file), "seed {seed}");
+    }
 }
