@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::adapters::classify::Label;
 use crate::base::error::InputError;
 use crate::output::report::neutralize;
-use crate::results::labels::{Given, LabelSet};
+use crate::results::labels::{Checked, Given, LabelSet};
 use crate::results::Results;
 
 /// The columns, in the order they are written.
@@ -120,8 +120,19 @@ impl LabelsFile {
     /// Read `path` and check it, as labels of `r` ([`LabelsFile::check_for`]).
     pub fn read(path: &Path, r: &Results) -> Result<LabelsFile, InputError> {
         let file = LabelsFile::load(path)?;
-        file.check_for(path, r)?;
+        file.check_for(path, r, &r.reply_ids())?;
         Ok(file)
+    }
+
+    /// The labels of `path` (read by [`LabelsFile::load`]), checked as labels of `r`, with
+    /// the reply ids they were checked by, for [`Results::apply_labels`].
+    pub fn checked(&self, path: &Path, r: &Results) -> Result<Checked, InputError> {
+        let ids = r.reply_ids();
+        self.check_for(path, r, &ids)?;
+        Ok(Checked {
+            labels: self.labels(),
+            ids,
+        })
     }
 
     /// Read `path` and check everything but its reply ids (which need the results).
@@ -255,10 +266,15 @@ impl LabelsFile {
         Ok(())
     }
 
-    /// Every reply id is a reply of `r`, or, when `r` is one shard of a sweep, a reply to a
-    /// question of another shard.
-    pub fn check_for(&self, path: &Path, r: &Results) -> Result<(), InputError> {
-        let mut known: HashSet<String> = r.reply_ids().into_iter().flatten().collect();
+    /// Every reply id is a reply of `r` (whose [`Results::reply_ids`] are `ids`), or, when `r`
+    /// is one shard of a sweep, a reply to a question of another shard.
+    pub fn check_for(
+        &self,
+        path: &Path,
+        r: &Results,
+        ids: &[Option<String>],
+    ) -> Result<(), InputError> {
+        let mut known: HashSet<String> = ids.iter().flatten().cloned().collect();
         if r.shard.is_some() {
             let questions: HashSet<&str> = r.questions.iter().map(|q| q.id.as_str()).collect();
             known.extend(

@@ -177,3 +177,34 @@ fn a_larger_share_draws_a_superset_and_keeps_every_label() {
     };
     assert!(ids(&other.file) != ids(&small.file) || all.len() < 4);
 }
+
+/// A file checked against results hands back the reply ids it was checked by, one per run, so
+/// that applying its labels digests no prompt again; applied by them, the labels give the
+/// results labels applied afresh give.
+#[test]
+fn labels_checked_against_results_apply_by_the_ids_they_were_checked_by() {
+    let r = fixture::results();
+    let mut file = extend(&r, LabelsFile::default(), Size::Share(1.0), 3).file;
+    for row in &mut file.rows {
+        row.refused = "yes".into();
+    }
+    let path = Path::new("labels.csv");
+    let checked = file.checked(path, &r).unwrap();
+    assert_eq!(checked.ids, r.reply_ids());
+    assert_eq!(checked.labels, file.labels());
+    let by_ids = fixture::results().with_labels_by(&checked.labels, checked.ids);
+    let afresh = fixture::results().with_labels(&file.labels());
+    assert!(by_ids.labelled_runs() > 0);
+    let verdicts = |r: &Results| -> Vec<_> {
+        r.runs
+            .iter()
+            .map(|run| (run.verdict.clone(), run.labelled.clone()))
+            .collect()
+    };
+    assert_eq!(verdicts(&by_ids), verdicts(&afresh));
+    file.rows[0].reply_id = "elsewhere".into();
+    assert!(
+        file.checked(path, &r).is_err(),
+        "an unknown reply is refused"
+    );
+}
