@@ -208,3 +208,31 @@ fn labels_checked_against_results_apply_by_the_ids_they_were_checked_by() {
         "an unknown reply is refused"
     );
 }
+
+/// Lines counted as a reader moves forward are the lines counted from the start, at every byte,
+/// in LF and CRLF text, and when a position goes back.
+#[test]
+fn lines_counted_forward_are_lines_counted_from_the_start() {
+    let text = b"a,b\r\n1,\"x\r\ny\"\r\n\r\n2,z\n3,w\n";
+    let from_start = |byte: usize| {
+        1 + text[..(byte + 1).min(text.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64
+    };
+    let at = |byte: usize| {
+        let mut p = ::csv::Position::new();
+        p.set_byte(byte as u64);
+        p
+    };
+    let mut counter = LineCounter::new(text);
+    let bytes: Vec<usize> = (0..text.len() + 3).chain([7, 2, 20]).collect();
+    for byte in bytes {
+        assert_eq!(
+            counter.at(Some(&at(byte))),
+            Some(from_start(byte)),
+            "{byte}"
+        );
+    }
+    assert_eq!(counter.at(None), None);
+}
