@@ -469,4 +469,6 @@ pub fn default_path(dir: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
+mod checked_tests;
+#[cfg(test)]
 mod tests;
