@@ -47,11 +47,52 @@ pub fn digest(parts: &[&[u8]]) -> String {
 /// sha256 of a file's bytes, read as a stream, as `sha256:<hex>` (the plain digest of the
 /// bytes, as `sha256sum` prints it, not [`digest`]'s length-prefixed parts).
 pub fn file_digest(path: &std::path::Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
-    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    let mut d = Digesting::new(std::io::sink());
+    std::io::copy(&mut std::fs::File::open(path)?, &mut d)?;
+    Ok(d.finish())
+}
+
+/// A writer that passes its bytes on to `W` and digests them on the way: the `sha256:<hex>`
+/// of a file as it is written ([`file_digest`] of the file once written), without reading it
+/// back.
+pub struct Digesting<W> {
+    inner: W,
+    hasher: sha2::Sha256,
+}
+
+impl<W: std::io::Write> Digesting<W> {
+    pub fn new(inner: W) -> Self {
+        use sha2::Digest;
+        Digesting {
+            inner,
+            hasher: sha2::Sha256::new(),
+        }
+    }
+
+    /// `sha256:<hex>` of every byte `W` took.
+    pub fn finish(self) -> String {
+        use sha2::Digest;
+        let hex: String = self
+            .hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("sha256:{hex}")
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Digesting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `sha256:<hex>` of the effective values of `value`.

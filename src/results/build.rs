@@ -66,7 +66,8 @@ pub fn shard_workspace(
 impl Results {
     /// The results of `sweep` over `ws` (the questions of `shard`, laid out by `shape`), with
     /// `meta` and the insight its policy asks for; with `labels`, a person's grades in place
-    /// of the grader's where given (see [`Results::apply_labels`]).
+    /// of the grader's where given (see [`Results::apply_labels`]), checked against the
+    /// results by the reply ids they are applied by.
     pub fn build(
         meta: Meta,
         ws: &Workspace,
@@ -74,7 +75,7 @@ impl Results {
         shape: Shape,
         shard: Option<Shard>,
         scanner: &Scanner,
-        labels: impl FnOnce(&Results) -> anyhow::Result<Option<super::labels::LabelSet>>,
+        labels: impl FnOnce(&Results) -> anyhow::Result<Option<super::labels::Checked>>,
     ) -> anyhow::Result<Results> {
         let questions: Vec<_> = ws.questions().cloned().collect();
         let stats = per_setting(&sweep.runs, &questions, sweep.settings.len(), &meta.pricing);
@@ -118,8 +119,8 @@ impl Results {
             setting_text: Default::default(),
             tag_stats: Default::default(),
         };
-        if let Some(labels) = labels(&results)? {
-            results.apply_labels(&labels);
+        if let Some(checked) = labels(&results)? {
+            results.apply_labels(&checked.labels, checked.ids);
         }
         Ok(results.with_insight(&policy))
     }

@@ -20,6 +20,14 @@ pub struct Given {
 /// Labels by reply id; only replies with something given.
 pub type LabelSet = HashMap<String, Given>;
 
+/// A labels file's labels, checked against results by every run's reply id, and those ids,
+/// worked out once for the check and for applying the labels.
+pub struct Checked {
+    pub labels: LabelSet,
+    /// [`Results::reply_ids`] of the results checked.
+    pub ids: Vec<Option<String>>,
+}
+
 impl Results {
     /// The reply id of a run whose model replied; `None` for an early refusal (exact, no
     /// reply) and a failed call.
@@ -62,15 +70,25 @@ impl Results {
     /// The results with `labels` in place of the grader's reading in every run whose reply
     /// has one; a run labelled before and not now gets the grader's verdict back. The
     /// statistics and the insight are recomputed.
-    pub fn with_labels(mut self, labels: &LabelSet) -> Results {
-        self.apply_labels(labels);
+    pub fn with_labels(self, labels: &LabelSet) -> Results {
+        let ids = self.reply_ids();
+        self.with_labels_by(labels, ids)
+    }
+
+    /// [`Results::with_labels`] by reply ids already worked out (see
+    /// [`Results::apply_labels`]).
+    pub fn with_labels_by(mut self, labels: &LabelSet, ids: Vec<Option<String>>) -> Results {
+        self.apply_labels(labels, ids);
         let policy = self.meta.policy.clone();
         self.with_insight(&policy)
     }
 
-    /// [`Results::with_labels`] without the insight: the runs and the statistics.
-    pub fn apply_labels(&mut self, labels: &LabelSet) {
-        let ids = self.reply_ids();
+    /// [`Results::with_labels`] without the insight: the runs and the statistics. `ids` is
+    /// every run's reply id ([`Results::reply_ids`]), which the caller has worked out to
+    /// check the labels file against these results: digesting every prompt and reply again
+    /// here would double that work.
+    pub fn apply_labels(&mut self, labels: &LabelSet, ids: Vec<Option<String>>) {
+        assert_eq!(ids.len(), self.runs.len(), "one reply id per run");
         for (run, id) in self.runs.iter_mut().zip(ids) {
             let graded = match run.labelled.take() {
                 Some(l) => l.graded,

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::{PlannedRun, View};
 use crate::adapters::chat::{CallError, ChatReply};
-use crate::adapters::classify::{classify_read, Labelled, Needles, Read, Reading, Rules, Verdict};
+use crate::adapters::classify::{
+    classify_read, Labelled, Needles, Passages, Read, Reading, Rules, Verdict,
+};
 use crate::adapters::evalset::Question;
 use crate::adapters::judge::Judged;
 use crate::adapters::search::Hit;
@@ -134,7 +136,7 @@ pub fn build_run(
     let inputs = RunInputs {
         question,
         needles: &Needles::of(question),
-        corpus,
+        passages: &Passages::new(corpus),
         view,
         k,
     };
@@ -146,7 +148,8 @@ pub fn build_run(
 pub struct RunInputs<'a> {
     pub question: &'a Question,
     pub needles: &'a Needles,
-    pub corpus: &'a crate::adapters::corpus::Corpus,
+    /// The question's corpus, with its passages' digests shared by every run.
+    pub passages: &'a Passages<'a>,
     pub view: &'a View,
     pub k: usize,
 }
@@ -172,7 +175,7 @@ pub fn build_read_run(
     let verdict = classify_read(
         inputs.question,
         inputs.needles,
-        inputs.corpus,
+        inputs.passages,
         view.top(inputs.k),
         &planned.passages,
         read,

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 
 use crate::adapters::chat::{CallError, ChatModel, ChatReply, ChatRequest, Usage};
-use crate::adapters::classify::{classify_read, Needles, Read, Reading, Rules};
+use crate::adapters::classify::{classify_read, Needles, Passages, Read, Reading, Rules};
 use crate::adapters::corpus::Corpus;
 use crate::adapters::embed::Embedder;
 use crate::adapters::evalset::{Question, Workspace};
@@ -334,13 +334,13 @@ impl Engine {
             repeat: self.repeat as usize,
             distinct,
             questions: &questions,
-            corpora: &corpora,
             views: &views,
             settings: &settings,
             replies: &replies,
             texts: SharedTexts::of(&views, &replies, &self.rules.refusal),
             readings: read_replies(&replies, &self.rules),
             needles: questions.iter().map(Needles::of).collect(),
+            passages: corpora.iter().map(Passages::new).collect(),
             grades: &grades,
             logged: &logged,
             rerank_of: &rerank_of,
@@ -500,7 +500,6 @@ struct RunBuilder<'a> {
     /// Distinct answer calls per repeat.
     distinct: usize,
     questions: &'a [Question],
-    corpora: &'a [Corpus],
     views: &'a [View],
     settings: &'a [Setting],
     replies: &'a [Result<ChatReply, CallError>],
@@ -509,6 +508,8 @@ struct RunBuilder<'a> {
     readings: Vec<Option<Reading>>,
     /// Per question, its expected texts squashed once.
     needles: Vec<Needles>,
+    /// Per corpus, its passages as the classifier compares replies with them.
+    passages: Vec<Passages<'a>>,
     /// Per planned run, its judge's grade and call (empty without a judge).
     grades: &'a [Option<(Judged, u32)>],
     /// Per answer call made, its index in the call log.
@@ -537,7 +538,7 @@ impl RunBuilder<'_> {
         let inputs = RunInputs {
             question: q,
             needles: &self.needles[p.question],
-            corpus: &self.corpora[q.corpus],
+            passages: &self.passages[q.corpus],
             view: &self.views[p.view],
             k: setting.k,
         };
@@ -587,7 +588,7 @@ impl RunBuilder<'_> {
                     outcome: classify_read(
                         inputs.question,
                         inputs.needles,
-                        inputs.corpus,
+                        inputs.passages,
                         inputs.view.top(inputs.k),
                         &p.passages,
                         self.read(slot),

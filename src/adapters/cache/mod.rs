@@ -274,20 +274,19 @@ pub fn embedding_key(model: &str, text: &str) -> String {
     sha256_hex(json!({"model": model, "text": text}).to_string().as_bytes())
 }
 
+/// A chat reply as the cache keeps it. A record the live path would refuse
+/// ([`crate::adapters::chat::reply_problem`]: counts no call can have, which saturated the
+/// sweep's totals, or a text longer than any answer taken, written by an older rageval) is
+/// damaged: it fails to read and is skipped, and the call made again. A reply to a request
+/// with a smaller limit (a judge's grade) is held to that limit when served
+/// ([`CachedModel`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "RawCachedReply")]
 pub struct CachedReply {
-    /// A record whose text is longer than any answer taken
-    /// ([`crate::adapters::chat::MAX_ANSWER_BYTES`], written by an older rageval) is skipped,
-    /// and the call made again.
-    #[serde(deserialize_with = "answer_text")]
     pub text: String,
-    /// A record whose counts no call can have ([`Usage::implausible`]) is damaged: it is
-    /// skipped, and the call made again.
-    #[serde(deserialize_with = "plausible_usage")]
     pub usage: Usage,
     /// A record whose latency is not a duration (negative, not finite, above
     /// [`MAX_CACHED_LATENCY_MS`]) is damaged: it fails to read and is skipped like garbage.
-    #[serde(deserialize_with = "latency_ms")]
     pub latency_ms: f64,
     /// The answer came through a batch engine (`rageval batch import`, `chat.batch`), billed
     /// at the batch price; absent for a live call.
@@ -295,26 +294,36 @@ pub struct CachedReply {
     pub batch: bool,
 }
 
+/// A [`CachedReply`] as read, before the live path's check.
+#[derive(Deserialize)]
+struct RawCachedReply {
+    text: String,
+    usage: Usage,
+    #[serde(deserialize_with = "latency_ms")]
+    latency_ms: f64,
+    #[serde(default)]
+    batch: bool,
+}
+
+impl TryFrom<RawCachedReply> for CachedReply {
+    type Error = String;
+
+    fn try_from(r: RawCachedReply) -> Result<Self, String> {
+        let widest = (crate::adapters::chat::MAX_ANSWER_BYTES, "one answer");
+        match crate::adapters::chat::reply_problem(&r.text, Some(&r.usage), widest) {
+            Some(why) => Err(why),
+            None => Ok(CachedReply {
+                text: r.text,
+                usage: r.usage,
+                latency_ms: r.latency_ms,
+                batch: r.batch,
+            }),
+        }
+    }
+}
+
 /// The longest latency a cached reply may record: a day.
 pub const MAX_CACHED_LATENCY_MS: f64 = 86_400_000.0;
-
-fn answer_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let text = String::deserialize(d)?;
-    if text.len() > crate::adapters::chat::MAX_ANSWER_BYTES {
-        return Err(serde::de::Error::custom(
-            "the reply is longer than any answer taken",
-        ));
-    }
-    Ok(text)
-}
-
-fn plausible_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Usage, D::Error> {
-    let usage = Usage::deserialize(d)?;
-    match usage.implausible() {
-        None => Ok(usage),
-        Some(why) => Err(serde::de::Error::custom(why)),
-    }
-}
 
 fn latency_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     let ms = f64::deserialize(d)?;
@@ -369,6 +378,20 @@ impl CachedModel {
     pub fn open_store(dir: &Path, mode: CacheMode) -> Result<Arc<Store<CachedReply>>> {
         Ok(Arc::new(Store::open(&dir.join("chat.jsonl"), mode)?))
     }
+
+    /// The cached reply to `request` (whose key is `key`), when the cache is used and the
+    /// live path would take the reply for it ([`crate::adapters::chat::reply_problem`] at the
+    /// request's own limit); otherwise the call is made again.
+    fn served(&self, request: &ChatRequest, key: &str) -> Option<CachedReply> {
+        if self.mode != CacheMode::Use {
+            return None;
+        }
+        let hit = self.store.get(key)?;
+        let (limit, what) = request.reply_limit();
+        crate::adapters::chat::reply_problem(&hit.text, Some(&hit.usage), (limit, &what))
+            .is_none()
+            .then_some(hit)
+    }
 }
 
 impl ChatModel for CachedModel {
@@ -381,11 +404,8 @@ impl ChatModel for CachedModel {
     }
 
     fn is_cached(&self, request: &ChatRequest) -> bool {
-        self.mode == CacheMode::Use
-            && self
-                .store
-                .get(&chat_key(self.inner.as_ref(), request))
-                .is_some()
+        self.served(request, &chat_key(self.inner.as_ref(), request))
+            .is_some()
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -398,18 +418,16 @@ impl ChatModel for CachedModel {
     ) -> BoxFuture<'a, Result<ChatReply, CallError>> {
         Box::pin(async move {
             let key = chat_key(self.inner.as_ref(), request);
-            if self.mode == CacheMode::Use {
-                if let Some(hit) = self.store.get(&key) {
-                    self.hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(ChatReply {
-                        text: hit.text,
-                        usage: hit.usage,
-                        latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
-                        ttft: None,
-                        cached: true,
-                        batch: hit.batch,
-                    });
-                }
+            if let Some(hit) = self.served(request, &key) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(ChatReply {
+                    text: hit.text,
+                    usage: hit.usage,
+                    latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
+                    ttft: None,
+                    cached: true,
+                    batch: hit.batch,
+                });
             }
             let reply = self.inner.complete(request).await?;
             let record = CachedReply {
@@ -667,6 +685,69 @@ mod tests {
         let s: Store<CachedReply> = Store::open(&path, CacheMode::Use).unwrap();
         assert_eq!((s.len(), s.skipped), (1, 3));
         assert!(s.get("ok").is_some());
+    }
+
+    /// A cached reply the live path would refuse for its request is not served: a judge's
+    /// grade longer than a formatted reply's limit (64 KiB) is called again, while the same
+    /// text as an answer (limit 1 MiB) is served; the dry run counts it the same way.
+    #[test]
+    fn a_cached_reply_the_live_path_would_refuse_for_its_request_is_called_again() {
+        use crate::adapters::mock::chat::MockModel;
+        use crate::adapters::prompt::{Message, Role};
+        let dir = tempfile::tempdir().unwrap();
+        let store = CachedModel::open_store(dir.path(), CacheMode::Use).unwrap();
+        let model = CachedModel::sharing(
+            Arc::new(MockModel::default()),
+            store.clone(),
+            CacheMode::Use,
+        );
+        let request = |format| ChatRequest {
+            messages: vec![Message {
+                role: Role::User,
+                content:
+                    "Context:\n[1] (source: a.md#Fee) The fee is ten dollars.\n\nQuestion: fee?"
+                        .into(),
+            }],
+            seed: None,
+            grounded: None,
+            slot: 0,
+            format,
+        };
+        let (answer, grade) = (
+            request(None),
+            request(Some(crate::adapters::judge::GRADE_FORMAT)),
+        );
+        let long = "word ".repeat(20_000);
+        assert!(long.len() > crate::adapters::chat::MAX_FORMATTED_REPLY_BYTES);
+        for r in [&answer, &grade] {
+            let record = CachedReply {
+                text: long.clone(),
+                usage: Usage {
+                    prompt_tokens: 10,
+                    completion_tokens: 20_000,
+                    cached_prompt_tokens: 0,
+                    estimated: false,
+                },
+                latency_ms: 1.0,
+                batch: false,
+            };
+            store
+                .put(chat_key(&MockModel::default(), r), record)
+                .unwrap();
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert!(model.is_cached(&answer));
+        let served = runtime.block_on(model.complete(&answer)).unwrap();
+        assert!(served.cached && served.text == long);
+        assert!(
+            !model.is_cached(&grade),
+            "a dry run counts the grade as a call"
+        );
+        let called = runtime.block_on(model.complete(&grade)).unwrap();
+        assert!(!called.cached && called.text != long, "{}", called.text);
+        assert_eq!(model.hits.load(Ordering::Relaxed), 1);
     }
 
     /// Two equal texts sent to an empty cache both get the vector of the one call made for

@@ -2,6 +2,8 @@
 //! word for word (a run of [`COPY_WORDS`] words, case and whitespace aside, that a passage
 //! sent also holds).
 
+use std::sync::OnceLock;
+
 use crate::adapters::corpus::Corpus;
 use crate::adapters::search::Hit;
 
@@ -68,16 +70,41 @@ pub(super) fn copies_label(found: &[String], corpus: &Corpus, sent: &[Hit]) -> b
     })
 }
 
+/// A corpus with each passage's [`windows`], digested the first time a reply is compared with
+/// it and kept for every later reply: a sweep's replies share their passages, and rolling each
+/// passage sent again for each reply was most of the time a large sweep took to classify.
+pub struct Passages<'c> {
+    pub corpus: &'c Corpus,
+    /// Per chunk, its windows once digested.
+    windows: Vec<OnceLock<Box<[u64]>>>,
+}
+
+impl<'c> Passages<'c> {
+    /// No passage digested yet.
+    pub fn new(corpus: &'c Corpus) -> Self {
+        Passages {
+            corpus,
+            windows: corpus.chunks.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The [`windows`] of chunk `chunk`'s text.
+    fn windows(&self, chunk: usize) -> &[u64] {
+        self.windows[chunk].get_or_init(|| windows(&self.corpus.chunks[chunk].text).into())
+    }
+}
+
 /// Whether the reply whose [`windows`] are `reply` reproduces the context: runs of
 /// [`COPY_WORDS`] words of two or more of the passages sent. One passage quoted at length is an
 /// extractive answer (a chain that answers "The handbook says: ..." with its best passage);
 /// two is the prompt handed back.
-pub(super) fn copies_passage(reply: &[u64], corpus: &Corpus, sent: &[Hit]) -> bool {
+pub(super) fn copies_passage(reply: &[u64], passages: &Passages<'_>, sent: &[Hit]) -> bool {
     !reply.is_empty()
         && sent
             .iter()
             .filter(|h| {
-                rolling(&corpus.chunks[h.chunk].text)
+                passages
+                    .windows(h.chunk)
                     .iter()
                     .any(|w| reply.binary_search(w).is_ok())
             })
@@ -111,5 +138,70 @@ mod tests {
         }
         assert!(rolling(&text[..COPY_WORDS - 1].join(" ")).is_empty());
         assert_ne!(rolled[0], rolled[1]);
+    }
+
+    /// A passage digested for one reply answers every later reply as if digested afresh, in
+    /// whatever order the passages are first asked for.
+    #[test]
+    fn passages_digested_once_compare_as_passages_digested_per_reply() {
+        let run = |p: &str| (1..=40).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+        let (a, b, c) = (run("a"), run("b"), run("c"));
+        let corpus = Corpus {
+            root: ".".into(),
+            roots: vec![".".into()],
+            chunks: crate::adapters::corpus::chunk_markdown(
+                "a.md",
+                &format!(
+                    "# A\n{}\n# B\n{}\n# C\n{}\n",
+                    a.join(" "),
+                    b.join(" "),
+                    c.join(" ")
+                ),
+            ),
+        };
+        let shared = Passages::new(&corpus);
+        let sent = |ids: &[usize]| -> Vec<Hit> {
+            ids.iter().map(|&chunk| Hit { chunk, score: 0.5 }).collect()
+        };
+        let cases = [
+            (
+                format!("{} {}", c[..30].join(" "), a[5..35].join(" ")),
+                vec![2, 0],
+                true,
+            ),
+            (
+                format!("{} {}", c[..30].join(" "), a[5..35].join(" ")),
+                vec![2, 1],
+                false,
+            ),
+            (
+                format!("{} {}", b[1..31].join(" "), a[..30].join(" ")),
+                vec![0, 1, 2],
+                true,
+            ),
+            (
+                format!("{} {}", b[1..31].join(" "), c[..29].join(" ")),
+                vec![1, 2],
+                false,
+            ),
+            (
+                format!("{} {}", c[9..39].join(" "), b[..30].join(" ")),
+                vec![0, 1, 2],
+                true,
+            ),
+        ];
+        for (reply, ids, copies) in &cases {
+            let reply = windows(reply);
+            let fresh = copies_passage(&reply, &Passages::new(&corpus), &sent(ids));
+            assert_eq!(fresh, *copies, "{ids:?}");
+            assert_eq!(
+                copies_passage(&reply, &shared, &sent(ids)),
+                fresh,
+                "{ids:?}"
+            );
+        }
+        for (i, chunk) in corpus.chunks.iter().enumerate() {
+            assert_eq!(shared.windows(i), windows(&chunk.text));
+        }
     }
 }

@@ -11,7 +11,7 @@ mod copy;
 mod label;
 mod verdict;
 
-pub use copy::COPY_WORDS;
+pub use copy::{Passages, COPY_WORDS};
 pub use label::{relabel, reply_id, Label, Labelled};
 pub use verdict::{Outcome, Refusal, Stage, Verdict};
 
@@ -170,7 +170,7 @@ pub fn classify(
     classify_read(
         question,
         &Needles::of(question),
-        corpus,
+        &Passages::new(corpus),
         top_k,
         sent,
         read,
@@ -178,17 +178,19 @@ pub fn classify(
     )
 }
 
-/// [`classify`] from a reply already read and a question's needles, as the sweep calls
-/// it: once per run, with each reading and needle shared by many runs.
+/// [`classify`] from a reply already read, a question's needles and the corpus's passages, as
+/// the sweep calls it: once per run, with each reading, needle and passage's digest shared by
+/// many runs.
 pub fn classify_read(
     question: &Question,
     needles: &Needles,
-    corpus: &Corpus,
+    passages: &Passages<'_>,
     top_k: &[Hit],
     sent: &[Hit],
     reply: Read<'_>,
     grade: Option<&Result<Grade, CallError>>,
 ) -> Verdict {
+    let corpus = passages.corpus;
     let mut verdict = retrieved(question, corpus, top_k, sent);
     let judged = take_grade(&mut verdict, question, grade);
     if question.attack.is_some() && !matches!(reply, Read::Failed) {
@@ -203,7 +205,7 @@ pub fn classify_read(
     if let Read::Replied(r) = reply {
         verdict.copies_prompt = *r.copies.get_or_init(|| {
             copy::copies_label(&r.labels, corpus, sent)
-                || copy::copies_passage(&r.windows, corpus, sent)
+                || copy::copies_passage(&r.windows, passages, sent)
         });
     }
     let refusal = match reply {

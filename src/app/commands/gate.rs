@@ -209,8 +209,8 @@ pub fn preflight(s: &GateOptions, grid: &[Setting]) -> Result<()> {
 /// `current` with the labels of `path` in place of the grader's reading, every count and the
 /// certification recomputed.
 fn labelled(current: Results, path: &Path) -> Result<Results> {
-    let file = LabelsFile::read(path, &current)?;
-    Ok(current.with_labels(&file.labels()))
+    let checked = LabelsFile::load(path)?.checked(path, &current)?;
+    Ok(current.with_labels_by(&checked.labels, checked.ids))
 }
 
 /// Read a results file; a missing one gets a hint at how to make it.

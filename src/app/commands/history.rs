@@ -12,11 +12,16 @@ use crate::output::history::view::{self, Changes, Row};
 use crate::output::history::{file, page, Entry, Provenance};
 use crate::output::report::{write_atomic, Results};
 
-/// Append the line of a sweep whose results were written to `results_json`; the commit is
+/// Append the line of a sweep whose results were written to `results_json`, whose bytes'
+/// sha256 is `digest` (digested as they were written: see `report::Written`); the commit is
 /// asked of `git` in `base`, the config's folder.
-pub fn append(history: &Path, results: &Results, results_json: &Path, base: &Path) -> Result<()> {
-    let digest = crate::base::digest::file_digest(results_json)
-        .with_context(|| format!("cannot read `{}`", results_json.display()))?;
+pub fn append(
+    history: &Path,
+    results: &Results,
+    results_json: &Path,
+    digest: String,
+    base: &Path,
+) -> Result<()> {
     let entry = Entry::of(
         results,
         Provenance {

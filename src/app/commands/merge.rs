@@ -28,7 +28,11 @@ pub fn run(inputs: &[PathBuf], out: &Path, quiet: bool) -> Result<ExitStatus> {
         .map_err(|e| anyhow::anyhow!("cannot merge: {e}"))?;
     let written = report::write_all(&results, &report::Summary::of(&results), out)?;
     if !quiet {
-        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = written
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         super::print(&format!(
             "merged {}: {} x {} = {}\nwrote {}\n",
             plural(shards, "shard"),

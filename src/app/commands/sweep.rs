@@ -65,11 +65,14 @@ async fn finish(
     check_health(s, &sweep)?;
     let results = s.results(questions, sweep, labels)?;
     let summary = Summary::of(&results);
-    let mut written = write_reports(s, &results, &summary)?;
+    let report::Written {
+        paths: mut written,
+        results_digest,
+    } = write_reports(s, &results, &summary)?;
     if let Some(a) = &adaptive {
         written.push(super::adaptive::write(a, s.out())?);
     }
-    remember(s, &results);
+    remember(s, &results, results_digest);
     print_results(s, &results, &summary, &written)?;
     if let Some(a) = &adaptive {
         if !s.quiet() {
@@ -104,7 +107,7 @@ fn write_reports(
     s: &SweepOptions,
     results: &Results,
     summary: &Summary,
-) -> Result<Vec<std::path::PathBuf>> {
+) -> Result<report::Written> {
     crate::base::timing::mark("results");
     let written = report::write_all(results, summary, s.out())?;
     crate::base::timing::mark("reports");
@@ -114,13 +117,15 @@ fn write_reports(
     Ok(written)
 }
 
-/// Append the sweep's line to the history (docs/history.md). The reports are written by
-/// then: a history that cannot be appended to is a warning, not a failed sweep.
-fn remember(s: &SweepOptions, results: &Results) {
+/// Append the sweep's line to the history (docs/history.md), with `results_digest`, the
+/// sha256 of the results.json written. The reports are written by then: a history that
+/// cannot be appended to is a warning, not a failed sweep.
+fn remember(s: &SweepOptions, results: &Results, results_digest: String) {
     let Some(path) = s.history() else {
         return;
     };
-    if let Err(e) = super::history::append(path, results, &s.out().join("results.json"), s.base()) {
+    let results_json = s.out().join("results.json");
+    if let Err(e) = super::history::append(path, results, &results_json, results_digest, s.base()) {
         super::eprint_line(&format!(
             "warning: cannot append to the history `{}`: {e:#}",
             path.display()

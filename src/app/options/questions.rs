@@ -41,8 +41,7 @@ impl SweepOptions {
             let (Some(file), Some(path)) = (labels, path) else {
                 return Ok(None);
             };
-            file.check_for(path, r)?;
-            Ok(Some(file.labels()))
+            Ok(Some(file.checked(path, r)?))
         })
     }
 

@@ -60,28 +60,47 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
+/// The reports a sweep wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// Every report's path, in [`exporters`] order.
+    pub paths: Vec<PathBuf>,
+    /// `sha256:<hex>` of results.json's bytes, digested as they were written: what the
+    /// history records of the results, without reading the file back.
+    pub results_digest: String,
+}
+
 /// Write every report into `dir`, each atomically, the reports for people rendering `summary`.
-/// Returns the paths written.
 ///
 /// The reports are independent, so each is written on its own thread: a large sweep's
 /// runs.csv, results.json and report.html take about the same time, and together they are
 /// most of the in-process work. The first error in [`exporters`] order is the one returned.
-pub fn write_all(results: &Results, summary: &Summary, dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write_all(results: &Results, summary: &Summary, dir: &Path) -> Result<Written> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report folder `{}`", dir.display()))?;
     remove_stale_temporaries(dir);
     // Worked out once here rather than raced for by the writers.
     let _ = results.text();
     let exporters = exporters();
-    let outcomes: Vec<Result<PathBuf>> = std::thread::scope(|scope| {
+    let outcomes: Vec<Result<(PathBuf, Option<String>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exporters
             .iter()
             .map(|exporter| {
                 let path = dir.join(exporter.file_name());
+                let digested = exporter.file_name() == JsonResults.file_name();
                 scope.spawn(move || {
-                    let written = write_atomic(&path, |w| exporter.write_with(results, summary, w));
+                    let mut digest = None;
+                    let written = write_atomic(&path, |w| {
+                        if !digested {
+                            return exporter.write_with(results, summary, w);
+                        }
+                        let mut w = crate::base::digest::Digesting::new(w);
+                        exporter.write_with(results, summary, &mut w)?;
+                        digest = Some(w.finish());
+                        Ok(())
+                    });
                     crate::base::timing::mark(exporter.file_name());
-                    written.map(|()| path)
+                    written.map(|()| (path, digest))
                 })
             })
             .collect();
@@ -94,8 +113,49 @@ pub fn write_all(results: &Results, summary: &Summary, dir: &Path) -> Result<Vec
             })
             .collect()
     });
-    outcomes.into_iter().collect()
+    let mut written = Written {
+        paths: Vec::new(),
+        results_digest: String::new(),
+    };
+    for outcome in outcomes {
+        let (path, digest) = outcome?;
+        written.paths.push(path);
+        written.results_digest.extend(digest);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
 pub(crate) mod fixture;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digest the history records is the sha256 of the results.json on disk, byte for
+    /// byte, as reading it back gave; the other reports are listed in order.
+    #[test]
+    fn the_results_digest_is_the_sha256_of_the_written_results_json() {
+        let r = fixture::results();
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_all(&r, &Summary::of(&r), dir.path()).unwrap();
+        let json = dir.path().join("results.json");
+        assert_eq!(
+            written.results_digest,
+            crate::base::digest::file_digest(&json).unwrap()
+        );
+        let bytes = std::fs::read(&json).unwrap();
+        assert!(bytes.len() > 1000, "{}", bytes.len());
+        use sha2::Digest;
+        let plain: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(written.results_digest, format!("sha256:{plain}"));
+        let names: Vec<_> = exporters()
+            .iter()
+            .map(|e| dir.path().join(e.file_name()))
+            .collect();
+        assert_eq!(written.paths, names);
+    }
+}
