@@ -421,8 +421,13 @@ const DOC: &str =
 # Guests\nA member may bring two guests to any open evening of the workshop.\n";
 
 fn scripted_project(url: &str) -> Project {
+    scripted_project_over(url, DOC)
+}
+
+/// A project over `doc` whose generator is the scripted server at `url`.
+pub(crate) fn scripted_project_over(url: &str, doc: &str) -> Project {
     Project::with_files(&[
-        ("docs/a.md", DOC),
+        ("docs/a.md", doc),
         (
             "rageval.yaml",
             &format!(

@@ -11,15 +11,7 @@ const DOC: &str =
 # Rules\nMembers clean the workshop benches after every single session and put tools back.\n";
 
 fn project(url: &str) -> Project {
-    Project::with_files(&[
-        ("docs/a.md", DOC),
-        (
-            "rageval.yaml",
-            &format!(
-                "chat:\n  kind: openai\n  model: scripted\n  base_url: {url}\n  max_retries: 0\n  api_key_env: RAGEVAL_TEST_NO_KEY\ngenerate:\n  max_candidates: 8\n"
-            ),
-        ),
-    ])
+    crate::generate::scripted_project_over(url, DOC)
 }
 
 #[test]

@@ -14,23 +14,13 @@ use crate::support::{col, read_csv, Project};
 /// grading.rs's set with an answerable question whose answer is not in the documents: the
 /// mock refuses it in its fourth wording, which no string tier reads, so the false refusal
 /// hides as a wrong answer (as the `judge` question's refusal hides as an unwanted answer).
-const SET: &str = "corpus: docs
-answerable:
-  - id: fee
-    question: How much does membership cost per term?
-    expect: {sources: [\"a.md#Membership fee\"], answer: [\"10 US dollars\"]}
-  - id: president
-    question: Who is the club president?
-    expect: {sources: [a.md#President], answer: [Sophea]}
-  - id: treasurer
-    question: Who is the treasurer of it?
-    expect: {answer: [Dara]}
-unanswerable:
-  - {id: exact, question: Is there a bus stop?}
-  - {id: lenient, question: Where is the lab?}
-  - {id: pattern, question: Is there a gym nearby?}
-  - {id: judge, question: Is there a bus?}
-";
+fn set() -> String {
+    crate::grading::SET.replacen(
+        "unanswerable:",
+        "  - id: treasurer\n    question: Who is the treasurer of it?\n    expect: {answer: [Dara]}\nunanswerable:",
+        1,
+    )
+}
 
 /// The four wordings of a refusal in `mock-llm --paraphrase`.
 const REFUSALS: [&str; 4] = [
@@ -40,14 +30,14 @@ const REFUSALS: [&str; 4] = [
     "Sorry, I could not find that in what I was given.",
 ];
 
-/// grading.rs's project (no judge, a pattern for the third wording) with [`SET`].
+/// grading.rs's project (no judge, a pattern for the third wording) with [`set`].
 fn project(url: &str) -> Project {
     let p = crate::grading::project(
         url,
         false,
         "  refusal_patterns:\n    - do(es)? not mention\n",
     );
-    p.write("set.yaml", SET);
+    p.write("set.yaml", &set());
     p
 }
 
