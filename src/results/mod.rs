@@ -474,14 +474,20 @@ impl Results {
         self.run_like(0, q).and_then(|run| run.best_retrieval_score)
     }
 
+    /// Per question, the best score and the best retrieval score of the run like setting `s`'s
+    /// ([`Results::run_like`]), each looked up once.
+    fn scores_like(&self, s: usize) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+        (0..self.questions.len())
+            .map(|q| {
+                self.run_like(s, q)
+                    .map_or((None, None), |r| (r.best_score, r.best_retrieval_score))
+            })
+            .unzip()
+    }
+
     /// Compute [`Results::insight`] from the rest, under `policy`.
     pub fn with_insight(mut self, policy: &RecommendConfig) -> Self {
-        let best: Vec<Option<f64>> = (0..self.questions.len())
-            .map(|q| self.best_score(q))
-            .collect();
-        let retrieval: Vec<Option<f64>> = (0..self.questions.len())
-            .map(|q| self.best_retrieval_score(q))
-            .collect();
+        let (best, retrieval) = self.scores_like(0);
         let labels = self.labelled_replies();
         let table = RunTable::new(
             (0..self.settings.len()).map(|s| self.runs_of(s)),
@@ -505,18 +511,10 @@ impl Results {
             .into_iter()
             .enumerate()
             .map(|(g, (label, members))| {
-                let best: Vec<Option<f64>> = (0..self.questions.len())
-                    .map(|q| self.run_like(members[0], q).and_then(|r| r.best_score))
-                    .collect();
+                let (best, retrieval) = self.scores_like(members[0]);
                 let settings: Vec<Setting> =
                     members.iter().map(|&s| self.settings[s].clone()).collect();
                 let stats: Vec<_> = members.iter().map(|&s| self.stats[s].clone()).collect();
-                let retrieval: Vec<Option<f64>> = (0..self.questions.len())
-                    .map(|q| {
-                        self.run_like(members[0], q)
-                            .and_then(|r| r.best_retrieval_score)
-                    })
-                    .collect();
                 let expected = self.expected_by_retrieval.get(g).map_or(&[][..], |e| e);
                 let table =
                     RunTable::new(members.iter().map(|&s| self.runs_of(s)), &self.questions)

@@ -181,6 +181,11 @@ pub struct RunTable {
     grades: Vec<Grade>,
     /// Distinct labelled replies (model calls).
     labels: u64,
+    /// The smallest inclusion probability of any labelled reply (1 without labels), worked
+    /// out once: every sample of every resample caps its bets by it.
+    smallest_inclusion: f64,
+    /// Per setting, whether an adaptive sweep dropped it (it has a question it did not run).
+    dropped: Vec<bool>,
 }
 
 /// The byte of one run.
@@ -241,6 +246,15 @@ impl RunTable {
         if !t.grades.iter().any(|g| matches!(g, Grade::Labelled { .. })) {
             t.grades = Vec::new();
         }
+        t.smallest_inclusion = t
+            .grades
+            .iter()
+            .filter_map(|g| match g {
+                Grade::Labelled { inclusion, .. } => Some(*inclusion),
+                _ => None,
+            })
+            .fold(1.0, f64::min);
+        t.dropped = (0..t.settings()).map(|s| !t.complete(s)).collect();
         t
     }
 
@@ -256,17 +270,6 @@ impl RunTable {
         self.labels
     }
 
-    /// The smallest inclusion probability of any labelled reply: the design's.
-    fn smallest_inclusion(&self) -> f64 {
-        self.grades
-            .iter()
-            .filter_map(|g| match g {
-                Grade::Labelled { inclusion, .. } => Some(*inclusion),
-                _ => None,
-            })
-            .fold(1.0, f64::min)
-    }
-
     /// Setting `s`'s labelled samples of each rate limit, every question weighing
     /// `weights[q]` (repeated that many times, in question order); `None` without labels. The
     /// probes' rate is not graded by the labels: its slot is `None`.
@@ -275,7 +278,7 @@ impl RunTable {
             return None;
         }
         let n = self.questions;
-        let smallest = self.smallest_inclusion();
+        let smallest = self.smallest_inclusion;
         let mut slots: [Vec<Observation>; 3] = Default::default();
         for q in 0..n {
             let (c, grade) = (self.codes[s * n + q], self.grades[s * n + q]);
@@ -329,8 +332,8 @@ impl RunTable {
     }
 
     /// Per setting, whether an adaptive sweep dropped it (see [`RunTable::complete`]).
-    pub fn dropped(&self) -> Vec<bool> {
-        (0..self.settings()).map(|s| !self.complete(s)).collect()
+    pub fn dropped(&self) -> &[bool] {
+        &self.dropped
     }
 
     /// Whether question `q` is answerable.

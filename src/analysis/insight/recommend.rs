@@ -73,7 +73,7 @@ pub fn recommend(
         counts: &counts[..n],
         labelled: labelled.as_deref(),
     };
-    decide_on(&settings[..n], e, table.labels(), policy, &table.dropped())
+    decide_on(&settings[..n], e, table.labels(), policy, table.dropped())
 }
 
 /// The recommendation from each setting's counts (parallel to `settings`).

@@ -72,14 +72,14 @@ fn choice_under(
         labelled: labelled.as_deref(),
     };
     let dropped = table.dropped();
-    let certified = certify(certifier, e, &dropped).certified;
+    let certified = certify(certifier, e, dropped).certified;
     choose(
         settings,
         &counts,
         policy,
         &certifier.limits,
         certified,
-        &dropped,
+        dropped,
     )
 }
 

@@ -88,7 +88,7 @@ impl AdaptiveReport {
             )
         };
         let share = 100.0 * self.calls as f64 / self.full_calls.max(1) as f64;
-        let rounds = plural(self.rounds, "round");
+        let rounds = crate::base::text::plural(self.rounds, "round");
         let about = if self.full_calls_estimated {
             "about "
         } else {
@@ -125,15 +125,6 @@ pub fn write(report: &AdaptiveReport, dir: &std::path::Path) -> Result<std::path
         Ok(w.write_all(b"\n")?)
     })?;
     Ok(path)
-}
-
-/// `n thing(s)`.
-fn plural(n: usize, thing: &str) -> String {
-    if n == 1 {
-        format!("1 {thing}")
-    } else {
-        format!("{n} {thing}s")
-    }
 }
 
 /// `9800` as `9,800`.
@@ -210,7 +201,7 @@ pub async fn run(
         report.calls_made = spent.calls;
         let (stop, out) = decide(s, &questions, &sweep, counted, used == sizes);
         for (i, limit) in out.iter().enumerate() {
-            let known = report.out.iter().any(|o| o.setting == settings[i].id());
+            let known = report.out.iter().any(|o| o.index == i);
             if let (Some(limit), false) = (limit, known) {
                 report.out.push(Out {
                     setting: settings[i].id(),
@@ -381,9 +372,13 @@ fn plans_for_free(s: &SweepOptions) -> bool {
 fn estimate(questions: &Questions, sweep: &Sweep, pool: [usize; 2]) -> usize {
     let answerable: Vec<bool> = questions.ws.questions().map(|q| q.answerable).collect();
     let settings = sweep.settings.len();
-    let everywhere: Vec<bool> = (0..answerable.len())
-        .map(|q| (0..settings).all(|s| sweep.runs_of(s).get(q).is_some()))
-        .collect();
+    let mut everywhere = vec![true; answerable.len()];
+    for s in 0..settings {
+        let runs = sweep.runs_of(s);
+        for (q, all) in everywhere.iter_mut().enumerate() {
+            *all &= runs.get(q).is_some();
+        }
+    }
     let mut sample = [0usize; 2];
     for (q, &all) in everywhere.iter().enumerate() {
         sample[usize::from(!answerable[q])] += usize::from(all);

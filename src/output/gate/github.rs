@@ -244,14 +244,12 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, F
         .map_err(|e| Failed::Other(format!("{what}: the reply is not what GitHub sends: {e}")))
 }
 
-/// `text` with the token, should any part of a message echo it, replaced.
+/// `text` with the token (or its percent-decoded form), should any part of a message echo
+/// it, replaced.
 fn hide(pr: &PullRequest, text: &str) -> String {
-    let token = pr.token.expose();
-    if token.is_empty() {
-        text.to_string()
-    } else {
-        text.replace(token, crate::base::redact::REDACTED)
-    }
+    let mut secrets = crate::base::redact::Secrets::default();
+    secrets.add(pr.token.expose());
+    secrets.hide(text)
 }
 
 #[cfg(test)]

@@ -442,15 +442,13 @@ fn csv_message(e: &::csv::Error) -> String {
     }
 }
 
-/// A value from the file as a message quotes it: one line, at most 60 characters.
+/// A value from the file as a message quotes it: one line (control characters and bidi
+/// overrides shown escaped, as all outside text is), at most 60 characters.
 fn clip(value: &str) -> String {
-    let one: String = value
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let one = crate::base::safe_text::one_line(value);
     match one.char_indices().nth(60) {
         Some((i, _)) => format!("{}...", &one[..i]),
-        None => one,
+        None => one.into_owned(),
     }
 }
 

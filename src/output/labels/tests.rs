@@ -275,3 +275,10 @@ fn an_oversampled_sample_writes_each_rows_probability_and_a_larger_one_is_a_supe
         assert_eq!(ids(&large.file), ids(&fresh.file), "seed {seed}");
     }
 }
+
+#[test]
+fn a_value_quoted_in_a_message_shows_bidi_overrides_and_controls_escaped() {
+    assert_eq!(clip("yes\u{202e}on"), "yes\\u{202e}on");
+    assert_eq!(clip("a\nb"), "a\\u{a}b");
+    assert_eq!(clip(&"x".repeat(70)), format!("{}...", "x".repeat(60)));
+}
