@@ -16,7 +16,7 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use crate::harness::Test;
-use crate::http::{MockLlm, KEY_ENV};
+use crate::http::{keyed, MockLlm, KEY_ENV};
 use crate::retrievers::runs_without_timings;
 use crate::support::{col, read_csv, Project, SAMPLE_SWEEP};
 
@@ -39,11 +39,6 @@ fn generate_url(server: &MockLlm) -> String {
 
 fn generated(server: &MockLlm) -> u64 {
     server.stats()["generate_requests"].as_u64().unwrap()
-}
-
-/// `rageval ARGS` with the mock's key.
-fn keyed<'p>(p: &'p Project, args: &[&str]) -> Test<'p> {
-    p.rageval(args).env(KEY_ENV, "test-key")
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn project(url: &str) -> Project {
 /// A swept project on the paraphrasing mock.
 pub(crate) fn swept(server: &MockLlm) -> Project {
     let p = project(&server.url);
-    p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
+    crate::grading::sweep(&p).run();
     p
 }
 
@@ -162,7 +162,7 @@ fn labels_by_true_meaning_make_the_counts_the_truth_and_show_the_misses() {
     assert!(html.contains("<section id=\"grader\">"));
     assert!(html.contains("id=\"grader-warning\""));
     // The gate counts the same labels on the unlabelled record.
-    p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
+    crate::grading::sweep(&p).run();
     assert_counts(&p, "reports/latest", &[("unwanted_answer", "1")]);
     p.rageval([
         "gate",
@@ -525,7 +525,7 @@ fn strata(text: &str) -> Vec<(String, bool, f64)> {
 fn oversampling_draws_more_of_a_stratum_and_writes_each_rows_probability() {
     let server = MockLlm::start(&["--paraphrase"]);
     let (p, hidden) = crate::labels_certify::hiding(&server.url);
-    p.sweep::<_, &str>([]).env(KEY_ENV, "test-key").run();
+    crate::grading::sweep(&p).run();
     // 56 replies, 12 of them wrong answers as graded (the hidden refusals): 10 rows expected,
     // 12 × 4b + 44 × b = 10.
     let (replies, base) = (56, 10.0 / (hidden as f64 * 4.0 + 44.0));

@@ -25,7 +25,7 @@ fn profiled(url: &str) -> Project {
 
 /// `rageval ARGS` with the server's key.
 fn rageval<'p>(p: &'p Project, args: &[&str]) -> Test<'p> {
-    p.rageval(args).env(KEY_ENV, "test-key")
+    crate::http::keyed(p, args)
 }
 
 /// `rageval sweep -q ARGS` with the server's key.

@@ -421,6 +421,8 @@ impl LabelOptions {
 pub struct BatchImportOptions {
     files: Vec<PathBuf>,
     cache_dir: PathBuf,
+    /// The shard whose folder under the cache folder the answers feed, if they feed one.
+    shard: Option<crate::sweep::Shard>,
     quiet: bool,
 }
 
@@ -432,9 +434,16 @@ impl BatchImportOptions {
         let cfg = LoadedConfig::load(config.as_deref())?;
         let base = crate::app::wiring::cache_folder(&cfg, args.cache_dir.as_deref(), None)?;
         let cache_dir = crate::batch::import::cache_folder(&base, &args.files)?;
+        // A shard folder only when the import chose one below the cache folder: a cache
+        // folder the user named `shard-1-of-2` is no shard's.
+        let shard = (cache_dir != base)
+            .then(|| cache_dir.file_name()?.to_str())
+            .flatten()
+            .and_then(crate::sweep::Shard::from_folder);
         Ok(BatchImportOptions {
             files: args.files,
             cache_dir,
+            shard,
             quiet,
         })
     }
@@ -451,8 +460,7 @@ impl BatchImportOptions {
 
     /// The shard whose cache folder that is (`shard-I-of-N`), if it is one.
     pub fn shard(&self) -> Option<crate::sweep::Shard> {
-        let name = self.cache_dir.file_name()?.to_str()?;
-        crate::sweep::Shard::from_folder(name)
+        self.shard
     }
 
     pub fn quiet(&self) -> bool {
