@@ -345,7 +345,13 @@ impl State {
             ));
         }
         let path = self.docs.join(&name);
-        std::fs::write(&path, markdown)
+        // A new file, never over another article's: names are told apart case aside, and a
+        // file system that folds case otherwise must make that an error, not a loss.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, markdown.as_bytes()))
             .map_err(|e| InputError::new(&path, format!("cannot write: {e}")))?;
         self.imported.articles += 1;
         Ok(())
